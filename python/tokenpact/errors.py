@@ -1,0 +1,47 @@
+"""Typed exceptions. Every message says what to do next.
+
+All errors derive from :class:`TokenpactError`; the ones caused by a bad argument or
+bad data are also ``ValueError`` so callers that catch ``ValueError`` keep working.
+"""
+
+from __future__ import annotations
+
+
+class TokenpactError(Exception):
+    """Base class of every tokenpact error."""
+
+
+class ConfigError(TokenpactError, ValueError):
+    """An option or argument is invalid (wrong value, conflicting options)."""
+
+
+class InvalidInputError(TokenpactError, ValueError):
+    """Input text cannot be processed (for example a lone surrogate)."""
+
+
+class SpecialTokenError(TokenpactError, ValueError):
+    """Text contains a special-token spelling that the call disallowed."""
+
+
+class UnknownTokenError(TokenpactError, ValueError):
+    """A token ID or piece is not in the vocabulary."""
+
+
+class DecodeError(TokenpactError, ValueError):
+    """Decoded bytes are not valid UTF-8 under ``errors="strict"``."""
+
+
+class TrainingError(TokenpactError, ValueError):
+    """Training cannot start or cannot produce the requested tokenizer."""
+
+
+class ArtifactError(TokenpactError, ValueError):
+    """A saved tokenizer file is missing, damaged or inconsistent."""
+
+
+class ContractError(TokenpactError, ValueError):
+    """Hashes, manifests or bindings between artifacts do not agree."""
+
+
+class BatchError(TokenpactError, ValueError):
+    """Records cannot be collated into a batch as requested."""
