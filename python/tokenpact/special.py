@@ -1,0 +1,72 @@
+"""Special tokens and their roles.
+
+A special token is a control symbol with its own ID. Its printed spelling is *not* the
+token: plain ``encode(text)`` treats the spelling as ordinary text, and only trusted
+insertion (a post-processor, a template, or an explicit ``allowed_special``) emits the ID.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import ConfigError
+
+ROLES = ("bos", "eos", "pad", "unk", "eot", "reserved")
+
+
+@dataclass(frozen=True)
+class SpecialToken:
+    """A control token: its spelling and its role (bos, eos, pad, unk, eot, reserved)."""
+
+    content: str
+    role: str = "reserved"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.content, str) or not self.content:
+            raise ConfigError("a special token needs a non-empty string spelling")
+        if self.role not in ROLES:
+            raise ConfigError(
+                f"special token {self.content!r} has unknown role {self.role!r}; "
+                f"use one of {', '.join(ROLES)}"
+            )
+
+
+DEFAULT_SPECIAL_TOKENS: tuple[SpecialToken, ...] = (
+    SpecialToken("<|bos|>", "bos"),
+    SpecialToken("<|eos|>", "eos"),
+    SpecialToken("<|pad|>", "pad"),
+    SpecialToken("<|unk|>", "unk"),
+    SpecialToken("<|eot|>", "eot"),
+)
+
+
+def normalize_special_tokens(
+    tokens: object,
+) -> tuple[SpecialToken, ...]:
+    """Accept SpecialToken objects, plain strings (role ``reserved``) or (content, role) pairs."""
+    if tokens is None:
+        return ()
+    result: list[SpecialToken] = []
+    seen: set[str] = set()
+    seen_roles: set[str] = set()
+    for item in tokens:  # type: ignore[attr-defined]
+        if isinstance(item, SpecialToken):
+            token = item
+        elif isinstance(item, str):
+            token = SpecialToken(item)
+        elif isinstance(item, (tuple, list)) and len(item) == 2:
+            token = SpecialToken(str(item[0]), str(item[1]))
+        else:
+            raise ConfigError(
+                f"cannot read special token {item!r}; pass tp.SpecialToken(content, role)"
+            )
+        if token.content in seen:
+            raise ConfigError(f"special token {token.content!r} is declared twice")
+        if token.role != "reserved" and token.role in seen_roles:
+            raise ConfigError(
+                f"two special tokens have role {token.role!r}; give each role to one token"
+            )
+        seen.add(token.content)
+        seen_roles.add(token.role)
+        result.append(token)
+    return tuple(result)
