@@ -1,0 +1,64 @@
+"""tokenpact: tokenizers as versioned contracts.
+
+    import tokenpact as tp
+    tok = tp.train_bpe(texts, vocab_size=32_000)
+    ids = tok.encode("The cat sleeps.")
+"""
+
+from __future__ import annotations
+
+from . import errors
+from ._native import pretokenize as _pretokenize
+from .corpus import TextFiles
+from .errors import (
+    ArtifactError,
+    BatchError,
+    ConfigError,
+    ContractError,
+    DecodeError,
+    InvalidInputError,
+    SpecialTokenError,
+    TokenpactError,
+    TrainingError,
+    UnknownTokenError,
+)
+from .patterns import PATTERNS
+from .special import DEFAULT_SPECIAL_TOKENS, SpecialToken
+from .tokenizer import Tokenizer
+from .train import train_bpe
+
+__version__ = "0.1.0"
+
+
+def pretokenize(text: str, pattern: str = "gpt4") -> list[tuple[int, int]]:
+    """Trace pre-tokenization: codepoint spans ``(start, end)`` of each pre-token.
+
+    >>> pretokenize("Hello world")
+    [(0, 5), (5, 11)]
+    """
+    from .patterns import resolve_pattern
+
+    name, source = resolve_pattern(pattern)
+    return _pretokenize(text, source, name)
+
+
+__all__ = [
+    "ArtifactError",
+    "BatchError",
+    "ConfigError",
+    "ContractError",
+    "DEFAULT_SPECIAL_TOKENS",
+    "DecodeError",
+    "InvalidInputError",
+    "PATTERNS",
+    "SpecialToken",
+    "SpecialTokenError",
+    "TextFiles",
+    "TokenpactError",
+    "Tokenizer",
+    "TrainingError",
+    "UnknownTokenError",
+    "errors",
+    "pretokenize",
+    "train_bpe",
+]

@@ -1,0 +1,474 @@
+"""The Tokenizer: encode text to IDs and back, with an explicit special-token policy.
+
+Example::
+
+    tok = tp.train_bpe(texts, vocab_size=4096)
+    ids = tok.encode("The cat sleeps.")
+    assert tok.decode(ids) == "The cat sleeps."
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from . import _native
+from .errors import ConfigError, DecodeError, InvalidInputError, SpecialTokenError
+from .errors import UnknownTokenError
+from .patterns import resolve_pattern
+from .special import SpecialToken, normalize_special_tokens
+
+SpecialSpec = Literal["all"] | Collection[str]
+NATIVE_FILE = "tokenpact.json"
+
+# Roles of well-known spellings when a file (tiktoken) does not declare roles.
+KNOWN_ROLES = {
+    "<|begin_of_text|>": "bos",
+    "<|end_of_text|>": "eos",
+    "<|endoftext|>": "eos",
+    "<|eot_id|>": "eot",
+    "<|bos|>": "bos",
+    "<|eos|>": "eos",
+    "<|pad|>": "pad",
+    "<|unk|>": "unk",
+    "<|eot|>": "eot",
+}
+
+
+def _text_arg(text: object) -> str:
+    if not isinstance(text, str):
+        raise ConfigError(f"expected text as str, got {type(text).__name__}")
+    return text
+
+
+def _surrogate_error(text: str, exc: UnicodeEncodeError) -> InvalidInputError:
+    return InvalidInputError(
+        f"text contains a lone surrogate {text[exc.start]!r} at index {exc.start}, which is "
+        "not valid Unicode; decode the source with errors='replace' or remove it"
+    )
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer with declared special tokens and pre-tokenization."""
+
+    def __init__(
+        self,
+        core: Any,
+        *,
+        pattern: str,
+        semantics: Literal["merge_ranks", "tiktoken_ranks"],
+        special_tokens: Sequence[tuple[SpecialToken, int]] = (),
+        post_processor: dict[str, Any] | None = None,
+        training: dict[str, Any] | None = None,
+    ) -> None:
+        self._core = core
+        self._pattern_name, self._pattern = resolve_pattern(pattern)
+        self._semantics = semantics
+        self._specials = tuple(special_tokens)
+        self._special_ids = {t.content: i for t, i in self._specials}
+        self._roles = {t.content: t.role for t, _ in self._specials}
+        self._post_processor = post_processor
+        self._training = training
+        self._matchers: dict[frozenset[str], Any] = {}
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_merges(
+        cls,
+        merges: Sequence[tuple[int, int]],
+        *,
+        pattern: str = "gpt4",
+        special_tokens: Iterable[SpecialToken | str] = (),
+        training: dict[str, Any] | None = None,
+    ) -> Tokenizer:
+        """Build from ranked merges over bytes: merge ``r`` creates ID ``256 + r``.
+
+        Special tokens get the IDs after the merges, in declared order.
+        """
+        specials = normalize_special_tokens(special_tokens)
+        base = 256 + len(merges)
+        pairs = [(t, base + i) for i, t in enumerate(specials)]
+        name, source = resolve_pattern(pattern)
+        merge_list = [(int(a), int(b)) for a, b in merges]
+        core = _native.BpeCore.from_merges(
+            merge_list, source, name, [(t.content, i) for t, i in pairs]
+        )
+        bos = next((t.content for t, _ in pairs if t.role == "bos"), None)
+        post = {"type": "prepend_bos", "token": bos} if bos else None
+        return cls(
+            core,
+            pattern=source,
+            semantics="merge_ranks",
+            special_tokens=pairs,
+            post_processor=post,
+            training=training,
+        )
+
+    @classmethod
+    def from_ranks(
+        cls,
+        ranks: Sequence[bytes],
+        *,
+        pattern: str,
+        special_tokens: dict[str, int] | None = None,
+        roles: dict[str, str] | None = None,
+    ) -> Tokenizer:
+        """Build from tiktoken-style ranks: ``ranks[i]`` is the byte piece with rank/ID ``i``."""
+        specials = dict(special_tokens or {})
+        roles = dict(roles or {})
+        pairs = []
+        for content, token_id in specials.items():
+            role = roles.get(content, KNOWN_ROLES.get(content, "reserved"))
+            pairs.append((SpecialToken(content, role), int(token_id)))
+        # A role other than "reserved" must be unique; keep the first holder of each role.
+        seen: set[str] = set()
+        unique = []
+        for tok, i in sorted(pairs, key=lambda p: p[1]):
+            if tok.role != "reserved" and tok.role in seen:
+                tok = SpecialToken(tok.content, "reserved")
+            seen.add(tok.role)
+            unique.append((tok, i))
+        name, source = resolve_pattern(pattern)
+        core = _native.BpeCore.from_ranks(
+            [bytes(r) for r in ranks], source, name, [(t.content, i) for t, i in unique]
+        )
+        bos = next((t.content for t, _ in unique if t.role == "bos"), None)
+        post = {"type": "prepend_bos", "token": bos} if bos else None
+        return cls(
+            core,
+            pattern=source,
+            semantics="tiktoken_ranks",
+            special_tokens=unique,
+            post_processor=post,
+        )
+
+    @classmethod
+    def from_tiktoken(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        pattern: str = "gpt4",
+        special_tokens: dict[str, int] | None = None,
+        roles: dict[str, str] | None = None,
+    ) -> Tokenizer:
+        """Load a ``*.tiktoken`` rank file (tiktoken's merge semantics are kept exactly)."""
+        from .formats.tiktoken_file import read_tiktoken
+
+        return cls.from_ranks(
+            read_tiktoken(path), pattern=pattern, special_tokens=special_tokens, roles=roles
+        )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, pattern: str | None = None) -> Tokenizer:
+        """Load an artifact directory, a ``tokenpact.json`` file or a ``*.tiktoken`` file."""
+        from .formats import artifact_dir
+
+        p = Path(path)
+        if p.is_file() and p.suffix in (".tiktoken", ".model") and p.name != NATIVE_FILE:
+            return cls.from_tiktoken(p, pattern=pattern or "gpt4")
+        return artifact_dir.load_tokenizer(cls, p)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def vocab_size(self) -> int:
+        """Number of IDs: model vocabulary plus special tokens (max ID + 1)."""
+        top = max(self._special_ids.values(), default=-1)
+        return max(int(self._core.model_size()), top + 1)
+
+    @property
+    def pattern(self) -> str:
+        return self._pattern
+
+    @property
+    def pattern_name(self) -> str | None:
+        return self._pattern_name
+
+    @property
+    def semantics(self) -> str:
+        return self._semantics
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        return dict(self._special_ids)
+
+    @property
+    def special_token_roles(self) -> dict[str, str]:
+        return dict(self._roles)
+
+    def _role_id(self, role: str) -> int | None:
+        return next((i for t, i in self._specials if t.role == role), None)
+
+    @property
+    def bos_id(self) -> int | None:
+        return self._role_id("bos")
+
+    @property
+    def eos_id(self) -> int | None:
+        return self._role_id("eos")
+
+    @property
+    def pad_id(self) -> int | None:
+        return self._role_id("pad")
+
+    @property
+    def merges(self) -> list[tuple[int, int]]:
+        return [tuple(m) for m in self._core.merges()]  # type: ignore[misc]
+
+    @property
+    def training(self) -> dict[str, Any] | None:
+        return self._training
+
+    @property
+    def post_processor(self) -> dict[str, Any] | None:
+        return self._post_processor
+
+    def vocab(self) -> list[bytes]:
+        """Byte piece of every model ID (special tokens excluded)."""
+        return list(self._core.vocab())
+
+    # ------------------------------------------------------------------ encoding
+    def _special_set(self, spec: SpecialSpec, arg: str) -> frozenset[str]:
+        if spec == "all":
+            return frozenset(self._special_ids)
+        if isinstance(spec, str):
+            raise ConfigError(f'{arg} takes "all" or a set of spellings, not the string {spec!r}')
+        chosen = frozenset(spec)
+        unknown = sorted(chosen - self._special_ids.keys())
+        if unknown:
+            raise ConfigError(
+                f"{arg} names {unknown}, which are not special tokens of this tokenizer; "
+                f"known: {sorted(self._special_ids)[:10]}"
+            )
+        return chosen
+
+    def _matcher(self, spellings: frozenset[str]) -> Any:
+        m = self._matchers.get(spellings)
+        if m is None:
+            m = _native.SpecialMatcher([(s, self._special_ids[s]) for s in sorted(spellings)])
+            self._matchers[spellings] = m
+        return m
+
+    def _policy(self, allowed_special: SpecialSpec, disallowed_special: SpecialSpec) -> tuple:
+        allowed = self._special_set(allowed_special, "allowed_special")
+        if disallowed_special == "all":
+            disallowed = frozenset(self._special_ids) - allowed
+        else:
+            disallowed = self._special_set(disallowed_special, "disallowed_special") - allowed
+        return (
+            self._matcher(allowed) if allowed else None,
+            self._matcher(disallowed) if disallowed else None,
+        )
+
+    @staticmethod
+    def _check_disallowed(text: str, matcher: Any) -> None:
+        hit = matcher.find_first(text)
+        if hit is not None:
+            spelling = hit[1]
+            raise SpecialTokenError(
+                f"text contains the special-token spelling {spelling!r}, which this call "
+                "disallows. To encode it as its control ID pass "
+                f"allowed_special={{{spelling!r}}} (or 'all'); to encode it as ordinary text "
+                "pass disallowed_special=() (the default)."
+            )
+
+    def _post(self, ids: list[int]) -> list[int]:
+        if self._post_processor and self._post_processor.get("type") == "prepend_bos":
+            return [self._special_ids[self._post_processor["token"]], *ids]
+        return ids
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSpec = (),
+        disallowed_special: SpecialSpec = (),
+        add_special_tokens: bool = False,
+    ) -> list[int]:
+        """Encode text. Special spellings are ordinary text unless ``allowed_special``."""
+        text = _text_arg(text)
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        try:
+            if disallowed is not None:
+                self._check_disallowed(text, disallowed)
+            ids: list[int] = self._core.encode(text, allowed)
+        except UnicodeEncodeError as exc:
+            raise _surrogate_error(text, exc) from None
+        return self._post(ids) if add_special_tokens else ids
+
+    def _batch_args(self, texts: Iterable[str], allowed_special: SpecialSpec,
+                    disallowed_special: SpecialSpec) -> tuple[list[str], Any]:
+        items = [_text_arg(t) for t in texts]
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        try:
+            if disallowed is not None:
+                for t in items:
+                    self._check_disallowed(t, disallowed)
+        except UnicodeEncodeError as exc:
+            raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
+        return items, allowed
+
+    def encode_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: SpecialSpec = (),
+        disallowed_special: SpecialSpec = (),
+        add_special_tokens: bool = False,
+        threads: int | None = None,
+    ) -> list[list[int]]:
+        """Encode many texts in parallel (GIL released); same result as ``encode`` each."""
+        items, allowed = self._batch_args(texts, allowed_special, disallowed_special)
+        try:
+            out: list[list[int]] = self._core.encode_batch(items, allowed, threads)
+        except UnicodeEncodeError as exc:
+            raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
+        return [self._post(ids) for ids in out] if add_special_tokens else out
+
+    def encode_batch_flat(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: SpecialSpec = (),
+        disallowed_special: SpecialSpec = (),
+        threads: int | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Encode many texts into flat numpy arrays ``(ids, offsets)``.
+
+        ``ids[offsets[i]:offsets[i + 1]]`` are the IDs of text ``i``; no per-token objects.
+        """
+        items, allowed = self._batch_args(texts, allowed_special, disallowed_special)
+        try:
+            ids, offsets = self._core.encode_batch_flat(items, allowed, threads)
+        except UnicodeEncodeError as exc:
+            raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
+        return ids, offsets
+
+    def pretokenize(self, text: str) -> list[tuple[int, int]]:
+        """Codepoint spans of the pre-tokens of ``text`` (special tokens not matched)."""
+        return _native.pretokenize(_text_arg(text), self._pattern, self._pattern_name)
+
+    # ------------------------------------------------------------------ decoding
+    def _ids(self, ids: Iterable[int]) -> list[int]:
+        seq = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
+        for i in seq:
+            if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or i < 0 or i >= 2**32:
+                raise UnknownTokenError(
+                    f"{i!r} is not a token ID of this tokenizer (IDs are 0..{self.vocab_size - 1})"
+                )
+        return [int(i) for i in seq]
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """Concatenated byte pieces of ``ids`` (no UTF-8 decoding)."""
+        return bytes(self._core.decode_bytes(self._ids(ids)))
+
+    def decode(self, ids: Iterable[int], *, errors: Literal["strict", "replace"] = "strict") -> str:
+        """Decode IDs to text. ``errors="strict"`` raises DecodeError on invalid UTF-8."""
+        if errors not in ("strict", "replace"):
+            raise ConfigError(f'errors must be "strict" or "replace", not {errors!r}')
+        data = self.decode_bytes(ids)
+        if errors == "replace":
+            return data.decode("utf-8", errors="replace")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DecodeError(
+                f"the IDs decode to bytes that are not valid UTF-8 (bytes {exc.start}..{exc.end}: "
+                f"{data[exc.start:exc.end]!r}); a token boundary may split a character. Decode "
+                "more IDs together, use errors='replace' for display, or decode_bytes() for "
+                "the raw bytes."
+            ) from None
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """Byte piece of one ID (a special token's spelling as UTF-8)."""
+        (i,) = self._ids([token_id])
+        piece = self._core.token_bytes(i)
+        if piece is None:
+            raise UnknownTokenError(
+                f"token ID {i} is not in this tokenizer (IDs are 0..{self.vocab_size - 1})"
+            )
+        return bytes(piece)
+
+    def token_id(self, piece: str | bytes) -> int:
+        """ID of a piece given as bytes, or as str (a special spelling or UTF-8 text)."""
+        if isinstance(piece, str):
+            if piece in self._special_ids:
+                return self._special_ids[piece]
+            data = piece.encode("utf-8")
+        else:
+            data = bytes(piece)
+        index = self._piece_index()
+        if data not in index:
+            raise UnknownTokenError(
+                f"{piece!r} is not a single token of this tokenizer; use encode() for text"
+            )
+        return index[data]
+
+    def _piece_index(self) -> dict[bytes, int]:
+        cached = getattr(self, "_piece_index_cache", None)
+        if cached is None:
+            cached = {}
+            for i, p in enumerate(self._core.vocab()):
+                cached.setdefault(bytes(p), i)
+            self._piece_index_cache = cached
+        return cached
+
+    # ------------------------------------------------------------------ artifacts
+    def to_config(self) -> dict[str, Any]:
+        """Canonical description of this tokenizer's behaviour (what the semantic hash covers)."""
+        model: dict[str, Any]
+        if self._semantics == "merge_ranks":
+            model = {
+                "type": "byte_bpe",
+                "semantics": "merge_ranks",
+                "merges": [list(m) for m in self._core.merges()],
+                "vocab": [bytes(p).hex() for p in self._core.vocab()],
+            }
+        else:
+            import base64
+
+            model = {
+                "type": "byte_bpe",
+                "semantics": "tiktoken_ranks",
+                "ranks": [base64.b64encode(bytes(p)).decode("ascii") for p in self._core.vocab()],
+            }
+        return {
+            "format": "tokenpact.tokenizer",
+            "format_version": 1,
+            "pre_tokenizer": {
+                "type": "regex_split",
+                "name": self._pattern_name,
+                "pattern": self._pattern,
+            },
+            "model": model,
+            "special_tokens": [
+                {"id": i, "content": t.content, "role": t.role} for t, i in self._specials
+            ],
+            "post_processor": dict(self._post_processor) if self._post_processor else None,
+            "decoder": {"type": "byte_level"},
+        }
+
+    def save(self, directory: str | os.PathLike[str]) -> Path:
+        """Write the artifact directory (``tokenpact.json``); every file is written atomically."""
+        from .formats import artifact_dir
+
+        return artifact_dir.save_tokenizer(self, Path(directory))
+
+    def export_tiktoken(self, path: str | os.PathLike[str]) -> None:
+        """Write the byte pieces as a ``*.tiktoken`` rank file (ID == rank).
+
+        Only exact for models whose IDs are ranks in tiktoken's sense; a ranked-merge
+        model is exported with ``rank = ID`` which tiktoken applies with its own rule.
+        """
+        from .formats.tiktoken_file import write_tiktoken
+
+        write_tiktoken(path, self.vocab())
+
+    def __repr__(self) -> str:
+        return (
+            f"Tokenizer(vocab_size={self.vocab_size}, pattern={self._pattern_name or 'custom'}, "
+            f"semantics={self._semantics}, special_tokens={len(self._specials)})"
+        )

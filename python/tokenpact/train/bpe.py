@@ -1,0 +1,150 @@
+"""Byte-level BPE training (seed 000, 0x06).
+
+Example::
+
+    tok = tp.train_bpe(["low lower newest widest"] * 10, vocab_size=300, special_tokens=())
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .. import _native
+from ..errors import ConfigError, TrainingError
+from ..patterns import resolve_pattern
+from ..special import DEFAULT_SPECIAL_TOKENS, SpecialToken, normalize_special_tokens
+from ..tokenizer import Tokenizer
+
+# Python input is handed to Rust in batches: large enough to amortize the call and to
+# keep both cores busy, small enough that memory stays bounded by distinct pre-tokens.
+BATCH_CHARS = 4_000_000
+BATCH_DOCS = 20_000
+STEP_MERGES = 256
+TIE_BREAKS = ("lowest_pair_ids", "subword_nmt")
+
+
+def _check_int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{name} must be an int, got {value!r}")
+    if value < minimum:
+        raise ConfigError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def _feed(trainer: Any, texts: Iterable[str]) -> None:
+    from ..corpus import TextFiles
+
+    if isinstance(texts, TextFiles):
+        trainer.add_files(list(texts.paths), list(texts.formats), texts.text_field)
+        return
+    if isinstance(texts, (str, bytes)):
+        raise ConfigError(
+            "texts must be an iterable of strings, not a single string; pass [text] "
+            "or tp.TextFiles([...]) for files"
+        )
+    batch: list[str] = []
+    chars = 0
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise ConfigError(f"document {i} is {type(text).__name__}, not str")
+        batch.append(text)
+        chars += len(text)
+        if chars >= BATCH_CHARS or len(batch) >= BATCH_DOCS:
+            trainer.add_texts(batch)
+            batch, chars = [], 0
+    if batch:
+        trainer.add_texts(batch)
+
+
+def train_bpe(
+    texts: Iterable[str],
+    *,
+    vocab_size: int,
+    pattern: str = "gpt4",
+    min_frequency: int = 2,
+    special_tokens: Iterable[SpecialToken | str] = DEFAULT_SPECIAL_TOKENS,
+    max_token_length: int | None = None,
+    tie_break: str = "lowest_pair_ids",
+    threads: int | None = None,
+    progress: bool = False,
+) -> Tokenizer:
+    """Train a byte-level BPE tokenizer.
+
+    ``vocab_size`` counts the 256 byte IDs, the learned merges and the special tokens.
+    Pairs are counted inside pre-tokens only, weighted by pre-token frequency; ties go to
+    the smallest ``(left_id, right_id)`` (``tie_break="subword_nmt"``: the largest pair of
+    byte strings). Training stops at the size cap (``vocab_size_reached``), when the best
+    pair occurs fewer than ``min_frequency`` times (``below_min_frequency``), or when no
+    pair is left (``no_pairs_left``); the reason is in ``tok.training["stop_reason"]``.
+    The result does not depend on ``threads`` or on document order.
+    """
+    specials = normalize_special_tokens(special_tokens)
+    _check_int("vocab_size", vocab_size, 0)
+    if vocab_size < 256 + len(specials):
+        raise TrainingError(
+            f"vocab_size={vocab_size} is too small: it must hold the 256 byte IDs and the "
+            f"{len(specials)} special tokens; use vocab_size >= {256 + len(specials)}"
+        )
+    _check_int("min_frequency", min_frequency, 1)
+    if max_token_length is not None:
+        _check_int("max_token_length", max_token_length, 1)
+    if tie_break not in TIE_BREAKS:
+        raise ConfigError(f"unknown tie_break {tie_break!r}; use one of {TIE_BREAKS}")
+    if threads is not None:
+        _check_int("threads", threads, 1)
+    name, source = resolve_pattern(pattern)
+    max_merges = vocab_size - 256 - len(specials)
+    trainer = _native.BpeTrainer(
+        source, name, max_merges, min_frequency, max_token_length, tie_break, threads
+    )
+    _feed(trainer, texts)
+    documents, nbytes, digest, distinct = trainer.corpus_stats()
+    if nbytes == 0:
+        raise TrainingError(
+            f"the training corpus is empty ({documents} documents, 0 bytes); "
+            "pass at least one non-empty text"
+        )
+    trainer.start()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=max_merges, desc="merges", unit="merge", leave=False)
+    while True:
+        before = trainer.merges_done()
+        stop = trainer.step(STEP_MERGES)
+        if bar is not None:
+            bar.update(trainer.merges_done() - before)
+        if stop is not None:
+            break
+    if bar is not None:
+        bar.close()
+    result = trainer.result()
+    training = {
+        "algorithm": "byte_bpe",
+        "config": {
+            "vocab_size": vocab_size,
+            "pattern": source,
+            "pattern_name": name,
+            "min_frequency": min_frequency,
+            "max_token_length": max_token_length,
+            "tie_break": tie_break,
+            "special_tokens": [{"content": t.content, "role": t.role} for t in specials],
+        },
+        "corpus": {
+            "documents": documents,
+            "bytes": nbytes,
+            "digest": f"sha256-multiset:{digest}",
+        },
+        "distinct_pretokens": distinct,
+        "stop_reason": result["stop_reason"],
+        "merges_requested": max_merges,
+        "merges_learned": len(result["merges"]),
+        "merge_scores": result["merge_scores"],
+        "merge_replacements": result["merge_replacements"],
+        "initial_length": result["initial_length"],
+    }
+    return Tokenizer.from_merges(
+        result["merges"], pattern=source, special_tokens=specials, training=training
+    )

@@ -1,0 +1,120 @@
+//! The BPE model: a merge map `(left, right) -> (rank, new_id)` plus the byte pieces.
+//!
+//! Two artifact families share this one engine:
+//! * ranked merges (our trainer, Hugging Face): base IDs 0..255 are bytes, merge `r`
+//!   creates ID `256 + r` (or an explicit ID) and has priority `r`;
+//! * tiktoken ranks: every token has a rank that is also its ID, and a pair of adjacent
+//!   parts merges when their concatenated bytes have a rank. We compile that rule into
+//!   the same merge map by enumerating, for each token, every split into two tokens;
+//!   the priority is the token's rank. tiktoken also emits a whole pre-token directly
+//!   when it is itself a token (`whole_piece`).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rustc_hash::FxHashMap;
+
+use super::pair_key;
+use crate::error::{CoreError, CoreResult};
+
+static NEXT_UID: AtomicU64 = AtomicU64::new(1);
+
+pub struct BpeModel {
+    /// Byte piece of every model ID (special tokens live elsewhere).
+    pub vocab: Vec<Vec<u8>>,
+    /// `pair_key(left, right)` -> `(rank << 32) | new_id`.
+    pub merges: FxHashMap<u64, u64>,
+    /// Merges in rank order (ranked-merge models only).
+    pub merge_list: Vec<(u32, u32)>,
+    /// ID of each single byte.
+    pub byte_ids: [u32; 256],
+    /// Piece -> ID lookup applied before merging (tiktoken semantics).
+    pub whole_piece: Option<FxHashMap<Vec<u8>, u32>>,
+    /// Identity used to key per-thread caches.
+    pub uid: u64,
+}
+
+impl BpeModel {
+    /// Ranked merges over the 256 byte IDs; merge `r` creates ID `256 + r`.
+    pub fn from_merges(merges: &[(u32, u32)]) -> CoreResult<BpeModel> {
+        let mut vocab: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        let mut map = FxHashMap::default();
+        map.reserve(merges.len());
+        for (rank, &(left, right)) in merges.iter().enumerate() {
+            let new_id = 256 + rank as u32;
+            if left >= new_id || right >= new_id {
+                return Err(CoreError::Artifact(format!(
+                    "merge rank {rank} ({left}, {right}) uses an ID that does not exist yet; \
+                     merges must only combine base bytes or earlier merges"
+                )));
+            }
+            if map.insert(pair_key(left, right), ((rank as u64) << 32) | new_id as u64).is_some() {
+                return Err(CoreError::Artifact(format!(
+                    "merge ({left}, {right}) appears twice (second time at rank {rank}); \
+                     remove the duplicate merge"
+                )));
+            }
+            let mut piece = vocab[left as usize].clone();
+            piece.extend_from_slice(&vocab[right as usize]);
+            vocab.push(piece);
+        }
+        let mut byte_ids = [0u32; 256];
+        for (b, id) in byte_ids.iter_mut().enumerate() {
+            *id = b as u32;
+        }
+        Ok(BpeModel {
+            vocab,
+            merges: map,
+            merge_list: merges.to_vec(),
+            byte_ids,
+            whole_piece: None,
+            uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
+    /// tiktoken ranks: `ranks[id]` is the byte piece whose rank (and ID) is `id`.
+    pub fn from_ranks(ranks: Vec<Vec<u8>>) -> CoreResult<BpeModel> {
+        let mut lookup: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
+        lookup.reserve(ranks.len());
+        for (id, piece) in ranks.iter().enumerate() {
+            if piece.is_empty() {
+                return Err(CoreError::Artifact(format!(
+                    "rank {id} has an empty byte piece; every rank needs at least one byte"
+                )));
+            }
+            if let Some(prev) = lookup.insert(piece.clone(), id as u32) {
+                return Err(CoreError::Artifact(format!(
+                    "ranks {prev} and {id} have the same bytes {piece:?}; each piece needs one rank"
+                )));
+            }
+        }
+        let mut byte_ids = [0u32; 256];
+        for (b, slot) in byte_ids.iter_mut().enumerate() {
+            *slot = *lookup.get(&vec![b as u8]).ok_or_else(|| {
+                CoreError::Artifact(format!(
+                    "byte 0x{b:02x} has no rank; a byte-level vocabulary needs all 256 single bytes"
+                ))
+            })?;
+        }
+        let mut merges = FxHashMap::default();
+        for (id, piece) in ranks.iter().enumerate() {
+            for k in 1..piece.len() {
+                if let (Some(&l), Some(&r)) = (lookup.get(&piece[..k]), lookup.get(&piece[k..])) {
+                    merges.insert(pair_key(l, r), ((id as u64) << 32) | id as u64);
+                }
+            }
+        }
+        Ok(BpeModel {
+            vocab: ranks,
+            merges,
+            merge_list: Vec::new(),
+            byte_ids,
+            whole_piece: Some(lookup),
+            uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
+    #[inline]
+    pub fn merge_of(&self, left: u32, right: u32) -> Option<(u32, u32)> {
+        self.merges.get(&pair_key(left, right)).map(|&v| ((v >> 32) as u32, v as u32))
+    }
+}

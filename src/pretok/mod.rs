@@ -1,0 +1,64 @@
+//! Pre-tokenization: split text into the spans that BPE merges may not cross.
+
+pub mod builtin;
+pub mod classes;
+
+use crate::error::{CoreError, CoreResult};
+use builtin::Builtin;
+
+/// A pre-tokenizer: a hand-written scanner for a named pattern, or a general regex.
+pub enum Pretokenizer {
+    Builtin(Builtin),
+    Regex(Box<fancy_regex::Regex>),
+}
+
+impl Pretokenizer {
+    /// `name` selects a built-in scanner; otherwise `pattern` is compiled as a regex.
+    pub fn new(name: Option<&str>, pattern: &str) -> CoreResult<Pretokenizer> {
+        if let Some(b) = name.and_then(Builtin::from_name) {
+            return Ok(Pretokenizer::Builtin(b));
+        }
+        let re = fancy_regex::RegexBuilder::new(pattern)
+            .backtrack_limit(10_000_000)
+            .build()
+            .map_err(|e| {
+                CoreError::Config(format!(
+                    "cannot compile pre-tokenizer pattern {pattern:?}: {e}; \
+                     fix the regex or use a named pattern (gpt2, gpt4, o200k, llama3)"
+                ))
+            })?;
+        Ok(Pretokenizer::Regex(Box::new(re)))
+    }
+
+    /// Calls `emit(start, end)` with byte offsets of every non-empty pre-token, in order.
+    /// Text outside the regex's matches is dropped, as with `regex.findall`.
+    pub fn split(&self, text: &str, mut emit: impl FnMut(usize, usize)) -> CoreResult<()> {
+        match self {
+            Pretokenizer::Builtin(b) => {
+                b.split(text, emit);
+                Ok(())
+            }
+            Pretokenizer::Regex(re) => {
+                for m in re.find_iter(text) {
+                    let m = m.map_err(|e| {
+                        CoreError::InvalidInput(format!(
+                            "pre-tokenizer regex failed on this input ({e}); simplify the \
+                             pattern or use a named pattern"
+                        ))
+                    })?;
+                    if m.end() > m.start() {
+                        emit(m.start(), m.end());
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Byte spans of all pre-tokens.
+    pub fn spans(&self, text: &str) -> CoreResult<Vec<(usize, usize)>> {
+        let mut out = Vec::new();
+        self.split(text, |s, e| out.push((s, e)))?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,392 @@
+//! Python bindings: type conversion, GIL release around work that grows with input, and
+//! mapping `CoreError` onto `tokenpact.errors`. No tokenizer logic lives here.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::{PyBytes, PyDict};
+use rayon::prelude::*;
+
+use crate::bpe::count::PretokenCounts;
+use crate::bpe::model::BpeModel;
+use crate::bpe::train::{TieBreak, TrainConfig, Trainer};
+use crate::corpus::{read_file, FileFormat};
+use crate::error::CoreError;
+use crate::pretok::Pretokenizer;
+use crate::special::SpecialMatcher;
+use crate::tokenizer::CoreTokenizer;
+
+fn to_py(py: Python<'_>, err: CoreError) -> PyErr {
+    let name = match err {
+        CoreError::Config(_) => "ConfigError",
+        CoreError::InvalidInput(_) | CoreError::Io(_) => "InvalidInputError",
+        CoreError::Training(_) => "TrainingError",
+        CoreError::UnknownToken(_) => "UnknownTokenError",
+        CoreError::Artifact(_) => "ArtifactError",
+    };
+    match py.import("tokenpact.errors").and_then(|m| m.getattr(name)) {
+        Ok(cls) => PyErr::from_type(cls.cast_into().expect("error class is a type"), err.to_string()),
+        Err(_) => PyRuntimeError::new_err(err.to_string()),
+    }
+}
+
+/// Runs `f` in a rayon pool of `threads` workers (the global pool when None or 0).
+fn in_pool<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Send) -> PyResult<R> {
+    let n = match threads {
+        None | Some(0) => return Ok(f()),
+        Some(n) => n,
+    };
+    static POOLS: OnceLock<Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>> = OnceLock::new();
+    let pool = {
+        let mut pools = POOLS.get_or_init(|| Mutex::new(Vec::new())).lock().map_err(|_| {
+            PyRuntimeError::new_err("thread pool registry poisoned")
+        })?;
+        match pools.iter().find(|(k, _)| *k == n) {
+            Some((_, p)) => p.clone(),
+            None => {
+                let p = Arc::new(
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(n)
+                        .build()
+                        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
+                );
+                pools.push((n, p.clone()));
+                p
+            }
+        }
+    };
+    Ok(pool.install(f))
+}
+
+fn char_spans(text: &str, spans: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    // Byte offsets -> codepoint offsets in one forward walk (spans are sorted).
+    let mut out = Vec::with_capacity(spans.len());
+    let (mut byte, mut chars) = (0usize, 0usize);
+    let bytes = text.as_bytes();
+    let advance = |target: usize, byte: &mut usize, chars: &mut usize| {
+        while *byte < target {
+            if bytes[*byte] & 0xC0 != 0x80 {
+                *chars += 1;
+            }
+            *byte += 1;
+        }
+    };
+    for &(s, e) in spans {
+        advance(s, &mut byte, &mut chars);
+        let cs = chars;
+        advance(e, &mut byte, &mut chars);
+        out.push((cs, chars));
+    }
+    out
+}
+
+#[pyfunction]
+#[pyo3(signature = (text, pattern, name=None, byte_offsets=false))]
+fn pretokenize(
+    py: Python<'_>,
+    text: &str,
+    pattern: &str,
+    name: Option<&str>,
+    byte_offsets: bool,
+) -> PyResult<Vec<(usize, usize)>> {
+    let pretok = Pretokenizer::new(name, pattern).map_err(|e| to_py(py, e))?;
+    let spans = py.detach(|| pretok.spans(text)).map_err(|e| to_py(py, e))?;
+    Ok(if byte_offsets { spans } else { char_spans(text, &spans) })
+}
+
+#[pyclass(frozen, module = "tokenpact._native", name = "SpecialMatcher")]
+struct PySpecialMatcher {
+    inner: SpecialMatcher,
+}
+
+#[pymethods]
+impl PySpecialMatcher {
+    #[new]
+    fn new(py: Python<'_>, specials: Vec<(String, u32)>) -> PyResult<Self> {
+        Ok(PySpecialMatcher { inner: SpecialMatcher::new(specials).map_err(|e| to_py(py, e))? })
+    }
+
+    /// (byte start, spelling) of the first special spelling in `text`, or None.
+    fn find_first(&self, text: &str) -> Option<(usize, String)> {
+        self.inner.find_first(text).map(|(s, _, i)| (s, self.inner.contents[i].clone()))
+    }
+}
+
+#[pyclass(frozen, module = "tokenpact._native")]
+struct BpeCore {
+    inner: CoreTokenizer,
+}
+
+fn build_core(
+    py: Python<'_>,
+    model: Result<BpeModel, CoreError>,
+    name: Option<&str>,
+    pattern: &str,
+    specials: Vec<(String, u32)>,
+) -> PyResult<BpeCore> {
+    let model = model.map_err(|e| to_py(py, e))?;
+    let pretok = Pretokenizer::new(name, pattern).map_err(|e| to_py(py, e))?;
+    let inner = CoreTokenizer::new(model, pretok, specials).map_err(|e| to_py(py, e))?;
+    Ok(BpeCore { inner })
+}
+
+#[pymethods]
+impl BpeCore {
+    #[staticmethod]
+    #[pyo3(signature = (merges, pattern, name, specials))]
+    fn from_merges(
+        py: Python<'_>,
+        merges: Vec<(u32, u32)>,
+        pattern: &str,
+        name: Option<&str>,
+        specials: Vec<(String, u32)>,
+    ) -> PyResult<Self> {
+        let model = py.detach(|| BpeModel::from_merges(&merges));
+        build_core(py, model, name, pattern, specials)
+    }
+
+    #[staticmethod]
+    #[pyo3(signature = (ranks, pattern, name, specials))]
+    fn from_ranks(
+        py: Python<'_>,
+        ranks: Vec<Bound<'_, PyBytes>>,
+        pattern: &str,
+        name: Option<&str>,
+        specials: Vec<(String, u32)>,
+    ) -> PyResult<Self> {
+        let ranks: Vec<Vec<u8>> = ranks.iter().map(|b| b.as_bytes().to_vec()).collect();
+        let model = py.detach(|| BpeModel::from_ranks(ranks));
+        build_core(py, model, name, pattern, specials)
+    }
+
+    #[pyo3(signature = (text, allowed=None))]
+    fn encode(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Option<&PySpecialMatcher>,
+    ) -> PyResult<Vec<u32>> {
+        let matcher = allowed.map(|m| &m.inner);
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        // Small inputs are not worth the cost of releasing and re-taking the GIL.
+        let result = if text.len() < 4096 {
+            self.inner.encode(text, matcher, &mut out)
+        } else {
+            py.detach(|| self.inner.encode(text, matcher, &mut out))
+        };
+        result.map_err(|e| to_py(py, e))?;
+        Ok(out)
+    }
+
+    #[pyo3(signature = (texts, allowed=None, threads=None))]
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<PyBackedStr>,
+        allowed: Option<&PySpecialMatcher>,
+        threads: Option<usize>,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        let matcher = allowed.map(|m| &m.inner);
+        let result = py.detach(|| {
+            in_pool(threads, || {
+                texts
+                    .par_iter()
+                    .map(|t| {
+                        let mut out = Vec::with_capacity(t.len() / 3 + 1);
+                        self.inner.encode(t, matcher, &mut out).map(|_| out)
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+        })?;
+        result.map_err(|e| to_py(py, e))
+    }
+
+    /// Flat IDs and per-text offsets (len(texts) + 1) as numpy arrays.
+    #[pyo3(signature = (texts, allowed=None, threads=None))]
+    #[allow(clippy::type_complexity)]
+    fn encode_batch_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        allowed: Option<&PySpecialMatcher>,
+        threads: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<i64>>)> {
+        let lists = self.encode_batch(py, texts, allowed, threads)?;
+        let (ids, offsets) = py.detach(|| {
+            let total: usize = lists.iter().map(|l| l.len()).sum();
+            let mut ids = Vec::with_capacity(total);
+            let mut offsets = Vec::with_capacity(lists.len() + 1);
+            offsets.push(0i64);
+            for l in &lists {
+                ids.extend_from_slice(l);
+                offsets.push(ids.len() as i64);
+            }
+            (ids, offsets)
+        });
+        Ok((ids.into_pyarray(py), offsets.into_pyarray(py)))
+    }
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = self.inner.decode_bytes(&ids).map_err(|e| to_py(py, e))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> Option<Bound<'py, PyBytes>> {
+        self.inner.token_bytes(id).map(|b| PyBytes::new(py, b))
+    }
+
+    /// Number of model (non-special) IDs.
+    fn model_size(&self) -> usize {
+        self.inner.model.vocab.len()
+    }
+
+    fn merges(&self) -> Vec<(u32, u32)> {
+        self.inner.model.merge_list.clone()
+    }
+
+    fn vocab<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
+        self.inner.model.vocab.iter().map(|b| PyBytes::new(py, b)).collect()
+    }
+}
+
+#[pyclass(module = "tokenpact._native")]
+struct BpeTrainer {
+    pretok: Pretokenizer,
+    counts: Option<PretokenCounts>,
+    trainer: Option<Trainer>,
+    max_merges: usize,
+    min_frequency: u64,
+    max_token_length: Option<usize>,
+    tie_break: TieBreak,
+    threads: Option<usize>,
+}
+
+#[pymethods]
+impl BpeTrainer {
+    #[new]
+    #[pyo3(signature = (pattern, name, max_merges, min_frequency, max_token_length, tie_break, threads))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        pattern: &str,
+        name: Option<&str>,
+        max_merges: usize,
+        min_frequency: u64,
+        max_token_length: Option<usize>,
+        tie_break: &str,
+        threads: Option<usize>,
+    ) -> PyResult<Self> {
+        Ok(BpeTrainer {
+            pretok: Pretokenizer::new(name, pattern).map_err(|e| to_py(py, e))?,
+            counts: Some(PretokenCounts::default()),
+            trainer: None,
+            max_merges,
+            min_frequency,
+            max_token_length,
+            tie_break: TieBreak::parse(tie_break).map_err(|e| to_py(py, e))?,
+            threads,
+        })
+    }
+
+    fn add_texts(&mut self, py: Python<'_>, texts: Vec<PyBackedStr>) -> PyResult<()> {
+        let threads = self.threads;
+        let pretok = &self.pretok;
+        let counts = self.counts.as_mut().ok_or_else(|| {
+            PyRuntimeError::new_err("training already started; add input before")
+        })?;
+        py.detach(|| in_pool(threads, || counts.add_texts(pretok, &texts)))?
+            .map_err(|e| to_py(py, e))
+    }
+
+    /// Reads files in Rust; `formats[i]` is "text" or "jsonl".
+    fn add_files(
+        &mut self,
+        py: Python<'_>,
+        paths: Vec<String>,
+        formats: Vec<String>,
+        text_field: &str,
+    ) -> PyResult<()> {
+        let threads = self.threads;
+        let pretok = &self.pretok;
+        let counts = self.counts.as_mut().ok_or_else(|| {
+            PyRuntimeError::new_err("training already started; add input before")
+        })?;
+        py.detach(|| {
+            for (path, fmt) in paths.iter().zip(formats.iter()) {
+                let format = if fmt == "jsonl" { FileFormat::Jsonl } else { FileFormat::Text };
+                read_file(path, format, text_field, 16 << 20, |batch| {
+                    in_pool(threads, || counts.add_texts(pretok, &batch))
+                        .map_err(|e| CoreError::Io(e.to_string()))?
+                })?;
+            }
+            Ok(())
+        })
+        .map_err(|e| to_py(py, e))
+    }
+
+    /// (documents, bytes, multiset digest hex, distinct pre-tokens).
+    fn corpus_stats(&self) -> PyResult<(u64, u64, String, usize)> {
+        let c = self
+            .counts
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("corpus statistics are gone after start()"))?;
+        Ok((c.documents, c.bytes, c.digest_hex(), c.counts.len()))
+    }
+
+    fn start(&mut self, py: Python<'_>) -> PyResult<()> {
+        let counts = self
+            .counts
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("start() was already called"))?;
+        let cfg = TrainConfig {
+            max_merges: self.max_merges,
+            min_frequency: self.min_frequency,
+            max_token_length: self.max_token_length,
+            tie_break: self.tie_break,
+        };
+        self.trainer = Some(py.detach(|| Trainer::new(counts, cfg)));
+        Ok(())
+    }
+
+    /// Runs up to `steps` merges; returns the stop reason once finished.
+    fn step(&mut self, py: Python<'_>, steps: usize) -> PyResult<Option<&'static str>> {
+        let t = self
+            .trainer
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("call start() before step()"))?;
+        Ok(py.detach(|| t.step(steps)).map(|s| s.as_str()))
+    }
+
+    fn merges_done(&self) -> usize {
+        self.trainer.as_ref().map_or(0, |t| t.merges.len())
+    }
+
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let t = self
+            .trainer
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("call start() and step() first"))?;
+        let d = PyDict::new(py);
+        d.set_item("merges", t.merges.clone())?;
+        d.set_item("merge_scores", t.merge_scores.clone())?;
+        d.set_item("merge_replacements", t.merge_replacements.clone())?;
+        d.set_item("initial_length", t.initial_length)?;
+        d.set_item("distinct_pretokens", t.units)?;
+        d.set_item("stop_reason", t.stop.map(|s| s.as_str()))?;
+        Ok(d)
+    }
+}
+
+#[pymodule]
+#[pyo3(name = "_native")]
+fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(pretokenize, m)?)?;
+    m.add_class::<BpeCore>()?;
+    m.add_class::<BpeTrainer>()?;
+    m.add_class::<PySpecialMatcher>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
