@@ -18,11 +18,16 @@ fn open(path: &str) -> CoreResult<Box<dyn BufRead>> {
     let mut file = File::open(path)
         .map_err(|e| CoreError::Io(format!("cannot open training file {path}: {e}")))?;
     let mut magic = [0u8; 2];
-    let n = file.read(&mut magic).map_err(|e| CoreError::Io(format!("cannot read {path}: {e}")))?;
+    let n = file
+        .read(&mut magic)
+        .map_err(|e| CoreError::Io(format!("cannot read {path}: {e}")))?;
     let file = File::open(path)
         .map_err(|e| CoreError::Io(format!("cannot open training file {path}: {e}")))?;
     if n == 2 && magic == [0x1f, 0x8b] {
-        Ok(Box::new(BufReader::with_capacity(1 << 20, MultiGzDecoder::new(file))))
+        Ok(Box::new(BufReader::with_capacity(
+            1 << 20,
+            MultiGzDecoder::new(file),
+        )))
     } else {
         Ok(Box::new(BufReader::with_capacity(1 << 20, file)))
     }

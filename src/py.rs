@@ -28,7 +28,10 @@ fn to_py(py: Python<'_>, err: CoreError) -> PyErr {
         CoreError::Artifact(_) => "ArtifactError",
     };
     match py.import("tokenpact.errors").and_then(|m| m.getattr(name)) {
-        Ok(cls) => PyErr::from_type(cls.cast_into().expect("error class is a type"), err.to_string()),
+        Ok(cls) => PyErr::from_type(
+            cls.cast_into().expect("error class is a type"),
+            err.to_string(),
+        ),
         Err(_) => PyRuntimeError::new_err(err.to_string()),
     }
 }
@@ -41,9 +44,10 @@ fn in_pool<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Send) -> PyR
     };
     static POOLS: OnceLock<Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>> = OnceLock::new();
     let pool = {
-        let mut pools = POOLS.get_or_init(|| Mutex::new(Vec::new())).lock().map_err(|_| {
-            PyRuntimeError::new_err("thread pool registry poisoned")
-        })?;
+        let mut pools = POOLS
+            .get_or_init(|| Mutex::new(Vec::new()))
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("thread pool registry poisoned"))?;
         match pools.iter().find(|(k, _)| *k == n) {
             Some((_, p)) => p.clone(),
             None => {
@@ -94,7 +98,11 @@ fn pretokenize(
 ) -> PyResult<Vec<(usize, usize)>> {
     let pretok = Pretokenizer::new(name, pattern).map_err(|e| to_py(py, e))?;
     let spans = py.detach(|| pretok.spans(text)).map_err(|e| to_py(py, e))?;
-    Ok(if byte_offsets { spans } else { char_spans(text, &spans) })
+    Ok(if byte_offsets {
+        spans
+    } else {
+        char_spans(text, &spans)
+    })
 }
 
 #[pyclass(frozen, module = "tokenpact._native", name = "SpecialMatcher")]
@@ -106,12 +114,16 @@ struct PySpecialMatcher {
 impl PySpecialMatcher {
     #[new]
     fn new(py: Python<'_>, specials: Vec<(String, u32)>) -> PyResult<Self> {
-        Ok(PySpecialMatcher { inner: SpecialMatcher::new(specials).map_err(|e| to_py(py, e))? })
+        Ok(PySpecialMatcher {
+            inner: SpecialMatcher::new(specials).map_err(|e| to_py(py, e))?,
+        })
     }
 
     /// (byte start, spelling) of the first special spelling in `text`, or None.
     fn find_first(&self, text: &str) -> Option<(usize, String)> {
-        self.inner.find_first(text).map(|(s, _, i)| (s, self.inner.contents[i].clone()))
+        self.inner
+            .find_first(text)
+            .map(|(s, _, i)| (s, self.inner.contents[i].clone()))
     }
 }
 
@@ -248,7 +260,12 @@ impl BpeCore {
     }
 
     fn vocab<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
-        self.inner.model.vocab.iter().map(|b| PyBytes::new(py, b)).collect()
+        self.inner
+            .model
+            .vocab
+            .iter()
+            .map(|b| PyBytes::new(py, b))
+            .collect()
     }
 }
 
@@ -294,9 +311,10 @@ impl BpeTrainer {
     fn add_texts(&mut self, py: Python<'_>, texts: Vec<PyBackedStr>) -> PyResult<()> {
         let threads = self.threads;
         let pretok = &self.pretok;
-        let counts = self.counts.as_mut().ok_or_else(|| {
-            PyRuntimeError::new_err("training already started; add input before")
-        })?;
+        let counts = self
+            .counts
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("training already started; add input before"))?;
         py.detach(|| in_pool(threads, || counts.add_texts(pretok, &texts)))?
             .map_err(|e| to_py(py, e))
     }
@@ -311,13 +329,18 @@ impl BpeTrainer {
     ) -> PyResult<()> {
         let threads = self.threads;
         let pretok = &self.pretok;
-        let counts = self.counts.as_mut().ok_or_else(|| {
-            PyRuntimeError::new_err("training already started; add input before")
-        })?;
+        let counts = self
+            .counts
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("training already started; add input before"))?;
         py.detach(|| {
             for (path, fmt) in paths.iter().zip(formats.iter()) {
-                let format = if fmt == "jsonl" { FileFormat::Jsonl } else { FileFormat::Text };
-                read_file(path, format, text_field, 16 << 20, |batch| {
+                let format = if fmt == "jsonl" {
+                    FileFormat::Jsonl
+                } else {
+                    FileFormat::Text
+                };
+                read_file(path, format, text_field, 4 << 20, |batch| {
                     in_pool(threads, || counts.add_texts(pretok, &batch))
                         .map_err(|e| CoreError::Io(e.to_string()))?
                 })?;

@@ -23,11 +23,18 @@ impl SpecialMatcher {
 
     /// Byte offset and index of the first (leftmost-longest) special spelling in `text`.
     pub fn find_first(&self, text: &str) -> Option<(usize, usize, usize)> {
-        self.ac.find(text).map(|m| (m.start(), m.end(), m.pattern().as_usize()))
+        self.ac
+            .find(text)
+            .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
     }
 
     /// Non-overlapping matches, left to right: (start, end, index).
-    pub fn find_all<'a>(&'a self, text: &'a str) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
-        self.ac.find_iter(text).map(|m| (m.start(), m.end(), m.pattern().as_usize()))
+    pub fn find_all<'a>(
+        &'a self,
+        text: &'a str,
+    ) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
+        self.ac
+            .find_iter(text)
+            .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
     }
 }

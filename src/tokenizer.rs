@@ -35,14 +35,19 @@ impl CoreTokenizer {
                 )));
             }
         }
-        Ok(CoreTokenizer { model, pretok, specials: map })
+        Ok(CoreTokenizer {
+            model,
+            pretok,
+            specials: map,
+        })
     }
 
     /// Encodes text with no special-token recognition.
     pub fn encode_ordinary(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
         let bytes = text.as_bytes();
         let model = &self.model;
-        self.pretok.split(text, |s, e| model.encode_piece(&bytes[s..e], out))
+        self.pretok
+            .split(text, |s, e| model.encode_piece(&bytes[s..e], out))
     }
 
     /// Encodes text, turning spellings found by `allowed` into their special IDs.

@@ -82,7 +82,10 @@ impl BpeModel {
             syms[i] = self.byte_ids[b as usize];
         }
         let rank_at = |syms: &[u32; SMALL], i: usize| -> u64 {
-            self.merges.get(&super::pair_key(syms[i], syms[i + 1])).copied().unwrap_or(u64::MAX)
+            self.merges
+                .get(&super::pair_key(syms[i], syms[i + 1]))
+                .copied()
+                .unwrap_or(u64::MAX)
         };
         for i in 0..n - 1 {
             ranks[i] = rank_at(&syms, i);
@@ -120,6 +123,11 @@ impl BpeModel {
     }
 
     /// Heap + linked list for long pieces.
+    ///
+    /// Heap entries are packed `(rank << 32) | left_position` (8 bytes, one compare), so
+    /// large inputs stay cache-friendly. A popped entry is valid when its left node is
+    /// alive, has a right neighbour, and that pair's rank is still the popped rank; if
+    /// so, merging it is exactly what the current state requires, whichever push made it.
     fn merge_large(&self, piece: &[u8], out: &mut Vec<u32>) {
         let n = piece.len();
         let mut vals: Vec<u32> = piece.iter().map(|&b| self.byte_ids[b as usize]).collect();
@@ -127,34 +135,41 @@ impl BpeModel {
         next[n - 1] = NONE;
         let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
         prev[0] = NONE;
-        // (rank, left position, right position, left id, right id, new id)
-        let mut heap: BinaryHeap<Reverse<(u32, u32, u32, u32, u32, u32)>> =
-            BinaryHeap::with_capacity(n);
-        let push = |heap: &mut BinaryHeap<_>, vals: &[u32], l: u32, r: u32| {
-            if let Some((rank, new_id)) = self.merge_of(vals[l as usize], vals[r as usize]) {
-                heap.push(Reverse((rank, l, r, vals[l as usize], vals[r as usize], new_id)));
-            }
-        };
-        for i in 0..n as u32 - 1 {
-            push(&mut heap, &vals, i, i + 1);
-        }
-        while let Some(Reverse((_, l, r, lv, rv, new_id))) = heap.pop() {
-            let (lu, ru) = (l as usize, r as usize);
-            // Stale unless both nodes are alive, still adjacent and still hold the ids.
-            if vals[lu] != lv || vals[ru] != rv || next[lu] != r {
+        let key = |rank: u32, pos: u32| Reverse(((rank as u64) << 32) | pos as u64);
+        let initial: Vec<Reverse<u64>> = (0..n - 1)
+            .filter_map(|i| {
+                self.merge_of(vals[i], vals[i + 1])
+                    .map(|(r, _)| key(r, i as u32))
+            })
+            .collect();
+        let mut heap = BinaryHeap::from(initial);
+        while let Some(Reverse(entry)) = heap.pop() {
+            let (rank, l) = ((entry >> 32) as u32, entry as u32);
+            let lu = l as usize;
+            let r = next[lu];
+            if vals[lu] == NONE || r == NONE {
                 continue;
             }
+            let ru = r as usize;
+            let new_id = match self.merge_of(vals[lu], vals[ru]) {
+                Some((cur, new_id)) if cur == rank => new_id,
+                _ => continue, // stale
+            };
             vals[lu] = new_id;
             vals[ru] = NONE;
             let after = next[ru];
             next[lu] = after;
             if after != NONE {
                 prev[after as usize] = l;
-                push(&mut heap, &vals, l, after);
+                if let Some((rk, _)) = self.merge_of(new_id, vals[after as usize]) {
+                    heap.push(key(rk, l));
+                }
             }
             let before = prev[lu];
             if before != NONE {
-                push(&mut heap, &vals, before, l);
+                if let Some((rk, _)) = self.merge_of(vals[before as usize], new_id) {
+                    heap.push(key(rk, before));
+                }
             }
         }
         let mut i = 0u32;
@@ -187,7 +202,12 @@ mod tests {
     #[test]
     fn large_equals_small() {
         let m = model();
-        let text: Vec<u8> = b"abcabababcbcbcaabbcc".iter().cycle().take(60).copied().collect();
+        let text: Vec<u8> = b"abcabababcbcbcaabbcc"
+            .iter()
+            .cycle()
+            .take(60)
+            .copied()
+            .collect();
         let (mut a, mut b) = (vec![], vec![]);
         m.merge_small(&text, &mut a);
         m.merge_large(&text, &mut b);

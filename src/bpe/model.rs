@@ -47,7 +47,10 @@ impl BpeModel {
                      merges must only combine base bytes or earlier merges"
                 )));
             }
-            if map.insert(pair_key(left, right), ((rank as u64) << 32) | new_id as u64).is_some() {
+            if map
+                .insert(pair_key(left, right), ((rank as u64) << 32) | new_id as u64)
+                .is_some()
+            {
                 return Err(CoreError::Artifact(format!(
                     "merge ({left}, {right}) appears twice (second time at rank {rank}); \
                      remove the duplicate merge"
@@ -115,6 +118,8 @@ impl BpeModel {
 
     #[inline]
     pub fn merge_of(&self, left: u32, right: u32) -> Option<(u32, u32)> {
-        self.merges.get(&pair_key(left, right)).map(|&v| ((v >> 32) as u32, v as u32))
+        self.merges
+            .get(&pair_key(left, right))
+            .map(|&v| ((v >> 32) as u32, v as u32))
     }
 }

@@ -8,7 +8,7 @@
 //! The heap order is total — (score, tie-break key) — so the merge sequence does not
 //! depend on thread count, hash-map order or document order.
 
-use std::cmp::Ordering;
+use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 
@@ -62,30 +62,42 @@ pub struct TrainConfig {
     pub tie_break: TieBreak,
 }
 
+/// subword-nmt heap entry: score, then the larger (left bytes, right bytes) wins.
 #[derive(PartialEq, Eq)]
-struct Entry {
+struct BytesEntry {
     score: u64,
+    bytes: (Arc<[u8]>, Arc<[u8]>),
     pair: u64,
-    /// Piece bytes of (left, right), only for the subword-nmt tie-break.
-    bytes: Option<(Arc<[u8]>, Arc<[u8]>)>,
 }
 
-impl Ord for Entry {
+impl Ord for BytesEntry {
     fn cmp(&self, other: &Self) -> Ordering {
         self.score
             .cmp(&other.score)
-            .then_with(|| match (&self.bytes, &other.bytes) {
-                (Some(a), Some(b)) => a.cmp(b),
-                _ => Ordering::Equal,
-            })
-            // Max-heap: the smaller pair key must compare greater.
+            .then_with(|| self.bytes.cmp(&other.bytes))
             .then_with(|| other.pair.cmp(&self.pair))
     }
 }
 
-impl PartialOrd for Entry {
+impl PartialOrd for BytesEntry {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
+    }
+}
+
+/// Max-heap of (score, pair) under the configured tie-break. The default rule needs no
+/// bytes, so its entries are 16 bytes: the heap is the trainer's largest structure.
+enum PairHeap {
+    Ids(BinaryHeap<(u64, Reverse<u64>)>),
+    Bytes(BinaryHeap<BytesEntry>),
+}
+
+impl PairHeap {
+    fn pop(&mut self) -> Option<(u64, u64)> {
+        match self {
+            PairHeap::Ids(h) => h.pop().map(|(s, Reverse(p))| (s, p)),
+            PairHeap::Bytes(h) => h.pop().map(|e| (e.score, e.pair)),
+        }
     }
 }
 
@@ -97,7 +109,7 @@ pub struct Trainer {
     freq: Vec<u64>,
     scores: FxHashMap<u64, i64>,
     units_of: FxHashMap<u64, Vec<u32>>,
-    heap: BinaryHeap<Entry>,
+    heap: PairHeap,
     pieces: Vec<Arc<[u8]>>,
     delta: FxHashMap<u64, i64>,
     pub merges: Vec<(u32, u32)>,
@@ -112,6 +124,7 @@ impl Trainer {
     pub fn new(counts: PretokenCounts, cfg: TrainConfig) -> Trainer {
         let n_units = counts.counts.len();
         let total: usize = counts.counts.keys().map(|k| k.len()).sum();
+        let tie_break = cfg.tie_break;
         let mut t = Trainer {
             cfg,
             syms: Vec::with_capacity(total),
@@ -120,7 +133,10 @@ impl Trainer {
             freq: Vec::with_capacity(n_units),
             scores: FxHashMap::default(),
             units_of: FxHashMap::default(),
-            heap: BinaryHeap::new(),
+            heap: match tie_break {
+                TieBreak::LowestPairIds => PairHeap::Ids(BinaryHeap::new()),
+                TieBreak::SubwordNmt => PairHeap::Bytes(BinaryHeap::new()),
+            },
             pieces: (0..=255u8).map(|b| Arc::from(vec![b])).collect(),
             delta: FxHashMap::default(),
             merges: Vec::new(),
@@ -156,14 +172,17 @@ impl Trainer {
     }
 
     fn push(&mut self, pair: u64, score: u64) {
-        let bytes = match self.cfg.tie_break {
-            TieBreak::LowestPairIds => None,
-            TieBreak::SubwordNmt => {
+        match &mut self.heap {
+            PairHeap::Ids(h) => h.push((score, Reverse(pair))),
+            PairHeap::Bytes(h) => {
                 let (l, r) = unpack(pair);
-                Some((self.pieces[l as usize].clone(), self.pieces[r as usize].clone()))
+                let bytes = (
+                    self.pieces[l as usize].clone(),
+                    self.pieces[r as usize].clone(),
+                );
+                h.push(BytesEntry { score, bytes, pair });
             }
-        };
-        self.heap.push(Entry { score, pair, bytes });
+        }
     }
 
     fn merged_len(&self, pair: u64) -> usize {
@@ -186,20 +205,32 @@ impl Trainer {
         if self.merges.len() >= self.cfg.max_merges {
             return Some(StopReason::VocabSizeReached);
         }
+        // Scores that went down were not re-pushed (most changes are decreases), so an
+        // entry may hold a score above the current one: re-push it with the current
+        // score. An entry below the current score is a leftover: when the score rose,
+        // a fresh entry was pushed.
         let (pair, score) = loop {
-            let Some(top) = self.heap.pop() else {
+            let Some((top_score, top_pair)) = self.heap.pop() else {
                 return Some(StopReason::NoPairsLeft);
             };
-            let current = self.scores.get(&top.pair).copied().unwrap_or(0);
-            if current <= 0 || current as u64 != top.score {
-                continue; // stale entry: a fresher one was pushed when the score changed
+            let current = self.scores.get(&top_pair).copied().unwrap_or(0);
+            if current <= 0 {
+                continue;
+            }
+            let current = current as u64;
+            if current < top_score {
+                self.push(top_pair, current);
+                continue;
+            }
+            if current > top_score {
+                continue;
             }
             if let Some(max) = self.cfg.max_token_length {
-                if self.merged_len(top.pair) > max {
+                if self.merged_len(top_pair) > max {
                     continue; // never eligible
                 }
             }
-            break (top.pair, current as u64);
+            break (top_pair, current);
         };
         if score < self.cfg.min_frequency {
             return Some(StopReason::BelowMinFrequency);
@@ -222,10 +253,10 @@ impl Trainer {
             let s = self.scores.entry(p).or_insert(0);
             *s += d;
             let s = *s;
-            if s > 0 {
-                self.push(p, s as u64);
-            } else {
+            if s <= 0 {
                 self.scores.remove(&p);
+            } else if d > 0 {
+                self.push(p, s as u64);
             }
         }
         self.merges.push((a, b));

@@ -29,7 +29,10 @@ impl Builtin {
 
     /// Calls `emit(start, end)` (byte offsets) for every pre-token of `text`, in order.
     pub fn split(self, text: &str, mut emit: impl FnMut(usize, usize)) {
-        let s = Scanner { b: text.as_bytes(), c: classes() };
+        let s = Scanner {
+            b: text.as_bytes(),
+            c: classes(),
+        };
         let mut i = 0;
         while i < s.b.len() {
             let end = match self {
@@ -278,7 +281,11 @@ impl<'a> Scanner<'a> {
         if f & N != 0 {
             return self.numbers3(i);
         }
-        let punct_start = if c == ' ' && Self::is_other(f2, l2) { i + l } else { i };
+        let punct_start = if c == ' ' && Self::is_other(f2, l2) {
+            i + l
+        } else {
+            i
+        };
         let (pf, pl, _) = self.cls(punct_start);
         if Self::is_other(pf, pl) {
             let e = self.run_other(punct_start);
@@ -299,13 +306,19 @@ impl<'a> Scanner<'a> {
         let (f, l, c) = self.cls(i);
         let with_prefix = Self::is_prefix(f, l, c);
         // Alternative 1: prefix? U* W+ contraction?
-        for start in [with_prefix.then_some(i + l), Some(i)].into_iter().flatten() {
+        for start in [with_prefix.then_some(i + l), Some(i)]
+            .into_iter()
+            .flatten()
+        {
             if let Some(e) = self.o200k_lower(start) {
                 return self.o200k_suffix(e);
             }
         }
         // Alternative 2: prefix? U+ W* contraction?
-        for start in [with_prefix.then_some(i + l), Some(i)].into_iter().flatten() {
+        for start in [with_prefix.then_some(i + l), Some(i)]
+            .into_iter()
+            .flatten()
+        {
             let (fs, ls, _) = self.cls(start);
             if ls > 0 && fs & U_SET != 0 {
                 let u_end = self.run(start, U_SET);
@@ -317,7 +330,11 @@ impl<'a> Scanner<'a> {
             return self.numbers3(i);
         }
         let (f2, l2, _) = self.cls(i + l);
-        let punct_start = if c == ' ' && Self::is_other(f2, l2) { i + l } else { i };
+        let punct_start = if c == ' ' && Self::is_other(f2, l2) {
+            i + l
+        } else {
+            i
+        };
         let (pf, pl, _) = self.cls(punct_start);
         if Self::is_other(pf, pl) {
             let e = self.run_other(punct_start);

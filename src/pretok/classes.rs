@@ -47,7 +47,12 @@ impl Classes {
         let block_index: Vec<u16> = (0..0x1100).map(|i| read_u16(RAW, at + 2 * i)).collect();
         at += 2 * 0x1100;
         let blocks = &RAW[at..at + n_blocks * 256];
-        let mut c = Classes { class_flags, block_index, blocks, ascii: [0; 128] };
+        let mut c = Classes {
+            class_flags,
+            block_index,
+            blocks,
+            ascii: [0; 128],
+        };
         for b in 0..128u32 {
             c.ascii[b as usize] = c.lookup(b);
         }
