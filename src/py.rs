@@ -42,7 +42,8 @@ fn in_pool<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Send) -> PyR
         None | Some(0) => return Ok(f()),
         Some(n) => n,
     };
-    static POOLS: OnceLock<Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>> = OnceLock::new();
+    type Pools = Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>;
+    static POOLS: OnceLock<Pools> = OnceLock::new();
     let pool = {
         let mut pools = POOLS
             .get_or_init(|| Mutex::new(Vec::new()))

@@ -87,8 +87,8 @@ impl BpeModel {
                 .copied()
                 .unwrap_or(u64::MAX)
         };
-        for i in 0..n - 1 {
-            ranks[i] = rank_at(&syms, i);
+        for (i, slot) in ranks.iter_mut().enumerate().take(n - 1) {
+            *slot = rank_at(&syms, i);
         }
         loop {
             let mut best = u64::MAX;
