@@ -270,10 +270,14 @@ impl BpeCore {
     }
 }
 
+type CountJob = std::thread::JoinHandle<(PretokenCounts, Result<(), CoreError>)>;
+
 #[pyclass(module = "tokenpact._native")]
 struct BpeTrainer {
-    pretok: Pretokenizer,
+    pretok: Arc<Pretokenizer>,
     counts: Option<PretokenCounts>,
+    /// Counting of the previous batch, running while Python prepares the next one.
+    pending: Option<CountJob>,
     trainer: Option<Trainer>,
     max_merges: usize,
     min_frequency: u64,
@@ -298,8 +302,9 @@ impl BpeTrainer {
         threads: Option<usize>,
     ) -> PyResult<Self> {
         Ok(BpeTrainer {
-            pretok: Pretokenizer::new(name, pattern).map_err(|e| to_py(py, e))?,
+            pretok: Arc::new(Pretokenizer::new(name, pattern).map_err(|e| to_py(py, e))?),
             counts: Some(PretokenCounts::default()),
+            pending: None,
             trainer: None,
             max_merges,
             min_frequency,
@@ -309,15 +314,33 @@ impl BpeTrainer {
         })
     }
 
+    /// Counts a batch in the background; returns as soon as the batch is handed over.
     fn add_texts(&mut self, py: Python<'_>, texts: Vec<PyBackedStr>) -> PyResult<()> {
-        let threads = self.threads;
-        let pretok = &self.pretok;
-        let counts = self
-            .counts
-            .as_mut()
-            .ok_or_else(|| PyRuntimeError::new_err("training already started; add input before"))?;
-        py.detach(|| in_pool(threads, || counts.add_texts(pretok, &texts)))?
-            .map_err(|e| to_py(py, e))
+        self.finish_pending(py)?;
+        let mut counts = self.counts.take().ok_or_else(|| {
+            PyRuntimeError::new_err("training already started; add input before")
+        })?;
+        let owned: Vec<String> = py.detach(|| texts.iter().map(|t| t.to_string()).collect());
+        let (threads, pretok) = (self.threads, self.pretok.clone());
+        self.pending = Some(std::thread::spawn(move || {
+            let result = match in_pool(threads, || counts.add_texts(&pretok, &owned)) {
+                Ok(r) => r,
+                Err(e) => Err(CoreError::InvalidInput(e.to_string())),
+            };
+            (counts, result)
+        }));
+        Ok(())
+    }
+
+    fn finish_pending(&mut self, py: Python<'_>) -> PyResult<()> {
+        if let Some(job) = self.pending.take() {
+            let joined = py.detach(|| job.join());
+            let (counts, result) = joined
+                .map_err(|_| PyRuntimeError::new_err("pre-token counting thread panicked"))?;
+            self.counts = Some(counts);
+            result.map_err(|e| to_py(py, e))?;
+        }
+        Ok(())
     }
 
     /// Reads files in Rust; `formats[i]` is "text" or "jsonl".
@@ -352,7 +375,8 @@ impl BpeTrainer {
     }
 
     /// (documents, bytes, multiset digest hex, distinct pre-tokens).
-    fn corpus_stats(&self) -> PyResult<(u64, u64, String, usize)> {
+    fn corpus_stats(&mut self, py: Python<'_>) -> PyResult<(u64, u64, String, usize)> {
+        self.finish_pending(py)?;
         let c = self
             .counts
             .as_ref()
@@ -361,6 +385,7 @@ impl BpeTrainer {
     }
 
     fn start(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.finish_pending(py)?;
         let counts = self
             .counts
             .take()

@@ -1,0 +1,5 @@
+"""The ``tokenpact`` command line: one module per command, wired up in :mod:`.main`."""
+
+from .main import cli, main
+
+__all__ = ["cli", "main"]

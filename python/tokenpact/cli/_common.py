@@ -1,0 +1,211 @@
+"""Shared CLI pieces: options, text input, error-to-exit-code mapping, small printers.
+
+Exit codes scripts can rely on: 0 success, 1 a tokenpact error (``error: <message>``
+on stderr, no traceback), 2 a usage error (click's own handling).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+import click
+
+from ..errors import ArtifactError, InvalidInputError, TokenpactError
+
+if TYPE_CHECKING:
+    from ..tokenizer import Tokenizer
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+
+
+class TokenpactGroup(click.Group):
+    """A click group that turns a :class:`TokenpactError` into ``error: ...`` and exit 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except TokenpactError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(EXIT_ERROR)
+
+
+def fail(message: str) -> NoReturn:
+    """Print ``error: message`` to stderr and exit 1 (for failures that are not exceptions)."""
+    click.echo(f"error: {message}", err=True)
+    raise click.exceptions.Exit(EXIT_ERROR)
+
+
+# ----------------------------------------------------------------------------- options
+
+
+def tokenizer_option(func: F) -> F:
+    return click.option(
+        "--tokenizer",
+        "-t",
+        "tokenizer_path",
+        required=True,
+        type=click.Path(path_type=Path),
+        help="Artifact directory written by `tokenpact train` / tok.save(), a tokenpact.json, "
+        "or another file tp.Tokenizer.load reads.",
+    )(func)
+
+
+def threads_option(func: F) -> F:
+    return click.option(
+        "--threads",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Worker threads (default: all cores). Results never depend on it.",
+    )(func)
+
+
+def progress_option(func: F) -> F:
+    return click.option(
+        "--progress/--no-progress",
+        default=None,
+        help="Show progress bars on stderr (default: only when stderr is a terminal).",
+    )(func)
+
+
+def text_input_options(func: F) -> F:
+    """``[TEXT]`` and ``--file``; with neither, the text is read from stdin."""
+    func = click.option(
+        "--file",
+        "-f",
+        "file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Read the text from this UTF-8 file (bytes kept exactly, CRLF included).",
+    )(func)
+    return click.argument("text", required=False)(func)
+
+
+def special_options(func: F) -> F:
+    func = click.option(
+        "--add-special-tokens",
+        is_flag=True,
+        help="Apply the tokenizer's post-processor (for example prepend BOS).",
+    )(func)
+    return click.option(
+        "--allowed-special",
+        "allowed_special",
+        multiple=True,
+        metavar="all|SPELLING",
+        help="Let these special-token spellings in the text become control IDs "
+        "(repeatable; 'all' for every special). By default they are ordinary text.",
+    )(func)
+
+
+def resolve_progress(flag: bool | None) -> bool:
+    """An explicit --progress/--no-progress wins; otherwise only on a terminal."""
+    return sys.stderr.isatty() if flag is None else flag
+
+
+def resolve_allowed_special(values: Sequence[str]) -> str | frozenset[str]:
+    """Map the repeatable option to the ``allowed_special`` argument of ``encode``."""
+    if "all" in values:
+        return "all"
+    return frozenset(values)
+
+
+# ----------------------------------------------------------------------------- input
+
+
+def read_text(text: str | None, file: Path | None) -> str:
+    """The text to process: the argument, the file, or stdin (decoded as UTF-8)."""
+    if text is not None and file is not None:
+        raise click.UsageError("pass the text as an argument or with --file, not both")
+    if text is not None:
+        return text
+    if file is not None:
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            raise InvalidInputError(
+                f"cannot read {file}: {exc.strerror or exc}; check the path"
+            ) from exc
+        return decode_utf8(data, str(file))
+    return decode_utf8(sys.stdin.buffer.read(), "stdin")
+
+
+def decode_utf8(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(
+            f"{source} is not valid UTF-8 (byte {exc.start}); re-encode it as UTF-8"
+        ) from exc
+
+
+def load_tokenizer(path: Path) -> Tokenizer:
+    """Load a tokenizer, turning a missing path into a clear :class:`ArtifactError`."""
+    if not path.exists():
+        raise ArtifactError(
+            f"tokenizer path {path} does not exist; pass the directory written by "
+            "`tokenpact train --output DIR` (or tok.save(DIR))"
+        )
+    import tokenpact as tp
+
+    return tp.Tokenizer.load(path)
+
+
+def progress_bar(
+    items: Iterable[T], *, total: int | None, desc: str, enabled: bool, unit: str = "doc"
+) -> Iterator[T]:
+    """A tqdm bar on stderr, or the plain iterable when disabled."""
+    if not enabled:
+        return iter(items)
+    from tqdm import tqdm
+
+    return iter(tqdm(items, total=total, desc=desc, unit=unit, file=sys.stderr, leave=False))
+
+
+# ----------------------------------------------------------------------------- output
+
+
+def echo_rows(rows: Sequence[tuple[str, str]], indent: str = "  ", width: int = 0) -> None:
+    """Print ``label  value`` rows with the labels aligned (to at least ``width``)."""
+    width = max([width, *(len(label) for label, _ in rows)])
+    for label, value in rows:
+        click.echo(f"{indent}{label.ljust(width)}  {value}")
+
+
+def escape_piece(piece: bytes) -> str:
+    """Readable form of a token's bytes: printable text as is, anything else escaped.
+
+    Bytes that are not valid UTF-8 on their own (half of a multi-byte character) show
+    as ``\\xNN``, so a split character is visible instead of a replacement character.
+    """
+    out = []
+    for char in piece.decode("utf-8", "surrogateescape"):
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif char == "\\":
+            out.append("\\\\")
+        elif char.isprintable():
+            out.append(char)
+        else:
+            out.append(repr(char)[1:-1])
+    return "".join(out)
+
+
+def fmt_bytes(n: int) -> str:
+    """Human-readable size in decimal units (matches the MB/s figures)."""
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f} MB"
+    if n >= 1_000:
+        return f"{n / 1_000:.1f} kB"
+    return f"{n} B"
+
+
+def fmt_seconds(seconds: float) -> str:
+    return f"{seconds:.2f} s"

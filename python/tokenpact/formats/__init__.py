@@ -1,0 +1,1 @@
+"""Tokenizer file formats: the native artifact and the formats of peer libraries."""

@@ -1,0 +1,543 @@
+"""The native artifact: ``tokenpact.json``, a versioned JSON description of a tokenizer.
+
+The file holds everything encoding depends on (pre-tokenizer pattern, merges or ranks,
+vocabulary, special tokens, post-processor, decoder) plus the training record. The
+loader trusts nothing: every invariant the encoder relies on is checked here, so a
+damaged or hand-edited file fails with an :class:`~tokenpact.errors.ArtifactError`
+that names the file, the field and the fix instead of producing wrong IDs later.
+
+Example::
+
+    art = NativeArtifact.from_merges(pattern=PATTERNS["gpt4"], pattern_name="gpt4",
+                                     merges=[(97, 98)])
+    write_native("out/my-tok", art)          # -> out/my-tok/tokenpact.json
+    art = read_native("out/my-tok")
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+import regex
+
+from .._io import atomic_write_text
+from ..errors import ArtifactError
+from ..patterns import PATTERNS
+from ..special import ROLES
+
+FILENAME = "tokenpact.json"
+FORMAT = "tokenpact.tokenizer"
+FORMAT_VERSION = 1
+MERGE_RANKS = "merge_ranks"
+TIKTOKEN_RANKS = "tiktoken_ranks"
+# IDs cross the Rust boundary as uint32.
+MAX_ID = 2**32 - 1
+
+_REMAKE = "re-create the artifact with tok.save() instead of editing it by hand"
+_SAVE_BUG = "the code that built this artifact is inconsistent; please report it as a bug"
+_HEX = re.compile(r"(?:[0-9a-f]{2})+")
+_TOP_KEYS = {
+    "format",
+    "format_version",
+    "pre_tokenizer",
+    "model",
+    "special_tokens",
+    "post_processor",
+    "decoder",
+    "training",
+}
+
+
+@dataclass(frozen=True)
+class NativeSpecialToken:
+    """A special token as stored in the artifact: its ID, spelling and role."""
+
+    id: int
+    content: str
+    role: str = "reserved"
+
+
+@dataclass
+class NativeArtifact:
+    """In-memory form of ``tokenpact.json``.
+
+    ``semantics`` selects the model: ``"merge_ranks"`` uses ``merges`` (rank order, new
+    id = 256 + rank) and ``vocab`` (bytes per id, ``256 + len(merges)`` entries);
+    ``"tiktoken_ranks"`` uses ``ranks`` (bytes per id, id == rank).
+    """
+
+    pattern: str
+    pattern_name: str | None = None
+    semantics: str = MERGE_RANKS
+    merges: list[tuple[int, int]] = field(default_factory=list)
+    vocab: list[bytes] = field(default_factory=list)
+    ranks: list[bytes] = field(default_factory=list)
+    special_tokens: list[NativeSpecialToken] = field(default_factory=list)
+    post_processor: dict[str, Any] | None = None
+    decoder: dict[str, Any] = field(default_factory=lambda: {"type": "byte_level"})
+    training: dict[str, Any] | None = None
+
+    @classmethod
+    def from_merges(
+        cls, *, pattern: str, merges: Sequence[tuple[int, int]], **kwargs: Any
+    ) -> NativeArtifact:
+        """Build a ``merge_ranks`` artifact, deriving the vocabulary from the merges."""
+        merge_list = [(int(left), int(right)) for left, right in merges]
+        return cls(
+            pattern=pattern,
+            semantics=MERGE_RANKS,
+            merges=merge_list,
+            vocab=vocab_from_merges(merge_list),
+            **kwargs,
+        )
+
+    @property
+    def model_size(self) -> int:
+        """Number of IDs owned by the model (special tokens live at or above this)."""
+        if self.semantics == TIKTOKEN_RANKS:
+            return len(self.ranks)
+        return 256 + len(self.merges)
+
+
+def vocab_from_merges(merges: Sequence[tuple[int, int]]) -> list[bytes]:
+    """Bytes of every id: 256 single bytes, then one concatenation per merge."""
+    vocab = [bytes([b]) for b in range(256)]
+    for rank, (left, right) in enumerate(merges):
+        if not (0 <= left < 256 + rank and 0 <= right < 256 + rank):
+            raise ArtifactError(
+                f"merge {rank} ({left}, {right}) references an id that does not exist yet; "
+                "merges may only use base bytes or earlier merges"
+            )
+        vocab.append(vocab[left] + vocab[right])
+    return vocab
+
+
+def native_path(path: str | os.PathLike[str]) -> Path:
+    """Resolve a directory (existing, or a new path without ``.json``) to ``dir/tokenpact.json``."""
+    target = Path(path)
+    if target.is_dir():
+        return target / FILENAME
+    if target.exists() or target.suffix.lower() == ".json":
+        return target
+    return target / FILENAME
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def _artifact_to_obj(a: NativeArtifact) -> dict[str, Any]:
+    model: dict[str, Any] = {"type": "byte_bpe", "semantics": a.semantics}
+    if a.semantics == TIKTOKEN_RANKS:
+        model["ranks"] = [base64.b64encode(piece).decode("ascii") for piece in a.ranks]
+    else:
+        model["merges"] = [[left, right] for left, right in a.merges]
+        model["vocab"] = [piece.hex() for piece in a.vocab]
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "pre_tokenizer": {"type": "regex_split", "name": a.pattern_name, "pattern": a.pattern},
+        "model": model,
+        "special_tokens": [
+            {"id": t.id, "content": t.content, "role": t.role} for t in a.special_tokens
+        ],
+        "post_processor": a.post_processor,
+        "decoder": a.decoder,
+        "training": a.training,
+    }
+
+
+def _dump(value: Any, indent: str) -> str:
+    """Sorted-key JSON where lists of scalars (or of short scalar lists) get one item a line.
+
+    ``json.dumps(indent=2)`` would spend four lines on every merge pair; one entry per
+    line keeps large artifacts compact and diffs readable.
+    """
+    inner = indent + "  "
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [
+            f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_dump(value[k], inner)}"
+            for k in sorted(value)
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[]"
+        flat = all(_is_flat(v) for v in value)
+        items = [f"{inner}{_scalar(v) if flat else _dump(v, inner)}" for v in value]
+        return "[\n" + ",\n".join(items) + "\n" + indent + "]"
+    return _scalar(value)
+
+
+def _is_flat(value: Any) -> bool:
+    if isinstance(value, (list, tuple)):
+        return all(not isinstance(v, (list, tuple, dict)) for v in value)
+    return not isinstance(value, dict)
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_scalar(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+def artifact_to_json(a: NativeArtifact) -> str:
+    """Serialize after validation: sorted keys, 2-space indent, UTF-8 text, trailing newline."""
+    obj = _artifact_to_obj(a)
+    try:
+        text = _dump(obj, "") + "\n"
+    except (TypeError, ValueError) as exc:
+        raise ArtifactError(
+            f"cannot serialize the artifact: {exc}; the training record and post-processor "
+            "must hold only JSON values (str, int, finite float, bool, None, lists, dicts)"
+        ) from exc
+    # Refuse to write a file that read_native would reject.
+    _Validator("artifact being saved", _SAVE_BUG).artifact(json.loads(text))
+    return text
+
+
+def write_native(path: str | os.PathLike[str], a: NativeArtifact) -> Path:
+    """Validate and atomically write ``a``; ``path`` may be a directory. Returns the file path."""
+    target = native_path(path)
+    atomic_write_text(target, artifact_to_json(a))
+    return target
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def read_native(path: str | os.PathLike[str]) -> NativeArtifact:
+    """Read and fully validate ``tokenpact.json`` (or a directory holding it)."""
+    target = native_path(path)
+    if not target.exists():
+        where = f"{path} has no {FILENAME}" if Path(path).is_dir() else f"{target} does not exist"
+        raise ArtifactError(
+            f"{where}; pass a directory written by tok.save() / `tokenpact train` "
+            f"or the path of its {FILENAME}"
+        )
+    try:
+        raw = target.read_bytes()
+    except OSError as exc:
+        raise ArtifactError(
+            f"{target}: cannot read the file ({exc.strerror or exc}); check the path and "
+            "its permissions"
+        ) from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ArtifactError(
+            f"{target}: not UTF-8 text (byte {exc.start}); the file is damaged, {_REMAKE}"
+        ) from exc
+    try:
+        obj = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except json.JSONDecodeError as exc:
+        raise ArtifactError(
+            f"{target}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
+            f"the file is damaged or truncated, {_REMAKE}"
+        ) from exc
+    except _DuplicateKey as exc:
+        raise ArtifactError(
+            f"{target}: key {exc.args[0]!r} appears twice in one object; keep one, or {_REMAKE}"
+        ) from exc
+    return _Validator(str(target)).artifact(obj)
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKey(key)
+        result[key] = value
+    return result
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class _Validator:
+    """Checks a parsed JSON object and builds the artifact; every failure names the field."""
+
+    def __init__(self, source: str, default_fix: str = _REMAKE) -> None:
+        self.source = source
+        self.default_fix = default_fix
+
+    def fail(self, where: str, problem: str, fix: str | None = None) -> NoReturn:
+        raise ArtifactError(f"{self.source}: {where}: {problem}; {fix or self.default_fix}")
+
+    def obj(
+        self,
+        value: Any,
+        where: str,
+        required: set[str],
+        optional: frozenset[str] | set[str] = frozenset(),
+    ) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            self.fail(where, f"expected a JSON object, found {type(value).__name__}")
+        missing = sorted(required - value.keys())
+        if missing:
+            self.fail(where, f"missing field {missing[0]!r}")
+        unknown = sorted(value.keys() - required - optional)
+        if unknown:
+            self.fail(
+                where,
+                f"unknown field {unknown[0]!r}",
+                "remove it, or upgrade tokenpact if a newer version wrote this file",
+            )
+        return value
+
+    def string(self, value: Any, where: str, *, nonempty: bool = True) -> str:
+        if not isinstance(value, str):
+            self.fail(where, f"expected a string, found {type(value).__name__}")
+        if nonempty and not value:
+            self.fail(where, "must not be empty")
+        return value
+
+    def list_(self, value: Any, where: str) -> list[Any]:
+        if not isinstance(value, list):
+            self.fail(where, f"expected a JSON array, found {type(value).__name__}")
+        return value
+
+    def artifact(self, top: Any) -> NativeArtifact:
+        if not isinstance(top, dict):
+            self.fail("top level", f"expected a JSON object, found {type(top).__name__}")
+        if top.get("format") != FORMAT:
+            self.fail(
+                "format",
+                f"is {top.get('format')!r}, expected {FORMAT!r}: this is not a tokenpact artifact",
+                "load Hugging Face tokenizer.json or *.tiktoken files with tp.Tokenizer.load "
+                "on that file instead",
+            )
+        version = top.get("format_version")
+        if not isinstance(version, int) or isinstance(version, bool):
+            self.fail("format_version", f"expected an integer, found {version!r}")
+        if version != FORMAT_VERSION:
+            fix = (
+                "upgrade tokenpact to read it"
+                if version > FORMAT_VERSION
+                else "re-save it with a tokenpact that writes version 1"
+            )
+            self.fail("format_version", f"version {version} is not supported (this reads 1)", fix)
+        self.obj(top, "top level", _TOP_KEYS)
+
+        pattern_name, pattern = self.pre_tokenizer(top["pre_tokenizer"])
+        model = self.obj(top["model"], "model", {"type", "semantics"}, {"merges", "vocab", "ranks"})
+        if model["type"] != "byte_bpe":
+            self.fail("model.type", f"is {model['type']!r}; only 'byte_bpe' is supported")
+        semantics = model["semantics"]
+        art = NativeArtifact(pattern=pattern, pattern_name=pattern_name, semantics=semantics)
+        if semantics == MERGE_RANKS:
+            self.obj(model, "model", {"type", "semantics", "merges", "vocab"})
+            art.merges = self.merges(model["merges"])
+            art.vocab = self.vocab(model["vocab"], art.merges)
+        elif semantics == TIKTOKEN_RANKS:
+            self.obj(model, "model", {"type", "semantics", "ranks"})
+            art.ranks = self.ranks(model["ranks"])
+        else:
+            self.fail(
+                "model.semantics",
+                f"is {semantics!r}; expected {MERGE_RANKS!r} or {TIKTOKEN_RANKS!r}",
+            )
+        art.special_tokens = self.special_tokens(top["special_tokens"], art.model_size)
+        art.post_processor = self.post_processor(top["post_processor"], art.special_tokens)
+        decoder = self.obj(top["decoder"], "decoder", {"type"})
+        if decoder["type"] != "byte_level":
+            self.fail("decoder.type", f"is {decoder['type']!r}; only 'byte_level' is supported")
+        art.decoder = dict(decoder)
+        training = top["training"]
+        if training is not None and not isinstance(training, dict):
+            self.fail("training", f"expected an object or null, found {type(training).__name__}")
+        art.training = training
+        return art
+
+    def pre_tokenizer(self, value: Any) -> tuple[str | None, str]:
+        pre = self.obj(value, "pre_tokenizer", {"type", "name", "pattern"})
+        if pre["type"] != "regex_split":
+            self.fail("pre_tokenizer.type", f"is {pre['type']!r}; only 'regex_split' is supported")
+        pattern = self.string(pre["pattern"], "pre_tokenizer.pattern")
+        name = pre["name"]
+        if name is not None:
+            self.string(name, "pre_tokenizer.name")
+            if name not in PATTERNS:
+                self.fail(
+                    "pre_tokenizer.name",
+                    f"unknown built-in pattern {name!r} (known: {', '.join(sorted(PATTERNS))})",
+                    "set it to null to use the stored regex as a custom pattern",
+                )
+            if PATTERNS[name] != pattern:
+                self.fail(
+                    "pre_tokenizer.pattern",
+                    f"differs from the built-in {name!r} pattern",
+                    "restore the built-in pattern, or set name to null if the regex is custom",
+                )
+        try:
+            regex.compile(pattern)
+        except regex.error as exc:
+            self.fail("pre_tokenizer.pattern", f"is not a valid regex ({exc})")
+        return name, pattern
+
+    def merges(self, value: Any) -> list[tuple[int, int]]:
+        items = self.list_(value, "model.merges")
+        merges: list[tuple[int, int]] = []
+        for rank, item in enumerate(items):
+            where = f"model.merges[{rank}]"
+            if not (isinstance(item, list) and len(item) == 2 and all(map(_is_int, item))):
+                self.fail(where, f"expected a pair of integer ids [left, right], found {item!r}")
+            left, right = item
+            limit = 256 + rank
+            # Ranks are the list order, so a parent must be a byte or an earlier merge.
+            for side, part in (("left", left), ("right", right)):
+                if part < 0 or part >= limit:
+                    self.fail(
+                        where,
+                        f"{side} id {part} is not a base byte or an earlier merge "
+                        f"(must be in 0..{limit - 1}); merges must be in rank order",
+                    )
+            merges.append((left, right))
+        return merges
+
+    def vocab(self, value: Any, merges: list[tuple[int, int]]) -> list[bytes]:
+        items = self.list_(value, "model.vocab")
+        expected = 256 + len(merges)
+        if len(items) != expected:
+            self.fail(
+                "model.vocab",
+                f"has {len(items)} entries but 256 bytes + {len(merges)} merges need {expected}",
+            )
+        vocab: list[bytes] = []
+        for i, item in enumerate(items):
+            if not (isinstance(item, str) and _HEX.fullmatch(item)):
+                self.fail(
+                    f"model.vocab[{i}]",
+                    f"expected non-empty lowercase hex of the piece bytes, found {item!r}",
+                )
+            vocab.append(bytes.fromhex(item))
+        for b in range(256):
+            if vocab[b] != bytes([b]):
+                self.fail(
+                    f"model.vocab[{b}]",
+                    f"base id {b} must be the single byte {b:02x}, found {vocab[b].hex()}",
+                )
+        seen: dict[bytes, int] = {}
+        for rank, (left, right) in enumerate(merges):
+            new_id = 256 + rank
+            piece = vocab[new_id]
+            if piece != vocab[left] + vocab[right]:
+                self.fail(
+                    f"model.vocab[{new_id}]",
+                    f"is {piece.hex()} but merge {rank} ({left}, {right}) makes "
+                    f"{(vocab[left] + vocab[right]).hex()}",
+                )
+            if piece in seen:
+                self.fail(
+                    f"model.vocab[{new_id}]",
+                    f"piece {piece.hex()} duplicates id {seen[piece]}: two merges make the "
+                    "same bytes",
+                )
+            seen[piece] = new_id
+        return vocab
+
+    def ranks(self, value: Any) -> list[bytes]:
+        items = self.list_(value, "model.ranks")
+        ranks: list[bytes] = []
+        seen: dict[bytes, int] = {}
+        for i, item in enumerate(items):
+            where = f"model.ranks[{i}]"
+            if not isinstance(item, str) or not item:
+                self.fail(where, f"expected non-empty base64 of the piece bytes, found {item!r}")
+            try:
+                piece = base64.b64decode(item, validate=True)
+            except (binascii.Error, ValueError):
+                self.fail(where, f"{item!r} is not valid base64")
+            if not piece:
+                self.fail(where, "decodes to an empty piece")
+            if piece in seen:
+                self.fail(where, f"piece {piece.hex()} duplicates rank {seen[piece]}")
+            seen[piece] = i
+            ranks.append(piece)
+        missing = [b for b in range(256) if bytes([b]) not in seen]
+        if missing:
+            self.fail(
+                "model.ranks",
+                f"{len(missing)} single bytes have no rank (first: {missing[0]:02x}); byte-level "
+                "BPE needs all 256 so that any text can be encoded",
+            )
+        return ranks
+
+    def special_tokens(self, value: Any, model_size: int) -> list[NativeSpecialToken]:
+        items = self.list_(value, "special_tokens")
+        tokens: list[NativeSpecialToken] = []
+        by_id: dict[int, str] = {}
+        by_content: set[str] = set()
+        roles: dict[str, str] = {}
+        for i, item in enumerate(items):
+            where = f"special_tokens[{i}]"
+            tok = self.obj(item, where, {"id", "content", "role"})
+            token_id, role = tok["id"], tok["role"]
+            content = self.string(tok["content"], f"{where}.content")
+            if not _is_int(token_id):
+                self.fail(f"{where}.id", f"expected an integer, found {token_id!r}")
+            if token_id < model_size:
+                self.fail(
+                    f"{where}.id",
+                    f"{content!r} has id {token_id}, inside the model's ids 0..{model_size - 1}",
+                    f"special ids must come after the vocabulary; {self.default_fix}",
+                )
+            if token_id > MAX_ID:
+                self.fail(f"{where}.id", f"{content!r} has id {token_id}, above {MAX_ID}")
+            if token_id in by_id:
+                self.fail(
+                    f"{where}.id",
+                    f"{content!r} reuses id {token_id} of {by_id[token_id]!r}",
+                )
+            if content in by_content:
+                self.fail(f"{where}.content", f"{content!r} is declared twice")
+            if role not in ROLES:
+                self.fail(
+                    f"{where}.role",
+                    f"unknown role {role!r}",
+                    f"use one of {', '.join(ROLES)}",
+                )
+            if role != "reserved" and role in roles:
+                self.fail(
+                    f"{where}.role",
+                    f"role {role!r} is already held by {roles[role]!r}",
+                    "give each role to one token (extra ones can be 'reserved')",
+                )
+            by_id[token_id] = content
+            by_content.add(content)
+            roles[role] = content
+            tokens.append(NativeSpecialToken(token_id, content, role))
+        return tokens
+
+    def post_processor(
+        self, value: Any, specials: list[NativeSpecialToken]
+    ) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        post = self.obj(value, "post_processor", {"type", "token"})
+        if post["type"] != "prepend_bos":
+            self.fail(
+                "post_processor.type", f"is {post['type']!r}; only 'prepend_bos' is supported"
+            )
+        token = self.string(post["token"], "post_processor.token")
+        if token not in {t.content for t in specials}:
+            self.fail(
+                "post_processor.token",
+                f"{token!r} is not a declared special token",
+                "declare it in special_tokens or set post_processor to null",
+            )
+        return dict(post)
