@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use numpy::{IntoPyArray, PyArray1};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -242,8 +242,13 @@ impl BpeCore {
         Ok((ids.into_pyarray(py), offsets.into_pyarray(py)))
     }
 
-    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = self.inner.decode_bytes(&ids).map_err(|e| to_py(py, e))?;
+    fn decode_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        ids: PyReadonlyArray1<'py, u32>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let ids = ids.as_slice()?;
+        let bytes = self.inner.decode_bytes(ids).map_err(|e| to_py(py, e))?;
         Ok(PyBytes::new(py, &bytes))
     }
 
@@ -317,9 +322,10 @@ impl BpeTrainer {
     /// Counts a batch in the background; returns as soon as the batch is handed over.
     fn add_texts(&mut self, py: Python<'_>, texts: Vec<PyBackedStr>) -> PyResult<()> {
         self.finish_pending(py)?;
-        let mut counts = self.counts.take().ok_or_else(|| {
-            PyRuntimeError::new_err("training already started; add input before")
-        })?;
+        let mut counts = self
+            .counts
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("training already started; add input before"))?;
         let owned: Vec<String> = py.detach(|| texts.iter().map(|t| t.to_string()).collect());
         let (threads, pretok) = (self.threads, self.pretok.clone());
         self.pending = Some(std::thread::spawn(move || {

@@ -352,14 +352,23 @@ class Tokenizer:
         return _native.pretokenize(_text_arg(text), self._pattern, self._pattern_name)
 
     # ------------------------------------------------------------------ decoding
-    def _ids(self, ids: Iterable[int]) -> list[int]:
-        seq = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
-        for i in seq:
-            if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or i < 0 or i >= 2**32:
-                raise UnknownTokenError(
-                    f"{i!r} is not a token ID of this tokenizer (IDs are 0..{self.vocab_size - 1})"
-                )
-        return [int(i) for i in seq]
+    def _ids(self, ids: Iterable[int]) -> np.ndarray:
+        """Validated IDs as a contiguous uint32 array (vectorized: no per-ID Python loop)."""
+        arr = ids if isinstance(ids, np.ndarray) else np.asarray(list(ids))
+        if arr.size == 0:
+            return np.zeros(0, dtype=np.uint32)
+        if arr.ndim != 1 or arr.dtype.kind not in "iu":
+            bad = next((i for i in arr.ravel().tolist() if not isinstance(i, int)), arr.dtype)
+            raise UnknownTokenError(
+                f"token IDs must be a flat sequence of ints; got {bad!r}"
+            )
+        lo, hi = int(arr.min()), int(arr.max())
+        if lo < 0 or hi >= 2**32:
+            raise UnknownTokenError(
+                f"{lo if lo < 0 else hi} is not a token ID of this tokenizer "
+                f"(IDs are 0..{self.vocab_size - 1})"
+            )
+        return np.ascontiguousarray(arr, dtype=np.uint32)
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """Concatenated byte pieces of ``ids`` (no UTF-8 decoding)."""
@@ -384,7 +393,7 @@ class Tokenizer:
 
     def token_bytes(self, token_id: int) -> bytes:
         """Byte piece of one ID (a special token's spelling as UTF-8)."""
-        (i,) = self._ids([token_id])
+        i = int(self._ids([token_id])[0])
         piece = self._core.token_bytes(i)
         if piece is None:
             raise UnknownTokenError(
