@@ -60,7 +60,7 @@ class Tokenizer:
         core: Any,
         *,
         pattern: str,
-        semantics: Literal["merge_ranks", "tiktoken_ranks"],
+        semantics: Literal["merge_ranks", "merge_records", "tiktoken_ranks"],
         special_tokens: Sequence[tuple[SpecialToken, int]] = (),
         post_processor: dict[str, Any] | None = None,
         training: dict[str, Any] | None = None,
@@ -106,6 +106,40 @@ class Tokenizer:
             special_tokens=pairs,
             post_processor=post,
             training=training,
+        )
+
+    @classmethod
+    def from_merge_records(
+        cls,
+        records: Sequence[tuple[int, int, int]],
+        *,
+        vocab: Sequence[bytes],
+        pattern: str = "gpt4",
+        special_tokens: Sequence[tuple[SpecialToken, int]] = (),
+        post_processor: dict[str, Any] | None = None,
+    ) -> Tokenizer:
+        """Build from explicit merge records ``(left, right, new_id)`` in rank order.
+
+        ``vocab[i]`` is the byte piece of ID ``i``; each record must satisfy
+        ``vocab[new_id] == vocab[left] + vocab[right]``. Selection is the dynamic
+        minimum ``(rank, position)`` of seed 0x07, so a rule may use an ID that a later
+        rank creates.
+        """
+        name, source = resolve_pattern(pattern)
+        pairs = [(t, int(i)) for t, i in special_tokens]
+        core = _native.BpeCore.from_records(
+            [bytes(v) for v in vocab],
+            [(int(a), int(b), int(c)) for a, b, c in records],
+            source,
+            name,
+            [(t.content, i) for t, i in pairs],
+        )
+        return cls(
+            core,
+            pattern=source,
+            semantics="merge_records",
+            special_tokens=pairs,
+            post_processor=post_processor,
         )
 
     @classmethod
@@ -435,6 +469,15 @@ class Tokenizer:
                 "semantics": "merge_ranks",
                 "merges": [list(m) for m in self._core.merges()],
                 "vocab": [bytes(p).hex() for p in self._core.vocab()],
+            }
+        elif self._semantics == "merge_records":
+            vocab = self.vocab()
+            records = self._core.merges()
+            model = {
+                "type": "byte_bpe",
+                "semantics": "merge_records",
+                "records": [[a, b, self._core.merge_result(a, b)] for a, b in records],
+                "vocab": [p.hex() for p in vocab],
             }
         else:
             import base64

@@ -74,6 +74,56 @@ impl BpeModel {
         })
     }
 
+    /// Explicit merge records `(left, right, new_id)` in rank order over a vocabulary of
+    /// byte pieces indexed by ID (Hugging Face files, or seed 0x07's improper dictionary).
+    /// Every single byte must have an ID; ancestry is checked: `new = left ++ right`.
+    pub fn from_records(vocab: Vec<Vec<u8>>, records: &[(u32, u32, u32)]) -> CoreResult<BpeModel> {
+        let n = vocab.len() as u32;
+        let mut byte_ids = [u32::MAX; 256];
+        for (id, piece) in vocab.iter().enumerate() {
+            if piece.len() == 1 && byte_ids[piece[0] as usize] == u32::MAX {
+                byte_ids[piece[0] as usize] = id as u32;
+            }
+        }
+        if let Some(b) = byte_ids.iter().position(|&id| id == u32::MAX) {
+            return Err(CoreError::Artifact(format!(
+                "byte 0x{b:02x} has no token; a byte-level vocabulary needs all 256 single bytes"
+            )));
+        }
+        let mut map = FxHashMap::default();
+        map.reserve(records.len());
+        for (rank, &(left, right, new_id)) in records.iter().enumerate() {
+            if left >= n || right >= n || new_id >= n {
+                return Err(CoreError::Artifact(format!(
+                    "merge rank {rank} ({left}, {right}) -> {new_id} uses an ID outside the \
+                     vocabulary of {n} pieces"
+                )));
+            }
+            let (l, r, m) = (
+                &vocab[left as usize],
+                &vocab[right as usize],
+                &vocab[new_id as usize],
+            );
+            if m.len() != l.len() + r.len() || !m.starts_with(l) || !m.ends_with(r) {
+                return Err(CoreError::Artifact(format!(
+                    "merge rank {rank}: piece {new_id} is not the concatenation of pieces \
+                     {left} and {right}; the merges do not match the vocabulary"
+                )));
+            }
+            // The first (lowest-rank) record of a pair wins, as in Hugging Face.
+            map.entry(pair_key(left, right))
+                .or_insert(((rank as u64) << 32) | new_id as u64);
+        }
+        Ok(BpeModel {
+            vocab,
+            merges: map,
+            merge_list: records.iter().map(|&(l, r, _)| (l, r)).collect(),
+            byte_ids,
+            whole_piece: None,
+            uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
     /// tiktoken ranks: `ranks[id]` is the byte piece whose rank (and ID) is `id`.
     pub fn from_ranks(ranks: Vec<Vec<u8>>) -> CoreResult<BpeModel> {
         let mut lookup: FxHashMap<Vec<u8>, u32> = FxHashMap::default();

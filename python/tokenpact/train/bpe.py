@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .. import _native
-from ..errors import ConfigError, TrainingError
+from ..errors import ConfigError, InvalidInputError, TrainingError
 from ..patterns import resolve_pattern
 from ..special import DEFAULT_SPECIAL_TOKENS, SpecialToken, normalize_special_tokens
 from ..tokenizer import Tokenizer
@@ -51,10 +51,20 @@ def _feed(trainer: Any, texts: Iterable[str]) -> None:
         batch.append(text)
         chars += len(text)
         if chars >= BATCH_CHARS or len(batch) >= BATCH_DOCS:
-            trainer.add_texts(batch)
+            _add(trainer, batch)
             batch, chars = [], 0
     if batch:
+        _add(trainer, batch)
+
+
+def _add(trainer: Any, batch: list[str]) -> None:
+    try:
         trainer.add_texts(batch)
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            f"a training document contains a lone surrogate ({exc.object[exc.start]!r}), "
+            "which is not valid Unicode; decode the source with errors='replace' or clean it"
+        ) from None
 
 
 def train_bpe(

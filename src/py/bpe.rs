@@ -1,7 +1,6 @@
-//! Python bindings: type conversion, GIL release around work that grows with input, and
-//! mapping `CoreError` onto `tokenpact.errors`. No tokenizer logic lives here.
+//! Bindings for pre-tokenization and byte-level BPE (encoder and trainer).
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyRuntimeError;
@@ -10,6 +9,7 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyDict};
 use rayon::prelude::*;
 
+use super::{in_pool, to_py};
 use crate::bpe::count::PretokenCounts;
 use crate::bpe::model::BpeModel;
 use crate::bpe::train::{TieBreak, TrainConfig, Trainer};
@@ -18,53 +18,6 @@ use crate::error::CoreError;
 use crate::pretok::Pretokenizer;
 use crate::special::SpecialMatcher;
 use crate::tokenizer::CoreTokenizer;
-
-fn to_py(py: Python<'_>, err: CoreError) -> PyErr {
-    let name = match err {
-        CoreError::Config(_) => "ConfigError",
-        CoreError::InvalidInput(_) | CoreError::Io(_) => "InvalidInputError",
-        CoreError::Training(_) => "TrainingError",
-        CoreError::UnknownToken(_) => "UnknownTokenError",
-        CoreError::Artifact(_) => "ArtifactError",
-    };
-    match py.import("tokenpact.errors").and_then(|m| m.getattr(name)) {
-        Ok(cls) => PyErr::from_type(
-            cls.cast_into().expect("error class is a type"),
-            err.to_string(),
-        ),
-        Err(_) => PyRuntimeError::new_err(err.to_string()),
-    }
-}
-
-/// Runs `f` in a rayon pool of `threads` workers (the global pool when None or 0).
-fn in_pool<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Send) -> PyResult<R> {
-    let n = match threads {
-        None | Some(0) => return Ok(f()),
-        Some(n) => n,
-    };
-    type Pools = Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>;
-    static POOLS: OnceLock<Pools> = OnceLock::new();
-    let pool = {
-        let mut pools = POOLS
-            .get_or_init(|| Mutex::new(Vec::new()))
-            .lock()
-            .map_err(|_| PyRuntimeError::new_err("thread pool registry poisoned"))?;
-        match pools.iter().find(|(k, _)| *k == n) {
-            Some((_, p)) => p.clone(),
-            None => {
-                let p = Arc::new(
-                    rayon::ThreadPoolBuilder::new()
-                        .num_threads(n)
-                        .build()
-                        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
-                );
-                pools.push((n, p.clone()));
-                p
-            }
-        }
-    };
-    Ok(pool.install(f))
-}
 
 fn char_spans(text: &str, spans: &[(usize, usize)]) -> Vec<(usize, usize)> {
     // Byte offsets -> codepoint offsets in one forward walk (spans are sorted).
@@ -158,6 +111,21 @@ impl BpeCore {
         specials: Vec<(String, u32)>,
     ) -> PyResult<Self> {
         let model = py.detach(|| BpeModel::from_merges(&merges));
+        build_core(py, model, name, pattern, specials)
+    }
+
+    #[staticmethod]
+    #[pyo3(signature = (vocab, records, pattern, name, specials))]
+    fn from_records(
+        py: Python<'_>,
+        vocab: Vec<Bound<'_, PyBytes>>,
+        records: Vec<(u32, u32, u32)>,
+        pattern: &str,
+        name: Option<&str>,
+        specials: Vec<(String, u32)>,
+    ) -> PyResult<Self> {
+        let vocab: Vec<Vec<u8>> = vocab.iter().map(|b| b.as_bytes().to_vec()).collect();
+        let model = py.detach(|| BpeModel::from_records(vocab, &records));
         build_core(py, model, name, pattern, specials)
     }
 
@@ -259,6 +227,14 @@ impl BpeCore {
     /// Number of model (non-special) IDs.
     fn model_size(&self) -> usize {
         self.inner.model.vocab.len()
+    }
+
+    /// ID created by merging (left, right), if that pair has a rule.
+    fn merge_result(&self, left: u32, right: u32) -> Option<u32> {
+        self.inner
+            .model
+            .merge_of(left, right)
+            .map(|(_, new_id)| new_id)
     }
 
     fn merges(&self) -> Vec<(u32, u32)> {
@@ -435,13 +411,10 @@ impl BpeTrainer {
     }
 }
 
-#[pymodule]
-#[pyo3(name = "_native")]
-fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pretokenize, m)?)?;
     m.add_class::<BpeCore>()?;
     m.add_class::<BpeTrainer>()?;
     m.add_class::<PySpecialMatcher>()?;
-    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,0 +1,42 @@
+"""Pure-Python reference oracles: the executable spec the Rust engine is tested against.
+
+Short and obviously correct rather than fast; only tests use them.
+"""
+
+from __future__ import annotations
+
+from .bpe import (
+    BASE_SIZE,
+    TIE_BREAKS,
+    RankTable,
+    ReferenceTraining,
+    count_pretokens,
+    decode_bytes_reference,
+    encode_reference,
+    encode_text_reference,
+    iter_encode_states,
+    merges_to_rank,
+    tiktoken_merge_rank,
+    train_bpe_reference,
+    vocab_from_merges,
+)
+from .pretokenize import compile_pattern, pretokenize, pretokenize_pieces
+
+__all__ = [
+    "BASE_SIZE",
+    "TIE_BREAKS",
+    "RankTable",
+    "ReferenceTraining",
+    "compile_pattern",
+    "count_pretokens",
+    "decode_bytes_reference",
+    "encode_reference",
+    "encode_text_reference",
+    "iter_encode_states",
+    "merges_to_rank",
+    "pretokenize",
+    "pretokenize_pieces",
+    "tiktoken_merge_rank",
+    "train_bpe_reference",
+    "vocab_from_merges",
+]
