@@ -1,0 +1,1 @@
+"""Conformance against real peers on real tokenizer files (see peer_data)."""
