@@ -5,29 +5,33 @@ use rustc_hash::FxHashMap;
 
 use crate::bpe::model::BpeModel;
 use crate::error::{CoreError, CoreResult};
-use crate::pretok::Pretokenizer;
+use crate::pretok::chain::PretokChain;
 use crate::special::SpecialMatcher;
 
 pub struct CoreTokenizer {
     pub model: BpeModel,
-    pub pretok: Pretokenizer,
+    pub pretok: PretokChain,
     pub specials: FxHashMap<u32, Vec<u8>>,
 }
 
 impl CoreTokenizer {
     pub fn new(
         model: BpeModel,
-        pretok: Pretokenizer,
+        pretok: PretokChain,
         specials: Vec<(String, u32)>,
     ) -> CoreResult<CoreTokenizer> {
         let mut map = FxHashMap::default();
         for (content, id) in specials {
-            if (id as usize) < model.vocab.len() {
-                return Err(CoreError::Artifact(format!(
-                    "special token {content:?} has ID {id}, which belongs to the model \
-                     vocabulary (0..{}); give special tokens IDs after the vocabulary",
-                    model.vocab.len()
-                )));
+            if let Some(piece) = model.vocab.get(id as usize) {
+                // Allowed only when the vocabulary row spells the token (Hugging Face files
+                // list added tokens in the model vocabulary too).
+                if piece.as_slice() != content.as_bytes() {
+                    return Err(CoreError::Artifact(format!(
+                        "added token {content:?} has ID {id}, which the model vocabulary uses \
+                         for a different piece {piece:?}; give it its own ID"
+                    )));
+                }
+                continue;
             }
             if map.insert(id, content.clone().into_bytes()).is_some() {
                 return Err(CoreError::Artifact(format!(
@@ -67,6 +71,49 @@ impl CoreTokenizer {
             pos = e;
         }
         self.encode_ordinary(&text[pos..], out)
+    }
+
+    /// Like `encode`, also recording each token's byte range in `text`.
+    pub fn encode_with_offsets(
+        &self,
+        text: &str,
+        allowed: Option<&SpecialMatcher>,
+        ids: &mut Vec<u32>,
+        offsets: &mut Vec<(u32, u32)>,
+    ) -> CoreResult<()> {
+        let mut pos = 0;
+        if let Some(matcher) = allowed {
+            for (s, e, idx) in matcher.find_all(text) {
+                self.ordinary_with_offsets(text, pos, s, ids, offsets)?;
+                ids.push(matcher.ids[idx]);
+                offsets.push((s as u32, e as u32));
+                pos = e;
+            }
+        }
+        self.ordinary_with_offsets(text, pos, text.len(), ids, offsets)
+    }
+
+    fn ordinary_with_offsets(
+        &self,
+        text: &str,
+        from: usize,
+        to: usize,
+        ids: &mut Vec<u32>,
+        offsets: &mut Vec<(u32, u32)>,
+    ) -> CoreResult<()> {
+        let segment = &text[from..to];
+        let bytes = segment.as_bytes();
+        let model = &self.model;
+        self.pretok.split(segment, |s, e| {
+            let first = ids.len();
+            model.encode_piece(&bytes[s..e], ids);
+            let mut at = from + s;
+            for &id in &ids[first..] {
+                let len = model.vocab.get(id as usize).map_or(0, |p| p.len());
+                offsets.push((at as u32, (at + len) as u32));
+                at += len;
+            }
+        })
     }
 
     pub fn token_bytes(&self, id: u32) -> Option<&[u8]> {

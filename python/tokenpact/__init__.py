@@ -7,9 +7,10 @@
 
 from __future__ import annotations
 
-from . import errors
+from . import batch, errors
 from ._native import pretokenize as _pretokenize
 from .corpus import TextFiles
+from .encoding import Encoding
 from .errors import (
     ArtifactError,
     BatchError,
@@ -49,6 +50,7 @@ __all__ = [
     "ContractError",
     "DEFAULT_SPECIAL_TOKENS",
     "DecodeError",
+    "Encoding",
     "InvalidInputError",
     "PATTERNS",
     "SpecialToken",
@@ -58,6 +60,7 @@ __all__ = [
     "Tokenizer",
     "TrainingError",
     "UnknownTokenError",
+    "batch",
     "errors",
     "pretokenize",
     "train_bpe",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from .errors import ConfigError, DecodeError, InvalidInputError, SpecialTokenErr
 from .errors import UnknownTokenError
 from .patterns import resolve_pattern
 from .special import SpecialToken, normalize_special_tokens
+
+if TYPE_CHECKING:
+    from .encoding import Encoding
 
 SpecialSpec = Literal["all"] | Collection[str]
 NATIVE_FILE = "tokenpact.json"
@@ -64,8 +67,17 @@ class Tokenizer:
         special_tokens: Sequence[tuple[SpecialToken, int]] = (),
         post_processor: dict[str, Any] | None = None,
         training: dict[str, Any] | None = None,
+        added_tokens: dict[str, int] | None = None,
+        pre_tokenizer: dict[str, Any] | None = None,
+        source: dict[str, Any] | None = None,
     ) -> None:
         self._core = core
+        # Non-special added tokens are vocabulary, not control: always recognized.
+        self._added = dict(added_tokens or {})
+        # Explicit pre-tokenizer description (a chain of split steps); None = one pattern.
+        self._pre_tokenizer = pre_tokenizer
+        # Where the tokenizer came from (format, flags the model needs to round-trip).
+        self._source = dict(source or {})
         self._pattern_name, self._pattern = resolve_pattern(pattern)
         self._semantics = semantics
         self._specials = tuple(special_tokens)
@@ -201,10 +213,26 @@ class Tokenizer:
         """Load an artifact directory, a ``tokenpact.json`` file or a ``*.tiktoken`` file."""
         from .formats import artifact_dir
 
+        from .formats.hf_json import load_hf_json
+
         p = Path(path)
         if p.is_file() and p.suffix in (".tiktoken", ".model") and p.name != NATIVE_FILE:
             return cls.from_tiktoken(p, pattern=pattern or "gpt4")
+        if p.is_dir() and not (p / NATIVE_FILE).exists() and (p / "tokenizer.json").exists():
+            return load_hf_json(p / "tokenizer.json")
+        if p.is_file() and p.name != NATIVE_FILE and p.suffix == ".json":
+            head = p.read_bytes()[:4096]
+            if b'"tokenpact.tokenizer"' not in head:
+                return load_hf_json(p)
         return artifact_dir.load_tokenizer(cls, p)
+
+    @classmethod
+    def from_hf(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        """Load a Hugging Face ``tokenizer.json`` (file or directory); IDs match HF."""
+        from .formats.hf_json import load_hf_json
+
+        p = Path(path)
+        return load_hf_json(p / "tokenizer.json" if p.is_dir() else p)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -279,21 +307,28 @@ class Tokenizer:
             )
         return chosen
 
-    def _matcher(self, spellings: frozenset[str]) -> Any:
-        m = self._matchers.get(spellings)
+    def _matcher(self, spellings: frozenset[str], *, with_added: bool = False) -> Any:
+        key = spellings | {"\x00added"} if with_added else spellings
+        m = self._matchers.get(key)
         if m is None:
-            m = _native.SpecialMatcher([(s, self._special_ids[s]) for s in sorted(spellings)])
-            self._matchers[spellings] = m
+            pairs = [(s, self._special_ids[s]) for s in sorted(spellings)]
+            if with_added:
+                pairs += sorted(self._added.items())
+            m = _native.SpecialMatcher(pairs)
+            self._matchers[key] = m
         return m
 
     def _policy(self, allowed_special: SpecialSpec, disallowed_special: SpecialSpec) -> tuple:
+        if not allowed_special and not disallowed_special:
+            # The default policy: no control tokens; per-call cost matters for short texts.
+            return (self._matcher(frozenset(), with_added=True) if self._added else None, None)
         allowed = self._special_set(allowed_special, "allowed_special")
         if disallowed_special == "all":
             disallowed = frozenset(self._special_ids) - allowed
         else:
             disallowed = self._special_set(disallowed_special, "disallowed_special") - allowed
         return (
-            self._matcher(allowed) if allowed else None,
+            self._matcher(allowed, with_added=True) if allowed or self._added else None,
             self._matcher(disallowed) if disallowed else None,
         )
 
@@ -310,9 +345,9 @@ class Tokenizer:
             )
 
     def _post(self, ids: list[int]) -> list[int]:
-        if self._post_processor and self._post_processor.get("type") == "prepend_bos":
-            return [self._special_ids[self._post_processor["token"]], *ids]
-        return ids
+        from .postprocess import apply_single
+
+        return apply_single(self._post_processor, self._special_ids, ids)
 
     def encode(
         self,
@@ -380,6 +415,103 @@ class Tokenizer:
         except UnicodeEncodeError as exc:
             raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
         return ids, offsets
+
+    def encode_structured(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSpec = (),
+        disallowed_special: SpecialSpec = (),
+        add_special_tokens: bool = False,
+        coordinate: str = "raw_codepoints",
+    ) -> Encoding:
+        """Encode with offsets, masks, origins and sequence metadata.
+
+        Offsets point into the raw input in the declared ``coordinate``
+        (``raw_codepoints`` or ``raw_utf8_bytes``); control tokens inserted by the
+        post-processor get empty offsets ``(0, 0)``.
+        """
+        from .encoding import COORDINATES, Encoding, byte_to_char_offsets
+        from .postprocess import apply
+
+        text = _text_arg(text)
+        if coordinate not in COORDINATES:
+            raise ConfigError(f"coordinate must be one of {COORDINATES}, not {coordinate!r}")
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        try:
+            if disallowed is not None:
+                self._check_disallowed(text, disallowed)
+            ids_arr, starts, ends = self._core.encode_with_offsets(text, allowed)
+        except UnicodeEncodeError as exc:
+            raise _surrogate_error(text, exc) from None
+        if self._source.get("trim_offsets"):
+            starts, ends = self._trim_space_offsets(text, starts, ends)
+        if coordinate == "raw_codepoints":
+            starts, ends = byte_to_char_offsets(text, starts, ends)
+            length = len(text)
+        else:
+            length = len(text.encode("utf-8"))
+        content = ids_arr.tolist()
+        spans = list(zip(starts.tolist(), ends.tolist(), strict=True))
+        if add_special_tokens:
+            ids, type_ids, seq_ids, control = apply(
+                self._post_processor, self._special_ids, content
+            )
+        else:
+            ids, type_ids, seq_ids = content, [0] * len(content), [0] * len(content)
+            control = [False] * len(content)
+        offsets: list[tuple[int, int]] = []
+        origins: list[str] = []
+        it = iter(spans)
+        for i, is_control in zip(ids, control, strict=True):
+            if is_control:
+                offsets.append((0, 0))
+                origins.append("control")
+            else:
+                offsets.append(next(it))
+                origins.append(
+                    "control" if i in self._special_id_set() else
+                    "added" if i in self._added_id_set() else "content"
+                )
+        return Encoding(
+            ids=ids,
+            tokens=[self._piece_text(i) for i in ids],
+            offsets=offsets,
+            coordinate=coordinate,  # type: ignore[arg-type]
+            special_tokens_mask=[1 if o == "control" else 0 for o in origins],
+            origins=origins,
+            attention_mask=[1] * len(ids),
+            type_ids=type_ids,
+            sequence_ids=seq_ids,
+            original_length=length,
+        )
+
+    def _special_id_set(self) -> frozenset[int]:
+        cached = getattr(self, "_special_id_cache", None)
+        if cached is None:
+            cached = frozenset(self._special_ids.values())
+            self._special_id_cache = cached
+        return cached
+
+    def _added_id_set(self) -> frozenset[int]:
+        return frozenset(self._added.values())
+
+    def _piece_text(self, token_id: int) -> str:
+        return self.token_bytes(token_id).decode("utf-8", errors="replace")
+
+    def _trim_space_offsets(
+        self, text: str, starts: np.ndarray, ends: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        # Hugging Face's ByteLevel(trim_offsets=True): offsets exclude a token's leading
+        # and trailing spaces.
+        data = text.encode("utf-8")
+        s, e = starts.copy(), ends.copy()
+        for k in range(len(s)):
+            while s[k] < e[k] and data[s[k]] == 0x20:
+                s[k] += 1
+            while e[k] > s[k] and data[e[k] - 1] == 0x20:
+                e[k] -= 1
+        return s, e
 
     def pretokenize(self, text: str) -> list[tuple[int, int]]:
         """Codepoint spans of the pre-tokens of ``text`` (special tokens not matched)."""

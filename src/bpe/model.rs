@@ -77,7 +77,11 @@ impl BpeModel {
     /// Explicit merge records `(left, right, new_id)` in rank order over a vocabulary of
     /// byte pieces indexed by ID (Hugging Face files, or seed 0x07's improper dictionary).
     /// Every single byte must have an ID; ancestry is checked: `new = left ++ right`.
-    pub fn from_records(vocab: Vec<Vec<u8>>, records: &[(u32, u32, u32)]) -> CoreResult<BpeModel> {
+    pub fn from_records(
+        vocab: Vec<Vec<u8>>,
+        records: &[(u32, u32, u32)],
+        ignore_merges: bool,
+    ) -> CoreResult<BpeModel> {
         let n = vocab.len() as u32;
         let mut byte_ids = [u32::MAX; 256];
         for (id, piece) in vocab.iter().enumerate() {
@@ -114,12 +118,23 @@ impl BpeModel {
             map.entry(pair_key(left, right))
                 .or_insert(((rank as u64) << 32) | new_id as u64);
         }
+        // `ignore_merges` (Hugging Face): a pre-token that is itself a vocabulary entry is
+        // emitted directly, before any merge.
+        let whole_piece = ignore_merges.then(|| {
+            let mut m = FxHashMap::default();
+            for (id, piece) in vocab.iter().enumerate() {
+                if !piece.is_empty() {
+                    m.entry(piece.clone()).or_insert(id as u32);
+                }
+            }
+            m
+        });
         Ok(BpeModel {
             vocab,
             merges: map,
             merge_list: records.iter().map(|&(l, r, _)| (l, r)).collect(),
             byte_ids,
-            whole_piece: None,
+            whole_piece,
             uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
         })
     }

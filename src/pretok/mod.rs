@@ -1,6 +1,7 @@
 //! Pre-tokenization: split text into the spans that BPE merges may not cross.
 
 pub mod builtin;
+pub mod chain;
 pub mod classes;
 
 use crate::error::{CoreError, CoreResult};

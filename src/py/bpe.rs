@@ -15,6 +15,7 @@ use crate::bpe::model::BpeModel;
 use crate::bpe::train::{TieBreak, TrainConfig, Trainer};
 use crate::corpus::{read_file, FileFormat};
 use crate::error::CoreError;
+use crate::pretok::chain::{Behavior, PretokChain, SplitStep};
 use crate::pretok::Pretokenizer;
 use crate::special::SpecialMatcher;
 use crate::tokenizer::CoreTokenizer;
@@ -86,15 +87,38 @@ struct BpeCore {
     inner: CoreTokenizer,
 }
 
+/// One pre-tokenizer step from Python: (regex source, built-in name, behaviour, invert).
+type StepSpec = (String, Option<String>, String, bool);
+
+fn build_chain(
+    name: Option<&str>,
+    pattern: &str,
+    steps: Option<Vec<StepSpec>>,
+) -> Result<PretokChain, CoreError> {
+    let Some(steps) = steps else {
+        return Ok(PretokChain::single(Pretokenizer::new(name, pattern)?));
+    };
+    let mut out = Vec::with_capacity(steps.len());
+    for (source, step_name, behavior, invert) in steps {
+        out.push(SplitStep {
+            pattern: Pretokenizer::new(step_name.as_deref(), &source)?,
+            behavior: Behavior::parse(&behavior)?,
+            invert,
+        });
+    }
+    Ok(PretokChain { steps: out })
+}
+
 fn build_core(
     py: Python<'_>,
     model: Result<BpeModel, CoreError>,
     name: Option<&str>,
     pattern: &str,
     specials: Vec<(String, u32)>,
+    steps: Option<Vec<StepSpec>>,
 ) -> PyResult<BpeCore> {
     let model = model.map_err(|e| to_py(py, e))?;
-    let pretok = Pretokenizer::new(name, pattern).map_err(|e| to_py(py, e))?;
+    let pretok = build_chain(name, pattern, steps).map_err(|e| to_py(py, e))?;
     let inner = CoreTokenizer::new(model, pretok, specials).map_err(|e| to_py(py, e))?;
     Ok(BpeCore { inner })
 }
@@ -102,20 +126,22 @@ fn build_core(
 #[pymethods]
 impl BpeCore {
     #[staticmethod]
-    #[pyo3(signature = (merges, pattern, name, specials))]
+    #[pyo3(signature = (merges, pattern, name, specials, steps=None))]
     fn from_merges(
         py: Python<'_>,
         merges: Vec<(u32, u32)>,
         pattern: &str,
         name: Option<&str>,
         specials: Vec<(String, u32)>,
+        steps: Option<Vec<StepSpec>>,
     ) -> PyResult<Self> {
         let model = py.detach(|| BpeModel::from_merges(&merges));
-        build_core(py, model, name, pattern, specials)
+        build_core(py, model, name, pattern, specials, steps)
     }
 
     #[staticmethod]
-    #[pyo3(signature = (vocab, records, pattern, name, specials))]
+    #[pyo3(signature = (vocab, records, pattern, name, specials, steps=None, ignore_merges=false))]
+    #[allow(clippy::too_many_arguments)]
     fn from_records(
         py: Python<'_>,
         vocab: Vec<Bound<'_, PyBytes>>,
@@ -123,24 +149,27 @@ impl BpeCore {
         pattern: &str,
         name: Option<&str>,
         specials: Vec<(String, u32)>,
+        steps: Option<Vec<StepSpec>>,
+        ignore_merges: bool,
     ) -> PyResult<Self> {
         let vocab: Vec<Vec<u8>> = vocab.iter().map(|b| b.as_bytes().to_vec()).collect();
-        let model = py.detach(|| BpeModel::from_records(vocab, &records));
-        build_core(py, model, name, pattern, specials)
+        let model = py.detach(|| BpeModel::from_records(vocab, &records, ignore_merges));
+        build_core(py, model, name, pattern, specials, steps)
     }
 
     #[staticmethod]
-    #[pyo3(signature = (ranks, pattern, name, specials))]
+    #[pyo3(signature = (ranks, pattern, name, specials, steps=None))]
     fn from_ranks(
         py: Python<'_>,
         ranks: Vec<Bound<'_, PyBytes>>,
         pattern: &str,
         name: Option<&str>,
         specials: Vec<(String, u32)>,
+        steps: Option<Vec<StepSpec>>,
     ) -> PyResult<Self> {
         let ranks: Vec<Vec<u8>> = ranks.iter().map(|b| b.as_bytes().to_vec()).collect();
         let model = py.detach(|| BpeModel::from_ranks(ranks));
-        build_core(py, model, name, pattern, specials)
+        build_core(py, model, name, pattern, specials, steps)
     }
 
     #[pyo3(signature = (text, allowed=None))]
@@ -208,6 +237,34 @@ impl BpeCore {
             (ids, offsets)
         });
         Ok((ids.into_pyarray(py), offsets.into_pyarray(py)))
+    }
+
+    /// IDs and UTF-8 byte offsets (starts, ends) into `text`, as numpy arrays.
+    #[pyo3(signature = (text, allowed=None))]
+    #[allow(clippy::type_complexity)]
+    fn encode_with_offsets<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: Option<&PySpecialMatcher>,
+    ) -> PyResult<(
+        Bound<'py, PyArray1<u32>>,
+        Bound<'py, PyArray1<u32>>,
+        Bound<'py, PyArray1<u32>>,
+    )> {
+        let matcher = allowed.map(|m| &m.inner);
+        let (mut ids, mut offs) = (Vec::new(), Vec::new());
+        py.detach(|| {
+            self.inner
+                .encode_with_offsets(text, matcher, &mut ids, &mut offs)
+        })
+        .map_err(|e| to_py(py, e))?;
+        let (starts, ends): (Vec<u32>, Vec<u32>) = offs.into_iter().unzip();
+        Ok((
+            ids.into_pyarray(py),
+            starts.into_pyarray(py),
+            ends.into_pyarray(py),
+        ))
     }
 
     fn decode_bytes<'py>(

@@ -1,0 +1,69 @@
+"""Post-processors: trusted insertion of control tokens around encoded content (seed 0x02A T).
+
+Two forms exist: ``{"type": "prepend_bos", "token": SPELLING}`` (our trained tokenizers)
+and ``{"type": "template", "single": [...], "pair": [...]}`` where each item is
+``["special", SPELLING, type_id]`` or ``["sequence", "A"|"B", type_id]`` (Hugging Face's
+TemplateProcessing). Control IDs come only from here, never from the text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import ConfigError
+
+
+def _template_items(post: dict[str, Any], key: str) -> list[list[Any]]:
+    if post.get("type") == "prepend_bos":
+        if key == "pair":
+            return [["special", post["token"], 0], ["sequence", "A", 0], ["sequence", "B", 1]]
+        return [["special", post["token"], 0], ["sequence", "A", 0]]
+    if post.get("type") == "template":
+        return list(post.get(key) or [])
+    raise ConfigError(f"unknown post-processor type {post.get('type')!r}")
+
+
+def apply(
+    post: dict[str, Any] | None,
+    special_ids: dict[str, int],
+    first: list[int],
+    second: list[int] | None = None,
+) -> tuple[list[int], list[int], list[int | None], list[bool]]:
+    """Apply the template: ``(ids, type_ids, sequence_ids, is_control)`` per output token."""
+    if post is None:
+        seqs = [first] if second is None else [first, second]
+        ids = [i for s in seqs for i in s]
+        seq_ids: list[int | None] = [k for k, s in enumerate(seqs) for _ in s]
+        types = [k for k, s in enumerate(seqs) for _ in s]
+        return ids, types, seq_ids, [False] * len(ids)
+    items = _template_items(post, "single" if second is None else "pair")
+    ids: list[int] = []
+    types: list[int] = []
+    seq_ids = []
+    control: list[bool] = []
+    for kind, value, type_id in items:
+        if kind == "special":
+            ids.append(special_ids[value])
+            types.append(int(type_id))
+            seq_ids.append(None)
+            control.append(True)
+        else:
+            part = first if value == "A" else (second or [])
+            sid = 0 if value == "A" else 1
+            ids.extend(part)
+            types.extend([int(type_id)] * len(part))
+            seq_ids.extend([sid] * len(part))
+            control.extend([False] * len(part))
+    return ids, types, seq_ids, control
+
+
+def apply_single(post: dict[str, Any] | None, special_ids: dict[str, int], ids: list[int]) -> list[int]:
+    """The single-sequence template applied to ``ids``."""
+    return apply(post, special_ids, ids)[0]
+
+
+def count_added(post: dict[str, Any] | None, pair: bool = False) -> int:
+    """How many control tokens the template adds (for truncation budgets)."""
+    if post is None:
+        return 0
+    return sum(1 for kind, *_ in _template_items(post, "pair" if pair else "single") if kind == "special")
