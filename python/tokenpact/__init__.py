@@ -7,8 +7,9 @@
 
 from __future__ import annotations
 
-from . import batch, errors
+from . import batch, contract, errors
 from ._native import pretokenize as _pretokenize
+from .contract import golden, reconcile, validate_special_ids
 from .corpus import TextFiles
 from .encoding import Encoding
 from .errors import (
@@ -61,6 +62,10 @@ __all__ = [
     "TrainingError",
     "UnknownTokenError",
     "batch",
+    "contract",
+    "golden",
+    "reconcile",
+    "validate_special_ids",
     "errors",
     "pretokenize",
     "train_bpe",

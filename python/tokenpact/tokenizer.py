@@ -209,22 +209,36 @@ class Tokenizer:
         )
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, pattern: str | None = None) -> Tokenizer:
-        """Load an artifact directory, a ``tokenpact.json`` file or a ``*.tiktoken`` file."""
-        from .formats import artifact_dir
+    def load(
+        cls, path: str | os.PathLike[str], *, pattern: str | None = None, verify: bool = True
+    ) -> Tokenizer:
+        """Load an artifact directory, ``tokenpact.json``, ``tokenizer.json`` or ``*.tiktoken``.
 
+        A directory saved by :meth:`save` is checked against its ``manifest.json`` and
+        ``golden.json`` (pass ``verify=False`` to skip); drift raises ContractError.
+        """
+        from .formats import artifact_dir
         from .formats.hf_json import load_hf_json
 
         p = Path(path)
         if p.is_file() and p.suffix in (".tiktoken", ".model") and p.name != NATIVE_FILE:
             return cls.from_tiktoken(p, pattern=pattern or "gpt4")
+        hf_file = None
         if p.is_dir() and not (p / NATIVE_FILE).exists() and (p / "tokenizer.json").exists():
-            return load_hf_json(p / "tokenizer.json")
-        if p.is_file() and p.name != NATIVE_FILE and p.suffix == ".json":
-            head = p.read_bytes()[:4096]
-            if b'"tokenpact.tokenizer"' not in head:
-                return load_hf_json(p)
-        return artifact_dir.load_tokenizer(cls, p)
+            hf_file = p / "tokenizer.json"
+        elif p.is_file() and p.name != NATIVE_FILE and p.suffix == ".json":
+            if b'"tokenpact.tokenizer"' not in p.read_bytes()[:4096]:
+                hf_file = p
+        if hf_file is not None:
+            from .contract import check_contract_files, recover_interrupted_save
+
+            root = hf_file.parent
+            recover_interrupted_save(root) if (root / "manifest.json").exists() else None
+            tok = load_hf_json(hf_file)
+            if verify and (root / "manifest.json").exists():
+                check_contract_files(tok, root)
+            return tok
+        return artifact_dir.load_tokenizer(cls, p, verify=verify)
 
     @classmethod
     def from_hf(cls, path: str | os.PathLike[str]) -> Tokenizer:
@@ -287,6 +301,53 @@ class Tokenizer:
     @property
     def post_processor(self) -> dict[str, Any] | None:
         return self._post_processor
+
+    @property
+    def added_tokens(self) -> dict[str, int]:
+        """Non-special added tokens (always recognized, like vocabulary)."""
+        return dict(self._added)
+
+    @property
+    def source(self) -> dict[str, Any]:
+        """Where this tokenizer came from (format, path, flags of the source file)."""
+        return dict(self._source)
+
+    @property
+    def unicode_version(self) -> str:
+        """Version of the `regex` module whose Unicode tables the built-in scanners use."""
+        import regex
+
+        return str(regex.__version__)
+
+    @property
+    def semantic_hash(self) -> str:
+        """Hash of this tokenizer's behaviour (unchanged by reformatting its files)."""
+        cached = getattr(self, "_semantic_hash", None)
+        if cached is None:
+            from .contract import semantic_hash
+
+            cached = semantic_hash(self)
+            self._semantic_hash = cached
+        return cached
+
+    @property
+    def release_hash(self) -> str:
+        """Semantic hash bound to the exact bytes of the files :meth:`save` writes."""
+        from .contract import release_hash
+        from .contract.hashing import bytes_sha256
+        from .formats.artifact_dir import release_files
+
+        files = {name: bytes_sha256(data) for name, data in release_files(self).items()}
+        return release_hash(self.semantic_hash, files)
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        """The manifest :meth:`save` would write (seed 003's fields)."""
+        from .contract import build_manifest
+        from .contract.golden import generate
+        from .formats.artifact_dir import release_files
+
+        return build_manifest(self, files=release_files(self), golden=generate(self))
 
     def vocab(self) -> list[bytes]:
         """Byte piece of every model ID (special tokens excluded)."""

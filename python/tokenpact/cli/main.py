@@ -8,6 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 import click
 
 from ._common import TokenpactGroup
+from .contract_cmds import hash_cmd, reconcile_cmd, verify_cmd
 from .decode_cmd import decode
 from .encode_cmd import encode
 from .inspect_cmd import inspect
@@ -34,7 +35,7 @@ def cli() -> None:
     """
 
 
-for _command in (quickstart, train, encode, decode, inspect):
+for _command in (quickstart, train, encode, decode, inspect, hash_cmd, verify_cmd, reconcile_cmd):
     cli.add_command(_command)
 
 

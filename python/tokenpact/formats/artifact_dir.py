@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ArtifactError
 from ..special import SpecialToken
 from . import native
 
@@ -73,13 +74,37 @@ def from_artifact(cls: type[Tokenizer], a: native.NativeArtifact) -> Tokenizer:
     return tok
 
 
+def release_files(tok: Tokenizer) -> dict[str, bytes]:
+    """The tokenizer file(s) a save writes: ``tokenpact.json``, or for a tokenizer loaded
+    from a Hugging Face ``tokenizer.json``, that file's exact bytes (it is the artifact)."""
+    if tok.semantics == "merge_records" and tok.source.get("format") == "hf_tokenizer_json":
+        return {"tokenizer.json": Path(tok.source["path"]).read_bytes()}
+    if tok.semantics == "merge_records":
+        raise ArtifactError(
+            "this tokenizer was built from explicit merge records; saving it natively is not "
+            "supported yet: save the records with your own code or load it from a file"
+        )
+    return {native.FILENAME: native.artifact_to_json(to_artifact(tok)).encode("utf-8")}
+
+
 def save_tokenizer(tok: Tokenizer, directory: Path) -> Path:
-    """Write ``directory/tokenpact.json`` atomically; returns the directory."""
+    """Write the tokenizer file, ``manifest.json`` and ``golden.json`` as one commit."""
+    from ..contract import write_contract_files
+
     directory.mkdir(parents=True, exist_ok=True)
-    native.write_native(directory / native.FILENAME, to_artifact(tok))
+    write_contract_files(tok, directory, release_files=release_files(tok))
     return directory
 
 
-def load_tokenizer(cls: type[Tokenizer], path: Path) -> Tokenizer:
-    """Load from an artifact directory or a ``tokenpact.json`` file."""
-    return from_artifact(cls, native.read_native(native.native_path(path)))
+def load_tokenizer(cls: type[Tokenizer], path: Path, *, verify: bool = True) -> Tokenizer:
+    """Load from an artifact directory or a ``tokenpact.json`` file; verify its contract."""
+    from ..contract import check_contract_files, recover_interrupted_save
+
+    target = native.native_path(path)
+    root = target.parent
+    if root.is_dir():
+        recover_interrupted_save(root)
+    tok = from_artifact(cls, native.read_native(target))
+    if verify and ((root / "manifest.json").exists() or (root / "golden.json").exists()):
+        check_contract_files(tok, root)
+    return tok

@@ -1,0 +1,255 @@
+"""``tokenpact hash``, ``tokenpact verify`` and ``tokenpact reconcile``.
+
+Exit codes: 0 when every check passed, 1 when a check failed or an input could not be
+read, 2 for usage errors (click's convention).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..contract import hashing
+from ..contract.artifact import TOKENIZER_FILE, inspect_contract_files
+from ..contract.canonical import CanonicalError, loads
+from ..contract.checkpoint_reader import checkpoint_from_safetensors
+from ..contract.manifest import GOLDEN_FILE, MANIFEST_FILE
+from ..contract.reconcile import check_checkpoint, check_dataset, derive_hashes, reconcile
+from ..contract.replay import replay
+from ..contract.report import Report
+from ..contract.schema import declaration_errors, kind_of
+from ..contract.semantics import max_id, special_policy
+from ..errors import TokenpactError
+
+_KIND_HASHES = {
+    "corpus": hashing.corpus_hash,
+    "template": hashing.template_hash,
+    "golden": hashing.golden_hash,
+    "dataset": hashing.dataset_hash,
+    "checkpoint": hashing.checkpoint_hash,
+}
+
+
+def _load_tokenizer(path: Path) -> Any:
+    """Load a tokenizer without contract verification (verify reports drift itself)."""
+    import inspect
+
+    import tokenpact
+
+    load: Any = tokenpact.Tokenizer.load
+    if "verify" in inspect.signature(load).parameters:
+        return load(path, verify=False)
+    return load(path)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return loads(path.read_bytes())
+    except (OSError, CanonicalError) as exc:
+        raise click.ClickException(f"cannot read {path}: {exc}") from None
+
+
+def _emit(report: Report, as_json: bool, verbose: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        click.echo(report.format(verbose=verbose))
+    if not report.ok:
+        raise SystemExit(1)
+
+
+def _read_plain_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(f"cannot read {path}: {exc}") from None
+
+
+def _native_identities(file: Path) -> dict[str, str]:
+    """Identities of a native tokenizer file, computed from its content without the engine.
+
+    The semantic hash ignores file-description keys such as "training", so the file's
+    content hashes exactly like ``tok.to_config()``.
+    """
+    directory = file.parent
+    semantic = hashing.semantic_hash(_read_plain_json(file))
+    paths = [file.name]
+    if file.name == TOKENIZER_FILE and (directory / MANIFEST_FILE).is_file():
+        manifest = _read_json(directory / MANIFEST_FILE)
+        paths = [f["path"] for f in manifest.get("tokenizer", {}).get("files", [])] or paths
+    digests = hashing.directory_digests(directory, paths)
+    result = {
+        "semantic_hash": semantic,
+        "release_hash": hashing.release_hash(semantic, digests),
+        "tokenizer_id": hashing.short_id(semantic),
+    }
+    if file.name == TOKENIZER_FILE and (directory / GOLDEN_FILE).is_file():
+        result["golden_hash"] = hashing.golden_hash(_read_json(directory / GOLDEN_FILE))
+    result.update({f"file {p}": d for p, d in sorted(digests.items())})
+    return result
+
+
+def identities(path: Path) -> dict[str, str]:
+    """Return the named identities of a path: tokenizer artifact, declaration or file."""
+    if path.is_dir():
+        if (path / TOKENIZER_FILE).is_file():
+            return _native_identities(path / TOKENIZER_FILE)
+        return _engine_identities(path)
+    if path.suffix == ".json":
+        document = _read_plain_json(path)
+        kind = kind_of(document)
+        if kind is not None:
+            strict = _read_json(path)
+            errors = declaration_errors(strict, kind)
+            if errors:
+                raise click.ClickException(f"{path} is not a valid {kind}: " + "; ".join(errors))
+            if kind == "bundle":
+                return derive_hashes(strict)
+            return {f"{kind}_hash": _KIND_HASHES[kind](strict)}
+        if isinstance(document, dict) and document.get("format") == "tokenpact.tokenizer":
+            return _native_identities(path)
+    # Other files (a *.tiktoken rank file needs a pattern to mean anything) get their digest.
+    return {f"file {path.name}": hashing.file_sha256(path)}
+
+
+def _engine_identities(path: Path) -> dict[str, str]:
+    tok = _load_tokenizer(path)
+    semantic = hashing.semantic_hash(tok)
+    return {"semantic_hash": semantic, "tokenizer_id": hashing.short_id(semantic)}
+
+
+@click.command("hash")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
+def hash_cmd(path: Path, as_json: bool) -> None:
+    """Print the identities of PATH.
+
+    PATH is a saved tokenizer directory (semantic, release and golden hashes), a
+    tokenizer file, a declaration (corpus, template, golden, dataset, checkpoint,
+    bundle JSON) or any other file (its SHA-256).
+    """
+    try:
+        result = identities(path)
+    except TokenpactError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    width = max(len(k) for k in result)
+    for key, value in result.items():
+        click.echo(f"{key:<{width}}  {value}")
+
+
+def _checkpoint_document(path: Path) -> Any:
+    if path.suffix == ".json" and not path.name.endswith(".index.json"):
+        return _read_json(path)
+    try:
+        return checkpoint_from_safetensors(path).to_json()
+    except TokenpactError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _declaration(report: Report, document: Any, kind: str) -> bool:
+    errors = declaration_errors(document, kind)
+    for error in errors:
+        report.failed(f"{kind}.schema", error)
+    return not errors
+
+
+@click.command("verify")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--dataset", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Encoded-dataset declaration (JSON) that must be bound to this tokenizer.",
+)  # fmt: skip
+@click.option(
+    "--checkpoint", type=click.Path(exists=True, path_type=Path),
+    help="Checkpoint declaration (JSON), .safetensors file, sharded index or model directory.",
+)  # fmt: skip
+@click.option(
+    "--template", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Template declaration the dataset and checkpoint must be bound to.",
+)  # fmt: skip
+@click.option("--replay", "do_replay", is_flag=True, help="Retrain from --corpus and compare.")
+@click.option(
+    "--corpus", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Training file for --replay (repeat, in the original order).",
+)  # fmt: skip
+@click.option("--text-field", default="text", show_default=True, help="JSONL text field.")
+@click.option("--no-golden", is_flag=True, help="Skip replaying the golden vectors.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("-v", "--verbose", is_flag=True, help="List passing checks too.")
+def verify_cmd(
+    directory: Path,
+    dataset: Path | None,
+    checkpoint: Path | None,
+    template: Path | None,
+    do_replay: bool,
+    corpus: tuple[Path, ...],
+    text_field: str,
+    no_golden: bool,
+    as_json: bool,
+    verbose: bool,
+) -> None:
+    """Verify the saved tokenizer in DIRECTORY against its manifest and golden vectors,
+    and optionally a dataset, a checkpoint and a replayed training run."""
+    if do_replay and not corpus:
+        raise click.UsageError("--replay needs the training files: --corpus FILE [--corpus ...]")
+    try:
+        tok = _load_tokenizer(directory)
+    except TokenpactError as exc:
+        raise click.ClickException(f"cannot load the tokenizer in {directory}: {exc}") from None
+    report = Report(f"verify {directory}")
+    report.extend(inspect_contract_files(tok, directory, verify_golden=not no_golden))
+    semantic, top, policy = hashing.semantic_hash(tok), max_id(tok), special_policy(tok)
+    bound_template = None
+    if template is not None:
+        document = _read_json(template)
+        if _declaration(report, document, "template"):
+            bound_template = hashing.template_hash(document)
+    if dataset is not None:
+        document = _read_json(dataset)
+        if _declaration(report, document, "dataset"):
+            check_dataset(report, document, semantic=semantic, top_id=top, template=bound_template)
+    if checkpoint is not None:
+        document = _checkpoint_document(checkpoint)
+        if _declaration(report, document, "checkpoint"):
+            check_checkpoint(
+                report,
+                document,
+                semantic=semantic,
+                template=bound_template,
+                policy=policy,
+                top_id=top,
+                require_bindings=False,
+            )
+    if do_replay:
+        import tokenpact
+
+        texts = tokenpact.TextFiles([str(p) for p in corpus], text_field=text_field)  # type: ignore[attr-defined]
+        report.extend(replay(tok, texts))
+    _emit(report, as_json, verbose)
+
+
+@click.command("reconcile")
+@click.argument("bundle", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--root", type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Directory holding the released tokenizer files; their bytes are re-hashed.",
+)  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("-v", "--verbose", is_flag=True, help="List passing checks too.")
+def reconcile_cmd(bundle: Path, root: Path | None, as_json: bool, verbose: bool) -> None:
+    """Check a bundle (corpus, tokenizer, template, golden, dataset, checkpoint): every
+    hash is re-derived and every binding compared; all failures are listed."""
+    try:
+        document = loads(bundle.read_bytes())
+    except (OSError, CanonicalError) as exc:
+        report = Report("reconcile")
+        report.failed("structure.json", f"cannot read {bundle}: {exc}")
+        _emit(report, as_json, verbose)
+        return
+    _emit(reconcile(document, root=root), as_json, verbose)
