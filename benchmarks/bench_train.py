@@ -58,8 +58,9 @@ def run_one(name: str, vocab: int, path: Path) -> dict[str, object]:
 
         threads = 1 if name.endswith("1t") else 2
         source = tp.TextFiles([path]) if "files" in name else iter_texts(path)
-        tok = tp.train_bpe(source, vocab_size=vocab, pattern="gpt4", min_frequency=2,
-                           threads=threads)
+        tok = tp.train_bpe(
+            source, vocab_size=vocab, pattern="gpt4", min_frequency=2, threads=threads
+        )
         out["merges_sha"] = hashlib.sha256(repr(tok.merges).encode()).hexdigest()[:16]
         out["stop"] = tok.training["stop_reason"] if tok.training else "?"
         out["vocab"] = tok.vocab_size
@@ -136,13 +137,15 @@ def main() -> None:
         info = json.loads(child.stdout.strip().splitlines()[-1])
         results[name] = info
         print(name, info, f"rss={child.peak_rss_bytes / 1e6:.0f} MB", file=sys.stderr)
-        rows.append([
-            name,
-            _common.fmt(float(info["train_seconds"])),  # type: ignore[arg-type]
-            _common.fmt(child.seconds),
-            _common.fmt(child.peak_rss_bytes / 1e6, 0),
-            info.get("vocab", "-"),
-        ])
+        rows.append(
+            [
+                name,
+                _common.fmt(float(info["train_seconds"])),  # type: ignore[arg-type]
+                _common.fmt(child.seconds),
+                _common.fmt(child.peak_rss_bytes / 1e6, 0),
+                info.get("vocab", "-"),
+            ]
+        )
     ref = results.get("rustbpe")
     lines = [
         f"Training, vocab {args.vocab_size}, GPT-4 pattern, min_frequency 2, whole "
@@ -151,9 +154,7 @@ def main() -> None:
         "`files` = tokenpact reads the JSONL.gz in Rust; `iter` = a Python generator "
         "feeds strings, as for every peer.",
         "",
-        _common.markdown_table(
-            ["trainer", "train s", "process s", "peak RSS MB", "vocab"], rows
-        ),
+        _common.markdown_table(["trainer", "train s", "process s", "peak RSS MB", "vocab"], rows),
     ]
     if ref:
         for name in ("tokenpact-files-2t", "tokenpact-iter-2t"):

@@ -1,8 +1,8 @@
 """tokenpact: tokenizers as versioned contracts.
 
-    import tokenpact as tp
-    tok = tp.train_bpe(texts, vocab_size=32_000)
-    ids = tok.encode("The cat sleeps.")
+import tokenpact as tp
+tok = tp.train_bpe(texts, vocab_size=32_000)
+ids = tok.encode("The cat sleeps.")
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ class BpeCore:
         pattern: str,
         name: str | None,
         specials: list[tuple[str, int]],
+        steps: list[tuple[str, str | None, str, bool]] | None = None,
     ) -> BpeCore: ...
     @staticmethod
     def from_records(
@@ -29,10 +30,16 @@ class BpeCore:
         pattern: str,
         name: str | None,
         specials: list[tuple[str, int]],
+        steps: list[tuple[str, str | None, str, bool]] | None = None,
+        ignore_merges: bool = False,
     ) -> BpeCore: ...
     @staticmethod
     def from_ranks(
-        ranks: list[bytes], pattern: str, name: str | None, specials: list[tuple[str, int]]
+        ranks: list[bytes],
+        pattern: str,
+        name: str | None,
+        specials: list[tuple[str, int]],
+        steps: list[tuple[str, str | None, str, bool]] | None = None,
     ) -> BpeCore: ...
     def encode(self, text: str, allowed: SpecialMatcher | None = None) -> list[int]: ...
     def encode_batch(
@@ -41,6 +48,9 @@ class BpeCore:
     def encode_batch_flat(
         self, texts: list[str], allowed: SpecialMatcher | None = None, threads: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]: ...
+    def encode_with_offsets(
+        self, text: str, allowed: SpecialMatcher | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
     def decode_bytes(self, ids: np.ndarray) -> bytes: ...
     def token_bytes(self, id: int) -> bytes | None: ...
     def model_size(self) -> int: ...

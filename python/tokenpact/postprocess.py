@@ -37,10 +37,10 @@ def apply(
         types = [k for k, s in enumerate(seqs) for _ in s]
         return ids, types, seq_ids, [False] * len(ids)
     items = _template_items(post, "single" if second is None else "pair")
-    ids: list[int] = []
-    types: list[int] = []
+    ids = []
+    types = []
     seq_ids = []
-    control: list[bool] = []
+    control = []
     for kind, value, type_id in items:
         if kind == "special":
             ids.append(special_ids[value])
@@ -57,7 +57,9 @@ def apply(
     return ids, types, seq_ids, control
 
 
-def apply_single(post: dict[str, Any] | None, special_ids: dict[str, int], ids: list[int]) -> list[int]:
+def apply_single(
+    post: dict[str, Any] | None, special_ids: dict[str, int], ids: list[int]
+) -> list[int]:
     """The single-sequence template applied to ``ids``."""
     return apply(post, special_ids, ids)[0]
 
@@ -66,4 +68,6 @@ def count_added(post: dict[str, Any] | None, pair: bool = False) -> int:
     """How many control tokens the template adds (for truncation budgets)."""
     if post is None:
         return 0
-    return sum(1 for kind, *_ in _template_items(post, "pair" if pair else "single") if kind == "special")
+    return sum(
+        1 for kind, *_ in _template_items(post, "pair" if pair else "single") if kind == "special"
+    )

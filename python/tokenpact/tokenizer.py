@@ -17,8 +17,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from . import _native
-from .errors import ConfigError, DecodeError, InvalidInputError, SpecialTokenError
-from .errors import UnknownTokenError
+from .errors import (
+    ConfigError,
+    DecodeError,
+    InvalidInputError,
+    SpecialTokenError,
+    UnknownTokenError,
+)
 from .patterns import resolve_pattern
 from .special import SpecialToken, normalize_special_tokens
 
@@ -429,8 +434,9 @@ class Tokenizer:
             raise _surrogate_error(text, exc) from None
         return self._post(ids) if add_special_tokens else ids
 
-    def _batch_args(self, texts: Iterable[str], allowed_special: SpecialSpec,
-                    disallowed_special: SpecialSpec) -> tuple[list[str], Any]:
+    def _batch_args(
+        self, texts: Iterable[str], allowed_special: SpecialSpec, disallowed_special: SpecialSpec
+    ) -> tuple[list[str], Any]:
         items = [_text_arg(t) for t in texts]
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         try:
@@ -531,8 +537,11 @@ class Tokenizer:
             else:
                 offsets.append(next(it))
                 origins.append(
-                    "control" if i in self._special_id_set() else
-                    "added" if i in self._added_id_set() else "content"
+                    "control"
+                    if i in self._special_id_set()
+                    else "added"
+                    if i in self._added_id_set()
+                    else "content"
                 )
         return Encoding(
             ids=ids,
@@ -586,9 +595,7 @@ class Tokenizer:
             return np.zeros(0, dtype=np.uint32)
         if arr.ndim != 1 or arr.dtype.kind not in "iu":
             bad = next((i for i in arr.ravel().tolist() if not isinstance(i, int)), arr.dtype)
-            raise UnknownTokenError(
-                f"token IDs must be a flat sequence of ints; got {bad!r}"
-            )
+            raise UnknownTokenError(f"token IDs must be a flat sequence of ints; got {bad!r}")
         lo, hi = int(arr.min()), int(arr.max())
         if lo < 0 or hi >= 2**32:
             raise UnknownTokenError(
@@ -613,7 +620,7 @@ class Tokenizer:
         except UnicodeDecodeError as exc:
             raise DecodeError(
                 f"the IDs decode to bytes that are not valid UTF-8 (bytes {exc.start}..{exc.end}: "
-                f"{data[exc.start:exc.end]!r}); a token boundary may split a character. Decode "
+                f"{data[exc.start : exc.end]!r}); a token boundary may split a character. Decode "
                 "more IDs together, use errors='replace' for display, or decode_bytes() for "
                 "the raw bytes."
             ) from None

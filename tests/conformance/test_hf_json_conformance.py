@@ -39,7 +39,9 @@ def texts() -> list[str]:
 
 
 def _first_diff(a: list, b: list) -> int:
-    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    return next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
 
 
 def test_ids_and_offsets_identical(pair, texts: list[str]) -> None:
@@ -53,10 +55,13 @@ def test_ids_and_offsets_identical(pair, texts: list[str]) -> None:
         if enc.ids != ref.ids or enc.offsets != offsets:
             count += 1
             if len(problems) < MAX_REPORTED:
-                i = _first_diff(list(zip(enc.ids, enc.offsets)), list(zip(ref.ids, offsets)))
+                i = _first_diff(
+                    list(zip(enc.ids, enc.offsets, strict=False)),
+                    list(zip(ref.ids, offsets, strict=False)),
+                )
                 problems.append(
-                    f"{text[:60]!r}: at {i} ours {enc.ids[i:i + 3]} {enc.offsets[i:i + 3]} "
-                    f"vs {ref.ids[i:i + 3]} {offsets[i:i + 3]}"
+                    f"{text[:60]!r}: at {i} ours {enc.ids[i : i + 3]} {enc.offsets[i : i + 3]} "
+                    f"vs {ref.ids[i : i + 3]} {offsets[i : i + 3]}"
                 )
     assert count == 0, f"{name}: {count}/{len(texts)} texts differ:\n" + "\n".join(problems)
 
@@ -103,3 +108,15 @@ def test_deepseek_seed_example(tp: ModuleType) -> None:
     rank = tok.merges.index((tok.token_id(" c"), tok.token_id("at")))
     assert rank == 7280
     assert tok._core.merge_result(*tok.merges[rank]) == 7539
+
+
+def test_saved_hf_artifact_reloads_with_same_identity(tp: ModuleType, tmp_path: Path) -> None:
+    files = peer_data.deepseek_v3_files()
+    tok = tp.Tokenizer.load(files.tokenizer_json)
+    tok.save(tmp_path)
+    assert (tmp_path / "tokenizer_config.json").exists()
+    again = tp.Tokenizer.load(tmp_path)
+    assert again.semantic_hash == tok.semantic_hash
+    assert again.release_hash == tok.release_hash
+    assert (again.bos_id, again.eos_id) == (tok.bos_id, tok.eos_id) == (0, 1)
+    assert again.encode("The cat sleeps.") == [671, 7539, 114896, 16]

@@ -16,6 +16,7 @@ from types import ModuleType
 import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
+
 from tokenpact.errors import TrainingError
 from tokenpact.reference import (
     TIE_BREAKS,

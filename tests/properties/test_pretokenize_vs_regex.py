@@ -12,6 +12,7 @@ from types import ModuleType
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from tokenpact.patterns import PATTERNS
 from tokenpact.reference import pretokenize as reference_pretokenize
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 import pytest
+
 from tokenpact.errors import DecodeError
 from tokenpact.reference import (
     decode_bytes_reference,

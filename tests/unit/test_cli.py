@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from tokenpact.cli import cli
 from tokenpact.cli._common import escape_piece
 from tokenpact.formats.native import FILENAME

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tokenpact.errors import ArtifactError
 from tokenpact.formats.native import (
     FILENAME,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import ModuleType
 
 import pytest
+
 from tokenpact.errors import ConfigError, InvalidInputError, TrainingError
 from tokenpact.reference import train_bpe_reference
 

@@ -78,7 +78,11 @@ def release_files(tok: Tokenizer) -> dict[str, bytes]:
     """The tokenizer file(s) a save writes: ``tokenpact.json``, or for a tokenizer loaded
     from a Hugging Face ``tokenizer.json``, that file's exact bytes (it is the artifact)."""
     if tok.semantics == "merge_records" and tok.source.get("format") == "hf_tokenizer_json":
-        return {"tokenizer.json": Path(tok.source["path"]).read_bytes()}
+        files = {"tokenizer.json": Path(tok.source["path"]).read_bytes()}
+        if tok.source.get("config_path"):
+            # Roles (bos/eos/pad) and the chat template come from the config.
+            files["tokenizer_config.json"] = Path(tok.source["config_path"]).read_bytes()
+        return files
     if tok.semantics == "merge_records":
         raise ArtifactError(
             "this tokenizer was built from explicit merge records; saving it natively is not "

@@ -172,10 +172,17 @@ def load_hf_json(
         data = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ArtifactError(f"{p}: cannot read tokenizer.json ({exc}); check the file") from None
+    config_path = None
     if config is None:
         side = p.with_name("tokenizer_config.json")
         if side.is_file():
-            config = json.loads(side.read_text(encoding="utf-8"))
+            config_path = str(side)
+            try:
+                config = json.loads(side.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise ArtifactError(
+                    f"{side}: cannot read tokenizer_config.json ({exc}); fix or remove it"
+                ) from None
     normalizer = data.get("normalizer")
     if normalizer is not None and not (
         normalizer.get("type") == "Sequence" and not normalizer.get("normalizers")
@@ -268,6 +275,7 @@ def load_hf_json(
         source={
             "format": "hf_tokenizer_json",
             "path": str(p),
+            "config_path": config_path,
             "ignore_merges": bool(model.get("ignore_merges", False)),
             "trim_offsets": trim,
             "chat_template": (config or {}).get("chat_template"),
