@@ -122,60 +122,147 @@ impl BpeModel {
         out.extend_from_slice(&syms[..n]);
     }
 
-    /// Heap + linked list for long pieces.
+    /// Long pieces: a linked list of nodes and a queue of candidate merges.
     ///
-    /// Heap entries are packed `(rank << 32) | left_position` (8 bytes, one compare), so
-    /// large inputs stay cache-friendly. A popped entry is valid when its left node is
-    /// alive, has a right neighbour, and that pair's rank is still the popped rank; if
-    /// so, merging it is exactly what the current state requires, whichever push made it.
+    /// For a proper merge table (a merge's rank is above the ranks of the merges that made
+    /// its parts) ranks leave the queue in non-decreasing order, so candidates are kept in
+    /// one position list per rank and each list is processed in position order: the same
+    /// `min (rank, position)` order as a heap, with sequential memory access. If a merge
+    /// ever exposes a lower rank (an improper table, seed 0x07), the remaining candidates
+    /// move to a binary heap and the exact dynamic order continues there.
     fn merge_large(&self, piece: &[u8], out: &mut Vec<u32>) {
+        let mut st = LinkedPiece::new(self, piece);
+        let mut buckets: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        let mut ranks: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
+        for i in 0..st.vals.len() - 1 {
+            if let Some((r, _)) = self.merge_of(st.vals[i], st.vals[i + 1]) {
+                let list = buckets.entry(r).or_insert_with(|| {
+                    ranks.push(Reverse(r));
+                    Vec::new()
+                });
+                list.push(i as u32);
+            }
+        }
+        let mut fresh: Vec<(u32, u32)> = Vec::with_capacity(2);
+        while let Some(Reverse(rank)) = ranks.pop() {
+            let mut positions = buckets.remove(&rank).unwrap_or_default();
+            if !positions.is_sorted() {
+                positions.sort_unstable();
+            }
+            for (k, &p) in positions.iter().enumerate() {
+                fresh.clear();
+                if !st.try_merge(self, rank, p, &mut fresh) {
+                    continue;
+                }
+                if fresh.iter().any(|&(r, _)| r <= rank) {
+                    // Improper table: continue with a heap holding every pending candidate.
+                    let mut heap: BinaryHeap<Reverse<u64>> = positions[k + 1..]
+                        .iter()
+                        .map(|&q| Reverse(pack(rank, q)))
+                        .chain(fresh.iter().map(|&(r, q)| Reverse(pack(r, q))))
+                        .chain(
+                            buckets
+                                .iter()
+                                .flat_map(|(&r, qs)| qs.iter().map(move |&q| Reverse(pack(r, q)))),
+                        )
+                        .collect();
+                    st.run_heap(self, &mut heap);
+                    st.emit(out);
+                    return;
+                }
+                for &(r, q) in &fresh {
+                    buckets
+                        .entry(r)
+                        .or_insert_with(|| {
+                            ranks.push(Reverse(r));
+                            Vec::new()
+                        })
+                        .push(q);
+                }
+            }
+        }
+        st.emit(out);
+    }
+}
+
+#[inline]
+fn pack(rank: u32, pos: u32) -> u64 {
+    ((rank as u64) << 32) | pos as u64
+}
+
+/// Nodes of a piece being merged: current ID per node and neighbour links.
+struct LinkedPiece {
+    vals: Vec<u32>,
+    next: Vec<u32>,
+    prev: Vec<u32>,
+}
+
+impl LinkedPiece {
+    fn new(model: &BpeModel, piece: &[u8]) -> LinkedPiece {
         let n = piece.len();
-        let mut vals: Vec<u32> = piece.iter().map(|&b| self.byte_ids[b as usize]).collect();
+        let vals: Vec<u32> = piece.iter().map(|&b| model.byte_ids[b as usize]).collect();
         let mut next: Vec<u32> = (1..=n as u32).collect();
         next[n - 1] = NONE;
         let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
         prev[0] = NONE;
-        let key = |rank: u32, pos: u32| Reverse(((rank as u64) << 32) | pos as u64);
-        let initial: Vec<Reverse<u64>> = (0..n - 1)
-            .filter_map(|i| {
-                self.merge_of(vals[i], vals[i + 1])
-                    .map(|(r, _)| key(r, i as u32))
-            })
-            .collect();
-        let mut heap = BinaryHeap::from(initial);
-        while let Some(Reverse(entry)) = heap.pop() {
-            let (rank, l) = ((entry >> 32) as u32, entry as u32);
-            let lu = l as usize;
-            let r = next[lu];
-            if vals[lu] == NONE || r == NONE {
-                continue;
-            }
-            let ru = r as usize;
-            let new_id = match self.merge_of(vals[lu], vals[ru]) {
-                Some((cur, new_id)) if cur == rank => new_id,
-                _ => continue, // stale
-            };
-            vals[lu] = new_id;
-            vals[ru] = NONE;
-            let after = next[ru];
-            next[lu] = after;
-            if after != NONE {
-                prev[after as usize] = l;
-                if let Some((rk, _)) = self.merge_of(new_id, vals[after as usize]) {
-                    heap.push(key(rk, l));
-                }
-            }
-            let before = prev[lu];
-            if before != NONE {
-                if let Some((rk, _)) = self.merge_of(vals[before as usize], new_id) {
-                    heap.push(key(rk, before));
-                }
+        LinkedPiece { vals, next, prev }
+    }
+
+    /// Merges the pair starting at node `l` if it still has rank `rank`; records the
+    /// new candidate pairs `(rank, left node)` around the merged node in `fresh`.
+    #[inline]
+    fn try_merge(
+        &mut self,
+        model: &BpeModel,
+        rank: u32,
+        l: u32,
+        fresh: &mut Vec<(u32, u32)>,
+    ) -> bool {
+        let lu = l as usize;
+        let r = self.next[lu];
+        if self.vals[lu] == NONE || r == NONE {
+            return false;
+        }
+        let ru = r as usize;
+        let new_id = match model.merge_of(self.vals[lu], self.vals[ru]) {
+            Some((cur, new_id)) if cur == rank => new_id,
+            _ => return false, // stale: this pair changed since it was queued
+        };
+        self.vals[lu] = new_id;
+        self.vals[ru] = NONE;
+        let after = self.next[ru];
+        self.next[lu] = after;
+        if after != NONE {
+            self.prev[after as usize] = l;
+            if let Some((rk, _)) = model.merge_of(new_id, self.vals[after as usize]) {
+                fresh.push((rk, l));
             }
         }
+        let before = self.prev[lu];
+        if before != NONE {
+            if let Some((rk, _)) = model.merge_of(self.vals[before as usize], new_id) {
+                fresh.push((rk, before));
+            }
+        }
+        true
+    }
+
+    /// The exact dynamic order for any table: pop the minimum `(rank, position)`.
+    fn run_heap(&mut self, model: &BpeModel, heap: &mut BinaryHeap<Reverse<u64>>) {
+        let mut fresh = Vec::with_capacity(2);
+        while let Some(Reverse(entry)) = heap.pop() {
+            fresh.clear();
+            if self.try_merge(model, (entry >> 32) as u32, entry as u32, &mut fresh) {
+                heap.extend(fresh.iter().map(|&(r, q)| Reverse(pack(r, q))));
+            }
+        }
+    }
+
+    fn emit(&self, out: &mut Vec<u32>) {
         let mut i = 0u32;
         while i != NONE {
-            out.push(vals[i as usize]);
-            i = next[i as usize];
+            out.push(self.vals[i as usize]);
+            i = self.next[i as usize];
         }
     }
 }
@@ -197,6 +284,23 @@ mod tests {
         out.clear();
         m.encode_piece(b"abab", &mut out);
         assert_eq!(out, vec![259]);
+    }
+
+    #[test]
+    fn improper_table_falls_back_to_exact_order() {
+        // Seed 0x07: rank 0 (256, a) -> 257 needs rank 1 (a, a) -> 256.
+        let mut vocab: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        vocab.push(b"aa".to_vec());
+        vocab.push(b"aaa".to_vec());
+        let m = BpeModel::from_records(vocab, &[(256, 97, 257), (97, 97, 256)], false).unwrap();
+        let (mut small, mut large) = (vec![], vec![]);
+        let text = vec![b'a'; 100];
+        m.merge_small(&text[..4], &mut small);
+        assert_eq!(small, vec![257, 97]);
+        small.clear();
+        m.merge_small(&text[..64], &mut small);
+        m.merge_large(&text[..64], &mut large);
+        assert_eq!(small, large);
     }
 
     #[test]

@@ -179,6 +179,28 @@ def test_encoding_random_merge_tables_matches_reference(
         assert tok.decode(tok.encode(text)) == text
 
 
+@given(merges=merge_tables(), data=st.data())
+def test_long_pieces_match_reference(
+    tp: ModuleType, merges: list[tuple[int, int]], data: st.DataObject
+):
+    """Pieces longer than the short-piece path (48 bytes) take the bucket/heap encoder."""
+    text = data.draw(st.text(alphabet="ab c", min_size=49, max_size=400), label="text")
+    tok = tp.Tokenizer.from_merges(merges, pattern=UNIT)
+    assert tok.encode(text) == encode_text_reference(text, UNIT, merges_to_rank(merges))
+
+
+@given(data=st.data())
+def test_long_pieces_with_improper_records_match_reference(tp: ModuleType, data: st.DataObject):
+    """Records whose rank order is not creation order force the exact-heap fallback."""
+    vocab = [bytes([b]) for b in range(256)] + [b"aa", b"aaa", b"aaaa", b"ab", b"aab"]
+    records = [(256, 97, 257), (97, 97, 256), (256, 256, 258), (97, 98, 259), (97, 259, 260)]
+    records = data.draw(st.permutations(records), label="records")
+    text = data.draw(st.text(alphabet="ab", min_size=1, max_size=300), label="text")
+    tok = tp.Tokenizer.from_merge_records(records, vocab=vocab, pattern=UNIT)
+    rank = {(a, b): (r, n) for r, (a, b, n) in enumerate(records)}
+    assert tok.encode(text) == encode_text_reference(text, UNIT, rank)
+
+
 def test_real_text_training_matches_reference(
     tp: ModuleType, stdlib_sources: list[tuple[str, str]], gettext_catalogs: list[tuple[str, str]]
 ):

@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import tokenpact
 from tokenpact.cli import cli
 from tokenpact.cli._common import escape_piece
 from tokenpact.formats.native import FILENAME
 
-PYTHON_SRC = Path(__file__).resolve().parents[2] / "python"
+# Subprocesses must import the same tokenpact as this process (installed or in place).
+PYTHON_SRC = Path(tokenpact.__file__).resolve().parent.parent
 
 LINES = [
     "The cat sleeps on the mat.",

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from contract_helpers import CORPUS, GOLDEN_OPTIONS
 
+import tokenpact
 from tokenpact.contract import (
     check_contract_files,
     inspect_contract_files,
@@ -26,7 +27,8 @@ from tokenpact.contract.artifact import JOURNAL_FILE
 from tokenpact.contract.schema import manifest_errors
 from tokenpact.errors import ArtifactError, ContractError
 
-PYTHON_SRC = Path(__file__).resolve().parents[3] / "python"
+# Subprocesses must import the same tokenpact as this process (installed or in place).
+PYTHON_SRC = Path(tokenpact.__file__).resolve().parent.parent
 
 
 def load_checked(tp: ModuleType, directory: Path) -> Any:
