@@ -294,7 +294,7 @@ mod tests {
         vocab.push(b"aaa".to_vec());
         let m = BpeModel::from_records(vocab, &[(256, 97, 257), (97, 97, 256)], false).unwrap();
         let (mut small, mut large) = (vec![], vec![]);
-        let text = vec![b'a'; 100];
+        let text = [b'a'; 100];
         m.merge_small(&text[..4], &mut small);
         assert_eq!(small, vec![257, 97]);
         small.clear();
