@@ -1,15 +1,15 @@
 //! Bindings for pre-tokenization and byte-level BPE (encoder and trainer).
 
-use std::sync::Arc;
+use std::sync::{mpsc, Arc, OnceLock};
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList};
 use rayon::prelude::*;
 
-use super::{in_pool, to_py};
+use super::{in_pool, spawn_in_pool, to_py};
 use crate::bpe::count::PretokenCounts;
 use crate::bpe::model::BpeModel;
 use crate::bpe::train::{TieBreak, TrainConfig, Trainer};
@@ -62,7 +62,7 @@ fn pretokenize(
 
 #[pyclass(frozen, module = "tokenpact._native", name = "SpecialMatcher")]
 struct PySpecialMatcher {
-    inner: SpecialMatcher,
+    inner: Arc<SpecialMatcher>,
 }
 
 #[pymethods]
@@ -70,7 +70,9 @@ impl PySpecialMatcher {
     #[new]
     fn new(py: Python<'_>, specials: Vec<(String, u32)>) -> PyResult<Self> {
         Ok(PySpecialMatcher {
-            inner: SpecialMatcher::new(specials).map_err(|e| to_py(py, e))?,
+            inner: SpecialMatcher::new(specials)
+                .map_err(|e| to_py(py, e))?
+                .into(),
         })
     }
 
@@ -84,7 +86,10 @@ impl PySpecialMatcher {
 
 #[pyclass(frozen, module = "tokenpact._native")]
 struct BpeCore {
-    inner: CoreTokenizer,
+    inner: Arc<CoreTokenizer>,
+    /// One Python int per ID, made once: returning a list of IDs then costs a reference
+    /// count per token instead of allocating an int object per token.
+    ints: OnceLock<Vec<Py<PyInt>>>,
 }
 
 /// One pre-tokenizer step from Python: (regex source, built-in name, behaviour, invert).
@@ -120,7 +125,51 @@ fn build_core(
     let model = model.map_err(|e| to_py(py, e))?;
     let pretok = build_chain(name, pattern, steps).map_err(|e| to_py(py, e))?;
     let inner = CoreTokenizer::new(model, pretok, specials).map_err(|e| to_py(py, e))?;
-    Ok(BpeCore { inner })
+    Ok(BpeCore {
+        inner: Arc::new(inner),
+        ints: OnceLock::new(),
+    })
+}
+
+impl BpeCore {
+    fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        let ints = self.ints.get_or_init(|| {
+            let top = self.inner.model.vocab.len() as u32
+                + self.inner.specials.keys().max().map_or(0, |&m| m + 1);
+            (0..top)
+                .map(|i| i.into_pyobject(py).map(|b| b.unbind()).expect("int"))
+                .collect()
+        });
+        PyList::new(
+            py,
+            ids.iter().map(|&i| match ints.get(i as usize) {
+                Some(obj) => obj.bind(py).clone().into_any(),
+                None => i.into_pyobject(py).expect("int").into_any(),
+            }),
+        )
+    }
+
+    fn encode_all(
+        &self,
+        py: Python<'_>,
+        texts: &[PyBackedStr],
+        allowed: Option<&PySpecialMatcher>,
+        threads: Option<usize>,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        let matcher = allowed.map(|m| &*m.inner);
+        let result = py.detach(|| {
+            in_pool(threads, || {
+                texts
+                    .par_iter()
+                    .map(|t| {
+                        let mut out = Vec::with_capacity(t.len() / 3 + 1);
+                        self.inner.encode(t, matcher, &mut out).map(|_| out)
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+        })?;
+        result.map_err(|e| to_py(py, e))
+    }
 }
 
 #[pymethods]
@@ -173,13 +222,13 @@ impl BpeCore {
     }
 
     #[pyo3(signature = (text, allowed=None))]
-    fn encode(
+    fn encode<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         text: &str,
         allowed: Option<&PySpecialMatcher>,
-    ) -> PyResult<Vec<u32>> {
-        let matcher = allowed.map(|m| &m.inner);
+    ) -> PyResult<Bound<'py, PyList>> {
+        let matcher = allowed.map(|m| &*m.inner);
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         // Small inputs are not worth the cost of releasing and re-taking the GIL.
         let result = if text.len() < 4096 {
@@ -188,30 +237,80 @@ impl BpeCore {
             py.detach(|| self.inner.encode(text, matcher, &mut out))
         };
         result.map_err(|e| to_py(py, e))?;
-        Ok(out)
+        self.id_list(py, &out)
     }
 
+    /// Lists of IDs per text. With more than one worker, workers encode chunks without
+    /// the GIL while this thread turns finished chunks into Python lists, in order:
+    /// building Python ints is the one serial step, so it overlaps the parallel work.
     #[pyo3(signature = (texts, allowed=None, threads=None))]
-    fn encode_batch(
+    fn encode_batch<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         texts: Vec<PyBackedStr>,
         allowed: Option<&PySpecialMatcher>,
         threads: Option<usize>,
-    ) -> PyResult<Vec<Vec<u32>>> {
-        let matcher = allowed.map(|m| &m.inner);
-        let result = py.detach(|| {
-            in_pool(threads, || {
-                texts
-                    .par_iter()
-                    .map(|t| {
-                        let mut out = Vec::with_capacity(t.len() / 3 + 1);
-                        self.inner.encode(t, matcher, &mut out).map(|_| out)
+    ) -> PyResult<Bound<'py, PyList>> {
+        let n = texts.len();
+        let workers = threads.unwrap_or_else(rayon::current_num_threads).max(1);
+        if workers == 1 || n < 2 {
+            let lists = self.encode_all(py, &texts, allowed, threads)?;
+            let out = PyList::empty(py);
+            for ids in &lists {
+                out.append(self.id_list(py, ids)?)?;
+            }
+            return Ok(out);
+        }
+        let chunk = (n / (workers * 16)).clamp(1, 256);
+        let n_chunks = n.div_ceil(chunk);
+        let texts = Arc::new(texts);
+        let (tx, rx) = mpsc::channel::<(usize, Result<Vec<Vec<u32>>, CoreError>)>();
+        for c in 0..n_chunks {
+            let (texts, core, tx) = (texts.clone(), self.inner.clone(), tx.clone());
+            let matcher = allowed.map(|m| m.inner.clone());
+            let job = move || {
+                let range = c * chunk..((c + 1) * chunk).min(texts.len());
+                let result = range
+                    .map(|i| {
+                        let mut out = Vec::with_capacity(texts[i].len() / 3 + 1);
+                        core.encode(&texts[i], matcher.as_deref(), &mut out)
+                            .map(|_| out)
                     })
-                    .collect::<Result<Vec<_>, _>>()
-            })
-        })?;
-        result.map_err(|e| to_py(py, e))
+                    .collect();
+                // Release the texts before reporting, so the last reference (and the
+                // Python decrefs) stays with the thread that holds the GIL.
+                drop(texts);
+                let _ = tx.send((c, result));
+            };
+            spawn_in_pool(threads, job)?;
+        }
+        drop(tx);
+        let list = PyList::empty(py);
+        let mut pending: Vec<Option<Vec<Vec<u32>>>> = (0..n_chunks).map(|_| None).collect();
+        let mut next = 0;
+        let mut rx = rx;
+        while next < n_chunks {
+            // The receiver is Send but not Sync: move it through the GIL-free section.
+            let (back, message) = py.detach(move || {
+                let m = rx.recv();
+                (rx, m)
+            });
+            rx = back;
+            let (c, result) = message
+                .map_err(|_| PyRuntimeError::new_err("an encoding worker stopped unexpectedly"))?;
+            pending[c] = Some(result.map_err(|e| to_py(py, e))?);
+            while next < n_chunks {
+                let Some(done) = pending[next].take() else {
+                    break;
+                };
+                for ids in done {
+                    list.append(self.id_list(py, &ids)?)?;
+                }
+                next += 1;
+            }
+        }
+        drop(texts);
+        Ok(list)
     }
 
     /// Flat IDs and per-text offsets (len(texts) + 1) as numpy arrays.
@@ -224,7 +323,7 @@ impl BpeCore {
         allowed: Option<&PySpecialMatcher>,
         threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<i64>>)> {
-        let lists = self.encode_batch(py, texts, allowed, threads)?;
+        let lists = self.encode_all(py, &texts, allowed, threads)?;
         let (ids, offsets) = py.detach(|| {
             let total: usize = lists.iter().map(|l| l.len()).sum();
             let mut ids = Vec::with_capacity(total);
@@ -252,7 +351,7 @@ impl BpeCore {
         Bound<'py, PyArray1<u32>>,
         Bound<'py, PyArray1<u32>>,
     )> {
-        let matcher = allowed.map(|m| &m.inner);
+        let matcher = allowed.map(|m| &*m.inner);
         let (mut ids, mut offs) = (Vec::new(), Vec::new());
         py.detach(|| {
             self.inner

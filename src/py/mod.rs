@@ -28,37 +28,47 @@ pub(crate) fn to_py(py: Python<'_>, err: CoreError) -> PyErr {
     }
 }
 
+fn pool(n: usize) -> PyResult<Arc<rayon::ThreadPool>> {
+    type Pools = Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>;
+    static POOLS: OnceLock<Pools> = OnceLock::new();
+    let mut pools = POOLS
+        .get_or_init(|| Mutex::new(Vec::new()))
+        .lock()
+        .map_err(|_| PyRuntimeError::new_err("thread pool registry poisoned"))?;
+    if let Some((_, p)) = pools.iter().find(|(k, _)| *k == n) {
+        return Ok(p.clone());
+    }
+    let p = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
+    );
+    pools.push((n, p.clone()));
+    Ok(p)
+}
+
 /// Runs `f` in a rayon pool of `threads` workers (the global pool when None or 0).
 pub(crate) fn in_pool<R: Send>(
     threads: Option<usize>,
     f: impl FnOnce() -> R + Send,
 ) -> PyResult<R> {
-    let n = match threads {
-        None | Some(0) => return Ok(f()),
-        Some(n) => n,
-    };
-    type Pools = Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>;
-    static POOLS: OnceLock<Pools> = OnceLock::new();
-    let pool = {
-        let mut pools = POOLS
-            .get_or_init(|| Mutex::new(Vec::new()))
-            .lock()
-            .map_err(|_| PyRuntimeError::new_err("thread pool registry poisoned"))?;
-        match pools.iter().find(|(k, _)| *k == n) {
-            Some((_, p)) => p.clone(),
-            None => {
-                let p = Arc::new(
-                    rayon::ThreadPoolBuilder::new()
-                        .num_threads(n)
-                        .build()
-                        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
-                );
-                pools.push((n, p.clone()));
-                p
-            }
-        }
-    };
-    Ok(pool.install(f))
+    match threads {
+        None | Some(0) => Ok(f()),
+        Some(n) => Ok(pool(n)?.install(f)),
+    }
+}
+
+/// Queues `job` on the pool of `threads` workers (the global pool when None or 0).
+pub(crate) fn spawn_in_pool(
+    threads: Option<usize>,
+    job: impl FnOnce() + Send + 'static,
+) -> PyResult<()> {
+    match threads {
+        None | Some(0) => rayon::spawn(job),
+        Some(n) => pool(n)?.spawn(job),
+    }
+    Ok(())
 }
 
 #[pymodule]
