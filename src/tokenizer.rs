@@ -73,17 +73,28 @@ impl CoreTokenizer {
         self.encode_ordinary(&text[pos..], out)
     }
 
-    /// Like `encode`, also recording each token's byte range in `text`.
+    /// Like `encode`, also recording each token's byte range in `text`. Matches of
+    /// `allowed` that overlap an `untrusted` byte range (sorted, disjoint) stay ordinary
+    /// text: content spans never produce control IDs, while pre-tokenization still
+    /// runs across their boundaries.
     pub fn encode_with_offsets(
         &self,
         text: &str,
         allowed: Option<&SpecialMatcher>,
+        untrusted: &[(usize, usize)],
         ids: &mut Vec<u32>,
         offsets: &mut Vec<(u32, u32)>,
     ) -> CoreResult<()> {
         let mut pos = 0;
         if let Some(matcher) = allowed {
+            let mut u = 0;
             for (s, e, idx) in matcher.find_all(text) {
+                while u < untrusted.len() && untrusted[u].1 <= s {
+                    u += 1;
+                }
+                if u < untrusted.len() && untrusted[u].0 < e {
+                    continue; // overlaps content: ordinary text
+                }
                 self.ordinary_with_offsets(text, pos, s, ids, offsets)?;
                 ids.push(matcher.ids[idx]);
                 offsets.push((s as u32, e as u32));

@@ -53,6 +53,17 @@ def _text_arg(text: object) -> str:
     return text
 
 
+def _byte_ranges(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Codepoint ranges of ``text`` as UTF-8 byte ranges."""
+    out = []
+    for start, end in spans:
+        if not 0 <= start <= end <= len(text):
+            raise ConfigError(f"span ({start}, {end}) lies outside the text of length {len(text)}")
+        head = len(text[:start].encode("utf-8"))
+        out.append((head, head + len(text[start:end].encode("utf-8"))))
+    return out
+
+
 def _surrogate_error(text: str, exc: UnicodeEncodeError) -> InvalidInputError:
     return InvalidInputError(
         f"text contains a lone surrogate {text[exc.start]!r} at index {exc.start}, which is "
@@ -359,13 +370,21 @@ class Tokenizer:
         return list(self._core.vocab())
 
     # ------------------------------------------------------------------ encoding
+    def _gated(self) -> dict[str, int]:
+        """Every added token, special or not: all need explicit permission to match."""
+        cached = getattr(self, "_gated_cache", None)
+        if cached is None:
+            cached = {**self._added, **self._special_ids}
+            self._gated_cache = cached
+        return cached
+
     def _special_set(self, spec: SpecialSpec, arg: str) -> frozenset[str]:
         if spec == "all":
-            return frozenset(self._special_ids)
+            return frozenset(self._gated())
         if isinstance(spec, str):
             raise ConfigError(f'{arg} takes "all" or a set of spellings, not the string {spec!r}')
         chosen = frozenset(spec)
-        unknown = sorted(chosen - self._special_ids.keys())
+        unknown = sorted(chosen - self._gated().keys())
         if unknown:
             raise ConfigError(
                 f"{arg} names {unknown}, which are not special tokens of this tokenizer; "
@@ -373,28 +392,25 @@ class Tokenizer:
             )
         return chosen
 
-    def _matcher(self, spellings: frozenset[str], *, with_added: bool = False) -> Any:
-        key = spellings | {"\x00added"} if with_added else spellings
-        m = self._matchers.get(key)
+    def _matcher(self, spellings: frozenset[str]) -> Any:
+        m = self._matchers.get(spellings)
         if m is None:
-            pairs = [(s, self._special_ids[s]) for s in sorted(spellings)]
-            if with_added:
-                pairs += sorted(self._added.items())
-            m = _native.SpecialMatcher(pairs)
-            self._matchers[key] = m
+            gated = self._gated()
+            m = _native.SpecialMatcher([(s, gated[s]) for s in sorted(spellings)])
+            self._matchers[spellings] = m
         return m
 
     def _policy(self, allowed_special: SpecialSpec, disallowed_special: SpecialSpec) -> tuple:
         if not allowed_special and not disallowed_special:
-            # The default policy: no control tokens; per-call cost matters for short texts.
-            return (self._matcher(frozenset(), with_added=True) if self._added else None, None)
+            # The default policy: no added token is recognized; per-call cost matters.
+            return None, None
         allowed = self._special_set(allowed_special, "allowed_special")
         if disallowed_special == "all":
-            disallowed = frozenset(self._special_ids) - allowed
+            disallowed = frozenset(self._gated()) - allowed
         else:
             disallowed = self._special_set(disallowed_special, "disallowed_special") - allowed
         return (
-            self._matcher(allowed, with_added=True) if allowed or self._added else None,
+            self._matcher(allowed) if allowed else None,
             self._matcher(disallowed) if disallowed else None,
         )
 
@@ -491,12 +507,16 @@ class Tokenizer:
         disallowed_special: SpecialSpec = (),
         add_special_tokens: bool = False,
         coordinate: str = "raw_codepoints",
+        untrusted_spans: Sequence[tuple[int, int]] = (),
     ) -> Encoding:
         """Encode with offsets, masks, origins and sequence metadata.
 
         Offsets point into the raw input in the declared ``coordinate``
         (``raw_codepoints`` or ``raw_utf8_bytes``); control tokens inserted by the
-        post-processor get empty offsets ``(0, 0)``.
+        post-processor get empty offsets ``(0, 0)``. ``untrusted_spans`` are codepoint
+        ranges (user content in a rendered chat, say) where special spellings are never
+        recognized, even when ``allowed_special`` permits them elsewhere; the whole text
+        is still pre-tokenized in one pass.
         """
         from .encoding import COORDINATES, Encoding, byte_to_char_offsets
         from .postprocess import apply
@@ -508,7 +528,9 @@ class Tokenizer:
         try:
             if disallowed is not None:
                 self._check_disallowed(text, disallowed)
-            ids_arr, starts, ends = self._core.encode_with_offsets(text, allowed)
+            ids_arr, starts, ends = self._core.encode_with_offsets(
+                text, allowed, _byte_ranges(text, untrusted_spans) if untrusted_spans else None
+            )
         except UnicodeEncodeError as exc:
             raise _surrogate_error(text, exc) from None
         if self._source.get("trim_offsets"):

@@ -339,13 +339,14 @@ impl BpeCore {
     }
 
     /// IDs and UTF-8 byte offsets (starts, ends) into `text`, as numpy arrays.
-    #[pyo3(signature = (text, allowed=None))]
+    #[pyo3(signature = (text, allowed=None, untrusted=None))]
     #[allow(clippy::type_complexity)]
     fn encode_with_offsets<'py>(
         &self,
         py: Python<'py>,
         text: &str,
         allowed: Option<&PySpecialMatcher>,
+        untrusted: Option<Vec<(usize, usize)>>,
     ) -> PyResult<(
         Bound<'py, PyArray1<u32>>,
         Bound<'py, PyArray1<u32>>,
@@ -353,9 +354,11 @@ impl BpeCore {
     )> {
         let matcher = allowed.map(|m| &*m.inner);
         let (mut ids, mut offs) = (Vec::new(), Vec::new());
+        let mut untrusted = untrusted.unwrap_or_default();
+        untrusted.sort_unstable();
         py.detach(|| {
             self.inner
-                .encode_with_offsets(text, matcher, &mut ids, &mut offs)
+                .encode_with_offsets(text, matcher, &untrusted, &mut ids, &mut offs)
         })
         .map_err(|e| to_py(py, e))?;
         let (starts, ends): (Vec<u32>, Vec<u32>) = offs.into_iter().unzip();
