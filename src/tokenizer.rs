@@ -1,12 +1,16 @@
 //! The core tokenizer: pre-tokenizer + BPE model + special tokens. Encodes text to IDs
 //! and IDs back to bytes. No Python types here.
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::bpe::model::BpeModel;
 use crate::error::{CoreError, CoreResult};
 use crate::pretok::chain::PretokChain;
 use crate::special::SpecialMatcher;
+
+const PARALLEL_MIN_BYTES: usize = 1 << 20;
+const GROUP_BYTES: usize = 64 << 10;
 
 pub struct CoreTokenizer {
     pub model: BpeModel,
@@ -47,11 +51,54 @@ impl CoreTokenizer {
     }
 
     /// Encodes text with no special-token recognition.
+    ///
+    /// Long texts (seed 0x01B) are pre-tokenized whole, in one pass, and their pieces are
+    /// then encoded in parallel groups: pieces never interact, so the IDs are exactly the
+    /// serial result, whatever the thread count.
     pub fn encode_ordinary(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
+        if text.len() >= PARALLEL_MIN_BYTES && rayon::current_num_threads() > 1 {
+            return self.encode_ordinary_parallel(text, out);
+        }
+        self.encode_ordinary_serial(text, out)
+    }
+
+    /// The single-threaded definition of `encode_ordinary`.
+    pub fn encode_ordinary_serial(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
         let bytes = text.as_bytes();
         let model = &self.model;
         self.pretok
             .split(text, |s, e| model.encode_piece(&bytes[s..e], out))
+    }
+
+    fn encode_ordinary_parallel(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
+        let spans = self.pretok.spans(text)?;
+        let bytes = text.as_bytes();
+        // Groups of about GROUP_BYTES keep scheduling overhead small and load balanced.
+        let mut groups: Vec<&[(usize, usize)]> = Vec::new();
+        let (mut start, mut size) = (0usize, 0usize);
+        for (i, &(s, e)) in spans.iter().enumerate() {
+            size += e - s;
+            if size >= GROUP_BYTES {
+                groups.push(&spans[start..=i]);
+                start = i + 1;
+                size = 0;
+            }
+        }
+        groups.push(&spans[start..]);
+        let parts: Vec<Vec<u32>> = groups
+            .par_iter()
+            .map(|group| {
+                let mut ids = Vec::new();
+                for &(s, e) in group.iter() {
+                    self.model.encode_piece(&bytes[s..e], &mut ids);
+                }
+                ids
+            })
+            .collect();
+        for part in parts {
+            out.extend_from_slice(&part);
+        }
+        Ok(())
     }
 
     /// Encodes text, turning spellings found by `allowed` into their special IDs.
