@@ -731,6 +731,12 @@ class Tokenizer:
 
         return artifact_dir.save_tokenizer(self, Path(directory))
 
+    def export_hf(self, path: str | os.PathLike[str]) -> Path:
+        """Write a Hugging Face ``tokenizer.json`` that `tokenizers` loads with identical IDs."""
+        from .formats.hf_export import export_hf
+
+        return export_hf(self, path)
+
     def export_tiktoken(self, path: str | os.PathLike[str]) -> None:
         """Write the byte pieces as a ``*.tiktoken`` rank file (ID == rank).
 
