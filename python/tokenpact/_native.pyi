@@ -6,6 +6,7 @@ import numpy as np
 
 __version__: str
 
+def unicode_tables_version() -> str: ...
 def pretokenize(
     text: str, pattern: str, name: str | None = None, byte_offsets: bool = False
 ) -> list[tuple[int, int]]: ...

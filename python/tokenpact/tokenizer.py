@@ -330,10 +330,13 @@ class Tokenizer:
 
     @property
     def unicode_version(self) -> str:
-        """Version of the `regex` module whose Unicode tables the built-in scanners use."""
-        import regex
+        """Unicode version of the built-in scanners' character tables (e.g. "17.0.0")."""
+        return _native.unicode_tables_version().split(";")[-1]
 
-        return str(regex.__version__)
+    @property
+    def unicode_tables(self) -> str:
+        """The `regex` release whose character classes the built-in scanners reproduce."""
+        return "regex " + _native.unicode_tables_version().split(";")[0]
 
     @property
     def semantic_hash(self) -> str:

@@ -579,8 +579,15 @@ impl BpeTrainer {
     }
 }
 
+/// Version of Python's `regex` whose Unicode tables the built-in scanners embed.
+#[pyfunction]
+fn unicode_tables_version() -> &'static str {
+    crate::pretok::classes::tables_version()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pretokenize, m)?)?;
+    m.add_function(wrap_pyfunction!(unicode_tables_version, m)?)?;
     m.add_class::<BpeCore>()?;
     m.add_class::<BpeTrainer>()?;
     m.add_class::<PySpecialMatcher>()?;
