@@ -28,6 +28,7 @@ from .patterns import PATTERNS
 from .special import DEFAULT_SPECIAL_TOKENS, SpecialToken
 from .tokenizer import Tokenizer
 from .train import train_bpe
+from .truncation import Padding, Truncation
 
 __version__ = "0.1.0"
 
@@ -54,12 +55,14 @@ __all__ = [
     "Encoding",
     "InvalidInputError",
     "PATTERNS",
+    "Padding",
     "SpecialToken",
     "SpecialTokenError",
     "TextFiles",
     "TokenpactError",
     "Tokenizer",
     "TrainingError",
+    "Truncation",
     "UnknownTokenError",
     "batch",
     "contract",

@@ -29,6 +29,8 @@ from .special import SpecialToken, normalize_special_tokens
 
 if TYPE_CHECKING:
     from .encoding import Encoding
+    from .structured import Content
+    from .truncation import Padding, Truncation
 
 SpecialSpec = Literal["all"] | Collection[str]
 NATIVE_FILE = "tokenpact.json"
@@ -502,27 +504,16 @@ class Tokenizer:
             raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
         return ids, offsets
 
-    def encode_structured(
+    def _content(
         self,
         text: str,
-        *,
-        allowed_special: SpecialSpec = (),
-        disallowed_special: SpecialSpec = (),
-        add_special_tokens: bool = False,
-        coordinate: str = "raw_codepoints",
-        untrusted_spans: Sequence[tuple[int, int]] = (),
-    ) -> Encoding:
-        """Encode with offsets, masks, origins and sequence metadata.
-
-        Offsets point into the raw input in the declared ``coordinate``
-        (``raw_codepoints`` or ``raw_utf8_bytes``); control tokens inserted by the
-        post-processor get empty offsets ``(0, 0)``. ``untrusted_spans`` are codepoint
-        ranges (user content in a rendered chat, say) where special spellings are never
-        recognized, even when ``allowed_special`` permits them elsewhere; the whole text
-        is still pre-tokenized in one pass.
-        """
-        from .encoding import COORDINATES, Encoding, byte_to_char_offsets
-        from .postprocess import apply
+        allowed_special: SpecialSpec,
+        disallowed_special: SpecialSpec,
+        coordinate: str,
+        untrusted_spans: Sequence[tuple[int, int]],
+    ) -> Content:
+        from .encoding import COORDINATES, byte_to_char_offsets
+        from .structured import Content
 
         text = _text_arg(text)
         if coordinate not in COORDINATES:
@@ -543,43 +534,89 @@ class Tokenizer:
             length = len(text)
         else:
             length = len(text.encode("utf-8"))
-        content = ids_arr.tolist()
-        spans = list(zip(starts.tolist(), ends.tolist(), strict=True))
-        if add_special_tokens:
-            ids, type_ids, seq_ids, control = apply(
-                self._post_processor, self._special_ids, content
-            )
-        else:
-            ids, type_ids, seq_ids = content, [0] * len(content), [0] * len(content)
-            control = [False] * len(content)
-        offsets: list[tuple[int, int]] = []
-        origins: list[str] = []
-        it = iter(spans)
-        for i, is_control in zip(ids, control, strict=True):
-            if is_control:
-                offsets.append((0, 0))
-                origins.append("control")
-            else:
-                offsets.append(next(it))
-                origins.append(
-                    "control"
-                    if i in self._special_id_set()
-                    else "added"
-                    if i in self._added_id_set()
-                    else "content"
-                )
-        return Encoding(
-            ids=ids,
-            tokens=[self._piece_text(i) for i in ids],
-            offsets=offsets,
-            coordinate=coordinate,  # type: ignore[arg-type]
-            special_tokens_mask=[1 if o == "control" else 0 for o in origins],
-            origins=origins,
-            attention_mask=[1] * len(ids),
-            type_ids=type_ids,
-            sequence_ids=seq_ids,
-            original_length=length,
+        ids = ids_arr.tolist()
+        specials, added = self._special_id_set(), self._added_id_set()
+        origins = [
+            "control" if i in specials else "added" if i in added else "content" for i in ids
+        ]
+        return Content(ids, list(zip(starts.tolist(), ends.tolist(), strict=True)), origins, length)
+
+    def encode_structured(
+        self,
+        text: str,
+        pair: str | None = None,
+        *,
+        allowed_special: SpecialSpec = (),
+        disallowed_special: SpecialSpec = (),
+        add_special_tokens: bool = False,
+        coordinate: str = "raw_codepoints",
+        untrusted_spans: Sequence[tuple[int, int]] = (),
+        truncation: Truncation | None = None,
+        padding: Padding | None = None,
+    ) -> Encoding:
+        """Encode with offsets, masks, origins and sequence metadata.
+
+        Offsets point into the raw input in the declared ``coordinate``
+        (``raw_codepoints`` or ``raw_utf8_bytes``); control tokens inserted by the
+        post-processor and PAD get empty offsets ``(0, 0)``. ``pair`` is a second sequence
+        (``sequence_ids`` 0/1, ``type_ids`` from the template). ``untrusted_spans`` are
+        codepoint ranges of ``text`` (user content in a rendered chat, say) where special
+        spellings are never recognized, even when ``allowed_special`` permits them
+        elsewhere; the whole text is still pre-tokenized in one pass. ``truncation`` and
+        ``padding`` are explicit policies (see :class:`Truncation`, :class:`Padding`).
+        """
+        from .structured import assemble, pad_all
+
+        first = self._content(
+            text, allowed_special, disallowed_special, coordinate, untrusted_spans
         )
+        second = (
+            None
+            if pair is None
+            else self._content(pair, allowed_special, disallowed_special, coordinate, ())
+        )
+        enc = assemble(
+            self,
+            first,
+            second,
+            add_special_tokens=add_special_tokens,
+            coordinate=coordinate,
+            truncation=truncation,
+        )
+        if padding is not None:
+            enc = pad_all([enc], padding, self.pad_id)[0]
+        return enc
+
+    def encode_structured_batch(
+        self,
+        texts: Sequence[str],
+        pairs: Sequence[str] | None = None,
+        *,
+        allowed_special: SpecialSpec = (),
+        disallowed_special: SpecialSpec = (),
+        add_special_tokens: bool = False,
+        coordinate: str = "raw_codepoints",
+        truncation: Truncation | None = None,
+        padding: Padding | None = None,
+    ) -> list[Encoding]:
+        """``encode_structured`` for many texts; padding aligns the whole batch."""
+        from .structured import pad_all
+
+        if pairs is not None and len(pairs) != len(texts):
+            raise ConfigError(f"{len(texts)} texts but {len(pairs)} pairs; pass one pair each")
+        out = [
+            self.encode_structured(
+                t,
+                None if pairs is None else pairs[i],
+                allowed_special=allowed_special,
+                disallowed_special=disallowed_special,
+                add_special_tokens=add_special_tokens,
+                coordinate=coordinate,
+                truncation=truncation,
+            )
+            for i, t in enumerate(texts)
+        ]
+        return pad_all(out, padding, self.pad_id) if padding is not None else out
 
     def _special_id_set(self) -> frozenset[int]:
         cached = getattr(self, "_special_id_cache", None)
