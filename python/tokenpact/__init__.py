@@ -7,7 +7,7 @@ ids = tok.encode("The cat sleeps.")
 
 from __future__ import annotations
 
-from . import batch, contract, errors
+from . import batch, chat, contract, errors
 from ._native import pretokenize as _pretokenize
 from .contract import golden, reconcile, validate_special_ids
 from .corpus import TextFiles
@@ -65,6 +65,7 @@ __all__ = [
     "Truncation",
     "UnknownTokenError",
     "batch",
+    "chat",
     "contract",
     "golden",
     "reconcile",

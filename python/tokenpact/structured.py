@@ -34,6 +34,21 @@ def _join(
     coordinate: str,
 ) -> Encoding:
     post = tok.post_processor if add_special_tokens else None
+    if post is None and second is None:
+        # The common case, without per-token Python work.
+        n = len(first.ids)
+        return Encoding(
+            ids=first.ids,
+            tokens=tok._piece_texts(first.ids),
+            offsets=first.offsets,
+            coordinate=coordinate,  # type: ignore[arg-type]
+            special_tokens_mask=[1 if o == "control" else 0 for o in first.origins],
+            origins=first.origins,
+            attention_mask=[1] * n,
+            type_ids=[0] * n,
+            sequence_ids=[0] * n,
+            original_length=first.length,
+        )
     ids, type_ids, seq_ids, control = apply(
         post, tok.special_tokens, first.ids, second.ids if second is not None else None
     )
@@ -52,7 +67,7 @@ def _join(
             cursor[sid] += 1
     return Encoding(
         ids=ids,
-        tokens=[tok._piece_text(i) for i in ids],
+        tokens=tok._piece_texts(ids),
         offsets=offsets,
         coordinate=coordinate,  # type: ignore[arg-type]
         special_tokens_mask=[1 if o == "control" else 0 for o in origins],

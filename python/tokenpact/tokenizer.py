@@ -519,27 +519,39 @@ class Tokenizer:
         if coordinate not in COORDINATES:
             raise ConfigError(f"coordinate must be one of {COORDINATES}, not {coordinate!r}")
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        untrusted = _byte_ranges(text, untrusted_spans) if untrusted_spans else None
+        trim = bool(self._source.get("trim_offsets"))
         try:
             if disallowed is not None:
                 self._check_disallowed(text, disallowed)
-            ids_arr, starts, ends = self._core.encode_with_offsets(
-                text, allowed, _byte_ranges(text, untrusted_spans) if untrusted_spans else None
-            )
+            if trim:
+                ids_arr, starts, ends = self._core.encode_with_offsets(text, allowed, untrusted)
+            else:
+                ids, offsets = self._core.encode_offsets_lists(
+                    text, allowed, untrusted, coordinate == "raw_codepoints"
+                )
         except UnicodeEncodeError as exc:
             raise _surrogate_error(text, exc) from None
-        if self._source.get("trim_offsets"):
+        length = len(text) if coordinate == "raw_codepoints" else len(text.encode("utf-8"))
+        if trim:
             starts, ends = self._trim_space_offsets(text, starts, ends)
-        if coordinate == "raw_codepoints":
-            starts, ends = byte_to_char_offsets(text, starts, ends)
-            length = len(text)
+            if coordinate == "raw_codepoints":
+                starts, ends = byte_to_char_offsets(text, starts, ends)
+            ids = ids_arr.tolist()
+            offsets = list(zip(starts.tolist(), ends.tolist(), strict=True))
+        if allowed is None:
+            # Nothing was allowed to match, so every token is content.
+            origins = ["content"] * len(ids)
         else:
-            length = len(text.encode("utf-8"))
-        ids = ids_arr.tolist()
-        specials, added = self._special_id_set(), self._added_id_set()
-        origins = [
-            "control" if i in specials else "added" if i in added else "content" for i in ids
-        ]
-        return Content(ids, list(zip(starts.tolist(), ends.tolist(), strict=True)), origins, length)
+            specials, added = self._special_id_set(), self._added_id_set()
+            origins = [
+                "control" if i in specials else "added" if i in added else "content" for i in ids
+            ]
+        return Content(ids, offsets, origins, length)
+
+    def _piece_texts(self, ids: list[int]) -> list[str]:
+        """Piece text of each ID, built in one native call from cached strings."""
+        return list(self._core.piece_strs(np.asarray(ids, dtype=np.uint32)))
 
     def encode_structured(
         self,

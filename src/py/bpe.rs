@@ -6,7 +6,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyBytes, PyDict, PyInt, PyList};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
 use rayon::prelude::*;
 
 use super::{in_pool, spawn_in_pool, to_py};
@@ -90,6 +90,9 @@ struct BpeCore {
     /// One Python int per ID, made once: returning a list of IDs then costs a reference
     /// count per token instead of allocating an int object per token.
     ints: OnceLock<Vec<Py<PyInt>>>,
+    /// One Python str per ID (its bytes decoded with U+FFFD for partial characters),
+    /// for the `tokens` field of structured encodings.
+    strs: OnceLock<Vec<Py<PyString>>>,
 }
 
 /// One pre-tokenizer step from Python: (regex source, built-in name, behaviour, invert).
@@ -128,18 +131,47 @@ fn build_core(
     Ok(BpeCore {
         inner: Arc::new(inner),
         ints: OnceLock::new(),
+        strs: OnceLock::new(),
     })
 }
 
+/// Byte ranges to codepoint ranges, widened to whole characters.
+fn to_codepoints(text: &str, offs: &mut [(u32, u32)]) {
+    let bytes = text.as_bytes();
+    let mut char_of_byte = Vec::with_capacity(bytes.len() + 1);
+    let mut chars = 0u32;
+    for &b in bytes {
+        if b & 0xC0 != 0x80 {
+            chars += 1;
+        }
+        char_of_byte.push(chars - 1);
+    }
+    char_of_byte.push(chars);
+    for o in offs.iter_mut() {
+        let (s, e) = (o.0 as usize, o.1 as usize);
+        let start = char_of_byte[s];
+        let end = if e > s {
+            char_of_byte[e - 1] + 1
+        } else {
+            start
+        };
+        *o = (start, end);
+    }
+}
+
 impl BpeCore {
-    fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        let ints = self.ints.get_or_init(|| {
+    fn ints(&self, py: Python<'_>) -> &Vec<Py<PyInt>> {
+        self.ints.get_or_init(|| {
             let top = self.inner.model.vocab.len() as u32
                 + self.inner.specials.keys().max().map_or(0, |&m| m + 1);
             (0..top)
                 .map(|i| i.into_pyobject(py).map(|b| b.unbind()).expect("int"))
                 .collect()
-        });
+        })
+    }
+
+    fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        let ints = self.ints(py);
         PyList::new(
             py,
             ids.iter().map(|&i| match ints.get(i as usize) {
@@ -390,6 +422,72 @@ impl BpeCore {
 
     fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> Option<Bound<'py, PyBytes>> {
         self.inner.token_bytes(id).map(|b| PyBytes::new(py, b))
+    }
+
+    /// IDs and offsets as Python lists, offsets as `(start, end)` tuples in codepoints (a
+    /// token holding part of a character covers the whole character) or UTF-8 bytes.
+    /// One call, no numpy round trip: `encode_structured` spends its time here.
+    #[pyo3(signature = (text, allowed=None, untrusted=None, codepoints=true))]
+    fn encode_offsets_lists<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: Option<&PySpecialMatcher>,
+        untrusted: Option<Vec<(usize, usize)>>,
+        codepoints: bool,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+        let matcher = allowed.map(|m| &*m.inner);
+        let mut untrusted = untrusted.unwrap_or_default();
+        untrusted.sort_unstable();
+        let (mut ids, mut offs) = (Vec::new(), Vec::new());
+        py.detach(|| {
+            let r = self
+                .inner
+                .encode_with_offsets(text, matcher, &untrusted, &mut ids, &mut offs);
+            if r.is_ok() && codepoints {
+                to_codepoints(text, &mut offs);
+            }
+            r
+        })
+        .map_err(|e| to_py(py, e))?;
+        let ints = self.ints(py);
+        // Offsets below the vocabulary size reuse the cached ints too.
+        let int = |v: u32| match ints.get(v as usize) {
+            Some(obj) => obj.bind(py).clone().into_any(),
+            None => v.into_pyobject(py).expect("int").into_any(),
+        };
+        let offsets = PyList::new(
+            py,
+            offs.iter()
+                .map(|&(a, b)| PyTuple::new(py, [int(a), int(b)]).expect("tuple")),
+        )?;
+        Ok((self.id_list(py, &ids)?, offsets))
+    }
+
+    /// Piece text of each ID (U+FFFD for incomplete UTF-8), as Python strings.
+    fn piece_strs<'py>(
+        &self,
+        py: Python<'py>,
+        ids: PyReadonlyArray1<'py, u32>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let strs = self.strs.get_or_init(|| {
+            let top = self.inner.model.vocab.len() as u32
+                + self.inner.specials.keys().max().map_or(0, |&m| m + 1);
+            (0..top)
+                .map(|i| {
+                    let piece = self.inner.token_bytes(i).unwrap_or(&[]);
+                    PyString::new(py, &String::from_utf8_lossy(piece)).unbind()
+                })
+                .collect()
+        });
+        let ids = ids.as_slice()?;
+        if let Some(&bad) = ids.iter().find(|&&i| i as usize >= strs.len()) {
+            return Err(to_py(
+                py,
+                CoreError::UnknownToken(format!("token ID {bad} is not in this tokenizer")),
+            ));
+        }
+        PyList::new(py, ids.iter().map(|&i| strs[i as usize].bind(py).clone()))
     }
 
     /// Number of model (non-special) IDs.
