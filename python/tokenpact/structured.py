@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -16,7 +17,7 @@ class Content:
     """One encoded input before control tokens: per-token IDs, offsets and origins."""
 
     ids: list[int]
-    offsets: list[tuple[int, int]]
+    offsets: Sequence[tuple[int, int]]
     origins: list[str]
     length: int  # of the input text in the offset coordinate
 

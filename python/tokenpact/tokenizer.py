@@ -512,7 +512,7 @@ class Tokenizer:
         coordinate: str,
         untrusted_spans: Sequence[tuple[int, int]],
     ) -> Content:
-        from .encoding import COORDINATES, byte_to_char_offsets
+        from .encoding import COORDINATES, Offsets, byte_to_char_offsets
         from .structured import Content
 
         text = _text_arg(text)
@@ -527,9 +527,10 @@ class Tokenizer:
             if trim:
                 ids_arr, starts, ends = self._core.encode_with_offsets(text, allowed, untrusted)
             else:
-                ids, offsets = self._core.encode_offsets_lists(
+                ids, flat = self._core.encode_offsets_lists(
                     text, allowed, untrusted, coordinate == "raw_codepoints"
                 )
+                offsets: Sequence[tuple[int, int]] = Offsets(flat)
         except UnicodeEncodeError as exc:
             raise _surrogate_error(text, exc) from None
         length = len(text) if coordinate == "raw_codepoints" else len(text.encode("utf-8"))

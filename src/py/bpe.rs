@@ -6,7 +6,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString};
 use rayon::prelude::*;
 
 use super::{in_pool, spawn_in_pool, to_py};
@@ -424,9 +424,10 @@ impl BpeCore {
         self.inner.token_bytes(id).map(|b| PyBytes::new(py, b))
     }
 
-    /// IDs and offsets as Python lists, offsets as `(start, end)` tuples in codepoints (a
-    /// token holding part of a character covers the whole character) or UTF-8 bytes.
-    /// One call, no numpy round trip: `encode_structured` spends its time here.
+    /// IDs and offsets as Python lists; offsets flat `[s0, e0, s1, e1, ...]` in codepoints
+    /// (a token holding part of a character covers the whole character) or UTF-8 bytes.
+    /// Flat ints reuse cached objects and are invisible to the cyclic GC, unlike a tuple
+    /// per token, which is what makes building them cheap.
     #[pyo3(signature = (text, allowed=None, untrusted=None, codepoints=true))]
     fn encode_offsets_lists<'py>(
         &self,
@@ -450,17 +451,8 @@ impl BpeCore {
             r
         })
         .map_err(|e| to_py(py, e))?;
-        let ints = self.ints(py);
-        // Offsets below the vocabulary size reuse the cached ints too.
-        let int = |v: u32| match ints.get(v as usize) {
-            Some(obj) => obj.bind(py).clone().into_any(),
-            None => v.into_pyobject(py).expect("int").into_any(),
-        };
-        let offsets = PyList::new(
-            py,
-            offs.iter()
-                .map(|&(a, b)| PyTuple::new(py, [int(a), int(b)]).expect("tuple")),
-        )?;
+        let flat: Vec<u32> = offs.iter().flat_map(|&(a, b)| [a, b]).collect();
+        let offsets = self.id_list(py, &flat)?;
         Ok((self.id_list(py, &ids)?, offsets))
     }
 
