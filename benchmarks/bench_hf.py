@@ -39,10 +39,10 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     _common.use_repo_tests()
-    from conformance import peer_data
     from tokenizers import Tokenizer as HF
 
     import tokenpact as tp
+    from conformance import peer_data
 
     deepseek = peer_data.deepseek_v3_files().tokenizer_json
     llama = peer_data.llama3_hf_json()
