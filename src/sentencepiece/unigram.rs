@@ -1,5 +1,5 @@
 //! Unigram segmentation: Viterbi over the lattice of vocabulary pieces, exactly as
-//! SentencePiece's `EncodeOptimized` computes it (including its float/double mix).
+//! SentencePiece's `EncodeOptimized` computes it (in float, with its tie order).
 
 use super::normalizer::one_char_len;
 use super::trie::PieceTrie;
@@ -81,19 +81,19 @@ impl Unigram {
                     continue;
                 }
                 let len = k + 1;
-                // The `- 0.1` literal makes SentencePiece's score a double: a piece
-                // candidate is the exact double sum, compared in double against the
-                // stored float, then rounded to float when stored.
+                // Float arithmetic throughout, as sentencepiece 0.2.3 computes it: ties
+                // between equal-scoring splits are decided by f32 rounding, so a wider
+                // type would pick different (equally good) paths.
                 let score = if kind == PieceType::UserDefined {
-                    ((len as f32) * self.max_score) as f64 - 0.1
+                    (len as f32) * self.max_score - 0.1
                 } else {
-                    scores[id as usize] as f64
+                    scores[id as usize]
                 };
-                let cand = score + here as f64;
+                let cand = score + here;
                 let target = &mut best[start + len];
-                if target.start == -1 || cand > target.score as f64 {
+                if target.start == -1 || cand > target.score {
                     *target = Best {
-                        score: cand as f32,
+                        score: cand,
                         start: start as i32,
                         id: id as u32,
                     };
@@ -103,7 +103,6 @@ impl Unigram {
                 }
             }
             if !has_single {
-                // The unknown candidate stays in float arithmetic.
                 let cand = unk_score + here;
                 let target = &mut best[start + mblen];
                 if target.start == -1 || cand > target.score {
