@@ -234,6 +234,12 @@ impl SentencePieceCore {
             .map(|b| PyBytes::new(py, b))
     }
 
+    /// The normalized text, as `SentencePieceProcessor.normalize` returns it.
+    fn normalize<'py>(&self, py: Python<'py>, text: &str) -> Bound<'py, PyString> {
+        let out = self.inner.normalize(text);
+        PyString::new(py, &String::from_utf8_lossy(&out))
+    }
+
     fn piece_to_id(&self, piece: &str) -> u32 {
         self.inner.piece_to_id(piece.as_bytes())
     }

@@ -18,6 +18,25 @@ use unigram::Unigram;
 /// A segment of the normalized text: (start, end, id).
 pub type Piece = (u32, u32, u32);
 
+/// Per-thread buffers reused across calls: encoding many short texts would otherwise
+/// spend much of its time in the allocator.
+#[derive(Default)]
+struct Scratch {
+    normalized: Vec<u8>,
+    map: Vec<u32>,
+    pieces: Vec<Piece>,
+    lattice: Lattice,
+}
+
+#[derive(Default)]
+struct Lattice {
+    best: Vec<unigram::Best>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PieceType {
     Normal,
@@ -107,7 +126,9 @@ impl SentencePieceCore {
         let mut user_pieces: Vec<&[u8]> = Vec::new();
         for (i, (piece, t)) in spec.pieces.iter().zip(&types).enumerate() {
             if piece.is_empty() {
-                return bad(format!("pieces[{i}]: a piece is empty; the model is damaged"));
+                return bad(format!(
+                    "pieces[{i}]: a piece is empty; the model is damaged"
+                ));
             }
             let normal = matches!(
                 t,
@@ -165,7 +186,9 @@ impl SentencePieceCore {
         };
         let byte_ids: Vec<u32> = (0..=255u8).map(|b| lookup(&byte_piece(b))).collect();
         if spec.byte_fallback {
-            if let Some(b) = (0..=255u8).find(|&b| types[byte_ids[b as usize] as usize] != PieceType::Byte) {
+            if let Some(b) =
+                (0..=255u8).find(|&b| types[byte_ids[b as usize] as usize] != PieceType::Byte)
+            {
                 return bad(format!(
                     "pieces: byte_fallback is on but piece <0x{b:02X}> is missing; a byte \
                      fallback model has all 256 byte pieces"
@@ -173,7 +196,7 @@ impl SentencePieceCore {
             }
         }
         let segmenter = match spec.model_type.as_str() {
-            "unigram" => Segmenter::Unigram(Unigram::new(&types, &spec.scores)),
+            "unigram" => Segmenter::Unigram(Unigram::new(&spec.pieces, &types, &spec.scores)),
             "bpe" => Segmenter::Bpe,
             other => {
                 return bad(format!(
@@ -220,16 +243,9 @@ impl SentencePieceCore {
             .unwrap_or(self.unk_id)
     }
 
-    fn segment(&self, normalized: &[u8], out: &mut Vec<Piece>) {
+    fn segment(&self, normalized: &[u8], scratch: &mut Lattice, out: &mut Vec<Piece>) {
         match &self.segmenter {
-            Segmenter::Unigram(u) => u.encode(
-                &self.vocab,
-                &self.types,
-                &self.scores,
-                self.unk_id,
-                normalized,
-                out,
-            ),
+            Segmenter::Unigram(u) => u.encode(self.unk_id, normalized, &mut scratch.best, out),
             Segmenter::Bpe => {
                 let lookup = |p: &[u8]| self.piece_to_id(p);
                 let cx = bpe::BpeContext {
@@ -253,14 +269,35 @@ impl SentencePieceCore {
         ids: &mut Vec<u32>,
         mut offsets: Option<&mut Vec<(u32, u32)>>,
     ) {
-        let (mut normalized, mut map, mut pieces) = (Vec::new(), Vec::new(), Vec::new());
+        SCRATCH.with(|cell| {
+            let mut guard = cell.borrow_mut();
+            let scratch = &mut *guard;
+            self.encode_with(text, base, ids, offsets.as_deref_mut(), scratch);
+        });
+    }
+
+    fn encode_with(
+        &self,
+        text: &[u8],
+        base: usize,
+        ids: &mut Vec<u32>,
+        mut offsets: Option<&mut Vec<(u32, u32)>>,
+        scratch: &mut Scratch,
+    ) {
+        let Scratch {
+            normalized,
+            map,
+            pieces,
+            lattice,
+        } = scratch;
+        pieces.clear();
         let want = offsets.is_some();
         self.normalizer
-            .normalize(text, &mut normalized, want.then_some(&mut map));
-        self.segment(&normalized, &mut pieces);
+            .normalize(text, normalized, want.then_some(&mut *map));
+        self.segment(normalized, lattice, pieces);
         let at = |i: u32| base as u32 + map[i as usize];
         let mut prev_unk = false;
-        for &(s, e, id) in &pieces {
+        for &(s, e, id) in pieces.iter() {
             let kind = self.types[id as usize];
             let is_unk = kind == PieceType::Unknown;
             if kind == PieceType::Control {
@@ -340,7 +377,11 @@ impl SentencePieceCore {
             let mut i = 0;
             while i < bytes.len() {
                 let (n, ok) = char_len(&bytes[i..]);
-                text.extend_from_slice(if ok { &bytes[i..i + n] } else { "\u{fffd}".as_bytes() });
+                text.extend_from_slice(if ok {
+                    &bytes[i..i + n]
+                } else {
+                    "\u{fffd}".as_bytes()
+                });
                 i += n;
             }
             bytes.clear();
@@ -386,6 +427,13 @@ impl SentencePieceCore {
             return Ok(out);
         }
         Ok(text)
+    }
+
+    /// The normalized text (SentencePiece's `normalize`).
+    pub fn normalize(&self, text: &str) -> Vec<u8> {
+        let mut out = Vec::with_capacity(text.len() + 8);
+        self.normalizer.normalize(text.as_bytes(), &mut out, None);
+        out
     }
 
     pub fn piece_count(&self) -> usize {

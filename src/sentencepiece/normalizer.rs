@@ -59,6 +59,14 @@ pub struct Normalizer {
     cfg: NormalizerConfig,
     /// User-defined pieces: matched before the charsmap and copied unchanged.
     user: Option<PieceTrie>,
+    /// Per ASCII byte: 2 when no rule or user piece starts with it (copy it as is), 1
+    /// when rules start with it but each continues with a non-ASCII byte (a combining
+    /// mark, say: copy it when an ASCII byte follows), 0 otherwise. Runs of copyable
+    /// bytes skip the per-character lookups.
+    plain: [u8; 128],
+    /// Whether a space is left alone by the charsmap and user pieces (the usual case):
+    /// then it is handled inline too.
+    space_plain: bool,
 }
 
 /// Length of the UTF-8 character at the start of `s` and whether it is well formed
@@ -98,10 +106,42 @@ impl Normalizer {
             let keys: Vec<(&[u8], i32)> = user_pieces.iter().map(|p| (*p, 0)).collect();
             PieceTrie::new(&keys)
         });
+        let starts = |key: &[u8]| {
+            charsmap.as_ref().is_some_and(|m| m.trie.has_prefix(key))
+                || user.as_ref().is_some_and(|u| {
+                    let mut node = 0;
+                    key.iter().all(|&b| match u.step(node, b) {
+                        Some(n) => {
+                            node = n;
+                            true
+                        }
+                        None => false,
+                    })
+                })
+        };
+        let mut plain = [0u8; 128];
+        for (b, slot) in plain.iter_mut().enumerate() {
+            let b = b as u8;
+            *slot = if b == b' ' {
+                0
+            } else if !starts(&[b]) {
+                2
+            } else if !charsmap.as_ref().is_some_and(|m| m.rewrite(&[b]).is_some())
+                && !user.as_ref().is_some_and(|u| u.get(&[b]).is_some())
+                && (0..128u8).all(|c| !starts(&[b, c]))
+            {
+                1
+            } else {
+                0
+            };
+        }
+        let space_plain = !starts(b" ");
         Ok(Normalizer {
             charsmap,
             cfg,
             user,
+            plain,
+            space_plain,
         })
     }
 
@@ -171,6 +211,41 @@ impl Normalizer {
         }
         let mut prev_space = cfg.remove_extra_whitespaces;
         while !rest.is_empty() {
+            let mut run = 0;
+            while run < rest.len() {
+                let b = rest[run];
+                let ok = b < 0x80
+                    && match self.plain[b as usize] {
+                        2 => true,
+                        1 => rest.get(run + 1).is_none_or(|&c| c < 0x80),
+                        _ => false,
+                    };
+                if !ok {
+                    break;
+                }
+                run += 1;
+            }
+            if run > 0 {
+                out.extend_from_slice(&rest[..run]);
+                if let Some(m) = map.as_deref_mut() {
+                    m.extend((consumed..consumed + run).map(|i| i as u32));
+                }
+                // A plain byte is never a space.
+                prev_space = false;
+                consumed += run;
+                rest = &rest[run..];
+                continue;
+            }
+            if rest[0] == b' ' && self.space_plain {
+                // The general path below, for a lone " " rule result.
+                if !prev_space {
+                    self.push_space(out, &mut map, consumed);
+                    prev_space = cfg.remove_extra_whitespaces;
+                }
+                consumed += 1;
+                rest = &rest[1..];
+                continue;
+            }
             let (mut sp, n) = self.prefix(rest);
             if prev_space {
                 while let [b' ', tail @ ..] = sp {

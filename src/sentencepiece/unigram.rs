@@ -10,18 +10,19 @@ const UNK_PENALTY: f32 = 10.0;
 
 pub struct Unigram {
     min_score: f32,
-    max_score: f32,
+    /// The pieces Viterbi may use (UNUSED ones left out), each with its effective score.
+    trie: PieceTrie,
 }
 
 #[derive(Clone, Copy)]
-struct Best {
+pub struct Best {
     score: f32,
     start: i32,
     id: u32,
 }
 
 impl Unigram {
-    pub fn new(types: &[PieceType], scores: &[f32]) -> Unigram {
+    pub fn new(pieces: &[Vec<u8>], types: &[PieceType], scores: &[f32]) -> Unigram {
         // SentencePiece starts from FLT_MAX / FLT_MIN (the smallest positive float, not
         // the most negative one), over NORMAL pieces only.
         let (mut min_score, mut max_score) = (f32::MAX, f32::MIN_POSITIVE);
@@ -31,36 +32,40 @@ impl Unigram {
                 max_score = max_score.max(s);
             }
         }
+        let mut keys: Vec<(&[u8], i32, f32)> = Vec::new();
+        for (id, (piece, t)) in pieces.iter().zip(types).enumerate() {
+            let score = match t {
+                PieceType::Normal => scores[id],
+                // The bonus that makes a user-defined piece always win, in float.
+                PieceType::UserDefined => (piece.len() as f32) * max_score - 0.1,
+                _ => continue,
+            };
+            keys.push((piece, id as i32, score));
+        }
         Unigram {
             min_score,
-            max_score,
+            trie: PieceTrie::with_scores(&keys),
         }
     }
 
     /// Best segmentation of `s` (normalized bytes) as pieces (start, end, id); unknown
     /// characters come out as single-character pieces with `unk_id`.
-    pub fn encode(
-        &self,
-        trie: &PieceTrie,
-        types: &[PieceType],
-        scores: &[f32],
-        unk_id: u32,
-        s: &[u8],
-        out: &mut Vec<Piece>,
-    ) {
+    pub fn encode(&self, unk_id: u32, s: &[u8], best: &mut Vec<Best>, out: &mut Vec<Piece>) {
         let n = s.len();
         if n == 0 {
             return;
         }
         let unk_score = self.min_score - UNK_PENALTY;
-        let mut best = vec![
+        let trie = &self.trie;
+        best.clear();
+        best.resize(
+            n + 1,
             Best {
                 score: 0.0,
                 start: -1,
                 id: 0,
-            };
-            n + 1
-        ];
+            },
+        );
         let mut start = 0usize;
         while start < n {
             let here = best[start].score;
@@ -72,46 +77,23 @@ impl Unigram {
                     Some(next) => node = next,
                     None => break,
                 }
-                let id = trie.value(node);
-                if id < 0 {
-                    continue;
-                }
-                let kind = types[id as usize];
-                if kind == PieceType::Unused {
-                    continue;
-                }
-                let len = k + 1;
-                // Float arithmetic throughout, as sentencepiece 0.2.3 computes it: ties
-                // between equal-scoring splits are decided by f32 rounding, so a wider
-                // type would pick different (equally good) paths.
-                let score = if kind == PieceType::UserDefined {
-                    (len as f32) * self.max_score - 0.1
-                } else {
-                    scores[id as usize]
-                };
-                let cand = score + here;
-                let target = &mut best[start + len];
-                if target.start == -1 || cand > target.score {
-                    *target = Best {
-                        score: cand,
-                        start: start as i32,
-                        id: id as u32,
-                    };
-                }
-                if len == mblen {
-                    has_single = true;
+                if let Some(score) = trie.terminal_score(node) {
+                    let len = k + 1;
+                    let target = &mut best[start + len];
+                    let cand = score + here;
+                    // The ID is looked up only for a winning candidate.
+                    if target.start == -1 || cand > target.score {
+                        *target = Best {
+                            score: cand,
+                            start: start as i32,
+                            id: trie.value(node) as u32,
+                        };
+                    }
+                    has_single |= len == mblen;
                 }
             }
             if !has_single {
-                let cand = unk_score + here;
-                let target = &mut best[start + mblen];
-                if target.start == -1 || cand > target.score {
-                    *target = Best {
-                        score: cand,
-                        start: start as i32,
-                        id: unk_id,
-                    };
-                }
+                update(&mut best[start + mblen], unk_score + here, start, unk_id);
             }
             start += mblen;
         }
@@ -127,5 +109,19 @@ impl Unigram {
             end = begin;
         }
         out[first..].reverse();
+    }
+}
+
+/// SentencePiece's update rule. Float arithmetic throughout, as sentencepiece 0.2.3
+/// computes it: ties between equal-scoring splits are decided by f32 rounding, so a
+/// wider type would pick different (equally good) paths; the first candidate wins ties.
+#[inline(always)]
+fn update(target: &mut Best, cand: f32, start: usize, id: u32) {
+    if target.start == -1 || cand > target.score {
+        *target = Best {
+            score: cand,
+            start: start as i32,
+            id,
+        };
     }
 }

@@ -98,7 +98,9 @@ def _report(name: str, bad: list[str], count: int, total: int) -> str:
     return f"{name}: {count}/{total} texts differ:\n" + "\n".join(bad)
 
 
-def test_ids_and_decode_identical(tp: ModuleType, models: dict[str, Path], texts: list[str]) -> None:
+def test_ids_and_decode_identical(
+    tp: ModuleType, models: dict[str, Path], texts: list[str]
+) -> None:
     failures = []
     for name, path in models.items():
         ours, peer = _pair(tp, path)
@@ -110,7 +112,9 @@ def test_ids_and_decode_identical(tp: ModuleType, models: dict[str, Path], texts
             if ids != ref or ours.decode(ref) != peer.decode(ref):
                 count += 1
                 if len(bad) < MAX_REPORTED:
-                    at = next((i for i, (a, b) in enumerate(zip(ids, ref)) if a != b), 0)
+                    at = next(
+                        (i for i, (a, b) in enumerate(zip(ids, ref, strict=False)) if a != b), 0
+                    )
                     bad.append(f"{text[:50]!r} at {at}: {ids[at : at + 4]} vs {ref[at : at + 4]}")
         if count:
             failures.append(_report(name, bad, count, len(texts)))

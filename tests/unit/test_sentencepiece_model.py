@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import sp_proto as pb
 
+import sp_proto as pb
 from tokenpact.errors import ArtifactError
 from tokenpact.formats.sentencepiece_model import (
     looks_like_sentencepiece,
@@ -85,7 +85,9 @@ def test_inconsistent_models_raise_artifact_error(tmp_path: Path, tp) -> None:
         with pytest.raises(ArtifactError, match=str(path)):
             tp.Tokenizer.load(path)
     partial = tmp_path / "partial_bytes.model"
-    partial.write_bytes(pb.model([("<unk>", 0.0, pb.UNKNOWN), ("<0x41>", 0.0, pb.BYTE)], byte_fallback=True))
+    partial.write_bytes(
+        pb.model([("<unk>", 0.0, pb.UNKNOWN), ("<0x41>", 0.0, pb.BYTE)], byte_fallback=True)
+    )
     with pytest.raises(ArtifactError, match="all 256 byte pieces"):
         tp.Tokenizer.load(partial)
 

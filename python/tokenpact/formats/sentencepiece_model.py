@@ -175,10 +175,38 @@ def _float(value: bytes) -> float:
     return float(struct.unpack("<f", value)[0])
 
 
+_UNPACK_F32 = struct.Struct("<f").unpack_from
+
+
+def _piece_fast(data: bytes) -> Piece | None:
+    """The common layout ``0A len piece 15 score [18 type]``, decoded without the general
+    field loop (a 32k-piece model loads several times faster); None for anything else."""
+    if len(data) < 7 or data[0] != 0x0A or data[1] >= 0x80:
+        return None
+    end = 2 + data[1]
+    if len(data) < end + 5 or data[end] != 0x15:
+        return None
+    tail = len(data) - end - 5
+    if tail == 0:
+        kind = NORMAL
+    elif tail == 2 and data[end + 5] == 0x18 and data[end + 6] in PIECE_TYPES:
+        kind = data[end + 6]
+    else:
+        return None
+    try:
+        text = data[2:end].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return Piece(text, float(_UNPACK_F32(data, end + 1)[0]), kind)
+
+
 def _piece(data: bytes, where: str) -> Piece:
+    fast = _piece_fast(data)
+    if fast is not None:
+        return fast
     piece, score, kind = "", 0.0, NORMAL
     for number, wire, value in _fields(data, where):
-        at = f"{where}.{ {1: 'piece', 2: 'score', 3: 'type'}.get(number, number)}"
+        at = f"{where}.{ {1: 'piece', 2: 'score', 3: 'type'}.get(number, number) }"
         if number == 1:
             _expect(wire, _LEN, at)
             piece = _text(value, at)
@@ -314,9 +342,7 @@ def parse_model(data: bytes, path: Path) -> SentencePieceModel:
         raise ArtifactError(f"{path}: ModelProto.pieces: the model has no pieces; {fix}")
     for i, p in enumerate(pieces):
         if not p.piece:
-            raise ArtifactError(
-                f"{path}: ModelProto.pieces[{i}].piece: a piece is empty; {fix}"
-            )
+            raise ArtifactError(f"{path}: ModelProto.pieces[{i}].piece: a piece is empty; {fix}")
     return SentencePieceModel(path, pieces, trainer, normalizer, denormalizer)
 
 
@@ -374,7 +400,10 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
             f"{p}: trainer_spec.model_type: {ts.model_type!r} models are not supported yet "
             "(only unigram and bpe); file an issue naming the model type"
         )
-    if model.normalizer_spec.normalization_rule_tsv and not model.normalizer_spec.precompiled_charsmap:
+    if (
+        model.normalizer_spec.normalization_rule_tsv
+        and not model.normalizer_spec.precompiled_charsmap
+    ):
         raise ArtifactError(
             f"{p}: normalizer_spec.normalization_rule_tsv: an uncompiled rule table is not "
             "supported; re-export the model so that the rules are in precompiled_charsmap"
