@@ -267,12 +267,12 @@ impl SentencePieceCore {
         text: &[u8],
         base: usize,
         ids: &mut Vec<u32>,
-        mut offsets: Option<&mut Vec<(u32, u32)>>,
+        offsets: Option<&mut Vec<(u32, u32)>>,
     ) {
         SCRATCH.with(|cell| {
             let mut guard = cell.borrow_mut();
             let scratch = &mut *guard;
-            self.encode_with(text, base, ids, offsets.as_deref_mut(), scratch);
+            self.encode_with(text, base, ids, offsets, scratch);
         });
     }
 

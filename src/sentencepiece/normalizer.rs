@@ -126,8 +126,8 @@ impl Normalizer {
                 0
             } else if !starts(&[b]) {
                 2
-            } else if !charsmap.as_ref().is_some_and(|m| m.rewrite(&[b]).is_some())
-                && !user.as_ref().is_some_and(|u| u.get(&[b]).is_some())
+            } else if charsmap.as_ref().is_none_or(|m| m.rewrite(&[b]).is_none())
+                && user.as_ref().is_none_or(|u| u.get(&[b]).is_none())
                 && (0..128u8).all(|c| !starts(&[b, c]))
             {
                 1

@@ -10,7 +10,7 @@ pub struct DartsArray {
 
 impl DartsArray {
     pub fn from_bytes(blob: &[u8]) -> CoreResult<DartsArray> {
-        if blob.len() % 4 != 0 || blob.is_empty() {
+        if !blob.len().is_multiple_of(4) || blob.is_empty() {
             return Err(CoreError::Artifact(format!(
                 "precompiled_charsmap: the double-array trie has {} bytes, not a positive \
                  multiple of 4; the charsmap is damaged, re-export the model",

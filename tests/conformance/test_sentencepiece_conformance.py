@@ -177,3 +177,11 @@ def test_semantic_hash_is_stable(tp: ModuleType, models: dict[str, Path]) -> Non
     path = models["unigram"]
     assert tp.Tokenizer.load(path).semantic_hash == tp.Tokenizer.load(path).semantic_hash
     assert tp.Tokenizer.load(path).semantic_hash != tp.Tokenizer.load(models["bpe"]).semantic_hash
+
+
+def test_normalizer_identical(tp: ModuleType, models: dict[str, Path], texts: list[str]) -> None:
+    """The precompiled charsmap (nmt_nfkc), whitespace rules and dummy prefix."""
+    for name in ("unigram", "bpe-bytes"):
+        ours, peer = _pair(tp, models[name])
+        differ = [t for t in texts if ours._core.normalize(t) != peer.normalize(t)]
+        assert not differ, f"{name}: {len(differ)} texts normalize differently: {differ[:3]!r}"
