@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::normalizer::one_char_len;
 use super::trie::PieceTrie;
@@ -54,6 +54,84 @@ pub struct BpeContext<'a> {
     pub user: Option<&'a PieceTrie>,
     /// SentencePiece's `PieceToId`: reserved pieces first, then the vocabulary, else unk.
     pub piece_to_id: &'a dyn Fn(&[u8]) -> u32,
+}
+
+/// Adjacent character pairs that occur inside some piece. Between two characters that
+/// form no such pair no merge can ever happen, so the input is encoded chunk by chunk
+/// there: same result, and the merge heap stays small (as sentencepiece itself does);
+/// about 3x faster on ordinary text and far more on long documents.
+pub struct SafeSplits {
+    pairs: FxHashSet<u64>,
+}
+
+fn char_key(c: &[u8]) -> u64 {
+    c.iter().fold(0u64, |k, &b| (k << 8) | b as u64)
+}
+
+fn chars(s: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    let mut pos = 0;
+    std::iter::from_fn(move || {
+        if pos >= s.len() {
+            return None;
+        }
+        let n = one_char_len(s[pos]).min(s.len() - pos);
+        let at = pos;
+        pos += n;
+        Some((at, &s[at..pos]))
+    })
+}
+
+impl SafeSplits {
+    /// None when the model has UNUSED pieces: their re-splitting depends on every pair
+    /// queued in the input, so chunking could change it.
+    pub fn new(pieces: &[Vec<u8>], types: &[PieceType]) -> Option<SafeSplits> {
+        let mut pairs = FxHashSet::default();
+        for (p, t) in pieces.iter().zip(types) {
+            match t {
+                PieceType::Unused => return None,
+                PieceType::Normal | PieceType::UserDefined => {}
+                _ => continue,
+            }
+            let mut prev: Option<&[u8]> = None;
+            for (_, c) in chars(p) {
+                if let Some(a) = prev {
+                    pairs.insert((char_key(a) << 32) | char_key(c));
+                }
+                prev = Some(c);
+            }
+        }
+        Some(SafeSplits { pairs })
+    }
+}
+
+/// `encode`, chunk by chunk at safe boundaries when the model allows it.
+pub fn encode_chunked(
+    cx: &BpeContext<'_>,
+    splits: Option<&SafeSplits>,
+    s: &[u8],
+    out: &mut Vec<Piece>,
+) {
+    let Some(splits) = splits else {
+        return encode(cx, s, out);
+    };
+    let (mut chunk, mut prev) = (0usize, 0u64);
+    let flush = |from: usize, to: usize, out: &mut Vec<Piece>| {
+        let first = out.len();
+        encode(cx, &s[from..to], out);
+        for p in &mut out[first..] {
+            p.0 += from as u32;
+            p.1 += from as u32;
+        }
+    };
+    for (at, c) in chars(s) {
+        let key = char_key(c);
+        if at > 0 && !splits.pairs.contains(&((prev << 32) | key)) {
+            flush(chunk, at, out);
+            chunk = at;
+        }
+        prev = key;
+    }
+    flush(chunk, s.len(), out);
 }
 
 pub fn encode<'s>(cx: &BpeContext<'_>, s: &'s [u8], out: &mut Vec<Piece>) {

@@ -67,7 +67,7 @@ impl PieceType {
 
 pub enum Segmenter {
     Unigram(Unigram),
-    Bpe,
+    Bpe(Option<bpe::SafeSplits>),
 }
 
 /// Everything the model file says about encoding and decoding.
@@ -197,7 +197,7 @@ impl SentencePieceCore {
         }
         let segmenter = match spec.model_type.as_str() {
             "unigram" => Segmenter::Unigram(Unigram::new(&spec.pieces, &types, &spec.scores)),
-            "bpe" => Segmenter::Bpe,
+            "bpe" => Segmenter::Bpe(bpe::SafeSplits::new(&spec.pieces, &types)),
             other => {
                 return bad(format!(
                     "trainer_spec.model_type: {other:?} models are not supported yet (only \
@@ -246,7 +246,7 @@ impl SentencePieceCore {
     fn segment(&self, normalized: &[u8], scratch: &mut Lattice, out: &mut Vec<Piece>) {
         match &self.segmenter {
             Segmenter::Unigram(u) => u.encode(self.unk_id, normalized, &mut scratch.best, out),
-            Segmenter::Bpe => {
+            Segmenter::Bpe(splits) => {
                 let lookup = |p: &[u8]| self.piece_to_id(p);
                 let cx = bpe::BpeContext {
                     trie: &self.vocab,
@@ -255,7 +255,7 @@ impl SentencePieceCore {
                     user: self.user.as_ref(),
                     piece_to_id: &lookup,
                 };
-                bpe::encode(&cx, normalized, out)
+                bpe::encode_chunked(&cx, splits.as_ref(), normalized, out)
             }
         }
     }

@@ -7,11 +7,15 @@ use super::{Piece, PieceType};
 
 /// Penalty below the lowest piece score given to an unknown character.
 const UNK_PENALTY: f32 = 10.0;
+/// |path score| beyond which sentencepiece re-centres the Viterbi scores.
+const SCORE_RESET: f32 = 100_000.0;
 
 pub struct Unigram {
     min_score: f32,
     /// The pieces Viterbi may use (UNUSED ones left out), each with its effective score.
     trie: PieceTrie,
+    /// Bytes a lattice edge can span at most (the longest piece, or a 4-byte character).
+    reach: usize,
 }
 
 #[derive(Clone, Copy)]
@@ -42,8 +46,10 @@ impl Unigram {
             };
             keys.push((piece, id as i32, score));
         }
+        let reach = keys.iter().map(|k| k.0.len()).max().unwrap_or(0).max(4);
         Unigram {
             min_score,
+            reach,
             trie: PieceTrie::with_scores(&keys),
         }
     }
@@ -68,7 +74,21 @@ impl Unigram {
         );
         let mut start = 0usize;
         while start < n {
-            let here = best[start].score;
+            let mut here = best[start].score;
+            if !(-SCORE_RESET..=SCORE_RESET).contains(&here) {
+                // sentencepiece re-centres long paths so float precision does not erode
+                // tie-breaking: every reached node from here on is shifted by the same
+                // offset. Reproduced exactly, since it decides ties in long documents.
+                // Nodes reached so far end before start + the longest piece (or an
+                // unknown character), which bounds sentencepiece's frontier.
+                let offset = here;
+                for i in start..=(start + self.reach).min(n) {
+                    if i == start || best[i].start != -1 {
+                        best[i].score -= offset;
+                    }
+                }
+                here = 0.0;
+            }
             let mblen = one_char_len(s[start]).min(n - start);
             let mut has_single = false;
             let mut node = 0usize;
