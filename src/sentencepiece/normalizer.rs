@@ -73,17 +73,31 @@ pub struct Normalizer {
 /// (SentencePiece replaces a malformed byte with U+FFFD and consumes one byte).
 #[inline]
 pub fn char_len(s: &[u8]) -> (usize, bool) {
-    let n = match s[0] {
-        0x00..=0x7F => return (1, true),
-        0xC2..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        0xF0..=0xF4 => 4,
-        _ => return (1, false),
+    let cont = |i: usize, lo: u8, hi: u8| s.get(i).is_some_and(|&b| (lo..=hi).contains(&b));
+    // The well-formed UTF-8 table (Unicode 3.9, table 3-7), without a library call:
+    // this runs once per non-ASCII character.
+    let ok = |n: usize, lo: u8, hi: u8| {
+        let mut ok = cont(1, lo, hi);
+        for i in 2..n {
+            ok &= cont(i, 0x80, 0xBF);
+        }
+        if ok {
+            (n, true)
+        } else {
+            (1, false)
+        }
     };
-    if s.len() < n || std::str::from_utf8(&s[..n]).is_err() {
-        return (1, false);
+    match s[0] {
+        0x00..=0x7F => (1, true),
+        0xC2..=0xDF => ok(2, 0x80, 0xBF),
+        0xE0 => ok(3, 0xA0, 0xBF),
+        0xED => ok(3, 0x80, 0x9F),
+        0xE1..=0xEF => ok(3, 0x80, 0xBF),
+        0xF0 => ok(4, 0x90, 0xBF),
+        0xF4 => ok(4, 0x80, 0x8F),
+        0xF1..=0xF3 => ok(4, 0x80, 0xBF),
+        _ => (1, false),
     }
-    (n, true)
 }
 
 /// SentencePiece's `OneCharLen`: a length from the lead byte alone.
@@ -308,6 +322,25 @@ mod tests {
             treat_whitespace_as_suffix: false,
         };
         Normalizer::new(None, cfg, &[]).unwrap()
+    }
+
+    #[test]
+    fn char_len_agrees_with_std() {
+        for c in ['a', 'é', '€', '😀', '\u{ffff}', '\u{10ffff}'] {
+            let mut buf = [0u8; 4];
+            let e = c.encode_utf8(&mut buf).as_bytes();
+            assert_eq!(char_len(e), (e.len(), true));
+        }
+        for bad in [
+            &b"\x80"[..],
+            b"\xc0\x80",
+            b"\xe0\x80\x80",
+            b"\xed\xa0\x80",
+            b"\xf4\x90\x80\x80",
+            b"\xe2\x82",
+        ] {
+            assert_eq!(char_len(bad), (1, false));
+        }
     }
 
     #[test]
