@@ -82,9 +82,11 @@ impl Unigram {
                 // Nodes reached so far end before start + the longest piece (or an
                 // unknown character), which bounds sentencepiece's frontier.
                 let offset = here;
-                for i in start..=(start + self.reach).min(n) {
-                    if i == start || best[i].start != -1 {
-                        best[i].score -= offset;
+                let last = (start + self.reach).min(n);
+                best[start].score -= offset;
+                for b in &mut best[start + 1..=last] {
+                    if b.start != -1 {
+                        b.score -= offset;
                     }
                 }
                 here = 0.0;
