@@ -7,6 +7,7 @@ pub mod bpe;
 pub mod corpus;
 pub mod error;
 pub mod pretok;
+pub mod sentencepiece;
 pub mod special;
 pub mod tokenizer;
 

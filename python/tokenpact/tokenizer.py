@@ -81,7 +81,7 @@ class Tokenizer:
         core: Any,
         *,
         pattern: str,
-        semantics: Literal["merge_ranks", "merge_records", "tiktoken_ranks"],
+        semantics: Literal["merge_ranks", "merge_records", "tiktoken_ranks", "sentencepiece"],
         special_tokens: Sequence[tuple[SpecialToken, int]] = (),
         post_processor: dict[str, Any] | None = None,
         training: dict[str, Any] | None = None,
@@ -230,7 +230,11 @@ class Tokenizer:
     def load(
         cls, path: str | os.PathLike[str], *, pattern: str | None = None, verify: bool = True
     ) -> Tokenizer:
-        """Load an artifact directory, ``tokenpact.json``, ``tokenizer.json`` or ``*.tiktoken``.
+        """Load an artifact directory, ``tokenpact.json``, ``tokenizer.json``, ``*.tiktoken``
+        or a SentencePiece ``.model``.
+
+        A ``.model`` file is told apart from a tiktoken rank file (Llama 3 ships one named
+        ``tokenizer.model``) by its content: protobuf versus base64 lines.
 
         A directory saved by :meth:`save` is checked against its ``manifest.json`` and
         ``golden.json`` (pass ``verify=False`` to skip); drift raises ContractError.
@@ -239,8 +243,15 @@ class Tokenizer:
         from .formats.hf_json import load_hf_json
 
         p = Path(path)
-        if p.is_file() and p.suffix in (".tiktoken", ".model") and p.name != NATIVE_FILE:
-            return cls.from_tiktoken(p, pattern=pattern or "gpt4")
+        if p.is_file() and p.suffix != ".json" and p.name != NATIVE_FILE:
+            from .formats.sentencepiece_model import looks_like_sentencepiece
+
+            with open(p, "rb") as handle:
+                head = handle.read(1)
+            if looks_like_sentencepiece(head):
+                return cls.from_sentencepiece(p)
+            if p.suffix in (".tiktoken", ".model"):
+                return cls.from_tiktoken(p, pattern=pattern or "gpt4")
         hf_file = None
         if p.is_dir() and not (p / NATIVE_FILE).exists() and (p / "tokenizer.json").exists():
             hf_file = p / "tokenizer.json"
@@ -257,6 +268,16 @@ class Tokenizer:
                 check_contract_files(tok, root)
             return tok
         return artifact_dir.load_tokenizer(cls, p, verify=verify)
+
+    @classmethod
+    def from_sentencepiece(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        """Load a SentencePiece ``.model`` (Unigram or BPE); IDs match ``sentencepiece``.
+
+        ``sentencepiece`` itself is not needed: the protobuf is decoded by tokenpact.
+        """
+        from .formats.sentencepiece_model import load_sentencepiece
+
+        return load_sentencepiece(path)
 
     @classmethod
     def from_hf(cls, path: str | os.PathLike[str]) -> Tokenizer:
@@ -521,10 +542,12 @@ class Tokenizer:
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         untrusted = _byte_ranges(text, untrusted_spans) if untrusted_spans else None
         trim = bool(self._source.get("trim_offsets"))
+        # The numpy path serves offset trimming and cores without list output.
+        lists = not trim and hasattr(self._core, "encode_offsets_lists")
         try:
             if disallowed is not None:
                 self._check_disallowed(text, disallowed)
-            if trim:
+            if not lists:
                 ids_arr, starts, ends = self._core.encode_with_offsets(text, allowed, untrusted)
             else:
                 ids, flat = self._core.encode_offsets_lists(
@@ -534,8 +557,9 @@ class Tokenizer:
         except UnicodeEncodeError as exc:
             raise _surrogate_error(text, exc) from None
         length = len(text) if coordinate == "raw_codepoints" else len(text.encode("utf-8"))
-        if trim:
-            starts, ends = self._trim_space_offsets(text, starts, ends)
+        if not lists:
+            if trim:
+                starts, ends = self._trim_space_offsets(text, starts, ends)
             if coordinate == "raw_codepoints":
                 starts, ends = byte_to_char_offsets(text, starts, ends)
             ids = ids_arr.tolist()
@@ -552,6 +576,8 @@ class Tokenizer:
 
     def _piece_texts(self, ids: list[int]) -> list[str]:
         """Piece text of each ID, built in one native call from cached strings."""
+        if not hasattr(self._core, "piece_strs"):
+            return [self._piece_text(i) for i in ids]
         return list(self._core.piece_strs(np.asarray(ids, dtype=np.uint32)))
 
     def encode_structured(
@@ -687,6 +713,9 @@ class Tokenizer:
         """Decode IDs to text. ``errors="strict"`` raises DecodeError on invalid UTF-8."""
         if errors not in ("strict", "replace"):
             raise ConfigError(f'errors must be "strict" or "replace", not {errors!r}')
+        if errors == "replace" and self._semantics == "sentencepiece":
+            # SentencePiece's own replacement rule: one U+FFFD per ill-formed byte.
+            return str(self._core.decode_text(self._ids(ids)))
         data = self.decode_bytes(ids)
         if errors == "replace":
             return data.decode("utf-8", errors="replace")
@@ -754,6 +783,8 @@ class Tokenizer:
                 "records": [[a, b, self._core.merge_result(a, b)] for a, b in records],
                 "vocab": [p.hex() for p in vocab],
             }
+        elif self._semantics == "sentencepiece":
+            return self._sentencepiece_config()
         else:
             import base64
 
@@ -777,6 +808,11 @@ class Tokenizer:
             "post_processor": dict(self._post_processor) if self._post_processor else None,
             "decoder": {"type": "byte_level"},
         }
+
+    def _sentencepiece_config(self) -> dict[str, Any]:
+        from .formats.sentencepiece_model import sentencepiece_config
+
+        return sentencepiece_config(self)
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write the artifact directory (``tokenpact.json``); every file is written atomically."""

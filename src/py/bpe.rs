@@ -61,8 +61,8 @@ fn pretokenize(
 }
 
 #[pyclass(frozen, module = "tokenpact._native", name = "SpecialMatcher")]
-struct PySpecialMatcher {
-    inner: Arc<SpecialMatcher>,
+pub(crate) struct PySpecialMatcher {
+    pub(crate) inner: Arc<SpecialMatcher>,
 }
 
 #[pymethods]

@@ -83,6 +83,11 @@ def release_files(tok: Tokenizer) -> dict[str, bytes]:
             # Roles (bos/eos/pad) and the chat template come from the config.
             files["tokenizer_config.json"] = Path(tok.source["config_path"]).read_bytes()
         return files
+    if tok.semantics == "sentencepiece":
+        raise ArtifactError(
+            "saving a SentencePiece tokenizer as an artifact directory is not supported yet; "
+            "keep the .model file it was loaded from (its bytes are the artifact)"
+        )
     if tok.semantics == "merge_records":
         raise ArtifactError(
             "this tokenizer was built from explicit merge records; saving it natively is not "

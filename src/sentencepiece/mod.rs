@@ -1,0 +1,471 @@
+//! SentencePiece models (Unigram and BPE) with IDs, offsets and decoding identical to the
+//! `sentencepiece` library: normalize, segment, then SentencePiece's post-pass (unknown
+//! runs fused, or split into `<0xXX>` byte pieces under byte fallback).
+
+pub mod bpe;
+pub mod normalizer;
+pub mod trie;
+pub mod unigram;
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{CoreError, CoreResult};
+use crate::special::SpecialMatcher;
+use normalizer::{char_len, Normalizer, NormalizerConfig, SPACE_SYMBOL};
+use trie::PieceTrie;
+use unigram::Unigram;
+
+/// A segment of the normalized text: (start, end, id).
+pub type Piece = (u32, u32, u32);
+
+/// Per-thread buffers reused across calls: encoding many short texts would otherwise
+/// spend much of its time in the allocator.
+#[derive(Default)]
+struct Scratch {
+    normalized: Vec<u8>,
+    map: Vec<u32>,
+    pieces: Vec<Piece>,
+    lattice: Lattice,
+}
+
+#[derive(Default)]
+struct Lattice {
+    best: Vec<unigram::Best>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PieceType {
+    Normal,
+    Unknown,
+    Control,
+    UserDefined,
+    Unused,
+    Byte,
+}
+
+impl PieceType {
+    pub fn from_proto(value: u8) -> CoreResult<PieceType> {
+        Ok(match value {
+            1 => PieceType::Normal,
+            2 => PieceType::Unknown,
+            3 => PieceType::Control,
+            4 => PieceType::UserDefined,
+            5 => PieceType::Unused,
+            6 => PieceType::Byte,
+            _ => {
+                return Err(CoreError::Artifact(format!(
+                    "pieces: type {value} is not a SentencePiece piece type (1..6)"
+                )))
+            }
+        })
+    }
+}
+
+pub enum Segmenter {
+    Unigram(Unigram),
+    Bpe(Option<bpe::SafeSplits>),
+}
+
+/// Everything the model file says about encoding and decoding.
+pub struct SentencePieceSpec {
+    pub pieces: Vec<Vec<u8>>,
+    pub scores: Vec<f32>,
+    pub types: Vec<u8>,
+    pub model_type: String,
+    pub byte_fallback: bool,
+    pub normalizer: NormalizerConfig,
+    pub charsmap: Vec<u8>,
+    /// The denormalizer (applied to decoded text) when the model has a charsmap for it.
+    pub denormalizer: Option<(NormalizerConfig, Vec<u8>)>,
+    pub unk_surface: Vec<u8>,
+}
+
+pub struct SentencePieceCore {
+    pub pieces: Vec<Vec<u8>>,
+    types: Vec<PieceType>,
+    scores: Vec<f32>,
+    /// NORMAL, USER_DEFINED and UNUSED pieces (SentencePiece's `pieces_`).
+    vocab: PieceTrie,
+    /// CONTROL, UNKNOWN and BYTE pieces (SentencePiece's `reserved_id_map_`).
+    reserved: FxHashMap<Vec<u8>, u32>,
+    unk_id: u32,
+    byte_fallback: bool,
+    byte_ids: Vec<u32>,
+    segmenter: Segmenter,
+    normalizer: Normalizer,
+    denormalizer: Option<Normalizer>,
+    user: Option<PieceTrie>,
+    unk_surface: Vec<u8>,
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+}
+
+fn byte_piece(b: u8) -> Vec<u8> {
+    format!("<0x{b:02X}>").into_bytes()
+}
+
+impl SentencePieceCore {
+    pub fn new(spec: SentencePieceSpec) -> CoreResult<SentencePieceCore> {
+        let bad = |m: String| Err(CoreError::Artifact(m));
+        let types = spec
+            .types
+            .iter()
+            .map(|&t| PieceType::from_proto(t))
+            .collect::<CoreResult<Vec<_>>>()?;
+        if spec.pieces.len() != types.len() || spec.pieces.len() != spec.scores.len() {
+            return bad("pieces, scores and types differ in length".into());
+        }
+        let mut keys: Vec<(&[u8], i32)> = Vec::new();
+        let mut seen: FxHashMap<&[u8], usize> = FxHashMap::default();
+        let mut reserved = FxHashMap::default();
+        let mut unk_id = None;
+        let mut user_pieces: Vec<&[u8]> = Vec::new();
+        for (i, (piece, t)) in spec.pieces.iter().zip(&types).enumerate() {
+            if piece.is_empty() {
+                return bad(format!(
+                    "pieces[{i}]: a piece is empty; the model is damaged"
+                ));
+            }
+            let normal = matches!(
+                t,
+                PieceType::Normal | PieceType::UserDefined | PieceType::Unused
+            );
+            if normal {
+                if let Some(j) = seen.insert(piece, i) {
+                    return bad(format!(
+                        "pieces[{i}]: {:?} is already piece {j}; each piece needs one ID",
+                        String::from_utf8_lossy(piece)
+                    ));
+                }
+                keys.push((piece, i as i32));
+            } else if reserved.insert(piece.clone(), i as u32).is_some() {
+                return bad(format!(
+                    "pieces[{i}]: {:?} is defined twice; each piece needs one ID",
+                    String::from_utf8_lossy(piece)
+                ));
+            }
+            match t {
+                PieceType::UserDefined => user_pieces.push(piece),
+                PieceType::Unknown if unk_id.is_some() => {
+                    return bad(format!(
+                        "pieces[{i}]: a second UNKNOWN piece; a model has exactly one"
+                    ))
+                }
+                PieceType::Unknown => unk_id = Some(i as u32),
+                PieceType::Byte if !is_byte_piece(piece) => {
+                    return bad(format!(
+                        "pieces[{i}]: BYTE piece {:?} is not of the form <0xXX>; the model \
+                         is damaged",
+                        String::from_utf8_lossy(piece)
+                    ))
+                }
+                PieceType::Byte if !spec.byte_fallback => {
+                    return bad(format!(
+                        "pieces[{i}]: byte piece {:?} although trainer_spec.byte_fallback is \
+                         false; the model is inconsistent",
+                        String::from_utf8_lossy(piece)
+                    ))
+                }
+                _ => {}
+            }
+        }
+        let Some(unk_id) = unk_id else {
+            return bad("pieces: no UNKNOWN piece; SentencePiece models define <unk>".into());
+        };
+        let vocab = PieceTrie::new(&keys);
+        let lookup = |p: &[u8]| -> u32 {
+            reserved
+                .get(p)
+                .copied()
+                .or_else(|| vocab.get(p).map(|v| v as u32))
+                .unwrap_or(unk_id)
+        };
+        let byte_ids: Vec<u32> = (0..=255u8).map(|b| lookup(&byte_piece(b))).collect();
+        if spec.byte_fallback {
+            if let Some(b) =
+                (0..=255u8).find(|&b| types[byte_ids[b as usize] as usize] != PieceType::Byte)
+            {
+                return bad(format!(
+                    "pieces: byte_fallback is on but piece <0x{b:02X}> is missing; a byte \
+                     fallback model has all 256 byte pieces"
+                ));
+            }
+        }
+        let segmenter = match spec.model_type.as_str() {
+            "unigram" => Segmenter::Unigram(Unigram::new(&spec.pieces, &types, &spec.scores)),
+            "bpe" => Segmenter::Bpe(bpe::SafeSplits::new(&spec.pieces, &types)),
+            other => {
+                return bad(format!(
+                    "trainer_spec.model_type: {other:?} models are not supported yet (only \
+                     unigram and bpe); file an issue naming the model type"
+                ))
+            }
+        };
+        let add_dummy_prefix = spec.normalizer.add_dummy_prefix;
+        let remove_extra_whitespaces = spec.normalizer.remove_extra_whitespaces;
+        let normalizer = Normalizer::new(Some(&spec.charsmap), spec.normalizer, &user_pieces)?;
+        let denormalizer = match spec.denormalizer {
+            Some((cfg, map)) => Some(Normalizer::new(Some(&map), cfg, &[])?),
+            None => None,
+        };
+        let user = (!user_pieces.is_empty()).then(|| {
+            let k: Vec<(&[u8], i32)> = user_pieces.iter().map(|p| (*p, 0)).collect();
+            PieceTrie::new(&k)
+        });
+        Ok(SentencePieceCore {
+            pieces: spec.pieces,
+            types,
+            scores: spec.scores,
+            vocab,
+            reserved,
+            unk_id,
+            byte_fallback: spec.byte_fallback,
+            byte_ids,
+            segmenter,
+            normalizer,
+            denormalizer,
+            user,
+            unk_surface: spec.unk_surface,
+            add_dummy_prefix,
+            remove_extra_whitespaces,
+        })
+    }
+
+    pub fn piece_to_id(&self, piece: &[u8]) -> u32 {
+        self.reserved
+            .get(piece)
+            .copied()
+            .or_else(|| self.vocab.get(piece).map(|v| v as u32))
+            .unwrap_or(self.unk_id)
+    }
+
+    fn segment(&self, normalized: &[u8], scratch: &mut Lattice, out: &mut Vec<Piece>) {
+        match &self.segmenter {
+            Segmenter::Unigram(u) => u.encode(self.unk_id, normalized, &mut scratch.best, out),
+            Segmenter::Bpe(splits) => {
+                let lookup = |p: &[u8]| self.piece_to_id(p);
+                let cx = bpe::BpeContext {
+                    trie: &self.vocab,
+                    types: &self.types,
+                    scores: &self.scores,
+                    user: self.user.as_ref(),
+                    piece_to_id: &lookup,
+                };
+                bpe::encode_chunked(&cx, splits.as_ref(), normalized, out)
+            }
+        }
+    }
+
+    /// Encodes one sentence; `offsets` (when given) receives original byte ranges,
+    /// shifted by `base`, exactly as SentencePiece's `begin`/`end`.
+    fn encode_sentence(
+        &self,
+        text: &[u8],
+        base: usize,
+        ids: &mut Vec<u32>,
+        offsets: Option<&mut Vec<(u32, u32)>>,
+    ) {
+        SCRATCH.with(|cell| {
+            let mut guard = cell.borrow_mut();
+            let scratch = &mut *guard;
+            self.encode_with(text, base, ids, offsets, scratch);
+        });
+    }
+
+    fn encode_with(
+        &self,
+        text: &[u8],
+        base: usize,
+        ids: &mut Vec<u32>,
+        mut offsets: Option<&mut Vec<(u32, u32)>>,
+        scratch: &mut Scratch,
+    ) {
+        let Scratch {
+            normalized,
+            map,
+            pieces,
+            lattice,
+        } = scratch;
+        pieces.clear();
+        let want = offsets.is_some();
+        self.normalizer
+            .normalize(text, normalized, want.then_some(&mut *map));
+        self.segment(normalized, lattice, pieces);
+        let at = |i: u32| base as u32 + map[i as usize];
+        let mut prev_unk = false;
+        for &(s, e, id) in pieces.iter() {
+            let kind = self.types[id as usize];
+            let is_unk = kind == PieceType::Unknown;
+            if kind == PieceType::Control {
+                // A control piece has no surface; SentencePiece does not advance over it.
+                ids.push(id);
+                if let Some(o) = offsets.as_deref_mut() {
+                    o.push((at(s), at(s)));
+                }
+            } else if is_unk && self.byte_fallback {
+                let last = e - 1;
+                for i in s..e {
+                    ids.push(self.byte_ids[normalized[i as usize] as usize]);
+                    if let Some(o) = offsets.as_deref_mut() {
+                        // Only the last byte carries the character's surface.
+                        o.push((at(s), if i == last { at(e) } else { at(s) }));
+                    }
+                }
+            } else if is_unk && prev_unk {
+                // A run of unknown characters is one unknown piece.
+                if let Some(o) = offsets.as_deref_mut() {
+                    if let Some(lastp) = o.last_mut() {
+                        lastp.1 = at(e);
+                    }
+                }
+            } else {
+                ids.push(id);
+                if let Some(o) = offsets.as_deref_mut() {
+                    o.push((at(s), at(e)));
+                }
+            }
+            prev_unk = is_unk;
+        }
+    }
+
+    /// Encodes `text`; spellings found by `allowed` become their IDs, and the text
+    /// between them is encoded as separate sentences (each with its dummy prefix).
+    pub fn encode(
+        &self,
+        text: &str,
+        allowed: Option<&SpecialMatcher>,
+        untrusted: &[(usize, usize)],
+        ids: &mut Vec<u32>,
+        mut offsets: Option<&mut Vec<(u32, u32)>>,
+    ) {
+        let bytes = text.as_bytes();
+        let mut pos = 0;
+        if let Some(matcher) = allowed {
+            let mut u = 0;
+            for (s, e, idx) in matcher.find_all(text) {
+                while u < untrusted.len() && untrusted[u].1 <= s {
+                    u += 1;
+                }
+                if u < untrusted.len() && untrusted[u].0 < e {
+                    continue; // inside untrusted content: ordinary text
+                }
+                self.encode_sentence(&bytes[pos..s], pos, ids, offsets.as_deref_mut());
+                ids.push(matcher.ids[idx]);
+                if let Some(o) = offsets.as_deref_mut() {
+                    o.push((s as u32, e as u32));
+                }
+                pos = e;
+            }
+        }
+        self.encode_sentence(&bytes[pos..], pos, ids, offsets);
+    }
+
+    /// SentencePiece's decoder. `lossy` replaces each byte of an ill-formed byte-piece
+    /// sequence with U+FFFD as SentencePiece does; otherwise byte pieces stay raw bytes.
+    pub fn decode(&self, ids: &[u32], lossy: bool) -> CoreResult<Vec<u8>> {
+        let mut text: Vec<u8> = Vec::with_capacity(ids.len() * 4);
+        let mut bytes: Vec<u8> = Vec::new();
+        let flush = |bytes: &mut Vec<u8>, text: &mut Vec<u8>| {
+            if !lossy {
+                text.append(bytes);
+                return;
+            }
+            let mut i = 0;
+            while i < bytes.len() {
+                let (n, ok) = char_len(&bytes[i..]);
+                text.extend_from_slice(if ok {
+                    &bytes[i..i + n]
+                } else {
+                    "\u{fffd}".as_bytes()
+                });
+                i += n;
+            }
+            bytes.clear();
+        };
+        let (mut is_bos_ws, mut bos_ws_seen) = (true, false);
+        for &id in ids {
+            let Some(kind) = self.types.get(id as usize) else {
+                return Err(CoreError::UnknownToken(format!(
+                    "token ID {id} is not in this SentencePiece model (IDs are 0..{}); check \
+                     that the IDs come from this tokenizer",
+                    self.pieces.len()
+                )));
+            };
+            let piece = &self.pieces[id as usize];
+            if *kind == PieceType::Byte {
+                bytes.push(byte_value(piece));
+                continue;
+            }
+            flush(&mut bytes, &mut text);
+            if bos_ws_seen || !text.is_empty() {
+                is_bos_ws = false;
+            }
+            bos_ws_seen = false;
+            match kind {
+                PieceType::Control => {}
+                PieceType::Unknown => text.extend_from_slice(&self.unk_surface),
+                _ => {
+                    let mut p: &[u8] = piece;
+                    if is_bos_ws && (self.add_dummy_prefix || self.remove_extra_whitespaces) {
+                        if let Some(rest) = p.strip_prefix(SPACE_SYMBOL) {
+                            p = rest;
+                            bos_ws_seen = !self.remove_extra_whitespaces;
+                        }
+                    }
+                    push_unescaped(&mut text, p);
+                }
+            }
+        }
+        flush(&mut bytes, &mut text);
+        if let Some(d) = &self.denormalizer {
+            let mut out = Vec::with_capacity(text.len());
+            d.normalize(&text, &mut out, None);
+            return Ok(out);
+        }
+        Ok(text)
+    }
+
+    /// The normalized text (SentencePiece's `normalize`).
+    pub fn normalize(&self, text: &str) -> Vec<u8> {
+        let mut out = Vec::with_capacity(text.len() + 8);
+        self.normalizer.normalize(text.as_bytes(), &mut out, None);
+        out
+    }
+
+    pub fn piece_count(&self) -> usize {
+        self.pieces.len()
+    }
+}
+
+fn is_byte_piece(piece: &[u8]) -> bool {
+    piece.len() == 6
+        && piece.starts_with(b"<0x")
+        && piece[5] == b'>'
+        && piece[3..5].iter().all(|c| c.is_ascii_hexdigit())
+}
+
+fn byte_value(piece: &[u8]) -> u8 {
+    // Validated at load: byte pieces are "<0xXX>".
+    std::str::from_utf8(&piece[3..5])
+        .ok()
+        .and_then(|h| u8::from_str_radix(h, 16).ok())
+        .unwrap_or(0)
+}
+
+fn push_unescaped(out: &mut Vec<u8>, piece: &[u8]) {
+    let mut rest = piece;
+    while let Some(i) = find(rest, SPACE_SYMBOL) {
+        out.extend_from_slice(&rest[..i]);
+        out.push(b' ');
+        rest = &rest[i + SPACE_SYMBOL.len()..];
+    }
+    out.extend_from_slice(rest);
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}

@@ -1,0 +1,279 @@
+//! Byte tries for SentencePiece: a reader of the Darts-clone double arrays stored in
+//! precompiled charsmaps, and a double-array trie over vocabulary pieces built here.
+
+use crate::error::{CoreError, CoreResult};
+
+/// A Darts-clone double array as SentencePiece serializes it (little-endian u32 units).
+pub struct DartsArray {
+    units: Vec<u32>,
+}
+
+impl DartsArray {
+    pub fn from_bytes(blob: &[u8]) -> CoreResult<DartsArray> {
+        if !blob.len().is_multiple_of(4) || blob.is_empty() {
+            return Err(CoreError::Artifact(format!(
+                "precompiled_charsmap: the double-array trie has {} bytes, not a positive \
+                 multiple of 4; the charsmap is damaged, re-export the model",
+                blob.len()
+            )));
+        }
+        let units = blob
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        Ok(DartsArray { units })
+    }
+
+    #[inline]
+    fn offset(unit: u32) -> usize {
+        ((unit >> 10) << ((unit & (1 << 9)) >> 6)) as usize
+    }
+
+    /// Whether some key starts with `prefix`.
+    pub fn has_prefix(&self, prefix: &[u8]) -> bool {
+        let mut pos = Self::offset(self.units[0]);
+        for &b in prefix {
+            pos ^= b as usize;
+            match self.units.get(pos) {
+                Some(&u) if u & ((1 << 31) | 0xFF) == b as u32 => pos ^= Self::offset(u),
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// Longest key that is a prefix of `key`: (length, value). Darts-clone's
+    /// commonPrefixSearch keeping the longest result, which is all SentencePiece uses.
+    pub fn longest_prefix(&self, key: &[u8]) -> Option<(usize, u32)> {
+        let units = &self.units;
+        let mut pos = Self::offset(units[0]);
+        let mut found = None;
+        for (i, &b) in key.iter().enumerate() {
+            pos ^= b as usize;
+            let unit = *units.get(pos)?;
+            // label(): the byte stored in the unit plus the leaf flag bit 31.
+            if unit & ((1 << 31) | 0xFF) != b as u32 {
+                return found;
+            }
+            pos ^= Self::offset(unit);
+            if (unit >> 8) & 1 == 1 {
+                let leaf = *units.get(pos)?;
+                found = Some((i + 1, leaf & ((1 << 31) - 1)));
+            }
+        }
+        found
+    }
+}
+
+// Unit layout: bits 0-7 the label (the byte that leads here), bit 8 "in use", bit 9 "a
+// key ends here", bits 10-31 the base of the node's children. Bases are unique, so a
+// matching label proves the parent (as in Darts-clone): 4 bytes per node keep the hot
+// part of a 32k vocabulary in cache.
+const USED: u32 = 1 << 8;
+const TERMINAL: u32 = 1 << 9;
+const BASE_SHIFT: u32 = 10;
+const WINDOW: usize = 16 * 256;
+
+/// A double-array trie over byte strings with an (i32 value, f32 score) per key: one
+/// array read and one compare per input byte, the shape SentencePiece's Darts trie has.
+pub struct PieceTrie {
+    /// (layout bits, score): the score sits next to the transition data, so Viterbi
+    /// touches one cache line per step.
+    units: Vec<(u32, f32)>,
+    /// Value per unit, read only where a key ends.
+    values: Vec<i32>,
+}
+
+/// Slots in use as a bitset: the next free slot is found 64 slots per step, so bases are
+/// placed quickly even where the array is dense.
+struct Slots {
+    bits: Vec<u64>,
+}
+
+impl Slots {
+    fn is_used(&self, i: usize) -> bool {
+        self.bits
+            .get(i / 64)
+            .is_some_and(|w| w >> (i % 64) & 1 == 1)
+    }
+
+    fn set(&mut self, i: usize) {
+        if self.bits.len() <= i / 64 {
+            self.bits.resize(i / 64 + 1, 0);
+        }
+        self.bits[i / 64] |= 1 << (i % 64);
+    }
+
+    /// Smallest free slot at or after `i`.
+    fn next_free(&self, i: usize) -> usize {
+        let mut w = i / 64;
+        let mut word = match self.bits.get(w) {
+            Some(&x) => x | ((1u64 << (i % 64)) - 1),
+            None => return i,
+        };
+        loop {
+            if word != u64::MAX {
+                return w * 64 + (!word).trailing_zeros() as usize;
+            }
+            w += 1;
+            match self.bits.get(w) {
+                Some(&x) => word = x,
+                None => return w * 64,
+            }
+        }
+    }
+}
+
+impl PieceTrie {
+    pub fn new(keys: &[(&[u8], i32)]) -> PieceTrie {
+        let scored: Vec<(&[u8], i32, f32)> = keys.iter().map(|&(k, v)| (k, v, 0.0)).collect();
+        PieceTrie::with_scores(&scored)
+    }
+
+    pub fn with_scores(keys: &[(&[u8], i32, f32)]) -> PieceTrie {
+        // Nodes are ranges of the sorted keys sharing a prefix: no pointer trie needed.
+        let mut sorted: Vec<&(&[u8], i32, f32)> = keys.iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(b.0));
+        sorted.dedup_by(|a, b| a.0 == b.0); // keep the first of equal keys
+        let mut units: Vec<(u32, f32)> = vec![(USED, 0.0)];
+        let mut vals = vec![-1];
+        let mut slots = Slots { bits: vec![1] };
+        let mut base_used = Slots { bits: vec![1] };
+        // (slot, lo, hi, depth): the node at `slot` owns sorted[lo..hi], whose keys share
+        // their first `depth` bytes.
+        // Depth first (a stack): a node's subtree is placed right after it, so a walk
+        // down the trie touches nearby memory instead of one far cache line per byte.
+        let mut stack = vec![(0usize, 0usize, sorted.len(), 0usize)];
+        let mut kids: Vec<(u8, usize, usize)> = Vec::new();
+        while let Some((slot, mut lo, hi, depth)) = stack.pop() {
+            if lo < hi && sorted[lo].0.len() == depth {
+                units[slot].0 |= TERMINAL;
+                units[slot].1 = sorted[lo].2;
+                vals[slot] = sorted[lo].1;
+                lo += 1;
+            }
+            kids.clear();
+            while lo < hi {
+                let b = sorted[lo].0[depth];
+                let mut end = lo + 1;
+                while end < hi && sorted[end].0[depth] == b {
+                    end += 1;
+                }
+                kids.push((b, lo, end));
+                lo = end;
+            }
+            if kids.is_empty() {
+                continue;
+            }
+            let low = kids[0].0 as usize;
+            // As in Darts-clone, only the last blocks are searched: holes further left
+            // that never fit would otherwise be rescanned for every node.
+            let mut p = slots.next_free((low + 1).max(units.len().saturating_sub(WINDOW)));
+            let base = loop {
+                let base = p - low;
+                if !base_used.is_used(base)
+                    && kids
+                        .iter()
+                        .all(|&(b, _, _)| !slots.is_used(base + b as usize))
+                {
+                    break base;
+                }
+                p = slots.next_free(p + 1);
+            };
+            base_used.set(base);
+            if units.len() < base + 256 {
+                units.resize(base + 256, (0, 0.0));
+                vals.resize(base + 256, -1);
+            }
+            units[slot].0 |= (base as u32) << BASE_SHIFT;
+            for &(b, klo, khi) in kids.iter().rev() {
+                let s = base + b as usize;
+                units[s].0 = USED | b as u32;
+                slots.set(s);
+                stack.push((s, klo, khi, depth + 1));
+            }
+        }
+        // Every base + byte stays in bounds (leaves have base 0), which `step` relies on.
+        if units.len() < 256 {
+            units.resize(256, (0, 0.0));
+            vals.resize(256, -1);
+        }
+        PieceTrie {
+            units,
+            values: vals,
+        }
+    }
+
+    /// The node reached from `node` by byte `b`, if any.
+    #[inline(always)]
+    pub fn step(&self, node: usize, b: u8) -> Option<usize> {
+        let next = (self.units[node].0 >> BASE_SHIFT) as usize + b as usize;
+        debug_assert!(next < self.units.len());
+        // SAFETY: the builder sizes `units` to at least base + 256 for every base it
+        // assigns, and to 256 for leaves (base 0), so base + byte is always in bounds.
+        // This read is the hot loop of Viterbi.
+        let u = unsafe { self.units.get_unchecked(next).0 };
+        (u & (USED | 0xFF) == USED | b as u32 && next != 0).then_some(next)
+    }
+
+    /// The value stored at `node` (-1 when no key ends there).
+    #[inline(always)]
+    pub fn value(&self, node: usize) -> i32 {
+        if self.units[node].0 & TERMINAL == 0 {
+            return -1;
+        }
+        self.values[node]
+    }
+
+    /// The score of the key ending at `node`, if one does.
+    #[inline(always)]
+    pub fn terminal_score(&self, node: usize) -> Option<f32> {
+        let (bits, score) = self.units[node];
+        (bits & TERMINAL != 0).then_some(score)
+    }
+
+    /// Length of the longest key that is a prefix of `text` (0 when none).
+    pub fn longest_prefix(&self, text: &[u8]) -> usize {
+        let (mut node, mut best) = (0, 0);
+        for (i, &b) in text.iter().enumerate() {
+            match self.step(node, b) {
+                Some(n) => node = n,
+                None => break,
+            }
+            if self.value(node) >= 0 {
+                best = i + 1;
+            }
+        }
+        best
+    }
+
+    /// Value of exactly `key`, if it is a key.
+    pub fn get(&self, key: &[u8]) -> Option<i32> {
+        let mut node = 0;
+        for &b in key {
+            node = self.step(node, b)?;
+        }
+        let v = self.value(node);
+        (v >= 0).then_some(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trie_finds_keys_and_prefixes() {
+        let keys: Vec<(&[u8], i32)> =
+            vec![(b"a", 0), (b"ab", 1), (b"abc", 2), (b"b", 3), (b"\xff", 4)];
+        let t = PieceTrie::new(&keys);
+        for (k, v) in &keys {
+            assert_eq!(t.get(k), Some(*v));
+        }
+        assert_eq!(t.get(b"abd"), None);
+        assert_eq!(t.get(b""), None);
+        assert_eq!(t.longest_prefix(b"abcd"), 3);
+        assert_eq!(t.longest_prefix(b"abx"), 2);
+        assert_eq!(t.longest_prefix(b"x"), 0);
+    }
+}
