@@ -125,6 +125,7 @@ def _varint(data: bytes, pos: int, where: str) -> tuple[int, int]:
 def _fields(data: bytes, where: str) -> Iterator[tuple[int, int, Any]]:
     """(field number, wire type, value) of each field of one message, in file order."""
     pos = 0
+    value: int | bytes  # an int for varints, the raw bytes otherwise
     while pos < len(data):
         key, pos = _varint(data, pos, where)
         number, wire = key >> 3, key & 7
