@@ -79,7 +79,7 @@ class Tokenizer:
         core: Any,
         *,
         pattern: str,
-        semantics: Literal["merge_ranks", "merge_records", "tiktoken_ranks"],
+        semantics: Literal["merge_ranks", "merge_records", "tiktoken_ranks", "hf_pipeline"],
         special_tokens: Sequence[tuple[SpecialToken, int]] = (),
         post_processor: dict[str, Any] | None = None,
         training: dict[str, Any] | None = None,
@@ -701,6 +701,12 @@ class Tokenizer:
                 "records": [[a, b, self._core.merge_result(a, b)] for a, b in records],
                 "vocab": [p.hex() for p in vocab],
             }
+        elif self._semantics == "hf_pipeline":
+            pipeline = self._source["pipeline"]
+            model = {
+                **pipeline["model"],
+                "vocab": [bytes(p).decode("utf-8", "replace") for p in self._core.vocab()],
+            }
         else:
             import base64
 
@@ -709,20 +715,27 @@ class Tokenizer:
                 "semantics": "tiktoken_ranks",
                 "ranks": [base64.b64encode(bytes(p)).decode("ascii") for p in self._core.vocab()],
             }
+        pipeline = self._source.get("pipeline") or {}
+        extra: dict[str, Any] = {}
+        if pipeline.get("normalizer") is not None:
+            extra["normalizer"] = pipeline["normalizer"]
         return {
             "format": "tokenpact.tokenizer",
             "format_version": 1,
+            **extra,
             "pre_tokenizer": {
                 "type": "regex_split",
                 "name": self._pattern_name,
                 "pattern": self._pattern,
-            },
+            }
+            if self._pre_tokenizer is None or not pipeline
+            else self._pre_tokenizer,
             "model": model,
             "special_tokens": [
                 {"id": i, "content": t.content, "role": t.role} for t, i in self._specials
             ],
             "post_processor": dict(self._post_processor) if self._post_processor else None,
-            "decoder": {"type": "byte_level"},
+            "decoder": pipeline.get("decoder") or {"type": "byte_level"},
         }
 
     def save(self, directory: str | os.PathLike[str]) -> Path:

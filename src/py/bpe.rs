@@ -61,8 +61,8 @@ fn pretokenize(
 }
 
 #[pyclass(frozen, module = "tokenpact._native", name = "SpecialMatcher")]
-struct PySpecialMatcher {
-    inner: Arc<SpecialMatcher>,
+pub(crate) struct PySpecialMatcher {
+    pub(crate) inner: Arc<SpecialMatcher>,
 }
 
 #[pymethods]
@@ -85,17 +85,17 @@ impl PySpecialMatcher {
 }
 
 #[pyclass(frozen, module = "tokenpact._native")]
-struct BpeCore {
-    inner: Arc<CoreTokenizer>,
+pub(crate) struct BpeCore {
+    pub(crate) inner: Arc<CoreTokenizer>,
     /// One Python int per ID, made once: returning a list of IDs then costs a reference
     /// count per token instead of allocating an int object per token.
-    ints: OnceLock<Vec<Py<PyInt>>>,
+    pub(crate) ints: OnceLock<Vec<Py<PyInt>>>,
 }
 
 /// One pre-tokenizer step from Python: (regex source, built-in name, behaviour, invert).
-type StepSpec = (String, Option<String>, String, bool);
+pub(crate) type StepSpec = (String, Option<String>, String, bool);
 
-fn build_chain(
+pub(crate) fn build_chain(
     name: Option<&str>,
     pattern: &str,
     steps: Option<Vec<StepSpec>>,
@@ -134,7 +134,7 @@ fn build_core(
 impl BpeCore {
     fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
         let ints = self.ints.get_or_init(|| {
-            let top = self.inner.model.vocab.len() as u32
+            let top = self.inner.model.vocab().len() as u32
                 + self.inner.specials.keys().max().map_or(0, |&m| m + 1);
             (0..top)
                 .map(|i| i.into_pyobject(py).map(|b| b.unbind()).expect("int"))
@@ -385,25 +385,29 @@ impl BpeCore {
 
     /// Number of model (non-special) IDs.
     fn model_size(&self) -> usize {
-        self.inner.model.vocab.len()
+        self.inner.model.vocab().len()
     }
 
     /// ID created by merging (left, right), if that pair has a rule.
     fn merge_result(&self, left: u32, right: u32) -> Option<u32> {
         self.inner
             .model
+            .as_bpe()?
             .merge_of(left, right)
             .map(|(_, new_id)| new_id)
     }
 
     fn merges(&self) -> Vec<(u32, u32)> {
-        self.inner.model.merge_list.clone()
+        self.inner
+            .model
+            .as_bpe()
+            .map_or_else(Vec::new, |m| m.merge_list.clone())
     }
 
     fn vocab<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
         self.inner
             .model
-            .vocab
+            .vocab()
             .iter()
             .map(|b| PyBytes::new(py, b))
             .collect()
