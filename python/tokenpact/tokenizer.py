@@ -535,6 +535,7 @@ class Tokenizer:
             raise _surrogate_error(text, exc) from None
         if self._source.get("trim_offsets"):
             starts, ends = self._trim_space_offsets(text, starts, ends)
+        matched = self._matched_specials(text, ids_arr, starts, ends)
         if coordinate == "raw_codepoints":
             starts, ends = byte_to_char_offsets(text, starts, ends)
             length = len(text)
@@ -552,19 +553,18 @@ class Tokenizer:
         offsets: list[tuple[int, int]] = []
         origins: list[str] = []
         it = iter(spans)
+        k = 0
         for i, is_control in zip(ids, control, strict=True):
             if is_control:
                 offsets.append((0, 0))
                 origins.append("control")
+                continue
+            offsets.append(next(it))
+            if k in matched:
+                origins.append("control" if i in self._special_id_set() else "added")
             else:
-                offsets.append(next(it))
-                origins.append(
-                    "control"
-                    if i in self._special_id_set()
-                    else "added"
-                    if i in self._added_id_set()
-                    else "content"
-                )
+                origins.append("content")
+            k += 1
         return Encoding(
             ids=ids,
             tokens=[self._piece_text(i) for i in ids],
@@ -577,6 +577,22 @@ class Tokenizer:
             sequence_ids=seq_ids,
             original_length=length,
         )
+
+    def _matched_specials(
+        self, text: str, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray
+    ) -> set[int]:
+        """Positions of tokens that are added-token spellings matched in ``text``. A model
+        can emit an added token's ID by itself (WordPiece's [UNK]); that one is content."""
+        gated_ids = self._special_id_set() | self._added_id_set()
+        hits = [k for k, i in enumerate(ids.tolist()) if i in gated_ids]
+        if not hits:
+            return set()
+        data = text.encode("utf-8")
+        return {
+            k
+            for k in hits
+            if data[int(starts[k]) : int(ends[k])] == self.token_bytes(int(ids[k]))
+        }
 
     def _special_id_set(self) -> frozenset[int]:
         cached = getattr(self, "_special_id_cache", None)
