@@ -9,6 +9,7 @@ pub mod decoder;
 pub mod error;
 pub mod model;
 pub mod normalize;
+pub mod offsets;
 pub mod pipeline;
 pub mod pretok;
 pub mod special;

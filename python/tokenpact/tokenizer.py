@@ -528,16 +528,23 @@ class Tokenizer:
         try:
             if disallowed is not None:
                 self._check_disallowed(text, disallowed)
+            trim = bool(self._source.get("trim_offsets"))
+            # Codepoint offsets straight from the engine when nothing needs byte offsets.
+            in_chars = coordinate == "raw_codepoints" and not trim and allowed is None
             ids_arr, starts, ends = self._core.encode_with_offsets(
-                text, allowed, _byte_ranges(text, untrusted_spans) if untrusted_spans else None
+                text,
+                allowed,
+                _byte_ranges(text, untrusted_spans) if untrusted_spans else None,
+                in_chars,
             )
         except UnicodeEncodeError as exc:
             raise _surrogate_error(text, exc) from None
-        if self._source.get("trim_offsets"):
+        if trim:
             starts, ends = self._trim_space_offsets(text, starts, ends)
-        matched = self._matched_specials(text, ids_arr, starts, ends)
+        matched = self._matched_specials(text, ids_arr, starts, ends) if allowed else set()
         if coordinate == "raw_codepoints":
-            starts, ends = byte_to_char_offsets(text, starts, ends)
+            if not in_chars:
+                starts, ends = byte_to_char_offsets(text, starts, ends)
             length = len(text)
         else:
             length = len(text.encode("utf-8"))
@@ -552,25 +559,31 @@ class Tokenizer:
             control = [False] * len(content)
         offsets: list[tuple[int, int]] = []
         origins: list[str] = []
-        it = iter(spans)
-        k = 0
-        for i, is_control in zip(ids, control, strict=True):
-            if is_control:
-                offsets.append((0, 0))
-                origins.append("control")
-                continue
-            offsets.append(next(it))
-            if k in matched:
-                origins.append("control" if i in self._special_id_set() else "added")
-            else:
-                origins.append("content")
-            k += 1
+        if not matched and not any(control):
+            # The common case: content only, no per-token Python loop.
+            offsets, origins = spans, ["content"] * len(ids)
+        else:
+            it = iter(spans)
+            k = 0
+            for i, is_control in zip(ids, control, strict=True):
+                if is_control:
+                    offsets.append((0, 0))
+                    origins.append("control")
+                    continue
+                offsets.append(next(it))
+                if k in matched:
+                    origins.append("control" if i in self._special_id_set() else "added")
+                else:
+                    origins.append("content")
+                k += 1
         return Encoding(
             ids=ids,
-            tokens=[self._piece_text(i) for i in ids],
+            tokens=self._piece_texts(ids),
             offsets=offsets,
             coordinate=coordinate,  # type: ignore[arg-type]
-            special_tokens_mask=[1 if o == "control" else 0 for o in origins],
+            special_tokens_mask=[1 if o == "control" else 0 for o in origins]
+            if offsets is not spans
+            else [0] * len(ids),
             origins=origins,
             attention_mask=[1] * len(ids),
             type_ids=type_ids,
@@ -583,8 +596,8 @@ class Tokenizer:
     ) -> set[int]:
         """Positions of tokens that are added-token spellings matched in ``text``. A model
         can emit an added token's ID by itself (WordPiece's [UNK]); that one is content."""
-        gated_ids = self._special_id_set() | self._added_id_set()
-        hits = [k for k, i in enumerate(ids.tolist()) if i in gated_ids]
+        gated = np.fromiter(self._gated().values(), dtype=np.int64)
+        hits = np.flatnonzero(np.isin(ids, gated)).tolist()
         if not hits:
             return set()
         data = text.encode("utf-8")
@@ -606,6 +619,17 @@ class Tokenizer:
 
     def _piece_text(self, token_id: int) -> str:
         return self.token_bytes(token_id).decode("utf-8", errors="replace")
+
+    def _piece_texts(self, ids: list[int]) -> list[str]:
+        """Token strings of ``ids`` from a table built once (a per-ID call is slow)."""
+        table = getattr(self, "_piece_text_cache", None)
+        if table is None:
+            table = [bytes(p).decode("utf-8", errors="replace") for p in self._core.vocab()]
+            for content, i in {**self._added, **self._special_ids}.items():
+                table.extend([""] * (i + 1 - len(table)))
+                table[i] = content
+            self._piece_text_cache = table
+        return [table[i] for i in ids]
 
     def _trim_space_offsets(
         self, text: str, starts: np.ndarray, ends: np.ndarray

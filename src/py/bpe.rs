@@ -20,28 +20,6 @@ use crate::pretok::Pretokenizer;
 use crate::special::SpecialMatcher;
 use crate::tokenizer::CoreTokenizer;
 
-fn char_spans(text: &str, spans: &[(usize, usize)]) -> Vec<(usize, usize)> {
-    // Byte offsets -> codepoint offsets in one forward walk (spans are sorted).
-    let mut out = Vec::with_capacity(spans.len());
-    let (mut byte, mut chars) = (0usize, 0usize);
-    let bytes = text.as_bytes();
-    let advance = |target: usize, byte: &mut usize, chars: &mut usize| {
-        while *byte < target {
-            if bytes[*byte] & 0xC0 != 0x80 {
-                *chars += 1;
-            }
-            *byte += 1;
-        }
-    };
-    for &(s, e) in spans {
-        advance(s, &mut byte, &mut chars);
-        let cs = chars;
-        advance(e, &mut byte, &mut chars);
-        out.push((cs, chars));
-    }
-    out
-}
-
 #[pyfunction]
 #[pyo3(signature = (text, pattern, name=None, byte_offsets=false))]
 fn pretokenize(
@@ -56,7 +34,7 @@ fn pretokenize(
     Ok(if byte_offsets {
         spans
     } else {
-        char_spans(text, &spans)
+        crate::offsets::char_spans(text, &spans)
     })
 }
 
@@ -338,8 +316,9 @@ impl BpeCore {
         Ok((ids.into_pyarray(py), offsets.into_pyarray(py)))
     }
 
-    /// IDs and UTF-8 byte offsets (starts, ends) into `text`, as numpy arrays.
-    #[pyo3(signature = (text, allowed=None, untrusted=None))]
+    /// IDs and offsets (starts, ends) into `text` as numpy arrays: UTF-8 bytes, or
+    /// codepoints when `chars` (a token holding part of a char covers the whole char).
+    #[pyo3(signature = (text, allowed=None, untrusted=None, chars=false))]
     #[allow(clippy::type_complexity)]
     fn encode_with_offsets<'py>(
         &self,
@@ -347,6 +326,7 @@ impl BpeCore {
         text: &str,
         allowed: Option<&PySpecialMatcher>,
         untrusted: Option<Vec<(usize, usize)>>,
+        chars: bool,
     ) -> PyResult<(
         Bound<'py, PyArray1<u32>>,
         Bound<'py, PyArray1<u32>>,
@@ -357,8 +337,13 @@ impl BpeCore {
         let mut untrusted = untrusted.unwrap_or_default();
         untrusted.sort_unstable();
         py.detach(|| {
-            self.inner
-                .encode_with_offsets(text, matcher, &untrusted, &mut ids, &mut offs)
+            let r = self
+                .inner
+                .encode_with_offsets(text, matcher, &untrusted, &mut ids, &mut offs);
+            if chars {
+                crate::offsets::bytes_to_chars(text, &mut offs);
+            }
+            r
         })
         .map_err(|e| to_py(py, e))?;
         let (starts, ends): (Vec<u32>, Vec<u32>) = offs.into_iter().unzip();

