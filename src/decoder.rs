@@ -28,7 +28,10 @@ impl Decoder {
     pub fn decode<'a>(&self, pieces: impl Iterator<Item = &'a [u8]>, out: &mut Vec<u8>) {
         match self {
             Decoder::Bytes => pieces.for_each(|p| out.extend_from_slice(p)),
-            Decoder::WordPiece { prefix, cleanup: clean } => {
+            Decoder::WordPiece {
+                prefix,
+                cleanup: clean,
+            } => {
                 for (i, piece) in pieces.enumerate() {
                     let token = String::from_utf8_lossy(piece);
                     let mut token = if i == 0 {

@@ -5,7 +5,8 @@ use crate::bpe::model::BpeModel;
 use crate::wordpiece::{WordLevel, WordPiece};
 
 pub enum Model {
-    Bpe(BpeModel),
+    // Boxed: the BPE model carries a 1 KB byte table inline.
+    Bpe(Box<BpeModel>),
     WordPiece(WordPiece),
     WordLevel(WordLevel),
 }

@@ -23,7 +23,6 @@ pub fn char_spans(text: &str, spans: &[(usize, usize)]) -> Vec<(usize, usize)> {
     out
 }
 
-
 /// Rewrites UTF-8 byte ranges of `text` as codepoint ranges, in place. A range holding
 /// part of a char covers that whole char (as Hugging Face reports byte-level offsets);
 /// an empty range stays empty. Ranges need not be sorted.

@@ -41,8 +41,11 @@ pub fn build(
     let m = config.get("model").unwrap_or(&Value::Null);
     let model = match m.get("type").and_then(Value::as_str).unwrap_or("") {
         "BPE" => {
-            let ignore = m.get("ignore_merges").and_then(Value::as_bool).unwrap_or(false);
-            Model::Bpe(BpeModel::from_records(vocab, records, ignore)?)
+            let ignore = m
+                .get("ignore_merges")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            Model::Bpe(Box::new(BpeModel::from_records(vocab, records, ignore)?))
         }
         "WordPiece" => Model::WordPiece(WordPiece::new(
             vocab,

@@ -27,7 +27,13 @@ impl CoreTokenizer {
         pretok: PretokChain,
         specials: Vec<(String, u32)>,
     ) -> CoreResult<CoreTokenizer> {
-        CoreTokenizer::with_pipeline(Model::Bpe(model), None, pretok, Decoder::Bytes, specials)
+        CoreTokenizer::with_pipeline(
+            Model::Bpe(Box::new(model)),
+            None,
+            pretok,
+            Decoder::Bytes,
+            specials,
+        )
     }
 
     /// Any model with an optional normalizer and a decoder. Special (added) tokens are

@@ -36,7 +36,10 @@ impl NormalizedString {
     /// Original byte range covered by normalized bytes `start..end` (non-empty).
     #[inline]
     pub fn original_span(&self, start: usize, end: usize) -> (u32, u32) {
-        match (self.align.get(start), end.checked_sub(1).and_then(|e| self.align.get(e))) {
+        match (
+            self.align.get(start),
+            end.checked_sub(1).and_then(|e| self.align.get(e)),
+        ) {
             (Some(a), Some(b)) if end > start => (a.0, b.1),
             _ => (0, 0),
         }

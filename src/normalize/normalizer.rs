@@ -126,7 +126,12 @@ impl Normalizer {
                     .and_then(Value::as_array)
                     .map(Vec::as_slice)
                     .unwrap_or_default();
-                Normalizer::Sequence(items.iter().map(Normalizer::from_json).collect::<Result<_, _>>()?)
+                Normalizer::Sequence(
+                    items
+                        .iter()
+                        .map(Normalizer::from_json)
+                        .collect::<Result<_, _>>()?,
+                )
             }
             other => {
                 return Err(CoreError::Artifact(format!(
@@ -206,7 +211,11 @@ fn strip(s: &mut NormalizedString, left: bool, right: bool) {
         0
     };
     let trail = if right {
-        chars.iter().rev().take_while(|&&c| space.contains(c)).count()
+        chars
+            .iter()
+            .rev()
+            .take_while(|&&c| space.contains(c))
+            .count()
     } else {
         0
     };
@@ -218,7 +227,11 @@ fn strip(s: &mut NormalizedString, left: bool, right: bool) {
         if i < lead || i + trail >= n {
             continue;
         }
-        let change = if i + trail + 1 == n { -(trail as isize) } else { 0 };
+        let change = if i + trail + 1 == n {
+            -(trail as isize)
+        } else {
+            0
+        };
         items.push((c, change));
     }
     s.transform(items, lead.min(n));

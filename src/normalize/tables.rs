@@ -85,7 +85,13 @@ fn parse() -> Tables {
     let n_lower = words[at] as usize;
     at += 1;
     let lower = (0..n_lower)
-        .map(|k| (words[at + 3 * k], words[at + 3 * k + 1], words[at + 3 * k + 2]))
+        .map(|k| {
+            (
+                words[at + 3 * k],
+                words[at + 3 * k + 1],
+                words[at + 3 * k + 2],
+            )
+        })
         .collect();
     let mut take = |name: &str| -> CharSet {
         let i = sets

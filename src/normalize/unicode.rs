@@ -71,7 +71,10 @@ fn reorder(items: &mut [(char, isize)]) {
             continue;
         }
         let start = i;
-        while i < items.len() && !items[i].0.is_ascii() && canonical_combining_class(items[i].0) != 0 {
+        while i < items.len()
+            && !items[i].0.is_ascii()
+            && canonical_combining_class(items[i].0) != 0
+        {
             i += 1;
         }
         if i - start > 1 {
