@@ -68,7 +68,12 @@ def main() -> None:
     nfd, nfkd = N.NFD(), N.NFKD()
     sets["nfd_changes"] = [c for c in CPS if nfd.normalize_str(chr(c)) != chr(c)]
     sets["nfkd_changes"] = [c for c in CPS if nfkd.normalize_str(chr(c)) != chr(c)]
-    ws, bert, digits, split = P.Whitespace(), P.BertPreTokenizer(), P.Digits(True), P.WhitespaceSplit()
+    ws, bert, digits, split = (
+        P.Whitespace(),
+        P.BertPreTokenizer(),
+        P.Digits(True),
+        P.WhitespaceSplit(),
+    )
     sets["onig_word"], sets["onig_space"] = [], []
     sets["bert_punct"], sets["numeric"], sets["rust_space"] = [], [], []
     for c in CPS:

@@ -602,9 +602,7 @@ class Tokenizer:
             return set()
         data = text.encode("utf-8")
         return {
-            k
-            for k in hits
-            if data[int(starts[k]) : int(ends[k])] == self.token_bytes(int(ids[k]))
+            k for k in hits if data[int(starts[k]) : int(ends[k])] == self.token_bytes(int(ids[k]))
         }
 
     def _special_id_set(self) -> frozenset[int]:

@@ -130,9 +130,7 @@ def test_alignment_protocol_examples(tp: ModuleType) -> None:
 
 def test_unknown_normalizer_names_the_type(tp: ModuleType, tmp_path: Path) -> None:
     data = json.loads(
-        tokenizers.Tokenizer(
-            tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")
-        ).to_str()
+        tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")).to_str()
     )
     data["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "Nmt"}]}
     data["pre_tokenizer"] = {"type": "Whitespace"}

@@ -98,7 +98,9 @@ def test_ids_offsets_tokens_identical(pair, texts: list[str]) -> None:
             count += 1
             if len(problems) < MAX_REPORTED:
                 i = _compare(mine, theirs)
-                problems.append(f"{text[:60]!r}: at {i} ours {mine[i : i + 3]} peer {theirs[i : i + 3]}")
+                problems.append(
+                    f"{text[:60]!r}: at {i} ours {mine[i : i + 3]} peer {theirs[i : i + 3]}"
+                )
     assert count == 0, _report(name, problems, count, len(texts))
 
 
@@ -119,7 +121,10 @@ def test_special_tokens_decode_and_pieces(pair, texts: list[str]) -> None:
         assert enc.ids == ref.ids, (name, text[:60])
         # HF marks only post-processor insertions; tokenpact also marks special spellings
         # the caller allowed in the text (origin "control"), a documented difference.
-        in_text = [int(o == "control" and s != (0, 0)) for o, s in zip(enc.origins, enc.offsets)]
+        in_text = [
+            int(o == "control" and s != (0, 0))
+            for o, s in zip(enc.origins, enc.offsets, strict=True)
+        ]
         want_mask = [m | t for m, t in zip(ref.special_tokens_mask, in_text, strict=True)]
         assert enc.special_tokens_mask == want_mask, name
         assert enc.type_ids == ref.type_ids, name

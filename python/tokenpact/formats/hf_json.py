@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ArtifactError
-from ..patterns import GPT2, resolve_pattern
+from ..patterns import GPT2
 from ..special import SpecialToken
 from . import hf_pipeline
 
