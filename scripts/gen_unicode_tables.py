@@ -5,8 +5,8 @@ named patterns, so the tables are derived from ``regex`` itself rather than from
 Unicode database (which may be a different Unicode version).
 
 Layout (all little-endian):
-  magic b"TPUC", u32 version=1, u32 n_classes, u32 n_blocks, u32 unicode_version_len,
-  unicode version string (regex module version),
+  magic b"TPUC", u32 version=1, u32 n_classes, u32 n_blocks, u32 label_len,
+  label "REGEX_RELEASE;UNICODE_VERSION",
   n_classes x u16 flag sets,
   4352 x u16 block index (one per 256-codepoint block, codepoints 0..0x10FFFF),
   n_blocks x 256 x u8 class ids.
@@ -32,6 +32,19 @@ FLAGS = [
     ("M", r"\p{M}"),
 ]
 MAX_CP = 0x110000
+# The first letter of a script each Unicode version added: the newest one `regex` knows
+# names the Unicode version of the tables (a lower bound when `regex` is newer still).
+VERSION_PROBES = [
+    ("15.0.0", 0x11F04),  # Kawi
+    ("15.1.0", 0x2EBF0),  # CJK Unified Ideographs Extension I
+    ("16.0.0", 0x10D50),  # Garay
+    ("17.0.0", 0x323B0),  # CJK Unified Ideographs Extension J
+]
+
+
+def unicode_version() -> str:
+    known = [v for v, cp in VERSION_PROBES if regex.match(r"\p{L}", chr(cp))]
+    return known[-1] if known else "14.0.0"
 
 
 def main() -> None:
@@ -59,7 +72,7 @@ def main() -> None:
             blocks[data] = len(block_list)
             block_list.append(data)
         index.append(blocks[data])
-    version = regex.__version__.encode()
+    version = f"{regex.__version__};{unicode_version()}".encode()
     out = bytearray(b"TPUC")
     out += struct.pack("<IIII", 1, len(class_list), len(block_list), len(version)) + version
     out += struct.pack(f"<{len(class_list)}H", *class_list)

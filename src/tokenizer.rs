@@ -2,6 +2,7 @@
 //! Encodes text to IDs (with offsets into the raw text) and IDs back to bytes. No
 //! Python types here.
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::bpe::model::BpeModel;
@@ -11,6 +12,9 @@ use crate::model::Model;
 use crate::normalize::{NormalizedString, Normalizer};
 use crate::pretok::chain::PretokChain;
 use crate::special::SpecialMatcher;
+
+const PARALLEL_MIN_BYTES: usize = 1 << 20;
+const GROUP_BYTES: usize = 64 << 10;
 
 pub struct CoreTokenizer {
     pub model: Model,
@@ -83,13 +87,61 @@ impl CoreTokenizer {
     }
 
     /// Encodes text with no special-token recognition.
+    ///
+    /// Long texts (seed 0x01B) are pre-tokenized whole, in one pass, and their pieces are
+    /// then encoded in parallel groups: pieces never interact, so the IDs are exactly the
+    /// serial result, whatever the thread count.
     pub fn encode_ordinary(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
         let normalized = self.normalized(text)?;
         let text = normalized.as_ref().map_or(text, |n| n.text.as_str());
+        if text.len() >= PARALLEL_MIN_BYTES && rayon::current_num_threads() > 1 {
+            return self.encode_normalized_parallel(text, out);
+        }
+        self.encode_normalized(text, out)
+    }
+
+    /// The single-threaded definition of `encode_ordinary`.
+    pub fn encode_ordinary_serial(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
+        let normalized = self.normalized(text)?;
+        self.encode_normalized(normalized.as_ref().map_or(text, |n| n.text.as_str()), out)
+    }
+
+    fn encode_normalized(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
         let bytes = text.as_bytes();
         let model = &self.model;
         self.pretok
             .split(text, |s, e| model.encode_piece(&bytes[s..e], out))
+    }
+
+    fn encode_normalized_parallel(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
+        let spans = self.pretok.spans(text)?;
+        let bytes = text.as_bytes();
+        // Groups of about GROUP_BYTES keep scheduling overhead small and load balanced.
+        let mut groups: Vec<&[(usize, usize)]> = Vec::new();
+        let (mut start, mut size) = (0usize, 0usize);
+        for (i, &(s, e)) in spans.iter().enumerate() {
+            size += e - s;
+            if size >= GROUP_BYTES {
+                groups.push(&spans[start..=i]);
+                start = i + 1;
+                size = 0;
+            }
+        }
+        groups.push(&spans[start..]);
+        let parts: Vec<Vec<u32>> = groups
+            .par_iter()
+            .map(|group| {
+                let mut ids = Vec::new();
+                for &(s, e) in group.iter() {
+                    self.model.encode_piece(&bytes[s..e], &mut ids);
+                }
+                ids
+            })
+            .collect();
+        for part in parts {
+            out.extend_from_slice(&part);
+        }
+        Ok(())
     }
 
     /// Encodes text, turning spellings found by `allowed` into their special IDs.

@@ -330,10 +330,13 @@ class Tokenizer:
 
     @property
     def unicode_version(self) -> str:
-        """Version of the `regex` module whose Unicode tables the built-in scanners use."""
-        import regex
+        """Unicode version of the built-in scanners' character tables (e.g. "17.0.0")."""
+        return _native.unicode_tables_version().split(";")[-1]
 
-        return str(regex.__version__)
+    @property
+    def unicode_tables(self) -> str:
+        """The `regex` release whose character classes the built-in scanners reproduce."""
+        return "regex " + _native.unicode_tables_version().split(";")[0]
 
     @property
     def semantic_hash(self) -> str:
@@ -781,6 +784,12 @@ class Tokenizer:
         from .formats import artifact_dir
 
         return artifact_dir.save_tokenizer(self, Path(directory))
+
+    def export_hf(self, path: str | os.PathLike[str]) -> Path:
+        """Write a Hugging Face ``tokenizer.json`` that `tokenizers` loads with identical IDs."""
+        from .formats.hf_export import export_hf
+
+        return export_hf(self, path)
 
     def export_tiktoken(self, path: str | os.PathLike[str]) -> None:
         """Write the byte pieces as a ``*.tiktoken`` rank file (ID == rank).

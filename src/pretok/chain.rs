@@ -59,6 +59,13 @@ impl PretokChain {
         }
     }
 
+    /// Byte spans of all final pieces.
+    pub fn spans(&self, text: &str) -> CoreResult<Vec<(usize, usize)>> {
+        let mut out = Vec::new();
+        self.split(text, |s, e| out.push((s, e)))?;
+        Ok(out)
+    }
+
     /// Calls `emit(start, end)` for each final piece of `text` (byte offsets, in order).
     pub fn split(&self, text: &str, mut emit: impl FnMut(usize, usize)) -> CoreResult<()> {
         if text.is_empty() {

@@ -76,6 +76,12 @@ impl Classes {
     }
 }
 
+/// Version of Python's `regex` module the embedded tables were generated from.
+pub fn tables_version() -> &'static str {
+    let vlen = read_u32(RAW, 16);
+    std::str::from_utf8(&RAW[20..20 + vlen]).unwrap_or("unknown")
+}
+
 pub fn classes() -> &'static Classes {
     static CLASSES: OnceLock<Classes> = OnceLock::new();
     CLASSES.get_or_init(Classes::parse)

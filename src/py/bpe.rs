@@ -218,6 +218,15 @@ impl BpeCore {
         self.id_list(py, &out)
     }
 
+    /// The single-threaded definition of ordinary encoding (a test hook: long inputs
+    /// take a parallel path in `encode` that must give exactly these IDs).
+    fn encode_serial(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
+        let mut out = Vec::new();
+        py.detach(|| self.inner.encode_ordinary_serial(text, &mut out))
+            .map_err(|e| to_py(py, e))?;
+        Ok(out)
+    }
+
     /// Lists of IDs per text. With more than one worker, workers encode chunks without
     /// the GIL while this thread turns finished chunks into Python lists, in order:
     /// building Python ints is the one serial step, so it overlaps the parallel work.
@@ -559,8 +568,15 @@ impl BpeTrainer {
     }
 }
 
+/// Version of Python's `regex` whose Unicode tables the built-in scanners embed.
+#[pyfunction]
+fn unicode_tables_version() -> &'static str {
+    crate::pretok::classes::tables_version()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pretokenize, m)?)?;
+    m.add_function(wrap_pyfunction!(unicode_tables_version, m)?)?;
     m.add_class::<BpeCore>()?;
     m.add_class::<BpeTrainer>()?;
     m.add_class::<PySpecialMatcher>()?;

@@ -9,6 +9,7 @@ import click
 
 from ._common import TokenpactGroup
 from .contract_cmds import hash_cmd, reconcile_cmd, verify_cmd
+from .convert_cmd import convert
 from .decode_cmd import decode
 from .encode_cmd import encode
 from .inspect_cmd import inspect
@@ -35,7 +36,17 @@ def cli() -> None:
     """
 
 
-for _command in (quickstart, train, encode, decode, inspect, hash_cmd, verify_cmd, reconcile_cmd):
+for _command in (
+    quickstart,
+    train,
+    encode,
+    decode,
+    inspect,
+    convert,
+    hash_cmd,
+    verify_cmd,
+    reconcile_cmd,
+):
     cli.add_command(_command)
 
 

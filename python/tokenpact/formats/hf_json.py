@@ -126,12 +126,45 @@ def parse_post_processor(path: Path, node: dict[str, Any] | None) -> tuple[dict 
     return template, trim
 
 
+@lru_cache(maxsize=1)
+def _byte_table() -> dict[int, str]:
+    """str.translate table: GPT-2 characters to the latin-1 character of their byte.
+
+    Characters below U+0144 that are not in the alphabet map to U+FFFF, which latin-1
+    cannot encode, so a non-byte-level piece fails loudly instead of decoding wrongly.
+    """
+    table = {cp: "\uffff" for cp in range(0x144)}
+    table.update({ord(c): chr(b) for c, b in byte_decoder().items()})
+    return table
+
+
 def _piece_bytes(token: str, added: dict[str, int]) -> bytes | None:
-    dec = byte_decoder()
     try:
-        return bytes(dec[c] for c in token)
-    except KeyError:
+        # C-speed path: the whole vocabulary is decoded this way at load time.
+        return token.translate(_byte_table()).encode("latin-1")
+    except UnicodeEncodeError:
         return token.encode("utf-8") if token in added else None
+
+
+def _merge_records_slow(
+    path: Path, pairs: list, vocab_map: dict[str, int]
+) -> list[tuple[int, int, int]]:
+    """The merge records, failing on the first bad merge with its rank and the fix."""
+    records = []
+    for rank, pair in enumerate(pairs):
+        if len(pair) != 2:
+            raise _fail(path, f"model.merges[{rank}]", f"{pair!r} is not a pair", "fix the file")
+        left, right = pair
+        try:
+            records.append((vocab_map[left], vocab_map[right], vocab_map[left + right]))
+        except KeyError as exc:
+            raise _fail(
+                path,
+                f"model.merges[{rank}] {left!r} {right!r}",
+                f"{exc.args[0]!r} is not in the vocabulary",
+                "the merges and the vocabulary do not belong together",
+            ) from None
+    return records
 
 
 def _roles_from_config(config: dict[str, Any] | None) -> dict[str, str]:
@@ -281,16 +314,10 @@ def _bpe_parts(
     holes = [i for i, v in enumerate(pieces) if v is None]
     if holes:
         raise _fail(p, "model.vocab", f"IDs {holes[:5]} have no piece", "fill the vocabulary")
-    records = []
-    for rank, merge in enumerate(model.get("merges") or []):
-        left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
-        try:
-            records.append((vocab_map[left], vocab_map[right], vocab_map[left + right]))
-        except KeyError as exc:
-            raise _fail(
-                p,
-                f"model.merges[{rank}] {left!r} {right!r}",
-                f"{exc.args[0]!r} is not in the vocabulary",
-                "the merges and the vocabulary do not belong together",
-            ) from None
+    merges = model.get("merges") or []
+    pairs = [m.split(" ", 1) if isinstance(m, str) else m for m in merges]
+    try:
+        records = [(vocab_map[a], vocab_map[b], vocab_map[a + b]) for a, b in pairs]
+    except (KeyError, ValueError, TypeError):
+        records = _merge_records_slow(p, pairs, vocab_map)
     return [bytes(v) for v in pieces if v is not None], records, steps

@@ -1,0 +1,50 @@
+"""``tokenpact convert``: write a tokenizer in another format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._common import load_tokenizer
+
+
+@click.command("convert")
+@click.argument("source", type=click.Path(path_type=Path))
+@click.argument("target", type=click.Path(path_type=Path))
+@click.option(
+    "--to",
+    "fmt",
+    type=click.Choice(["native", "hf", "tiktoken"]),
+    required=True,
+    help="native: artifact directory (tokenpact.json + manifest + golden); hf: "
+    "tokenizer.json; tiktoken: a *.tiktoken rank file.",
+)
+@click.option(
+    "--pattern",
+    default=None,
+    help="Pre-tokenizer pattern for a *.tiktoken SOURCE (name or regex; default gpt4).",
+)
+def convert(source: Path, target: Path, fmt: str, pattern: str | None) -> None:
+    """Load SOURCE (artifact dir, tokenizer.json, *.tiktoken) and write TARGET.
+
+    \b
+    Example:
+      tokenpact convert my-tok my-tok.json --to hf
+      tokenpact convert cl100k_base.tiktoken cl100k-art --to native --pattern gpt4
+    """
+    if source.suffix in (".tiktoken", ".model") and pattern is not None:
+        import tokenpact as tp
+
+        tok = tp.Tokenizer.from_tiktoken(source, pattern=pattern)
+    else:
+        tok = load_tokenizer(source)
+    if fmt == "native":
+        tok.save(target)
+        written = target
+    elif fmt == "hf":
+        written = tok.export_hf(target)
+    else:
+        tok.export_tiktoken(target)
+        written = target
+    click.echo(f"wrote {written} ({fmt}); semantic hash {tok.semantic_hash}")

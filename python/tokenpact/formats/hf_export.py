@@ -1,0 +1,172 @@
+"""Write a Hugging Face ``tokenizer.json`` that `tokenizers` loads with identical IDs.
+
+Our ranked-merge BPE maps onto HF's model exactly: a ``Split`` pre-tokenizer with the
+pattern (``Isolated``), ``ByteLevel`` without its own regex, a ``BPE`` model whose merge
+list is our rank order over the GPT-2 byte alphabet, and special tokens as added tokens.
+Two things cannot be expressed and raise ArtifactError: tiktoken rank semantics (HF applies
+a merge list, tiktoken merges any pair whose bytes have a rank) and two IDs with the same
+bytes (HF's vocabulary is keyed by string).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._io import atomic_write_text
+from ..errors import ArtifactError
+from .hf_json import byte_encoder
+
+if TYPE_CHECKING:
+    from ..tokenizer import Tokenizer
+
+
+# Oniguruma (Hugging Face's regex engine, Ruby syntax) reads "{1,3}+" as "({1,3})+", a
+# repeated interval, not a possessive one as Python's `regex` and tiktoken do.
+_POSSESSIVE_INTERVAL = re.compile(r"(\{\d+(?:,\d*)?\})\+")
+
+
+def onig_pattern(tok: Tokenizer) -> str:
+    """The pre-tokenizer regex written so that Oniguruma splits exactly as we do.
+
+    In the named patterns a possessive interval ends its alternative, so the greedy
+    interval matches the same text; for a user pattern that is not guaranteed.
+    """
+    if not _POSSESSIVE_INTERVAL.search(tok.pattern):
+        return tok.pattern
+    if tok.pattern_name is None:
+        raise ArtifactError(
+            "the pre-tokenizer pattern uses a possessive interval like {1,3}+, which Hugging "
+            "Face's regex engine reads differently; rewrite it without the possessive '+'"
+        )
+    return _POSSESSIVE_INTERVAL.sub(r"\1", tok.pattern)
+
+
+def _mapped(piece: bytes) -> str:
+    enc = byte_encoder()
+    return "".join(enc[b] for b in piece)
+
+
+def _template(tok: Tokenizer) -> dict[str, Any] | None:
+    post = tok.post_processor
+    if post is None:
+        return None
+    if post.get("type") == "prepend_bos":
+        bos = post["token"]
+        single = [
+            {"SpecialToken": {"id": bos, "type_id": 0}},
+            {"Sequence": {"id": "A", "type_id": 0}},
+        ]
+        pair = [*single, {"Sequence": {"id": "B", "type_id": 1}}]
+        spellings = [bos]
+    elif post.get("type") == "template":
+
+        def items(seq: list[list[Any]]) -> list[dict[str, Any]]:
+            return [
+                {"SpecialToken": {"id": v, "type_id": t}}
+                if k == "special"
+                else {"Sequence": {"id": v, "type_id": t}}
+                for k, v, t in seq
+            ]
+
+        single, pair = items(post["single"]), items(post["pair"])
+        spellings = sorted({v for k, v, _ in [*post["single"], *post["pair"]] if k == "special"})
+    else:
+        raise ArtifactError(f"cannot export post-processor {post.get('type')!r} to tokenizer.json")
+    ids = tok.special_tokens
+    return {
+        "type": "TemplateProcessing",
+        "single": single,
+        "pair": pair,
+        "special_tokens": {s: {"id": s, "ids": [ids[s]], "tokens": [s]} for s in spellings},
+    }
+
+
+def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
+    """The ``tokenizer.json`` document for ``tok``."""
+    if tok.semantics == "merge_records" and tok.source.get("format") == "hf_tokenizer_json":
+        return json.loads(Path(tok.source["path"]).read_text(encoding="utf-8"))
+    if tok.semantics != "merge_ranks":
+        raise ArtifactError(
+            f"a {tok.semantics} tokenizer cannot be written as tokenizer.json: Hugging Face "
+            "applies an ordered merge list, which differs from tiktoken's rank rule; export "
+            "it with export_tiktoken() instead"
+        )
+    pieces = tok.vocab()
+    vocab: dict[str, int] = {}
+    for i, piece in enumerate(pieces):
+        key = _mapped(piece)
+        if key in vocab:
+            raise ArtifactError(
+                f"IDs {vocab[key]} and {i} have the same bytes {piece!r}; tokenizer.json keys "
+                "its vocabulary by piece, so this tokenizer cannot be exported exactly"
+            )
+        vocab[key] = i
+    merges = [[_mapped(pieces[a]), _mapped(pieces[b])] for a, b in tok.merges]
+    added = [
+        {
+            "id": i,
+            "content": content,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for content, i in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
+    ]
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": None,
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {
+                    "type": "Split",
+                    "pattern": {"Regex": onig_pattern(tok)},
+                    "behavior": "Isolated",
+                    "invert": False,
+                },
+                {
+                    "type": "ByteLevel",
+                    "add_prefix_space": False,
+                    "trim_offsets": False,
+                    "use_regex": False,
+                },
+            ],
+        },
+        "post_processor": _template(tok),
+        "decoder": {
+            "type": "ByteLevel",
+            "add_prefix_space": False,
+            "trim_offsets": False,
+            "use_regex": False,
+        },
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": vocab,
+            "merges": merges,
+        },
+    }
+
+
+def export_hf(tok: Tokenizer, path: str | os.PathLike[str]) -> Path:
+    """Write ``tokenizer.json`` atomically; a directory gets ``dir/tokenizer.json``."""
+    target = Path(path)
+    if target.is_dir() or target.suffix != ".json":
+        target = target / "tokenizer.json"
+    atomic_write_text(target, json.dumps(hf_tokenizer_json(tok), ensure_ascii=False) + "\n")
+    return target
