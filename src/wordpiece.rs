@@ -133,3 +133,32 @@ impl WordLevel {
         spans.push((0, word.len() as u32));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model() -> WordPiece {
+        let vocab = ["[UNK]", "un", "##want", "##ed", "runn", "##ing"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect();
+        WordPiece::new(vocab, "[UNK]", "##", 100).unwrap()
+    }
+
+    #[test]
+    fn seed_unwanted() {
+        let (mut ids, mut spans) = (Vec::new(), Vec::new());
+        model().encode_spans(b"unwanted", &mut ids, &mut spans);
+        assert_eq!(ids, vec![1, 2, 3]);
+        assert_eq!(spans, vec![(0, 2), (2, 6), (6, 8)]);
+    }
+
+    #[test]
+    fn uncovered_suffix_is_one_unk_for_the_word() {
+        let (mut ids, mut spans) = (vec![9], vec![(0, 1)]);
+        model().encode_spans(b"unwantedx", &mut ids, &mut spans);
+        assert_eq!(ids, vec![9, 0]);
+        assert_eq!(spans, vec![(0, 1), (0, 9)]);
+    }
+}

@@ -118,3 +118,36 @@ impl NormalizedString {
         self.transform(items, 0);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inserted_chars_inherit_the_previous_alignment() {
+        let mut s = NormalizedString::new("ab");
+        s.transform([('x', 0), ('y', 1), ('b', 0)], 0);
+        assert_eq!(s.text, "xyb");
+        assert_eq!(s.align, vec![(0, 1), (0, 1), (1, 2)]);
+    }
+
+    #[test]
+    fn removal_keeps_the_kept_chars_alignment() {
+        let mut s = NormalizedString::new("\u{0}a\u{1}b");
+        s.filter(|c| !c.is_control());
+        assert_eq!(s.text, "ab");
+        assert_eq!(s.align, vec![(1, 2), (3, 4)]);
+        assert_eq!(s.original_span(0, 2), (1, 4));
+    }
+
+    #[test]
+    fn nfc_composite_points_at_its_base() {
+        let mut s = NormalizedString::new("e\u{301}x");
+        Normalizer::Unicode(unicode::Form::Nfc)
+            .apply(&mut s)
+            .unwrap();
+        assert_eq!(s.text, "\u{e9}x");
+        assert_eq!(s.original_span(0, 2), (0, 1));
+        assert_eq!(s.original_span(2, 3), (3, 4));
+    }
+}
