@@ -102,6 +102,8 @@ class Tokenizer:
         self._post_processor = post_processor
         self._training = training
         self._matchers: dict[frozenset[str], Any] = {}
+        # Token string of every ID, built on first use (structured.piece_texts).
+        self._piece_text_cache: list[str] | None = None
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -506,6 +508,7 @@ class Tokenizer:
         self,
         text: str,
         *,
+        pair: str | None = None,
         allowed_special: SpecialSpec = (),
         disallowed_special: SpecialSpec = (),
         add_special_tokens: bool = False,
@@ -519,94 +522,22 @@ class Tokenizer:
         post-processor get empty offsets ``(0, 0)``. ``untrusted_spans`` are codepoint
         ranges (user content in a rendered chat, say) where special spellings are never
         recognized, even when ``allowed_special`` permits them elsewhere; the whole text
-        is still pre-tokenized in one pass.
+        is still pre-tokenized in one pass. ``pair`` encodes a second sequence (BERT's
+        sentence B): its tokens have ``sequence_ids`` 1 and offsets into ``pair``, and
+        the post-processor's pair template sets the type IDs.
         """
-        from .encoding import COORDINATES, Encoding, byte_to_char_offsets
-        from .postprocess import apply
+        from .structured import encode_structured
 
-        text = _text_arg(text)
-        if coordinate not in COORDINATES:
-            raise ConfigError(f"coordinate must be one of {COORDINATES}, not {coordinate!r}")
-        allowed, disallowed = self._policy(allowed_special, disallowed_special)
-        try:
-            if disallowed is not None:
-                self._check_disallowed(text, disallowed)
-            trim = bool(self._source.get("trim_offsets"))
-            # Codepoint offsets straight from the engine when nothing needs byte offsets.
-            in_chars = coordinate == "raw_codepoints" and not trim and allowed is None
-            ids_arr, starts, ends = self._core.encode_with_offsets(
-                text,
-                allowed,
-                _byte_ranges(text, untrusted_spans) if untrusted_spans else None,
-                in_chars,
-            )
-        except UnicodeEncodeError as exc:
-            raise _surrogate_error(text, exc) from None
-        if trim:
-            starts, ends = self._trim_space_offsets(text, starts, ends)
-        matched = self._matched_specials(text, ids_arr, starts, ends) if allowed else set()
-        if coordinate == "raw_codepoints":
-            if not in_chars:
-                starts, ends = byte_to_char_offsets(text, starts, ends)
-            length = len(text)
-        else:
-            length = len(text.encode("utf-8"))
-        content = ids_arr.tolist()
-        spans = list(zip(starts.tolist(), ends.tolist(), strict=True))
-        if add_special_tokens:
-            ids, type_ids, seq_ids, control = apply(
-                self._post_processor, self._special_ids, content
-            )
-        else:
-            ids, type_ids, seq_ids = content, [0] * len(content), [0] * len(content)
-            control = [False] * len(content)
-        offsets: list[tuple[int, int]] = []
-        origins: list[str] = []
-        if not matched and not any(control):
-            # The common case: content only, no per-token Python loop.
-            offsets, origins = spans, ["content"] * len(ids)
-        else:
-            it = iter(spans)
-            k = 0
-            for i, is_control in zip(ids, control, strict=True):
-                if is_control:
-                    offsets.append((0, 0))
-                    origins.append("control")
-                    continue
-                offsets.append(next(it))
-                if k in matched:
-                    origins.append("control" if i in self._special_id_set() else "added")
-                else:
-                    origins.append("content")
-                k += 1
-        return Encoding(
-            ids=ids,
-            tokens=self._piece_texts(ids),
-            offsets=offsets,
-            coordinate=coordinate,  # type: ignore[arg-type]
-            special_tokens_mask=[1 if o == "control" else 0 for o in origins]
-            if offsets is not spans
-            else [0] * len(ids),
-            origins=origins,
-            attention_mask=[1] * len(ids),
-            type_ids=type_ids,
-            sequence_ids=seq_ids,
-            original_length=length,
+        return encode_structured(
+            self,
+            text,
+            pair=pair,
+            allowed_special=allowed_special,
+            disallowed_special=disallowed_special,
+            add_special_tokens=add_special_tokens,
+            coordinate=coordinate,
+            untrusted_spans=untrusted_spans,
         )
-
-    def _matched_specials(
-        self, text: str, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray
-    ) -> set[int]:
-        """Positions of tokens that are added-token spellings matched in ``text``. A model
-        can emit an added token's ID by itself (WordPiece's [UNK]); that one is content."""
-        gated = np.fromiter(self._gated().values(), dtype=np.int64)
-        hits = np.flatnonzero(np.isin(ids, gated)).tolist()
-        if not hits:
-            return set()
-        data = text.encode("utf-8")
-        return {
-            k for k in hits if data[int(starts[k]) : int(ends[k])] == self.token_bytes(int(ids[k]))
-        }
 
     def _special_id_set(self) -> frozenset[int]:
         cached = getattr(self, "_special_id_cache", None)
@@ -617,34 +548,6 @@ class Tokenizer:
 
     def _added_id_set(self) -> frozenset[int]:
         return frozenset(self._added.values())
-
-    def _piece_text(self, token_id: int) -> str:
-        return self.token_bytes(token_id).decode("utf-8", errors="replace")
-
-    def _piece_texts(self, ids: list[int]) -> list[str]:
-        """Token strings of ``ids`` from a table built once (a per-ID call is slow)."""
-        table = getattr(self, "_piece_text_cache", None)
-        if table is None:
-            table = [bytes(p).decode("utf-8", errors="replace") for p in self._core.vocab()]
-            for content, i in {**self._added, **self._special_ids}.items():
-                table.extend([""] * (i + 1 - len(table)))
-                table[i] = content
-            self._piece_text_cache = table
-        return [table[i] for i in ids]
-
-    def _trim_space_offsets(
-        self, text: str, starts: np.ndarray, ends: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        # Hugging Face's ByteLevel(trim_offsets=True): offsets exclude a token's leading
-        # and trailing spaces.
-        data = text.encode("utf-8")
-        s, e = starts.copy(), ends.copy()
-        for k in range(len(s)):
-            while s[k] < e[k] and data[s[k]] == 0x20:
-                s[k] += 1
-            while e[k] > s[k] and data[e[k] - 1] == 0x20:
-                e[k] -= 1
-        return s, e
 
     def pretokenize(self, text: str) -> list[tuple[int, int]]:
         """Codepoint spans of the pre-tokens of ``text`` (special tokens not matched)."""

@@ -158,3 +158,17 @@ def test_minilm_worked_example(tp: ModuleType) -> None:
     assert tok.decode(enc.ids[1:-1]) == "unwanted running, naive istanbul 中 文!"
     long_word = "a" * 101  # over max_input_chars_per_word: one [UNK] for the whole word
     assert tok.encode(long_word) == [tok.token_id("[UNK]")]
+
+
+def test_pairs_match_hf(pair, texts: list[str]) -> None:
+    """Sentence pairs: template type IDs, sequence IDs and per-sequence offsets."""
+    name, ours, peer = pair
+    sample = [t for t in texts if len(t) < 2000][::40]
+    for a, b in zip(sample, sample[1:], strict=False):
+        for add in (True, False):
+            ref = peer.encode(a, b, add_special_tokens=add)
+            enc = ours.encode_structured(a, pair=b, add_special_tokens=add)
+            assert enc.ids == ref.ids, (name, add)
+            assert enc.type_ids == ref.type_ids, (name, add)
+            assert enc.sequence_ids == ref.sequence_ids, (name, add)
+            assert enc.offsets == [tuple(o) for o in ref.offsets], (name, add)
