@@ -1,8 +1,9 @@
 """Pipelines beyond plain byte-level BPE give Hugging Face's IDs, offsets and decodes.
 
 Tokenizers: all-MiniLM-L6-v2 (BertNormalizer + BertPreTokenizer + WordPiece), Qwen 2.5
-(NFC + Split + ByteLevel BPE) and a WordPiece model trained here with HF's
-WordPieceTrainer (NFD + Lowercase + StripAccents, Whitespace + Digits + Punctuation).
+(NFC + Split + ByteLevel BPE), a WordPiece model trained here with HF's
+WordPieceTrainer (NFD + Lowercase + StripAccents, Whitespace + Digits + Punctuation) and
+a byte-level BPE trained here (NFKC + Lowercase, Digits + ByteLevel).
 Texts: harvested real text and Unicode edge cases (``peer_data.harvest_texts``). HF's
 truncation and padding are disabled: tokenpact's ``encode`` never applies a file's
 truncation or padding (a documented decision, docs/PIPELINE.md).
@@ -21,7 +22,7 @@ from . import peer_data, pipeline_data
 tokenizers = pytest.importorskip("tokenizers")
 
 MAX_REPORTED = 5
-NAMES = ["minilm-bert", "qwen-2.5", "trained-wordpiece"]
+NAMES = ["minilm-bert", "qwen-2.5", "trained-wordpiece", "trained-bpe-nfkc"]
 
 
 def _trained_wordpiece(directory: Path) -> Path:
@@ -51,12 +52,38 @@ def _trained_wordpiece(directory: Path) -> Path:
     return path
 
 
+def _trained_byte_bpe(directory: Path) -> Path:
+    """Byte-level BPE behind NFKC + Lowercase, with Digits before ByteLevel."""
+    from tokenizers import normalizers, pre_tokenizers, trainers
+    from tokenizers.models import BPE
+
+    tok = tokenizers.Tokenizer(BPE())
+    tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False),
+        ]
+    )
+    tok.decoder = tokenizers.decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=2000,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        special_tokens=["<|endoftext|>"],
+    )
+    tok.train_from_iterator(peer_data.harvest_texts(seed=2), trainer=trainer)
+    path = directory / "tokenizer.json"
+    tok.save(str(path))
+    return path
+
+
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {
         "minilm-bert": peer_data.minilm_tokenizer_json(),
         "qwen-2.5": pipeline_data.qwen25_files().tokenizer_json,
         "trained-wordpiece": _trained_wordpiece(tmp_path_factory.mktemp("wordpiece")),
+        "trained-bpe-nfkc": _trained_byte_bpe(tmp_path_factory.mktemp("bpe")),
     }
 
 
@@ -128,7 +155,7 @@ def test_special_tokens_decode_and_pieces(pair, texts: list[str]) -> None:
         want_mask = [m | t for m, t in zip(ref.special_tokens_mask, in_text, strict=True)]
         assert enc.special_tokens_mask == want_mask, name
         assert enc.type_ids == ref.type_ids, name
-        if name != "qwen-2.5":  # byte-level pieces are raw bytes here, HF's are mapped chars
+        if name in ("minilm-bert", "trained-wordpiece"):  # byte-level pieces are raw bytes
             assert enc.tokens == ref.tokens, name
         for skip in (False, True):
             want = peer.decode(ref.ids, skip_special_tokens=skip)

@@ -72,7 +72,10 @@ def parse_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> tuple[list[l
         where = f"pre_tokenizer[{i}]"
         if byte_level:
             raise _fail(path, where, f"{kind} after ByteLevel", "put ByteLevel last")
-        if kind == "Split":
+        scanner = hf_pipeline.scanner_step(path, where, item)
+        if scanner is not None:
+            steps.append(scanner)
+        elif kind == "Split":
             steps.append(_split_step(path, where, item))
         elif kind == "ByteLevel":
             if item.get("add_prefix_space"):
