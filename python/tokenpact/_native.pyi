@@ -71,6 +71,9 @@ def pipeline_core(
     specials: list[tuple[str, int]],
     steps: list[tuple[str, str | None, str, bool]],
 ) -> BpeCore: ...
+def encode_offsets_lists(
+    core: BpeCore, text: str
+) -> tuple[list[int], list[tuple[int, int]]]: ...
 def normalize_str(node: str, text: str) -> tuple[str, list[tuple[int, int]]]: ...
 
 class BpeTrainer:

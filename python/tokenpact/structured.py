@@ -75,6 +75,7 @@ def _content(
     coordinate: str,
     untrusted_spans: Sequence[tuple[int, int]],
 ) -> _Content:
+    from . import _native
     from .tokenizer import _byte_ranges, _surrogate_error
 
     try:
@@ -83,6 +84,9 @@ def _content(
         trim = bool(tok._source.get("trim_offsets"))
         # Codepoint offsets straight from the engine when nothing needs byte offsets.
         in_chars = coordinate == "raw_codepoints" and not trim and allowed is None
+        if in_chars and not untrusted_spans:
+            ids, spans = _native.encode_offsets_lists(tok._core, text)
+            return _Content(ids, spans, set(), len(text))
         ids_arr, starts, ends = tok._core.encode_with_offsets(
             text,
             allowed,

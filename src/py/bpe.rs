@@ -110,7 +110,11 @@ fn build_core(
 }
 
 impl BpeCore {
-    fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+    pub(crate) fn id_list<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &[u32],
+    ) -> PyResult<Bound<'py, PyList>> {
         let ints = self.ints.get_or_init(|| {
             let top = self.inner.model.vocab().len() as u32
                 + self.inner.specials.keys().max().map_or(0, |&m| m + 1);
