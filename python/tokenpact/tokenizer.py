@@ -549,6 +549,15 @@ class Tokenizer:
     def _added_id_set(self) -> frozenset[int]:
         return frozenset(self._added.values())
 
+    def normalize(self, text: str) -> str:
+        """The normalizer's output for ``text`` (``text`` itself when there is none)."""
+        node = (self._source.get("pipeline") or {}).get("normalizer")
+        if node is None:
+            return _text_arg(text)
+        import json
+
+        return str(_native.normalize_str(json.dumps(node), _text_arg(text))[0])
+
     def pretokenize(self, text: str) -> list[tuple[int, int]]:
         """Codepoint spans of the pre-tokens of ``text`` (special tokens not matched)."""
         return _native.pretokenize(_text_arg(text), self._pattern, self._pattern_name)

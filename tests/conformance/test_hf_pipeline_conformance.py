@@ -199,3 +199,22 @@ def test_pairs_match_hf(pair, texts: list[str]) -> None:
             assert enc.type_ids == ref.type_ids, (name, add)
             assert enc.sequence_ids == ref.sequence_ids, (name, add)
             assert enc.offsets == [tuple(o) for o in ref.offsets], (name, add)
+
+
+def test_saved_pipeline_artifact_reloads_with_same_identity(
+    tp: ModuleType, files: dict[str, Path], tmp_path: Path
+) -> None:
+    for name in ("minilm-bert", "qwen-2.5"):
+        tok = tp.Tokenizer.load(files[name])
+        tok.save(tmp_path / name)
+        again = tp.Tokenizer.load(tmp_path / name)
+        assert again.semantic_hash == tok.semantic_hash, name
+        assert again.release_hash == tok.release_hash, name
+        text = "Naïve café, e\u0301 中文 ﬁ!"
+        assert again.encode_structured(text) == tok.encode_structured(text), name
+    bert = tp.Tokenizer.load(files["minilm-bert"])
+    config = bert.to_config()
+    assert config["normalizer"]["type"] == "BertNormalizer"
+    assert config["model"]["type"] == "WordPiece" and config["decoder"]["type"] == "WordPiece"
+    assert bert.semantic_hash != tp.Tokenizer.load(files["trained-wordpiece"]).semantic_hash
+    assert (bert.pad_id, bert.special_token_roles["[UNK]"]) == (0, "unk")
