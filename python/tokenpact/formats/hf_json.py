@@ -103,6 +103,8 @@ def parse_post_processor(path: Path, node: dict[str, Any] | None) -> tuple[dict 
             trim = bool(item.get("trim_offsets", False))
         elif kind in ("BertProcessing", "RobertaProcessing"):
             template = hf_pipeline.post_processor(path, item)
+            # RoBERTa trims spaces out of offsets like ByteLevel(trim_offsets=True).
+            trim = trim or (kind == "RobertaProcessing" and bool(item.get("trim_offsets", True)))
         elif kind == "TemplateProcessing":
 
             def items(seq: list[dict[str, Any]]) -> list[list[Any]]:
