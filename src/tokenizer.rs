@@ -144,6 +144,20 @@ impl CoreTokenizer {
         Ok(())
     }
 
+    /// Raw byte spans of the pre-tokens of `text` (normalized first; no special tokens).
+    pub fn pretokenize(&self, text: &str) -> CoreResult<Vec<(u32, u32)>> {
+        let normalized = self.normalized(text)?;
+        let target = normalized.as_ref().map_or(text, |n| n.text.as_str());
+        let mut out = Vec::new();
+        self.pretok.split(target, |s, e| {
+            out.push(match &normalized {
+                Some(n) => n.original_span(s, e),
+                None => (s as u32, e as u32),
+            })
+        })?;
+        Ok(out)
+    }
+
     /// Encodes text, turning spellings found by `allowed` into their special IDs.
     pub fn encode(
         &self,

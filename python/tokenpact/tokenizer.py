@@ -559,7 +559,12 @@ class Tokenizer:
         return str(_native.normalize_str(json.dumps(node), _text_arg(text))[0])
 
     def pretokenize(self, text: str) -> list[tuple[int, int]]:
-        """Codepoint spans of the pre-tokens of ``text`` (special tokens not matched)."""
+        """Codepoint spans of the pre-tokens of ``text`` (special tokens not matched).
+
+        With a normalizer, spans are pre-tokens of the normalized text mapped back to
+        the raw text."""
+        if self._source.get("pipeline") or self._pre_tokenizer is not None:
+            return [tuple(s) for s in _native.core_pretokenize(self._core, _text_arg(text))]  # type: ignore[misc]
         return _native.pretokenize(_text_arg(text), self._pattern, self._pattern_name)
 
     # ------------------------------------------------------------------ decoding

@@ -82,7 +82,19 @@ fn encode_offsets_lists<'py>(
     Ok((core.id_list(py, &ids)?, spans))
 }
 
+/// Raw codepoint spans of the pre-tokens of `text` under the core's normalizer and
+/// pre-tokenizer chain.
+#[pyfunction]
+fn core_pretokenize(py: Python<'_>, core: &BpeCore, text: &str) -> PyResult<Vec<(u32, u32)>> {
+    let mut spans = py
+        .detach(|| core.inner.pretokenize(text))
+        .map_err(|e| to_py(py, e))?;
+    crate::offsets::bytes_to_chars(text, &mut spans);
+    Ok(spans)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(core_pretokenize, m)?)?;
     m.add_function(wrap_pyfunction!(encode_offsets_lists, m)?)?;
     m.add_function(wrap_pyfunction!(pipeline_core, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_str, m)?)?;

@@ -143,3 +143,14 @@ def test_unknown_normalizer_names_the_type(tp: ModuleType, tmp_path: Path) -> No
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(tp.ArtifactError, match="UnicodeScripts"):
         tp.Tokenizer.load(path)
+
+
+def test_pretokenize_maps_normalized_pieces_to_raw_spans(tp: ModuleType) -> None:
+    path = peer_data.minilm_tokenizer_json()
+    ours = tp.Tokenizer.load(path)
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    text = "Hello, WORLD!  Naïve café 中文 x1.5"
+    spans = ours.pretokenize(text)
+    pieces = [p for p, _ in hf.pre_tokenizer.pre_tokenize_str(hf.normalizer.normalize_str(text))]
+    assert [ours.normalize(text[a:b]).strip() for a, b in spans] == pieces
+    assert ours.normalize(text) == hf.normalizer.normalize_str(text)
