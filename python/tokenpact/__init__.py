@@ -7,7 +7,7 @@ ids = tok.encode("The cat sleeps.")
 
 from __future__ import annotations
 
-from . import batch, contract, errors
+from . import batch, chat, contract, errors
 from ._native import pretokenize as _pretokenize
 from .contract import golden, reconcile, validate_special_ids
 from .corpus import TextFiles
@@ -28,6 +28,7 @@ from .patterns import PATTERNS
 from .special import DEFAULT_SPECIAL_TOKENS, SpecialToken
 from .tokenizer import Tokenizer
 from .train import train_bpe
+from .truncation import Padding, Truncation
 
 __version__ = "0.1.0"
 
@@ -54,14 +55,17 @@ __all__ = [
     "Encoding",
     "InvalidInputError",
     "PATTERNS",
+    "Padding",
     "SpecialToken",
     "SpecialTokenError",
     "TextFiles",
     "TokenpactError",
     "Tokenizer",
     "TrainingError",
+    "Truncation",
     "UnknownTokenError",
     "batch",
+    "chat",
     "contract",
     "golden",
     "reconcile",

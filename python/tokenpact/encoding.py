@@ -8,8 +8,9 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, overload
 
 import numpy as np
 
@@ -19,13 +20,68 @@ Coordinate = Literal["raw_codepoints", "raw_utf8_bytes"]
 COORDINATES = ("raw_codepoints", "raw_utf8_bytes")
 
 
+class Offsets(Sequence[tuple[int, int]]):
+    """Per-token ``(start, end)`` offsets stored flat (``[s0, e0, s1, e1, ...]``).
+
+    Behaves like a list of tuples (indexing, slicing, iteration, ``==`` with lists) but
+    makes a tuple only when one is asked for: one tuple per token would be the most
+    expensive part of a structured encoding.
+    """
+
+    __slots__ = ("_flat",)
+
+    def __init__(self, flat: list[int]) -> None:
+        self._flat = flat
+
+    def __len__(self) -> int:
+        return len(self._flat) // 2
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[int, int]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[int, int]]: ...
+
+    def __getitem__(self, index: int | slice) -> tuple[int, int] | list[tuple[int, int]]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        n = len(self)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError("offset index out of range")
+        return self._flat[2 * index], self._flat[2 * index + 1]
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        it = iter(self._flat)
+        return zip(it, it, strict=True)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Offsets):
+            return self._flat == other._flat
+        if isinstance(other, (list, tuple)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    def __add__(self, other: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+        return [*self, *other]
+
+    def __radd__(self, other: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+        return [*other, *self]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 @dataclass(frozen=True)
 class Encoding:
     """One encoded sequence; every per-token list has the same length."""
 
     ids: list[int]
     tokens: list[str]
-    offsets: list[tuple[int, int]]
+    offsets: Sequence[tuple[int, int]]
     coordinate: Coordinate
     special_tokens_mask: list[int]
     origins: list[str]  # "content", "added" (non-special added token) or "control"

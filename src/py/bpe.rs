@@ -6,7 +6,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyBytes, PyDict, PyInt, PyList};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString};
 use rayon::prelude::*;
 
 use super::{in_pool, spawn_in_pool, to_py};
@@ -68,6 +68,9 @@ pub(crate) struct BpeCore {
     /// One Python int per ID, made once: returning a list of IDs then costs a reference
     /// count per token instead of allocating an int object per token.
     pub(crate) ints: OnceLock<Vec<Py<PyInt>>>,
+    /// One Python str per ID (its bytes decoded with U+FFFD for partial characters),
+    /// for the `tokens` field of structured encodings.
+    pub(crate) strs: OnceLock<Vec<Py<PyString>>>,
 }
 
 /// One pre-tokenizer step from Python: (regex source, built-in name, behaviour, invert).
@@ -106,22 +109,23 @@ fn build_core(
     Ok(BpeCore {
         inner: Arc::new(inner),
         ints: OnceLock::new(),
+        strs: OnceLock::new(),
     })
 }
 
 impl BpeCore {
-    pub(crate) fn id_list<'py>(
-        &self,
-        py: Python<'py>,
-        ids: &[u32],
-    ) -> PyResult<Bound<'py, PyList>> {
-        let ints = self.ints.get_or_init(|| {
+    fn ints(&self, py: Python<'_>) -> &Vec<Py<PyInt>> {
+        self.ints.get_or_init(|| {
             let top = self.inner.model.vocab().len() as u32
                 + self.inner.specials.keys().max().map_or(0, |&m| m + 1);
             (0..top)
                 .map(|i| i.into_pyobject(py).map(|b| b.unbind()).expect("int"))
                 .collect()
-        });
+        })
+    }
+
+    fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        let ints = self.ints(py);
         PyList::new(
             py,
             ids.iter().map(|&i| match ints.get(i as usize) {
@@ -329,9 +333,8 @@ impl BpeCore {
         Ok((ids.into_pyarray(py), offsets.into_pyarray(py)))
     }
 
-    /// IDs and offsets (starts, ends) into `text` as numpy arrays: UTF-8 bytes, or
-    /// codepoints when `chars` (a token holding part of a char covers the whole char).
-    #[pyo3(signature = (text, allowed=None, untrusted=None, chars=false))]
+    /// IDs and UTF-8 byte offsets (starts, ends) into `text`, as numpy arrays.
+    #[pyo3(signature = (text, allowed=None, untrusted=None))]
     #[allow(clippy::type_complexity)]
     fn encode_with_offsets<'py>(
         &self,
@@ -339,7 +342,6 @@ impl BpeCore {
         text: &str,
         allowed: Option<&PySpecialMatcher>,
         untrusted: Option<Vec<(usize, usize)>>,
-        chars: bool,
     ) -> PyResult<(
         Bound<'py, PyArray1<u32>>,
         Bound<'py, PyArray1<u32>>,
@@ -350,13 +352,8 @@ impl BpeCore {
         let mut untrusted = untrusted.unwrap_or_default();
         untrusted.sort_unstable();
         py.detach(|| {
-            let r = self
-                .inner
-                .encode_with_offsets(text, matcher, &untrusted, &mut ids, &mut offs);
-            if chars {
-                crate::offsets::bytes_to_chars(text, &mut offs);
-            }
-            r
+            self.inner
+                .encode_with_offsets(text, matcher, &untrusted, &mut ids, &mut offs)
         })
         .map_err(|e| to_py(py, e))?;
         let (starts, ends): (Vec<u32>, Vec<u32>) = offs.into_iter().unzip();
@@ -379,6 +376,64 @@ impl BpeCore {
 
     fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> Option<Bound<'py, PyBytes>> {
         self.inner.token_bytes(id).map(|b| PyBytes::new(py, b))
+    }
+
+    /// IDs and offsets as Python lists; offsets flat `[s0, e0, s1, e1, ...]` in codepoints
+    /// (a token holding part of a character covers the whole character) or UTF-8 bytes.
+    /// Flat ints reuse cached objects and are invisible to the cyclic GC, unlike a tuple
+    /// per token, which is what makes building them cheap.
+    #[pyo3(signature = (text, allowed=None, untrusted=None, codepoints=true))]
+    fn encode_offsets_lists<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: Option<&PySpecialMatcher>,
+        untrusted: Option<Vec<(usize, usize)>>,
+        codepoints: bool,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+        let matcher = allowed.map(|m| &*m.inner);
+        let mut untrusted = untrusted.unwrap_or_default();
+        untrusted.sort_unstable();
+        let (mut ids, mut offs) = (Vec::new(), Vec::new());
+        py.detach(|| {
+            let r = self
+                .inner
+                .encode_with_offsets(text, matcher, &untrusted, &mut ids, &mut offs);
+            if r.is_ok() && codepoints {
+                crate::offsets::bytes_to_chars(text, &mut offs);
+            }
+            r
+        })
+        .map_err(|e| to_py(py, e))?;
+        let flat: Vec<u32> = offs.iter().flat_map(|&(a, b)| [a, b]).collect();
+        let offsets = self.id_list(py, &flat)?;
+        Ok((self.id_list(py, &ids)?, offsets))
+    }
+
+    /// Piece text of each ID (U+FFFD for incomplete UTF-8), as Python strings.
+    fn piece_strs<'py>(
+        &self,
+        py: Python<'py>,
+        ids: PyReadonlyArray1<'py, u32>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let strs = self.strs.get_or_init(|| {
+            let top = self.inner.model.vocab().len() as u32
+                + self.inner.specials.keys().max().map_or(0, |&m| m + 1);
+            (0..top)
+                .map(|i| {
+                    let piece = self.inner.token_bytes(i).unwrap_or(&[]);
+                    PyString::new(py, &String::from_utf8_lossy(piece)).unbind()
+                })
+                .collect()
+        });
+        let ids = ids.as_slice()?;
+        if let Some(&bad) = ids.iter().find(|&&i| i as usize >= strs.len()) {
+            return Err(to_py(
+                py,
+                CoreError::UnknownToken(format!("token ID {bad} is not in this tokenizer")),
+            ));
+        }
+        PyList::new(py, ids.iter().map(|&i| strs[i as usize].bind(py).clone()))
     }
 
     /// Number of model (non-special) IDs.

@@ -4,7 +4,7 @@
 use std::sync::{Arc, OnceLock};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use pyo3::types::PyBytes;
 
 use super::bpe::{build_chain, BpeCore, StepSpec};
 use super::to_py;
@@ -38,6 +38,7 @@ fn pipeline_core(
     Ok(BpeCore {
         inner: Arc::new(inner),
         ints: OnceLock::new(),
+        strs: OnceLock::new(),
     })
 }
 
@@ -53,35 +54,6 @@ fn normalize_str(py: Python<'_>, node: &str, text: &str) -> PyResult<(String, Ve
     Ok((s.text, s.align))
 }
 
-/// IDs and codepoint offsets of `text` (no added-token matching) as Python lists: the
-/// common `encode_structured` case, built without intermediate arrays; IDs reuse the
-/// core's cached ints.
-#[pyfunction]
-fn encode_offsets_lists<'py>(
-    py: Python<'py>,
-    core: &BpeCore,
-    text: &str,
-) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
-    let (mut ids, mut offs) = (Vec::new(), Vec::new());
-    let run = |ids: &mut Vec<u32>, offs: &mut Vec<(u32, u32)>| {
-        let r = core.inner.encode_with_offsets(text, None, &[], ids, offs);
-        crate::offsets::bytes_to_chars(text, offs);
-        r
-    };
-    // Small inputs are not worth releasing and re-taking the GIL.
-    let result = if text.len() < 4096 {
-        run(&mut ids, &mut offs)
-    } else {
-        py.detach(|| run(&mut ids, &mut offs))
-    };
-    result.map_err(|e| to_py(py, e))?;
-    let spans = PyList::empty(py);
-    for (s, e) in offs {
-        spans.append(PyTuple::new(py, [s, e])?)?;
-    }
-    Ok((core.id_list(py, &ids)?, spans))
-}
-
 /// Raw codepoint spans of the pre-tokens of `text` under the core's normalizer and
 /// pre-tokenizer chain.
 #[pyfunction]
@@ -95,7 +67,6 @@ fn core_pretokenize(py: Python<'_>, core: &BpeCore, text: &str) -> PyResult<Vec<
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_pretokenize, m)?)?;
-    m.add_function(wrap_pyfunction!(encode_offsets_lists, m)?)?;
     m.add_function(wrap_pyfunction!(pipeline_core, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_str, m)?)?;
     Ok(())

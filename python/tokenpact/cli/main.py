@@ -8,6 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 import click
 
 from ._common import TokenpactGroup
+from .chat_cmd import chat
 from .contract_cmds import hash_cmd, reconcile_cmd, verify_cmd
 from .convert_cmd import convert
 from .decode_cmd import decode
@@ -43,6 +44,7 @@ for _command in (
     decode,
     inspect,
     convert,
+    chat,
     hash_cmd,
     verify_cmd,
     reconcile_cmd,

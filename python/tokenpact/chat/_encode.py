@@ -1,0 +1,159 @@
+"""Tokenize a rendered conversation once, with control tokens recognized outside content.
+
+The rendered string is encoded in a single pass (pre-tokenization flows across content
+boundaries exactly as Hugging Face's does), every added or special token is allowed, and
+codepoint ``untrusted`` spans (the content) are excluded from matching. The result stays
+in numpy arrays with UTF-8 byte offsets, so ownership and masks are computed without
+per-token Python objects.
+
+Per-tokenizer facts the chat package needs (control IDs, spellings, BOS/EOS, the
+post-processor's prefix and suffix) are computed once and cached weakly.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+# Markers that look like control tokens; printed as ordinary text they are a template bug
+# (seed 000, 0x10: "chat template inserts plain strings instead of special IDs").
+MARKER_RE = re.compile(r"<\|[^|<>\s]{1,64}\|>|<｜[^｜<>\s]{1,64}｜>")
+
+
+@dataclass(frozen=True, eq=False)
+class TokenizerFacts:
+    """What formatting needs to know about one tokenizer, computed once."""
+
+    control_ids: np.ndarray  # sorted IDs of every special and added token
+    is_control: np.ndarray  # bool lookup table indexed by ID (np.isin is 10x slower here)
+    control_set: frozenset[int]
+    spelling_of: dict[int, str]
+    spelling_re: re.Pattern[str] | None  # any control spelling, longest first
+    bos_id: int | None
+    eos_id: int | None
+    post_prefix: tuple[int, ...]  # control IDs the post-processor puts before a sequence
+    post_suffix: tuple[int, ...]
+    matcher: Any  # the native matcher of every control spelling, when available
+
+    def find_control_spelling(self, text: str) -> str | None:
+        """The first control spelling inside ``text``, or None."""
+        if self.matcher is not None:
+            hit = self.matcher.find_first(text)
+            return None if hit is None else str(hit[1])
+        found = self.spelling_re.search(text) if self.spelling_re is not None else None
+        return None if found is None else found.group(0)
+
+
+_FACTS: weakref.WeakKeyDictionary[Any, TokenizerFacts] = weakref.WeakKeyDictionary()
+
+
+def _post_processor_ends(tok: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    post = tok.post_processor
+    specials = tok.special_tokens
+    if not post:
+        return (), ()
+    if post.get("type") == "prepend_bos":
+        token = specials.get(post.get("token"))
+        return ((token,) if token is not None else ()), ()
+    items = list(post.get("single") or [])
+    where = next((k for k, item in enumerate(items) if item[0] == "sequence"), len(items))
+
+    def ids(part: list[Any]) -> tuple[int, ...]:
+        return tuple(specials[i[1]] for i in part if i[0] == "special" and i[1] in specials)
+
+    return ids(items[:where]), ids(items[where + 1 :])
+
+
+def facts(tok: Any) -> TokenizerFacts:
+    """The cached :class:`TokenizerFacts` of ``tok``."""
+    found = _FACTS.get(tok)
+    if found is not None:
+        return found
+    spellings = {**tok.added_tokens, **tok.special_tokens}
+    control_ids = np.array(sorted(set(spellings.values())), dtype=np.int64)
+    ordered = sorted(spellings, key=len, reverse=True)
+    spelling_re = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+    matcher = None
+    try:
+        # The engine's Aho-Corasick matcher over every gated spelling (private, same package).
+        matcher = tok._matcher(frozenset(tok._gated())) if spellings else None
+    except AttributeError:
+        matcher = None
+    prefix, suffix = _post_processor_ends(tok)
+    table = np.zeros(max(int(tok.vocab_size), int(control_ids.max(initial=-1)) + 1), dtype=bool)
+    table[control_ids] = True
+    found = TokenizerFacts(
+        control_ids=control_ids,
+        is_control=table,
+        control_set=frozenset(int(i) for i in control_ids.tolist()),
+        spelling_of={int(v): k for k, v in spellings.items()},
+        spelling_re=spelling_re,
+        bos_id=tok.bos_id,
+        eos_id=tok.eos_id,
+        post_prefix=prefix,
+        post_suffix=suffix,
+        matcher=matcher,
+    )
+    _FACTS[tok] = found
+    return found
+
+
+def byte_positions(text: str, positions: np.ndarray) -> np.ndarray:
+    """UTF-8 byte offsets of codepoint ``positions`` in ``text`` (``len(text)`` allowed)."""
+    if text.isascii() or not len(positions):
+        return positions.astype(np.int64)
+    data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    starts = np.flatnonzero((data & 0xC0) != 0x80)
+    starts = np.append(starts, data.size)
+    return starts[positions.astype(np.int64)]
+
+
+@dataclass(frozen=True, eq=False)
+class Encoded:
+    """IDs of a rendered text, with UTF-8 byte offsets of each token and of each span."""
+
+    ids: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    span_starts: np.ndarray
+    span_ends: np.ndarray
+
+
+def encode_untrusted_spans(
+    tok: Any, text: str, spans: list[tuple[int, int]], info: TokenizerFacts | None = None
+) -> Encoded:
+    """Encode ``text`` allowing every control token except inside codepoint ``spans``.
+
+    ``spans`` must be sorted and disjoint.
+    """
+    info = info or facts(tok)
+    flat = byte_positions(text, np.asarray(spans, dtype=np.int64).reshape(-1))
+    span_starts, span_ends = flat[0::2], flat[1::2]
+    core = getattr(tok, "_core", None)
+    if core is not None and info.matcher is not None:
+        # Fast path: the engine call behind Tokenizer.encode_structured, without building
+        # per-token strings (Conversation derives pieces lazily when they are displayed).
+        byte_spans = list(zip(span_starts.tolist(), span_ends.tolist(), strict=True))
+        try:
+            ids, starts, ends = core.encode_with_offsets(text, info.matcher, byte_spans or None)
+        except UnicodeEncodeError:
+            tok.encode(text)  # raises the tokenizer's own InvalidInputError naming the fix
+            raise
+        return Encoded(
+            np.asarray(ids, dtype=np.int64),
+            np.asarray(starts, dtype=np.int64),
+            np.asarray(ends, dtype=np.int64),
+            span_starts,
+            span_ends,
+        )
+    enc = tok.encode_structured(
+        text, allowed_special="all", coordinate="raw_utf8_bytes", untrusted_spans=spans
+    )
+    offsets = np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2)
+    return Encoded(
+        np.asarray(enc.ids, dtype=np.int64), offsets[:, 0], offsets[:, 1], span_starts, span_ends
+    )

@@ -1,0 +1,178 @@
+"""Template inputs as ``transformers`` prepares them, with every untrusted string tracked.
+
+``transformers`` (v5) drops message keys whose value is None, rebuilds all template data
+from plain JSON types (anything else becomes a ``"<TypeName>"`` placeholder), and copies
+a message's reasoning under its aliases. The same steps run here so templates see the
+same data, except that each string of a message (other than its ``role``), of a tool
+schema or of a document becomes a :class:`~tokenpact.chat.spans.SpanStr` owned by its
+path (``messages[2].content``, ``tools[0]``, ``documents[1].text``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .conversation import CONTENT, DOCUMENT, TOOLS, Owner
+from .errors import ChatTemplateError
+from .messages import Document, Message
+from .spans import SpanStr
+
+REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+
+# A role is structure, not content: templates build control tokens from it
+# (GLM-4 writes "<|" + role + "|>"), so it must be a short identifier; so must message
+# keys, which templates may print (message.items()) untracked.
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,63}")
+_NAMES_SEEN: set[str] = set()  # names already checked (a few; capped)
+
+
+class Tracker:
+    """Allocates owners while wrapping inputs; notes whether any holds a control spelling."""
+
+    def __init__(
+        self, find_control: Callable[[str], str | None], defang: Callable[[str], str] | None
+    ):
+        self.owners: list[Owner] = []
+        self.found_control: str | None = None
+        self._find = find_control
+        self._defang = defang
+
+    def string(self, text: str, kind: int, message_index: int, label: str) -> str:
+        if type(text) is not str:
+            text = str.__str__(text)  # subclasses (enums, our own SpanStr) become plain
+        if not text:
+            return text
+        if self.found_control is None:
+            self.found_control = self._find(text)
+        if self._defang is not None:
+            text = self._defang(text)
+        owners = self.owners
+        owners.append(Owner(kind, message_index, label))
+        out = str.__new__(SpanStr, text)  # track(), inlined: this runs for every string
+        out._spans = ((0, len(text), len(owners) - 1),)
+        return out
+
+
+def plain_data(value: Any) -> Any:
+    """``transformers``' ``_plain_template_data`` for trusted inputs (template kwargs)."""
+    return _wrap(value, None, CONTENT, -1, "")
+
+
+def _wrap(value: Any, tracker: Tracker | None, kind: int, index: int, label: str) -> Any:
+    if value is None or type(value) in (int, float, bool):
+        return value
+    if isinstance(value, str):
+        if tracker is None:
+            return str.__str__(value)
+        return tracker.string(value, kind, index, label)
+    if isinstance(value, (bool, int)):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            # Keys inside content (tool-call argument names) are content too; templates
+            # print them through tojson.
+            k = _wrap(key, tracker, kind, index, f"{label}.{key}#key") if tracker else key
+            out[k] = _wrap(item, tracker, kind, index, f"{label}.{key}")
+        return out
+    if isinstance(value, list):
+        return [_wrap(v, tracker, kind, index, f"{label}[{k}]") for k, v in enumerate(value)]
+    if isinstance(value, tuple):
+        return tuple(_wrap(v, tracker, kind, index, f"{label}[{k}]") for k, v in enumerate(value))
+    if isinstance(value, np.generic):
+        return _wrap(value.item(), tracker, kind, index, label)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return _wrap(fields, tracker, kind, index, label)
+    if callable(getattr(value, "model_dump", None)):
+        return _wrap(value.model_dump(), tracker, kind, index, label)
+    return f"<{type(value).__name__}>"
+
+
+def _as_dict(message: Any, index: int) -> Mapping[str, Any]:
+    if isinstance(message, Message):
+        return message.to_hf()
+    if isinstance(message, Mapping):
+        return message
+    if dataclasses.is_dataclass(message) and not isinstance(message, type):
+        return {f.name: getattr(message, f.name) for f in dataclasses.fields(message)}
+    if callable(getattr(message, "model_dump", None)):
+        return dict(message.model_dump())
+    raise ChatTemplateError(
+        f"message {index} must be a dict or a tokenpact.chat.Message, not {type(message).__name__}"
+    )
+
+
+def _check_name(value: Any, index: int, what: str) -> str:
+    """Roles and message keys are structure: short identifiers, never content."""
+    if value in _NAMES_SEEN:
+        return value  # type: ignore[no-any-return]
+    if not isinstance(value, str) or not _NAME_RE.fullmatch(value):
+        raise ChatTemplateError(
+            f"message {index} has {what} {value!r}; it must be a short identifier (letters, "
+            "digits, _ or -) because templates print it as structure (GLM-4 builds control "
+            "tokens from the role)"
+        )
+    if len(_NAMES_SEEN) < 1024:
+        _NAMES_SEEN.add(str.__str__(value))
+    return str.__str__(value)
+
+
+def wrap_messages(messages: Sequence[Any], tracker: Tracker) -> list[dict[str, Any]]:
+    """Messages as template data: None values dropped, strings tracked, reasoning aliased."""
+    out = []
+    string = tracker.string
+    for i, raw in enumerate(messages):
+        message: dict[str, Any] = {}
+        for key, value in (raw if type(raw) is dict else _as_dict(raw, i)).items():
+            if value is None:
+                continue  # transformers drops None values (OpenAI's content=None, say)
+            key = _check_name(key, i, "key")
+            if key == "role":
+                message[key] = _check_name(value, i, "role")
+            elif type(value) is str:  # the common case, without _wrap's type dispatch
+                message[key] = string(value, CONTENT, i, f"messages[{i}].{key}")
+            else:
+                message[key] = _wrap(value, tracker, CONTENT, i, f"messages[{i}].{key}")
+        if "reasoning_content" in message or "thinking" in message or "reasoning" in message:
+            reasoning = next(
+                (message[k] for k in REASONING_FIELDS if message.get(k) is not None), None
+            )
+            if reasoning is not None:
+                message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
+        out.append(message)
+    return out
+
+
+def wrap_tools(tools: Sequence[Any] | None, tracker: Tracker) -> list[Any] | None:
+    """Tool schemas (dicts; callables are not converted: pass their JSON schema)."""
+    if tools is None:
+        return None
+    out = []
+    for k, tool in enumerate(tools):
+        if not isinstance(tool, Mapping):
+            raise ChatTemplateError(
+                f"tool {k} must be a JSON-schema dict (transformers.utils.get_json_schema "
+                "converts a function)"
+            )
+        out.append(_wrap(tool, tracker, TOOLS, -1, f"tools[{k}]"))
+    return out
+
+
+def wrap_documents(documents: Sequence[Any] | None, tracker: Tracker) -> list[Any] | None:
+    if documents is None:
+        return None
+    out = []
+    for k, doc in enumerate(documents):
+        data = doc.to_hf() if isinstance(doc, Document) else doc
+        if not isinstance(data, Mapping):
+            raise ChatTemplateError("documents must be dicts with 'title' and 'text' keys")
+        out.append(_wrap(data, tracker, DOCUMENT, -1, f"documents[{k}]"))
+    return out

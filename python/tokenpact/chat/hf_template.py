@@ -1,0 +1,497 @@
+"""Hugging Face chat templates rendered so that content can never forge control tokens.
+
+``transformers`` renders a template to one string and tokenizes it with every added token
+recognized everywhere, so a user message holding ``<|eot_id|>`` becomes a real end of
+turn. Here the template renders in a sandbox that tracks where each content string lands
+(:mod:`tokenpact.chat.spans`); the whole string is then tokenized once, so
+pre-tokenization flows across boundaries exactly as in ``transformers``, but control
+tokens are recognized only outside content. Benign conversations get the IDs of
+``apply_chat_template(..., tokenize=True)``; hostile ones get their spellings as text.
+
+>>> template = ChatTemplate.from_hf("deepseek-v3/", tok)          # doctest: +SKIP
+>>> conv = template.render([{"role": "user", "content": "The cat sleeps."}],
+...                        add_generation_prompt=True)            # doctest: +SKIP
+>>> conv.input_ids                                                # doctest: +SKIP
+[0, 128803, 671, 7539, 114896, 16, 128804]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from ..contract import template_hash as _template_hash
+from ..contract.declarations import template_declaration
+from . import _encode
+from .conversation import CONTROL, Conversation, build
+from .errors import ChatTemplateError, UntrackedContentError
+from .hf_inputs import Tracker, plain_data, wrap_documents, wrap_messages, wrap_tools
+from .jinja_env import GENERATION_OWNER, compile_template, has_generation_blocks
+from .messages import as_messages, validate_messages
+from .ownership import (
+    RenderedText,
+    Tokens,
+    add_post_processor_markers,
+    assistant_mask,
+    response_start,
+    tokenize_rendered,
+)
+from .spans import SpanStr, clipped
+from .stop import StopPolicy
+
+# transformers' SPECIAL_TOKENS_ATTRIBUTES: the named tokens passed to every template.
+SPECIAL_TOKEN_NAMES = (
+    "bos_token",
+    "eos_token",
+    "unk_token",
+    "sep_token",
+    "pad_token",
+    "cls_token",
+    "mask_token",
+)
+_CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+
+
+def _token_string(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping) and isinstance(value.get("content"), str):
+        return str(value["content"])  # an AddedToken dict
+    return None
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ChatTemplateError(f"cannot read {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ChatTemplateError(f"{path} must hold a JSON object")
+    return data
+
+
+class ChatTemplate:
+    """A Hugging Face chat template bound to a tokenizer; see the module docstring."""
+
+    def __init__(
+        self,
+        template: str | Mapping[str, str] | Sequence[Mapping[str, str]],
+        tokenizer: Any,
+        *,
+        special_tokens: Mapping[str, Any] | None = None,
+        name: str = "chat_template",
+    ) -> None:
+        if isinstance(template, str):
+            sources = {"default": template}
+        elif isinstance(template, Mapping):
+            sources = {str(k): str(v) for k, v in template.items()}
+        else:  # transformers' list form: [{"name": ..., "template": ...}]
+            sources = {str(t["name"]): str(t["template"]) for t in template}
+        if not sources:
+            raise ChatTemplateError("no chat template given")
+        self._sources = sources
+        self._compiled = {key: compile_template(src) for key, src in sources.items()}
+        self.tokenizer = tokenizer
+        self.name = name
+        self.special_tokens = {
+            key: text
+            for key in SPECIAL_TOKEN_NAMES
+            if (text := _token_string((special_tokens or {}).get(key))) is not None
+        }
+        self._info = _encode.facts(tokenizer)
+        # The identity covers every named template (transformers picks one per call).
+        source = (
+            next(iter(sources.values()))
+            if len(sources) == 1
+            else json.dumps(sources, sort_keys=True, ensure_ascii=False)
+        )
+        self.declaration = template_declaration(source, name=name, modes=("generation", "training"))
+        self.template_hash = _template_hash(self.declaration)
+        self._end_of_turn: tuple[int, ...] | None = None
+
+    # ------------------------------------------------------------------ loading
+    @classmethod
+    def from_hf(
+        cls, config_or_dir: str | os.PathLike[str] | Mapping[str, Any], tokenizer: Any
+    ) -> ChatTemplate:
+        """Read the template and named special tokens of a Hugging Face model.
+
+        ``config_or_dir`` is a directory (``chat_template.jinja`` wins over the
+        ``chat_template`` of ``tokenizer_config.json``, as in transformers), a
+        ``tokenizer_config.json`` or ``*.jinja`` path, or the config as a dict.
+        """
+        if isinstance(config_or_dir, Mapping):
+            return cls._from_config(dict(config_or_dir), None, tokenizer, "tokenizer_config")
+        path = Path(config_or_dir)
+        config: dict[str, Any] = {}
+        jinja_source = None
+        if path.is_dir():
+            if (path / "tokenizer_config.json").is_file():
+                config = _read_json(path / "tokenizer_config.json")
+            if (path / "chat_template.jinja").is_file():
+                jinja_source = (path / "chat_template.jinja").read_text(encoding="utf-8")
+            elif (path / "chat_template.json").is_file():
+                jinja_source = _read_json(path / "chat_template.json").get("chat_template")
+        elif path.suffix == ".jinja" and path.is_file():
+            jinja_source = path.read_text(encoding="utf-8")
+            if (path.parent / "tokenizer_config.json").is_file():
+                config = _read_json(path.parent / "tokenizer_config.json")
+        elif path.is_file():
+            config = _read_json(path)
+        else:
+            raise ChatTemplateError(f"{path} does not exist; pass a model directory or config")
+        return cls._from_config(config, jinja_source, tokenizer, path.name or "chat_template")
+
+    @classmethod
+    def _from_config(
+        cls, config: dict[str, Any], source: str | None, tokenizer: Any, where: str
+    ) -> ChatTemplate:
+        template = source if source is not None else config.get("chat_template")
+        if not template:
+            raise ChatTemplateError(
+                f"{where} has no chat_template (nor a chat_template.jinja beside it); "
+                "pass the template source to ChatTemplate(...)"
+            )
+        specials = {k: config.get(k) for k in SPECIAL_TOKEN_NAMES}
+        return cls(template, tokenizer, special_tokens=specials)
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer: Any) -> ChatTemplate:
+        """The template stored beside a tokenizer loaded by ``tp.Tokenizer.load``."""
+        source = tokenizer.source
+        if source.get("config_path"):
+            return cls.from_hf(Path(source["config_path"]).parent, tokenizer)
+        if source.get("chat_template"):
+            return cls(source["chat_template"], tokenizer)
+        raise ChatTemplateError(
+            "this tokenizer was loaded without a tokenizer_config.json holding a chat "
+            "template; use ChatTemplate.from_hf(config_or_dir, tokenizer)"
+        )
+
+    @property
+    def has_generation_blocks(self) -> bool:
+        """Whether ``assistant_mask`` comes from ``{% generation %}`` blocks (else from the
+        assistant messages' spans and the stop token closing each)."""
+        return any(has_generation_blocks(src) for src in self._sources.values())
+
+    @property
+    def source(self) -> str:
+        """The default template's Jinja source."""
+        return self._sources.get("default", next(iter(self._sources.values())))
+
+    def _select(self, tools: Any) -> str:
+        if len(self._sources) == 1:
+            return next(iter(self._sources))
+        if tools is not None and "tool_use" in self._sources:
+            return "tool_use"
+        if "default" in self._sources:
+            return "default"
+        raise ChatTemplateError(
+            f"this template set has no 'default' template (names: {sorted(self._sources)}); "
+            "pick one with ChatTemplate(template_set[name], tokenizer)"
+        )
+
+    # ------------------------------------------------------------------ rendering
+    def render_text(
+        self,
+        messages: Sequence[Any],
+        *,
+        add_generation_prompt: bool = False,
+        continue_final_message: bool | str = False,
+        tools: Sequence[Any] | None = None,
+        documents: Sequence[Any] | None = None,
+        **template_kwargs: Any,
+    ) -> RenderedText:
+        """Render to text with content spans (no tokenization); the string is exactly
+        what ``apply_chat_template(..., tokenize=False)`` returns.
+
+        ``template_kwargs`` are trusted application settings, as the named special
+        tokens are: control spellings in them stay control tokens.
+        """
+        return self._render(
+            messages,
+            dict(
+                add_generation_prompt=add_generation_prompt,
+                continue_final_message=continue_final_message,
+                tools=tools,
+                documents=documents,
+                **template_kwargs,
+            ),
+            defang=False,
+        )
+
+    def _render(
+        self, messages: Sequence[Any], options: dict[str, Any], defang: bool
+    ) -> RenderedText:
+        """``render_text``; ``defang`` replaces control spellings in inputs with filler."""
+        options = dict(options)
+        add_generation_prompt = options.pop("add_generation_prompt", False)
+        continue_final_message = options.pop("continue_final_message", False)
+        tools = options.pop("tools", None)
+        documents = options.pop("documents", None)
+        if isinstance(messages, (list, tuple)) and not messages:
+            raise ChatTemplateError(
+                "Cannot apply chat template to an empty conversation. Provide at least one message."
+            )
+        if continue_final_message and add_generation_prompt:
+            raise ChatTemplateError(
+                "continue_final_message and add_generation_prompt are not compatible. Use "
+                "continue_final_message when you want the model to continue the final message, "
+                "and add_generation_prompt when you want to add a header that will prompt it to "
+                "start a new assistant message instead."
+            )
+        key = self._select(tools)
+        info = self._info
+        filler = None
+        if defang and info.spelling_re is not None:
+            pattern = info.spelling_re
+            filler = lambda s: pattern.sub(lambda m: "_" * len(m.group(0)), s)  # noqa: E731
+        tracker = Tracker(info.find_control_spelling, filler)
+        chat = wrap_messages(messages, tracker)
+        context = {
+            **self.special_tokens,
+            **plain_data(options),
+            "messages": chat,
+            "tools": wrap_tools(tools, tracker),
+            "documents": wrap_documents(documents, tracker),
+            "add_generation_prompt": add_generation_prompt,
+        }
+        final = self._tag_final_message(chat, continue_final_message, key)
+        text, spans, generation = self._generate(self._compiled[key], context)
+        if final is not None:
+            text, spans, generation = _cut_at_tag(text, spans, generation, final)
+        roles = tuple(str(m.get("role", "")) for m in chat)
+        return RenderedText(text, spans, generation, tracker.owners, roles, tracker.found_control)
+
+    def _tag_final_message(
+        self, chat: list[dict[str, Any]], field: bool | str, key: str
+    ) -> str | None:
+        """transformers' continue_final_message: tag the final field, cut there later."""
+        if not field:
+            return None
+        field = field if isinstance(field, str) else "content"
+        last = chat[-1]
+        final = last.get(field)
+        if final is None:
+            raise ChatTemplateError(
+                f'continue_final_message is set but the final message has no "{field}" to continue!'
+            )
+        fields = [field]
+        if field in ("reasoning_content", "thinking", "reasoning"):
+            fields = [
+                f for f in ("reasoning_content", "thinking", "reasoning") if last.get(f) == final
+            ]
+        if not any(f in self._sources[key] for f in fields):
+            raise ChatTemplateError(
+                f'continue_final_message is set to "{field}" but this is not an accepted field '
+                "in the chat_template"
+            )
+        if isinstance(final, (list, tuple)):
+            for block in reversed(final):
+                if isinstance(block, dict) and "text" in block:
+                    text = block["text"]
+                    block["text"] = text + _CONTINUE_TAG
+                    return str.__str__(text)
+            raise ChatTemplateError(
+                "continue_final_message is set but we could not find any text to continue in "
+                "the final message!"
+            )
+        for f in fields:
+            last[f] = last[f] + _CONTINUE_TAG
+        return str.__str__(final)
+
+    @staticmethod
+    def _generate(
+        template: jinja2.Template, context: dict[str, Any]
+    ) -> tuple[str, list[tuple[int, int, int]], list[tuple[int, int]]]:
+        parts: list[str] = []
+        spans: list[tuple[int, int, int]] = []
+        generation: list[tuple[int, int]] = []
+        pos = 0
+        try:
+            for piece in template.generate(context):
+                if type(piece) is SpanStr:
+                    for a, b, owner in piece.spans:
+                        if owner == GENERATION_OWNER:
+                            generation.append((a + pos, b + pos))
+                        else:
+                            spans.append((a + pos, b + pos, owner))
+                parts.append(piece)
+                pos += len(piece)
+        except jinja2.TemplateError as exc:
+            raise ChatTemplateError(f"the chat template failed: {exc}") from exc
+        spans.sort()
+        return "".join(parts), spans, generation
+
+    def render(
+        self,
+        messages: Sequence[Any],
+        *,
+        add_generation_prompt: bool = False,
+        continue_final_message: bool | str = False,
+        tools: Sequence[Any] | None = None,
+        documents: Sequence[Any] | None = None,
+        add_special_tokens: bool = False,
+        validate: bool = False,
+        **template_kwargs: Any,
+    ) -> Conversation:
+        """Render and tokenize; options and errors mirror ``apply_chat_template``.
+
+        ``add_special_tokens=True`` also applies the tokenizer's post-processor, except
+        for markers the template already wrote (one owner per boundary).
+        ``validate=True`` first checks role order and tool pairing of the messages.
+        """
+        mode = (
+            "generation"
+            if add_generation_prompt
+            else "prefill"
+            if continue_final_message
+            else "training"
+        )
+        if validate:
+            validate_messages(as_messages(messages), mode=mode)
+        options = dict(
+            add_generation_prompt=add_generation_prompt,
+            continue_final_message=continue_final_message,
+            tools=tools,
+            documents=documents,
+            **template_kwargs,
+        )
+        rendered = self._render(messages, options, defang=False)
+        tokens = self._tokenize(rendered)
+        if rendered.control_in_input is not None:
+            self._check_untracked(rendered, tokens, messages, options)
+        if add_special_tokens:
+            tokens = add_post_processor_markers(tokens, self._info)
+        stops = self._stop_ids()
+        mask = assistant_mask(tokens, rendered, stops)
+        boundary = len(tokens.ids)
+        if mode == "training":
+            boundary = response_start(tokens, mask, rendered)
+        return build(
+            tokenizer=self.tokenizer,
+            ids=tokens.ids,
+            kinds=tokens.kinds,
+            owner=tokens.owner,
+            owners=rendered.owners,
+            assistant_mask=mask,
+            prompt_boundary=boundary,
+            stop_policy=StopPolicy(boundary, stops),
+            template_hash=self.template_hash,
+            mode=mode,
+            roles=rendered.roles,
+            text=rendered.text,
+            byte_offsets=(tokens.starts, tokens.ends),
+        )
+
+    def format(
+        self,
+        messages: Sequence[Any],
+        *,
+        mode: str = "generation",
+        tools: Sequence[Any] | None = None,
+        documents: Sequence[Any] | None = None,
+        **template_kwargs: Any,
+    ) -> Conversation:
+        """Render in a named mode: ``training``, ``generation`` or ``prefill``."""
+        from .messages import check_mode
+
+        check_mode(mode)
+        return self.render(
+            messages,
+            add_generation_prompt=mode == "generation",
+            continue_final_message=mode == "prefill",
+            tools=tools,
+            documents=documents,
+            **template_kwargs,
+        )
+
+    # ------------------------------------------------------------------ internals
+    def _tokenize(self, rendered: RenderedText) -> Tokens:
+        return tokenize_rendered(self.tokenizer, self._info, rendered)
+
+    def _check_untracked(
+        self,
+        rendered: RenderedText,
+        tokens: Tokens,
+        messages: Sequence[Any],
+        options: dict[str, Any],
+    ) -> None:
+        """Fail closed when content holding a control spelling escaped the tracking.
+
+        The inputs are rendered again with every control spelling replaced by filler of
+        the same length; the template's own control tokens must be identical. An extra
+        control token in the real render can only come from content.
+        """
+        clean = self._tokenize(self._render(messages, options, defang=True))
+        ours = tokens.ids[tokens.kinds == CONTROL].tolist()
+        reference = clean.ids[clean.kinds == CONTROL].tolist()
+        if ours != reference:
+            raise UntrackedContentError(
+                f"input text holds the control spelling {rendered.control_in_input!r} and the "
+                "template passed some content through an operation tokenpact cannot track "
+                f"(control IDs {ours[:8]}... vs {reference[:8]}... without the spelling); "
+                "refusing to guess which tokens are trusted. Remove the spelling from the "
+                "input, or simplify the template's string handling (filters such as "
+                "format, indent, wordwrap or truncate on content)"
+            )
+
+    def _stop_ids(self) -> tuple[int, ...]:
+        """EOS plus the control token that closes an assistant turn (found by a probe)."""
+        if self._end_of_turn is None:
+            found: list[int] = []
+            eos = self.special_tokens.get("eos_token")
+            for spelling in (eos,):
+                if spelling is not None:
+                    i = self.tokenizer.special_tokens.get(spelling)
+                    if i is not None:
+                        found.append(int(i))
+            try:
+                probe = self.render_text(
+                    [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+                )
+                tokens = self._tokenize(probe)
+                answer = [
+                    t
+                    for t, o in enumerate(tokens.owner.tolist())
+                    if o >= 0 and probe.owners[o].message_index == 1
+                ]
+                after = answer[-1] + 1 if answer else len(tokens.ids)
+                if after < len(tokens.ids) and tokens.kinds[after] == CONTROL:
+                    found.append(int(tokens.ids[after]))
+            except Exception:  # noqa: BLE001 - best effort: a template may reject the probe
+                pass  # then only EOS stops generation
+            self._end_of_turn = tuple(dict.fromkeys(found))
+        return self._end_of_turn
+
+    def __repr__(self) -> str:
+        return f"ChatTemplate(name={self.name!r}, templates={sorted(self._sources)})"
+
+
+def _cut_at_tag(
+    text: str,
+    spans: list[tuple[int, int, int]],
+    generation: list[tuple[int, int]],
+    final: str,
+) -> tuple[str, list[tuple[int, int, int]], list[tuple[int, int]]]:
+    """transformers' cut after the continued message (its checks and messages kept)."""
+    if final.strip() not in text or _CONTINUE_TAG.strip() not in text:
+        raise ChatTemplateError(
+            "continue_final_message is set but the final message does not appear in the chat "
+            "after applying the chat template! This can happen if the chat template deletes "
+            "portions of the final message. Please verify the chat template and final message "
+            "in your chat to ensure they are compatible. Final message to continue: "
+            + final.strip()
+        )
+    at = text.rindex(_CONTINUE_TAG.strip())
+    cut = at if text[at : at + len(_CONTINUE_TAG)] == _CONTINUE_TAG else len(text[:at].rstrip())
+    return (
+        text[:cut],
+        clipped(spans, 0, cut),
+        [(a, min(b, cut)) for a, b in generation if a < cut],
+    )
