@@ -2,6 +2,7 @@
 
 pub mod count;
 pub mod encode;
+pub mod hf;
 pub mod model;
 pub mod train;
 

@@ -633,7 +633,74 @@ fn unicode_tables_version() -> &'static str {
     crate::pretok::classes::tables_version()
 }
 
+/// Byte pieces and merge records of a Hugging Face byte-level BPE model.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn hf_byte_level_tables<'py>(
+    py: Python<'py>,
+    vocab: &Bound<'py, PyDict>,
+    merges: &Bound<'py, PyList>,
+    added: Vec<(PyBackedStr, u32)>,
+) -> PyResult<(Vec<Bound<'py, PyBytes>>, Vec<(u32, u32, u32)>)> {
+    let mut entries: Vec<(PyBackedStr, u32)> = Vec::with_capacity(vocab.len());
+    for (k, v) in vocab.iter() {
+        entries.push((k.extract()?, v.extract()?));
+    }
+    // A merge is "left right" (split at the first space) or a [left, right] pair.
+    let mut pairs: Vec<(PyBackedStr, Option<PyBackedStr>, usize)> =
+        Vec::with_capacity(merges.len());
+    for item in merges.iter() {
+        if let Ok(s) = item.extract::<PyBackedStr>() {
+            let Some(at) = s.find(' ') else {
+                let text: &str = &s;
+                return Err(to_py(
+                    py,
+                    CoreError::Artifact(format!(
+                        "model.merges: {text:?} is not two pieces separated by a space"
+                    )),
+                ));
+            };
+            pairs.push((s, None, at));
+        } else {
+            let mut parts: Vec<PyBackedStr> = item.extract()?;
+            if parts.len() != 2 {
+                return Err(to_py(
+                    py,
+                    CoreError::Artifact(format!(
+                        "model.merges: a merge has {} parts; each merge joins two pieces",
+                        parts.len()
+                    )),
+                ));
+            }
+            let r = parts.pop();
+            let l = parts.pop().expect("two parts");
+            pairs.push((l, r, 0));
+        }
+    }
+    let result = py.detach(|| {
+        let vocab: Vec<(&str, u32)> = entries.iter().map(|(k, v)| (&**k, *v)).collect();
+        let added: rustc_hash::FxHashMap<&str, u32> =
+            added.iter().map(|(k, v)| (&**k, *v)).collect();
+        let merges: Vec<(&str, &str)> = pairs
+            .iter()
+            .map(|(a, b, at)| match b {
+                Some(b) => (&**a, &**b),
+                None => (&a[..*at], &a[*at + 1..]),
+            })
+            .collect();
+        let pieces = crate::bpe::hf::byte_level_pieces(&vocab, &added)?;
+        let records = crate::bpe::hf::merge_records(&vocab, &merges)?;
+        Ok::<_, CoreError>((pieces, records))
+    });
+    let (pieces, records) = result.map_err(|e| to_py(py, e))?;
+    Ok((
+        pieces.iter().map(|p| PyBytes::new(py, p)).collect(),
+        records,
+    ))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(hf_byte_level_tables, m)?)?;
     m.add_function(wrap_pyfunction!(pretokenize, m)?)?;
     m.add_function(wrap_pyfunction!(unicode_tables_version, m)?)?;
     m.add_class::<BpeCore>()?;

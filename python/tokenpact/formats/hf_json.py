@@ -131,47 +131,6 @@ def parse_post_processor(path: Path, node: dict[str, Any] | None) -> tuple[dict 
     return template, trim
 
 
-@lru_cache(maxsize=1)
-def _byte_table() -> dict[int, str]:
-    """str.translate table: GPT-2 characters to the latin-1 character of their byte.
-
-    Characters below U+0144 that are not in the alphabet map to U+FFFF, which latin-1
-    cannot encode, so a non-byte-level piece fails loudly instead of decoding wrongly.
-    """
-    table = {cp: "\uffff" for cp in range(0x144)}
-    table.update({ord(c): chr(b) for c, b in byte_decoder().items()})
-    return table
-
-
-def _piece_bytes(token: str, added: dict[str, int]) -> bytes | None:
-    try:
-        # C-speed path: the whole vocabulary is decoded this way at load time.
-        return token.translate(_byte_table()).encode("latin-1")
-    except UnicodeEncodeError:
-        return token.encode("utf-8") if token in added else None
-
-
-def _merge_records_slow(
-    path: Path, pairs: list, vocab_map: dict[str, int]
-) -> list[tuple[int, int, int]]:
-    """The merge records, failing on the first bad merge with its rank and the fix."""
-    records = []
-    for rank, pair in enumerate(pairs):
-        if len(pair) != 2:
-            raise _fail(path, f"model.merges[{rank}]", f"{pair!r} is not a pair", "fix the file")
-        left, right = pair
-        try:
-            records.append((vocab_map[left], vocab_map[right], vocab_map[left + right]))
-        except KeyError as exc:
-            raise _fail(
-                path,
-                f"model.merges[{rank}] {left!r} {right!r}",
-                f"{exc.args[0]!r} is not in the vocabulary",
-                "the merges and the vocabulary do not belong together",
-            ) from None
-    return records
-
-
 def _roles_from_config(config: dict[str, Any] | None) -> dict[str, str]:
     roles: dict[str, str] = {}
     for key, role in ROLE_KEYS.items():
@@ -290,6 +249,8 @@ def _bpe_parts(
     p: Path, data: dict[str, Any], model: dict[str, Any], added_ids: dict[str, int]
 ) -> tuple[list[bytes], list[tuple[int, int, int]], list[list[Any]]]:
     """Byte pieces by ID, merge records and split steps of a byte-level BPE file."""
+    from .. import _native
+
     for flag in ("continuing_subword_prefix", "end_of_word_suffix", "unk_token", "dropout"):
         if model.get(flag):
             raise _unsupported(p, f"model.{flag}", model[flag])
@@ -297,32 +258,12 @@ def _bpe_parts(
         raise _unsupported(p, "model.byte_fallback", True)
     steps, _ = parse_pre_tokenizer(p, data.get("pre_tokenizer"))
     vocab_map: dict[str, int] = model.get("vocab") or {}
-    size = max([*vocab_map.values(), -1]) + 1
-    pieces: list[bytes | None] = [None] * size
-    for token, i in vocab_map.items():
-        piece = _piece_bytes(token, added_ids)
-        if piece is None:
-            raise _fail(p, f"model.vocab[{token!r}]", "not a byte-level piece", "check the file")
-        if pieces[i] is not None:
-            raise _fail(p, "model.vocab", f"ID {i} is used twice", "give each piece one ID")
-        pieces[i] = piece
-    for content, i in added_ids.items():
-        if i < size and pieces[i] is None:
-            pieces[i] = content.encode("utf-8")
-        elif i < size and pieces[i] != content.encode("utf-8"):
-            raise _fail(
-                p,
-                f"added_tokens[{content!r}]",
-                f"ID {i} is a different vocabulary piece {pieces[i]!r}",
-                "give the added token its own ID",
-            )
-    holes = [i for i, v in enumerate(pieces) if v is None]
-    if holes:
-        raise _fail(p, "model.vocab", f"IDs {holes[:5]} have no piece", "fill the vocabulary")
-    merges = model.get("merges") or []
-    pairs = [m.split(" ", 1) if isinstance(m, str) else m for m in merges]
     try:
-        records = [(vocab_map[a], vocab_map[b], vocab_map[a + b]) for a, b in pairs]
-    except (KeyError, ValueError, TypeError):
-        records = _merge_records_slow(p, pairs, vocab_map)
-    return [bytes(v) for v in pieces if v is not None], records, steps
+        # Rust decodes the byte-level vocabulary and resolves the merges: a Python loop
+        # over ~10^5 entries dominated load time.
+        pieces, records = _native.hf_byte_level_tables(
+            vocab_map, list(model.get("merges") or []), sorted(added_ids.items())
+        )
+    except ArtifactError as exc:
+        raise ArtifactError(f"{p}: {exc}") from None
+    return pieces, records, steps

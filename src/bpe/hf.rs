@@ -1,0 +1,115 @@
+//! Hugging Face byte-level BPE tables: vocabulary strings over GPT-2's byte alphabet
+//! decoded to bytes, and merge strings resolved to `(left, right, new)` ID records.
+//! Done here because a Python loop over ~10^5 tokens and merges dominated load time.
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{CoreError, CoreResult};
+
+/// GPT-2's map from printable characters back to bytes (`bytes_to_unicode` inverted).
+fn byte_decoder() -> FxHashMap<char, u8> {
+    let mut printable: Vec<u32> = (b'!' as u32..=b'~' as u32)
+        .chain(0xA1..=0xAC)
+        .chain(0xAE..=0xFF)
+        .collect();
+    let mut chars = printable.clone();
+    let mut n = 0;
+    for b in 0..256u32 {
+        if !printable.contains(&b) {
+            printable.push(b);
+            chars.push(256 + n);
+            n += 1;
+        }
+    }
+    printable
+        .iter()
+        .zip(chars.iter())
+        .filter_map(|(&b, &c)| char::from_u32(c).map(|ch| (ch, b as u8)))
+        .collect()
+}
+
+/// Byte piece of every ID; tokens that are not byte-level strings must be added tokens
+/// (they keep their UTF-8 spelling). Fails on a hole or a duplicate ID.
+pub fn byte_level_pieces(
+    vocab: &[(&str, u32)],
+    added: &FxHashMap<&str, u32>,
+) -> CoreResult<Vec<Vec<u8>>> {
+    let dec = byte_decoder();
+    let size = vocab
+        .iter()
+        .map(|&(_, i)| i as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut pieces: Vec<Option<Vec<u8>>> = vec![None; size];
+    for &(token, id) in vocab {
+        let piece: Option<Vec<u8>> = token.chars().map(|c| dec.get(&c).copied()).collect();
+        let piece = match piece {
+            Some(p) => p,
+            None if added.contains_key(token) => token.as_bytes().to_vec(),
+            None => {
+                return Err(CoreError::Artifact(format!(
+                    "model.vocab[{token:?}]: not a byte-level piece; check the file"
+                )))
+            }
+        };
+        let slot = &mut pieces[id as usize];
+        if slot.is_some() {
+            return Err(CoreError::Artifact(format!(
+                "model.vocab: ID {id} is used twice; give each piece one ID"
+            )));
+        }
+        *slot = Some(piece);
+    }
+    for (&content, &id) in added {
+        if let Some(slot) = pieces.get_mut(id as usize) {
+            match slot {
+                None => *slot = Some(content.as_bytes().to_vec()),
+                Some(p) if p.as_slice() != content.as_bytes() => {
+                    return Err(CoreError::Artifact(format!(
+                        "added_tokens[{content:?}]: ID {id} is a different vocabulary piece \
+                         {p:?}; give the added token its own ID"
+                    )))
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    pieces
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            p.ok_or_else(|| {
+                CoreError::Artifact(format!(
+                    "model.vocab: ID {i} has no piece; fill the vocabulary"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Merge `(left, right)` strings to `(left_id, right_id, id of left+right)` records.
+pub fn merge_records(
+    vocab: &[(&str, u32)],
+    merges: &[(&str, &str)],
+) -> CoreResult<Vec<(u32, u32, u32)>> {
+    let ids: FxHashMap<&str, u32> = vocab.iter().copied().collect();
+    let mut joined = String::new();
+    merges
+        .iter()
+        .enumerate()
+        .map(|(rank, &(left, right))| {
+            joined.clear();
+            joined.push_str(left);
+            joined.push_str(right);
+            let find = |s: &str| {
+                ids.get(s).copied().ok_or_else(|| {
+                    CoreError::Artifact(format!(
+                        "model.merges[{rank}] {left:?} {right:?}: {s:?} is not in the \
+                         vocabulary; the merges and the vocabulary do not belong together"
+                    ))
+                })
+            };
+            Ok((find(left)?, find(right)?, find(&joined)?))
+        })
+        .collect()
+}

@@ -1,0 +1,86 @@
+"""Damaged or unsupported tokenizer.json files raise ArtifactError naming file, field, fix."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tokenpact as tp
+from tokenpact.formats.hf_json import byte_encoder
+
+
+def _mapped(piece: bytes) -> str:
+    return "".join(byte_encoder()[b] for b in piece)
+
+
+def _valid() -> dict[str, Any]:
+    vocab = {_mapped(bytes([b])): b for b in range(256)}
+    vocab[_mapped(b"ab")] = 256
+    vocab[_mapped(b"abc")] = 257
+    return {
+        "version": "1.0",
+        "added_tokens": [
+            {
+                "id": 258,
+                "content": "<|eos|>",
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            },
+        ],
+        "normalizer": None,
+        "pre_tokenizer": {
+            "type": "ByteLevel",
+            "add_prefix_space": False,
+            "trim_offsets": True,
+            "use_regex": True,
+        },
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel"},
+        "model": {"type": "BPE", "vocab": vocab, "merges": ["a b", "ab c"]},
+    }
+
+
+def _write(tmp_path: Path, data: dict[str, Any]) -> Path:
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_valid_file_loads(tmp_path: Path) -> None:
+    tok = tp.Tokenizer.load(_write(tmp_path, _valid()))
+    assert tok.encode("abc ab") == [257, 32, 256]
+
+
+@pytest.mark.parametrize(
+    "edit,match",
+    [
+        (lambda d: d["model"].update(type="Unigram"), "model: component type 'Unigram'"),
+        (lambda d: d.update(decoder={"type": "Fancy"}), "decoder: component type 'Fancy'"),
+        (lambda d: d["model"]["merges"].append("abc zz"), "not in the vocabulary"),
+        (lambda d: d["model"]["merges"].append("abc"), "separated by a space"),
+        (lambda d: d["model"]["vocab"].update({_mapped(b"zz"): 5}), "used twice"),
+        (lambda d: d["model"]["vocab"].update({_mapped(b"zz"): 300}), "has no piece"),
+        (lambda d: d["added_tokens"][0].update(id=256), "different vocabulary piece"),
+    ],
+)
+def test_damaged_files_raise_artifact_error(tmp_path: Path, edit, match: str) -> None:
+    data = copy.deepcopy(_valid())
+    edit(data)
+    path = _write(tmp_path, data)
+    with pytest.raises(tp.ArtifactError, match=match) as info:
+        tp.Tokenizer.load(path)
+    assert str(path) in str(info.value)
+
+
+def test_truncated_json_raises_artifact_error(tmp_path: Path) -> None:
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(_valid())[:500], encoding="utf-8")
+    with pytest.raises(tp.ArtifactError, match="cannot read tokenizer.json"):
+        tp.Tokenizer.load(path)
