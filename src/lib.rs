@@ -1,15 +1,21 @@
-//! tokenpact core: pre-tokenization, byte-level BPE training and encoding.
+//! tokenpact core: normalization, pre-tokenization, BPE training and encoding, WordPiece.
 //!
 //! Core functions return `Result<_, CoreError>`; the PyO3 bindings live in `py.rs`
 //! behind the `python` feature and only convert types, release the GIL and map errors.
 
 pub mod bpe;
 pub mod corpus;
+pub mod decoder;
 pub mod error;
+pub mod model;
+pub mod normalize;
+pub mod offsets;
+pub mod pipeline;
 pub mod pretok;
 pub mod sentencepiece;
 pub mod special;
 pub mod tokenizer;
+pub mod wordpiece;
 
 #[cfg(feature = "python")]
 mod py;

@@ -1,11 +1,15 @@
-//! The core tokenizer: pre-tokenizer + BPE model + special tokens. Encodes text to IDs
-//! and IDs back to bytes. No Python types here.
+//! The core tokenizer: normalizer + pre-tokenizer + model + special tokens + decoder.
+//! Encodes text to IDs (with offsets into the raw text) and IDs back to bytes. No
+//! Python types here.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::bpe::model::BpeModel;
+use crate::decoder::Decoder;
 use crate::error::{CoreError, CoreResult};
+use crate::model::Model;
+use crate::normalize::{NormalizedString, Normalizer};
 use crate::pretok::chain::PretokChain;
 use crate::special::SpecialMatcher;
 
@@ -13,20 +17,41 @@ const PARALLEL_MIN_BYTES: usize = 1 << 20;
 const GROUP_BYTES: usize = 64 << 10;
 
 pub struct CoreTokenizer {
-    pub model: BpeModel,
+    pub model: Model,
+    pub normalizer: Option<Normalizer>,
     pub pretok: PretokChain,
+    pub decoder: Decoder,
     pub specials: FxHashMap<u32, Vec<u8>>,
 }
 
 impl CoreTokenizer {
+    /// Byte-level BPE with no normalizer.
     pub fn new(
         model: BpeModel,
         pretok: PretokChain,
         specials: Vec<(String, u32)>,
     ) -> CoreResult<CoreTokenizer> {
+        CoreTokenizer::with_pipeline(
+            Model::Bpe(Box::new(model)),
+            None,
+            pretok,
+            Decoder::Bytes,
+            specials,
+        )
+    }
+
+    /// Any model with an optional normalizer and a decoder. Special (added) tokens are
+    /// matched in the raw text, before normalization (HF's `normalized: false`).
+    pub fn with_pipeline(
+        model: Model,
+        normalizer: Option<Normalizer>,
+        pretok: PretokChain,
+        decoder: Decoder,
+        specials: Vec<(String, u32)>,
+    ) -> CoreResult<CoreTokenizer> {
         let mut map = FxHashMap::default();
         for (content, id) in specials {
-            if let Some(piece) = model.vocab.get(id as usize) {
+            if let Some(piece) = model.vocab().get(id as usize) {
                 // Allowed only when the vocabulary row spells the token (Hugging Face files
                 // list added tokens in the model vocabulary too).
                 if piece.as_slice() != content.as_bytes() {
@@ -45,9 +70,20 @@ impl CoreTokenizer {
         }
         Ok(CoreTokenizer {
             model,
+            normalizer,
             pretok,
+            decoder,
             specials: map,
         })
+    }
+
+    fn normalized(&self, text: &str) -> CoreResult<Option<NormalizedString>> {
+        let Some(n) = &self.normalizer else {
+            return Ok(None);
+        };
+        let mut s = NormalizedString::new(text);
+        n.apply(&mut s)?;
+        Ok(Some(s))
     }
 
     /// Encodes text with no special-token recognition.
@@ -56,21 +92,28 @@ impl CoreTokenizer {
     /// then encoded in parallel groups: pieces never interact, so the IDs are exactly the
     /// serial result, whatever the thread count.
     pub fn encode_ordinary(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
+        let normalized = self.normalized(text)?;
+        let text = normalized.as_ref().map_or(text, |n| n.text.as_str());
         if text.len() >= PARALLEL_MIN_BYTES && rayon::current_num_threads() > 1 {
-            return self.encode_ordinary_parallel(text, out);
+            return self.encode_normalized_parallel(text, out);
         }
-        self.encode_ordinary_serial(text, out)
+        self.encode_normalized(text, out)
     }
 
     /// The single-threaded definition of `encode_ordinary`.
     pub fn encode_ordinary_serial(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
+        let normalized = self.normalized(text)?;
+        self.encode_normalized(normalized.as_ref().map_or(text, |n| n.text.as_str()), out)
+    }
+
+    fn encode_normalized(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
         let bytes = text.as_bytes();
         let model = &self.model;
         self.pretok
             .split(text, |s, e| model.encode_piece(&bytes[s..e], out))
     }
 
-    fn encode_ordinary_parallel(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
+    fn encode_normalized_parallel(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
         let spans = self.pretok.spans(text)?;
         let bytes = text.as_bytes();
         // Groups of about GROUP_BYTES keep scheduling overhead small and load balanced.
@@ -99,6 +142,20 @@ impl CoreTokenizer {
             out.extend_from_slice(&part);
         }
         Ok(())
+    }
+
+    /// Raw byte spans of the pre-tokens of `text` (normalized first; no special tokens).
+    pub fn pretokenize(&self, text: &str) -> CoreResult<Vec<(u32, u32)>> {
+        let normalized = self.normalized(text)?;
+        let target = normalized.as_ref().map_or(text, |n| n.text.as_str());
+        let mut out = Vec::new();
+        self.pretok.split(target, |s, e| {
+            out.push(match &normalized {
+                Some(n) => n.original_span(s, e),
+                None => (s as u32, e as u32),
+            })
+        })?;
+        Ok(out)
     }
 
     /// Encodes text, turning spellings found by `allowed` into their special IDs.
@@ -159,43 +216,50 @@ impl CoreTokenizer {
         ids: &mut Vec<u32>,
         offsets: &mut Vec<(u32, u32)>,
     ) -> CoreResult<()> {
-        let segment = &text[from..to];
+        let raw = &text[from..to];
+        let normalized = self.normalized(raw)?;
+        let segment = normalized.as_ref().map_or(raw, |n| n.text.as_str());
         let bytes = segment.as_bytes();
         let model = &self.model;
+        let mut spans = Vec::new();
         self.pretok.split(segment, |s, e| {
-            let first = ids.len();
-            model.encode_piece(&bytes[s..e], ids);
-            let mut at = from + s;
-            for &id in &ids[first..] {
-                let len = model.vocab.get(id as usize).map_or(0, |p| p.len());
-                offsets.push((at as u32, (at + len) as u32));
-                at += len;
+            spans.clear();
+            model.encode_spans(&bytes[s..e], ids, &mut spans);
+            for &(a, b) in &spans {
+                let (a, b) = (s + a as usize, s + b as usize);
+                let (a, b) = match &normalized {
+                    Some(n) => n.original_span(a, b),
+                    None => (a as u32, b as u32),
+                };
+                offsets.push((from as u32 + a, from as u32 + b));
             }
         })
     }
 
     pub fn token_bytes(&self, id: u32) -> Option<&[u8]> {
-        match self.model.vocab.get(id as usize) {
+        match self.model.vocab().get(id as usize) {
             Some(b) => Some(b),
             None => self.specials.get(&id).map(|v| v.as_slice()),
         }
     }
 
     pub fn decode_bytes(&self, ids: &[u32]) -> CoreResult<Vec<u8>> {
-        let mut out = Vec::with_capacity(ids.len() * 4);
+        let mut pieces = Vec::with_capacity(ids.len());
         for &id in ids {
             match self.token_bytes(id) {
-                Some(b) => out.extend_from_slice(b),
+                Some(b) => pieces.push(b),
                 None => {
                     return Err(CoreError::UnknownToken(format!(
                         "token ID {id} is not in this tokenizer (vocabulary has IDs 0..{} \
                          plus {} special IDs); check that the IDs come from this tokenizer",
-                        self.model.vocab.len(),
+                        self.model.vocab().len(),
                         self.specials.len()
                     )))
                 }
             }
         }
+        let mut out = Vec::with_capacity(ids.len() * 4);
+        self.decoder.decode(pieces.into_iter(), &mut out);
         Ok(out)
     }
 }

@@ -74,6 +74,16 @@ class BpeCore:
     def merges(self) -> list[tuple[int, int]]: ...
     def vocab(self) -> list[bytes]: ...
 
+def pipeline_core(
+    config: str,
+    vocab: list[bytes],
+    records: list[tuple[int, int, int]],
+    specials: list[tuple[str, int]],
+    steps: list[tuple[str, str | None, str, bool]],
+) -> BpeCore: ...
+def core_pretokenize(core: BpeCore, text: str) -> list[tuple[int, int]]: ...
+def normalize_str(node: str, text: str) -> tuple[str, list[tuple[int, int]]]: ...
+
 class BpeTrainer:
     def __init__(
         self,

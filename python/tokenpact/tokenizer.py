@@ -81,7 +81,9 @@ class Tokenizer:
         core: Any,
         *,
         pattern: str,
-        semantics: Literal["merge_ranks", "merge_records", "tiktoken_ranks", "sentencepiece"],
+        semantics: Literal[
+            "merge_ranks", "merge_records", "tiktoken_ranks", "sentencepiece", "hf_pipeline"
+        ],
         special_tokens: Sequence[tuple[SpecialToken, int]] = (),
         post_processor: dict[str, Any] | None = None,
         training: dict[str, Any] | None = None,
@@ -568,16 +570,31 @@ class Tokenizer:
             # Nothing was allowed to match, so every token is content.
             origins = ["content"] * len(ids)
         else:
-            specials, added = self._special_id_set(), self._added_id_set()
-            origins = [
-                "control" if i in specials else "added" if i in added else "content" for i in ids
-            ]
+            origins = self._origins(text, ids, offsets, coordinate)
         return Content(ids, offsets, origins, length)
+
+    def _origins(
+        self, text: str, ids: list[int], offsets: Sequence[tuple[int, int]], coordinate: str
+    ) -> list[str]:
+        """Origin of each token when added tokens could match: an added-token ID is
+        "control"/"added" only where its spelling is what the text holds; a model can emit
+        such an ID by itself (WordPiece's [UNK] for an unknown word), which is content."""
+        specials, added = self._special_id_set(), self._added_id_set()
+        origins = ["content"] * len(ids)
+        raw = text if coordinate == "raw_codepoints" else text.encode("utf-8")
+        for k, i in enumerate(ids):
+            if i in specials or i in added:
+                a, b = offsets[k]
+                piece = raw[a:b]
+                spelled = piece if isinstance(piece, bytes) else piece.encode("utf-8")
+                if spelled == self.token_bytes(i):
+                    origins[k] = "control" if i in specials else "added"
+        return origins
 
     def _piece_texts(self, ids: list[int]) -> list[str]:
         """Piece text of each ID, built in one native call from cached strings."""
         if not hasattr(self._core, "piece_strs"):
-            return [self._piece_text(i) for i in ids]
+            return [self.token_bytes(i).decode("utf-8", errors="replace") for i in ids]
         return list(self._core.piece_strs(np.asarray(ids, dtype=np.uint32)))
 
     def encode_structured(
@@ -657,19 +674,6 @@ class Tokenizer:
         ]
         return pad_all(out, padding, self.pad_id) if padding is not None else out
 
-    def _special_id_set(self) -> frozenset[int]:
-        cached = getattr(self, "_special_id_cache", None)
-        if cached is None:
-            cached = frozenset(self._special_ids.values())
-            self._special_id_cache = cached
-        return cached
-
-    def _added_id_set(self) -> frozenset[int]:
-        return frozenset(self._added.values())
-
-    def _piece_text(self, token_id: int) -> str:
-        return self.token_bytes(token_id).decode("utf-8", errors="replace")
-
     def _trim_space_offsets(
         self, text: str, starts: np.ndarray, ends: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -684,8 +688,32 @@ class Tokenizer:
                 e[k] -= 1
         return s, e
 
+    def _special_id_set(self) -> frozenset[int]:
+        cached = getattr(self, "_special_id_cache", None)
+        if cached is None:
+            cached = frozenset(self._special_ids.values())
+            self._special_id_cache = cached
+        return cached
+
+    def _added_id_set(self) -> frozenset[int]:
+        return frozenset(self._added.values())
+
+    def normalize(self, text: str) -> str:
+        """The normalizer's output for ``text`` (``text`` itself when there is none)."""
+        node = (self._source.get("pipeline") or {}).get("normalizer")
+        if node is None:
+            return _text_arg(text)
+        import json
+
+        return str(_native.normalize_str(json.dumps(node), _text_arg(text))[0])
+
     def pretokenize(self, text: str) -> list[tuple[int, int]]:
-        """Codepoint spans of the pre-tokens of ``text`` (special tokens not matched)."""
+        """Codepoint spans of the pre-tokens of ``text`` (special tokens not matched).
+
+        With a normalizer, spans are pre-tokens of the normalized text mapped back to
+        the raw text."""
+        if self._source.get("pipeline") or self._pre_tokenizer is not None:
+            return [tuple(s) for s in _native.core_pretokenize(self._core, _text_arg(text))]  # type: ignore[misc]
         return _native.pretokenize(_text_arg(text), self._pattern, self._pattern_name)
 
     # ------------------------------------------------------------------ decoding
@@ -785,6 +813,12 @@ class Tokenizer:
             }
         elif self._semantics == "sentencepiece":
             return self._sentencepiece_config()
+        elif self._semantics == "hf_pipeline":
+            pipeline = self._source["pipeline"]
+            model = {
+                **pipeline["model"],
+                "vocab": [bytes(p).decode("utf-8", "replace") for p in self._core.vocab()],
+            }
         else:
             import base64
 
@@ -793,20 +827,27 @@ class Tokenizer:
                 "semantics": "tiktoken_ranks",
                 "ranks": [base64.b64encode(bytes(p)).decode("ascii") for p in self._core.vocab()],
             }
+        pipeline = self._source.get("pipeline") or {}
+        extra: dict[str, Any] = {}
+        if pipeline.get("normalizer") is not None:
+            extra["normalizer"] = pipeline["normalizer"]
         return {
             "format": "tokenpact.tokenizer",
             "format_version": 1,
+            **extra,
             "pre_tokenizer": {
                 "type": "regex_split",
                 "name": self._pattern_name,
                 "pattern": self._pattern,
-            },
+            }
+            if self._pre_tokenizer is None or not pipeline
+            else self._pre_tokenizer,
             "model": model,
             "special_tokens": [
                 {"id": i, "content": t.content, "role": t.role} for t, i in self._specials
             ],
             "post_processor": dict(self._post_processor) if self._post_processor else None,
-            "decoder": {"type": "byte_level"},
+            "decoder": pipeline.get("decoder") or {"type": "byte_level"},
         }
 
     def _sentencepiece_config(self) -> dict[str, Any]:

@@ -3,19 +3,49 @@
 pub mod builtin;
 pub mod chain;
 pub mod classes;
+pub mod hf;
 
 use crate::error::{CoreError, CoreResult};
 use builtin::Builtin;
+use hf::HfScanner;
 
 /// A pre-tokenizer: a hand-written scanner for a named pattern, or a general regex.
 pub enum Pretokenizer {
     Builtin(Builtin),
     Regex(Box<fancy_regex::Regex>),
+    Hf(HfScanner),
 }
 
 impl Pretokenizer {
     /// `name` selects a built-in scanner; otherwise `pattern` is compiled as a regex.
+    /// Names `hf:whitespace`, `hf:whitespace_split`, `hf:bert`, `hf:punct`, `hf:numeric`
+    /// and `hf:delim` (the delimiter is `pattern`) select Hugging Face's scanners.
     pub fn new(name: Option<&str>, pattern: &str) -> CoreResult<Pretokenizer> {
+        if let Some(hf) = name.and_then(|n| n.strip_prefix("hf:")) {
+            return Ok(Pretokenizer::Hf(match hf {
+                "whitespace" => HfScanner::Whitespace,
+                "whitespace_split" => HfScanner::WhitespaceSplit,
+                "bert" => HfScanner::Bert,
+                "punct" => HfScanner::Punct,
+                "numeric" => HfScanner::Numeric,
+                "delim" => {
+                    let mut chars = pattern.chars();
+                    match (chars.next(), chars.next()) {
+                        (Some(c), None) => HfScanner::Delim(c),
+                        _ => {
+                            return Err(CoreError::Config(format!(
+                                "CharDelimiterSplit needs exactly one char, got {pattern:?}"
+                            )))
+                        }
+                    }
+                }
+                other => {
+                    return Err(CoreError::Config(format!(
+                        "unknown Hugging Face pre-tokenizer scanner {other:?}"
+                    )))
+                }
+            }));
+        }
         if let Some(b) = name.and_then(Builtin::from_name) {
             return Ok(Pretokenizer::Builtin(b));
         }
@@ -37,6 +67,10 @@ impl Pretokenizer {
         match self {
             Pretokenizer::Builtin(b) => {
                 b.split(text, emit);
+                Ok(())
+            }
+            Pretokenizer::Hf(h) => {
+                h.split(text, emit);
                 Ok(())
             }
             Pretokenizer::Regex(re) => {

@@ -20,28 +20,6 @@ use crate::pretok::Pretokenizer;
 use crate::special::SpecialMatcher;
 use crate::tokenizer::CoreTokenizer;
 
-fn char_spans(text: &str, spans: &[(usize, usize)]) -> Vec<(usize, usize)> {
-    // Byte offsets -> codepoint offsets in one forward walk (spans are sorted).
-    let mut out = Vec::with_capacity(spans.len());
-    let (mut byte, mut chars) = (0usize, 0usize);
-    let bytes = text.as_bytes();
-    let advance = |target: usize, byte: &mut usize, chars: &mut usize| {
-        while *byte < target {
-            if bytes[*byte] & 0xC0 != 0x80 {
-                *chars += 1;
-            }
-            *byte += 1;
-        }
-    };
-    for &(s, e) in spans {
-        advance(s, &mut byte, &mut chars);
-        let cs = chars;
-        advance(e, &mut byte, &mut chars);
-        out.push((cs, chars));
-    }
-    out
-}
-
 #[pyfunction]
 #[pyo3(signature = (text, pattern, name=None, byte_offsets=false))]
 fn pretokenize(
@@ -56,7 +34,7 @@ fn pretokenize(
     Ok(if byte_offsets {
         spans
     } else {
-        char_spans(text, &spans)
+        crate::offsets::char_spans(text, &spans)
     })
 }
 
@@ -85,20 +63,20 @@ impl PySpecialMatcher {
 }
 
 #[pyclass(frozen, module = "tokenpact._native")]
-struct BpeCore {
-    inner: Arc<CoreTokenizer>,
+pub(crate) struct BpeCore {
+    pub(crate) inner: Arc<CoreTokenizer>,
     /// One Python int per ID, made once: returning a list of IDs then costs a reference
     /// count per token instead of allocating an int object per token.
-    ints: OnceLock<Vec<Py<PyInt>>>,
+    pub(crate) ints: OnceLock<Vec<Py<PyInt>>>,
     /// One Python str per ID (its bytes decoded with U+FFFD for partial characters),
     /// for the `tokens` field of structured encodings.
-    strs: OnceLock<Vec<Py<PyString>>>,
+    pub(crate) strs: OnceLock<Vec<Py<PyString>>>,
 }
 
 /// One pre-tokenizer step from Python: (regex source, built-in name, behaviour, invert).
-type StepSpec = (String, Option<String>, String, bool);
+pub(crate) type StepSpec = (String, Option<String>, String, bool);
 
-fn build_chain(
+pub(crate) fn build_chain(
     name: Option<&str>,
     pattern: &str,
     steps: Option<Vec<StepSpec>>,
@@ -135,34 +113,10 @@ fn build_core(
     })
 }
 
-/// Byte ranges to codepoint ranges, widened to whole characters.
-fn to_codepoints(text: &str, offs: &mut [(u32, u32)]) {
-    let bytes = text.as_bytes();
-    let mut char_of_byte = Vec::with_capacity(bytes.len() + 1);
-    let mut chars = 0u32;
-    for &b in bytes {
-        if b & 0xC0 != 0x80 {
-            chars += 1;
-        }
-        char_of_byte.push(chars - 1);
-    }
-    char_of_byte.push(chars);
-    for o in offs.iter_mut() {
-        let (s, e) = (o.0 as usize, o.1 as usize);
-        let start = char_of_byte[s];
-        let end = if e > s {
-            char_of_byte[e - 1] + 1
-        } else {
-            start
-        };
-        *o = (start, end);
-    }
-}
-
 impl BpeCore {
     fn ints(&self, py: Python<'_>) -> &Vec<Py<PyInt>> {
         self.ints.get_or_init(|| {
-            let top = self.inner.model.vocab.len() as u32
+            let top = self.inner.model.vocab().len() as u32
                 + self.inner.specials.keys().max().map_or(0, |&m| m + 1);
             (0..top)
                 .map(|i| i.into_pyobject(py).map(|b| b.unbind()).expect("int"))
@@ -446,7 +400,7 @@ impl BpeCore {
                 .inner
                 .encode_with_offsets(text, matcher, &untrusted, &mut ids, &mut offs);
             if r.is_ok() && codepoints {
-                to_codepoints(text, &mut offs);
+                crate::offsets::bytes_to_chars(text, &mut offs);
             }
             r
         })
@@ -463,7 +417,7 @@ impl BpeCore {
         ids: PyReadonlyArray1<'py, u32>,
     ) -> PyResult<Bound<'py, PyList>> {
         let strs = self.strs.get_or_init(|| {
-            let top = self.inner.model.vocab.len() as u32
+            let top = self.inner.model.vocab().len() as u32
                 + self.inner.specials.keys().max().map_or(0, |&m| m + 1);
             (0..top)
                 .map(|i| {
@@ -484,25 +438,29 @@ impl BpeCore {
 
     /// Number of model (non-special) IDs.
     fn model_size(&self) -> usize {
-        self.inner.model.vocab.len()
+        self.inner.model.vocab().len()
     }
 
     /// ID created by merging (left, right), if that pair has a rule.
     fn merge_result(&self, left: u32, right: u32) -> Option<u32> {
         self.inner
             .model
+            .as_bpe()?
             .merge_of(left, right)
             .map(|(_, new_id)| new_id)
     }
 
     fn merges(&self) -> Vec<(u32, u32)> {
-        self.inner.model.merge_list.clone()
+        self.inner
+            .model
+            .as_bpe()
+            .map_or_else(Vec::new, |m| m.merge_list.clone())
     }
 
     fn vocab<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
         self.inner
             .model
-            .vocab
+            .vocab()
             .iter()
             .map(|b| PyBytes::new(py, b))
             .collect()

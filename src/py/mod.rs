@@ -11,6 +11,7 @@ use crate::error::CoreError;
 
 mod bpe;
 mod sentencepiece;
+mod pipeline;
 
 pub(crate) fn to_py(py: Python<'_>, err: CoreError) -> PyErr {
     let name = match err {
@@ -77,6 +78,7 @@ pub(crate) fn spawn_in_pool(
 fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bpe::register(m)?;
     sentencepiece::register(m)?;
+    pipeline::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -178,6 +178,15 @@ def run_case(tok: Any, case: Mapping[str, Any], special_ids: set[int]) -> dict[s
         # The error class is the stored behaviour for malformed input (policy "reject").
         return {**record, "error": type(exc).__name__, **outputs}
     pieces = [bytes(tok.token_bytes(i)) for i in ids]
+    if (getattr(tok, "source", None) or {}).get("pipeline"):
+        # Normalizers and WordPiece pieces do not spell the raw text: use the engine's
+        # offsets, mapped back through normalization.
+        enc = tok.encode_structured(
+            text, coordinate="raw_utf8_bytes", **_encode_kwargs(case["policy"])
+        )
+        offsets = [list(o) for o in enc.offsets]
+    else:
+        offsets = _offsets(text.encode("utf-8"), pieces, ids, special_ids)
     normalize = getattr(tok, "normalize", None)
     return {
         **record,
@@ -185,7 +194,7 @@ def run_case(tok: Any, case: Mapping[str, Any], special_ids: set[int]) -> dict[s
         "normalized": normalize(text) if callable(normalize) else text,
         "pieces": [p.hex() for p in pieces],
         "ids": ids,
-        "offsets": _offsets(text.encode("utf-8"), pieces, ids, special_ids),
+        "offsets": offsets,
         "special_mask": [1 if i in special_ids else 0 for i in ids],
         "decoded": tok.decode(ids),
     }

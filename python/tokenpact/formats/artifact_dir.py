@@ -77,7 +77,8 @@ def from_artifact(cls: type[Tokenizer], a: native.NativeArtifact) -> Tokenizer:
 def release_files(tok: Tokenizer) -> dict[str, bytes]:
     """The tokenizer file(s) a save writes: ``tokenpact.json``, or for a tokenizer loaded
     from a Hugging Face ``tokenizer.json``, that file's exact bytes (it is the artifact)."""
-    if tok.semantics == "merge_records" and tok.source.get("format") == "hf_tokenizer_json":
+    hf_semantics = ("merge_records", "hf_pipeline")
+    if tok.semantics in hf_semantics and tok.source.get("format") == "hf_tokenizer_json":
         files = {"tokenizer.json": Path(tok.source["path"]).read_bytes()}
         if tok.source.get("config_path"):
             # Roles (bos/eos/pad) and the chat template come from the config.
@@ -88,7 +89,7 @@ def release_files(tok: Tokenizer) -> dict[str, bytes]:
             "saving a SentencePiece tokenizer as an artifact directory is not supported yet; "
             "keep the .model file it was loaded from (its bytes are the artifact)"
         )
-    if tok.semantics == "merge_records":
+    if tok.semantics in hf_semantics:
         raise ArtifactError(
             "this tokenizer was built from explicit merge records; saving it natively is not "
             "supported yet: save the records with your own code or load it from a file"

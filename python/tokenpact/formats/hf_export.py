@@ -87,7 +87,8 @@ def _template(tok: Tokenizer) -> dict[str, Any] | None:
 
 def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
     """The ``tokenizer.json`` document for ``tok``."""
-    if tok.semantics == "merge_records" and tok.source.get("format") == "hf_tokenizer_json":
+    from_hf = tok.source.get("format") == "hf_tokenizer_json"
+    if tok.semantics in ("merge_records", "hf_pipeline") and from_hf:
         return json.loads(Path(tok.source["path"]).read_text(encoding="utf-8"))
     if tok.semantics != "merge_ranks":
         raise ArtifactError(

@@ -1,26 +1,30 @@
-"""Hugging Face ``tokenizer.json``: load byte-level BPE tokenizers with identical IDs.
+"""Hugging Face ``tokenizer.json``: load tokenizers with identical IDs and offsets.
 
 Supported today (every unsupported component raises ArtifactError naming its type):
-normalizer ``null`` or an empty ``Sequence``; pre-tokenizers ``Split`` (regex or string,
-every behaviour, ``invert``), ``ByteLevel`` (with or without its GPT-2 regex) and
-``Sequence`` of those; model ``BPE`` over the GPT-2 byte-to-unicode alphabet, with
-``ignore_merges``; post-processors ``TemplateProcessing``, ``ByteLevel`` and ``Sequence``;
-decoder ``ByteLevel``; added tokens (special ones need ``allowed_special``, as everywhere
-in tokenpact; non-special ones are always recognized, as in Hugging Face).
+the normalizers of :mod:`.hf_pipeline` (NFC ... BertNormalizer, Sequence);
+pre-tokenizers ``Split`` (regex or string, every behaviour, ``invert``), ``ByteLevel``
+(with or without its GPT-2 regex), Whitespace, WhitespaceSplit, BertPreTokenizer,
+Punctuation, Digits, CharDelimiterSplit and ``Sequence`` of those; models ``BPE`` over
+the GPT-2 byte-to-unicode alphabet (with ``ignore_merges``), ``WordPiece`` and
+``WordLevel``; post-processors ``TemplateProcessing``, ``BertProcessing``,
+``RobertaProcessing``, ``ByteLevel`` and ``Sequence``; decoders ``ByteLevel`` and
+``WordPiece``; added tokens (every one needs ``allowed_special``, as everywhere in
+tokenpact; ``allowed_special="all"`` reproduces Hugging Face's default).
+The file's ``truncation`` and ``padding`` are not applied by ``encode``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ArtifactError
-from ..patterns import GPT2, resolve_pattern
+from ..patterns import GPT2
 from ..special import SpecialToken
+from . import hf_pipeline
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -51,30 +55,9 @@ def byte_encoder() -> dict[int, str]:
     return {b: c for c, b in byte_decoder().items()}
 
 
-def _fail(path: Path, where: str, problem: str, fix: str) -> ArtifactError:
-    return ArtifactError(f"{path}: {where}: {problem}; {fix}")
-
-
-def _unsupported(path: Path, where: str, kind: object) -> ArtifactError:
-    return _fail(
-        path,
-        where,
-        f"component type {kind!r} is not supported by tokenpact yet",
-        "convert the tokenizer to a supported form or file an issue naming this type",
-    )
-
-
-def _split_step(path: Path, where: str, node: dict[str, Any]) -> list[Any]:
-    pattern = node.get("pattern") or {}
-    if "Regex" in pattern:
-        source = pattern["Regex"]
-    elif "String" in pattern:
-        source = re.escape(pattern["String"])
-    else:
-        raise _fail(path, where, "Split has no pattern", "give it {'Regex': ...}")
-    name, source = resolve_pattern(source)
-    behavior = str(node.get("behavior", "Isolated"))
-    return [source, name, behavior, bool(node.get("invert", False))]
+_fail = hf_pipeline.fail
+_unsupported = hf_pipeline.unsupported
+_split_step = hf_pipeline.split_step
 
 
 def parse_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> tuple[list[list[Any]], bool]:
@@ -89,7 +72,10 @@ def parse_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> tuple[list[l
         where = f"pre_tokenizer[{i}]"
         if byte_level:
             raise _fail(path, where, f"{kind} after ByteLevel", "put ByteLevel last")
-        if kind == "Split":
+        scanner = hf_pipeline.scanner_step(path, where, item)
+        if scanner is not None:
+            steps.append(scanner)
+        elif kind == "Split":
             steps.append(_split_step(path, where, item))
         elif kind == "ByteLevel":
             if item.get("add_prefix_space"):
@@ -115,6 +101,10 @@ def parse_post_processor(path: Path, node: dict[str, Any] | None) -> tuple[dict 
         kind = item.get("type")
         if kind == "ByteLevel":
             trim = bool(item.get("trim_offsets", False))
+        elif kind in ("BertProcessing", "RobertaProcessing"):
+            template = hf_pipeline.post_processor(path, item)
+            # RoBERTa trims spaces out of offsets like ByteLevel(trim_offsets=True).
+            trim = trim or (kind == "RobertaProcessing" and bool(item.get("trim_offsets", True)))
         elif kind == "TemplateProcessing":
 
             def items(seq: list[dict[str, Any]]) -> list[list[Any]]:
@@ -176,35 +166,28 @@ def load_hf_json(
                     f"{side}: cannot read tokenizer_config.json ({exc}); fix or remove it"
                 ) from None
     normalizer = data.get("normalizer")
-    if normalizer is not None and not (
-        normalizer.get("type") == "Sequence" and not normalizer.get("normalizers")
-    ):
-        raise _unsupported(p, "normalizer", normalizer.get("type"))
+    if normalizer is not None and normalizer.get("type") == "Sequence":
+        if not normalizer.get("normalizers"):
+            normalizer = None
+    hf_pipeline.check_normalizer(p, normalizer)
     model = data.get("model") or {}
-    if model.get("type") != "BPE":
-        raise _unsupported(p, "model", model.get("type"))
-    for flag in ("continuing_subword_prefix", "end_of_word_suffix", "unk_token", "dropout"):
-        if model.get(flag):
-            raise _unsupported(p, f"model.{flag}", model[flag])
-    if model.get("byte_fallback"):
-        raise _unsupported(p, "model.byte_fallback", True)
-    decoder = data.get("decoder")
-    if decoder is not None and decoder.get("type") != "ByteLevel":
-        raise _unsupported(p, "decoder", decoder.get("type"))
-    steps, _ = parse_pre_tokenizer(p, data.get("pre_tokenizer"))
-    template, trim = parse_post_processor(p, data.get("post_processor"))
-
+    kind = model.get("type")
     added_list = data.get("added_tokens") or []
     added_ids = {t["content"]: int(t["id"]) for t in added_list}
-    vocab_map: dict[str, int] = model.get("vocab") or {}
-    try:
-        # Rust decodes the byte-level vocabulary and resolves the merges: a Python loop
-        # over ~10^5 entries dominated load time.
-        pieces, records = _native.hf_byte_level_tables(
-            vocab_map, list(model.get("merges") or []), sorted(added_ids.items())
-        )
-    except ArtifactError as exc:
-        raise ArtifactError(f"{p}: {exc}") from None
+    if kind == "BPE":
+        pieces, records, steps = _bpe_parts(p, data, model, added_ids)
+    elif kind in hf_pipeline.WORD_MODELS:
+        pieces = hf_pipeline.word_vocab(p, model, added_ids)
+        records, steps = [], hf_pipeline.word_pre_tokenizer(p, data.get("pre_tokenizer"))
+    else:
+        raise _unsupported(p, "model", kind)
+    hf_pipeline.check_decoder(p, data.get("decoder"), kind)
+    template, trim = parse_post_processor(p, data.get("post_processor"))
+    implied = {"unk_token": model.get("unk_token")}
+    implied["pad_token"] = (data.get("padding") or {}).get("pad_token")
+    # The model's unknown token and the file's padding token have their roles unless
+    # tokenizer_config.json says otherwise.
+    config = {**{k: v for k, v in implied.items() if v}, **(config or {})}
 
     roles = {**KNOWN_ROLES, **_roles_from_config(config)}
     specials: list[tuple[SpecialToken, int]] = []
@@ -221,19 +204,30 @@ def load_hf_json(
             added[t["content"]] = int(t["id"])
         if t.get("lstrip") or t.get("rstrip") or t.get("single_word"):
             raise _unsupported(p, f"added_tokens[{t['content']!r}]", "lstrip/rstrip/single_word")
-    core = _native.BpeCore.from_records(
-        pieces,
-        records,
-        steps[0][0] if steps else "",
-        steps[0][1] if steps else None,
-        [(t.content, i) for t, i in specials] + sorted(added.items()),
-        [tuple(s) for s in steps],
-        bool(model.get("ignore_merges", False)),
-    )
+        if normalizer is not None and t.get("normalized", not t.get("special")):
+            raise _unsupported(p, f"added_tokens[{t['content']!r}]", "normalized=true")
+    engine_specials = [(t.content, i) for t, i in specials] + sorted(added.items())
+    pipeline = None
+    if kind == "BPE" and normalizer is None:
+        core = _native.BpeCore.from_records(
+            pieces,
+            records,
+            steps[0][0] if steps else "",
+            steps[0][1] if steps else None,
+            engine_specials,
+            [tuple(s) for s in steps],
+            bool(model.get("ignore_merges", False)),
+        )
+    else:
+        model_node = {k: v for k, v in model.items() if k not in ("vocab", "merges")}
+        pipeline = {"normalizer": normalizer, "model": model_node, "decoder": data.get("decoder")}
+        core = _native.pipeline_core(
+            json.dumps(pipeline), pieces, records, engine_specials, [tuple(s) for s in steps]
+        )
     tok = Tokenizer(
         core,
-        pattern=steps[0][0] if steps else "",
-        semantics="merge_records",
+        pattern=steps[0][0] if steps and not str(steps[0][1]).startswith("hf:") else "",
+        semantics="merge_records" if kind == "BPE" else "hf_pipeline",
         special_tokens=specials,
         post_processor=template,
         added_tokens=added,
@@ -245,6 +239,31 @@ def load_hf_json(
             "ignore_merges": bool(model.get("ignore_merges", False)),
             "trim_offsets": trim,
             "chat_template": (config or {}).get("chat_template"),
+            "pipeline": pipeline,
         },
     )
     return tok
+
+
+def _bpe_parts(
+    p: Path, data: dict[str, Any], model: dict[str, Any], added_ids: dict[str, int]
+) -> tuple[list[bytes], list[tuple[int, int, int]], list[list[Any]]]:
+    """Byte pieces by ID, merge records and split steps of a byte-level BPE file."""
+    from .. import _native
+
+    for flag in ("continuing_subword_prefix", "end_of_word_suffix", "unk_token", "dropout"):
+        if model.get(flag):
+            raise _unsupported(p, f"model.{flag}", model[flag])
+    if model.get("byte_fallback"):
+        raise _unsupported(p, "model.byte_fallback", True)
+    steps, _ = parse_pre_tokenizer(p, data.get("pre_tokenizer"))
+    vocab_map: dict[str, int] = model.get("vocab") or {}
+    try:
+        # Rust decodes the byte-level vocabulary and resolves the merges: a Python loop
+        # over ~10^5 entries dominated load time.
+        pieces, records = _native.hf_byte_level_tables(
+            vocab_map, list(model.get("merges") or []), sorted(added_ids.items())
+        )
+    except ArtifactError as exc:
+        raise ArtifactError(f"{p}: {exc}") from None
+    return pieces, records, steps

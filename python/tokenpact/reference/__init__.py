@@ -21,8 +21,10 @@ from .bpe import (
     vocab_from_merges,
 )
 from .pretokenize import compile_pattern, pretokenize, pretokenize_pieces
+from .wordpiece import wordpiece_reference
 
 __all__ = [
+    "wordpiece_reference",
     "BASE_SIZE",
     "TIE_BREAKS",
     "RankTable",

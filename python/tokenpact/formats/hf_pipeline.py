@@ -1,0 +1,160 @@
+"""Hugging Face ``tokenizer.json`` components beyond byte-level BPE.
+
+Normalizers (NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Replace, Prepend, Strip,
+BertNormalizer, Sequence), the character-class pre-tokenizers (Whitespace,
+WhitespaceSplit, BertPreTokenizer, Punctuation, Digits, CharDelimiterSplit), WordPiece
+and WordLevel models, the WordPiece decoder and the BERT / RoBERTa post-processors.
+Every node is validated here (an unsupported type raises ArtifactError naming it) and
+handed to the Rust engine unchanged, so the engine implements exactly the file's
+semantics; see docs/PIPELINE.md.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from ..errors import ArtifactError
+
+NORMALIZERS = frozenset(
+    {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Replace", "Prepend", "Strip"}
+    | {"BertNormalizer", "Sequence"}
+)
+# HF pre-tokenizer type -> (engine scanner, split behaviour); None: see _scanner_step.
+SCANNERS = {
+    "Whitespace": ("hf:whitespace", "matches_only"),
+    "WhitespaceSplit": ("hf:whitespace_split", "matches_only"),
+    "BertPreTokenizer": ("hf:bert", "matches_only"),
+}
+WORD_MODELS = frozenset({"WordPiece", "WordLevel"})
+
+
+def fail(path: Path, where: str, problem: str, fix: str) -> ArtifactError:
+    return ArtifactError(f"{path}: {where}: {problem}; {fix}")
+
+
+def unsupported(path: Path, where: str, kind: object) -> ArtifactError:
+    return fail(
+        path,
+        where,
+        f"component type {kind!r} is not supported by tokenpact yet",
+        "convert the tokenizer to a supported form or file an issue naming this type",
+    )
+
+
+def check_normalizer(path: Path, node: dict[str, Any] | None, where: str = "normalizer") -> None:
+    """Raise ArtifactError for any normalizer type (at any depth) the engine lacks."""
+    if node is None:
+        return
+    kind = node.get("type")
+    if kind not in NORMALIZERS:
+        raise unsupported(path, where, kind)
+    if kind == "Sequence":
+        for i, item in enumerate(node.get("normalizers") or []):
+            check_normalizer(path, item, f"{where}.normalizers[{i}]")
+    if kind == "Replace" and not ({"String", "Regex"} & set(node.get("pattern") or {})):
+        raise fail(path, where, "Replace has no pattern", 'give it {"String": ...}')
+
+
+def split_step(path: Path, where: str, node: dict[str, Any]) -> list[Any]:
+    """One ``Split`` node as an engine step ``[source, name, behaviour, invert]``."""
+    from ..patterns import resolve_pattern
+
+    pattern = node.get("pattern") or {}
+    if "Regex" in pattern:
+        source = pattern["Regex"]
+    elif "String" in pattern:
+        source = re.escape(pattern["String"])
+    else:
+        raise fail(path, where, "Split has no pattern", "give it {'Regex': ...}")
+    name, source = resolve_pattern(source)
+    behavior = str(node.get("behavior", "Isolated"))
+    return [source, name, behavior, bool(node.get("invert", False))]
+
+
+def scanner_step(path: Path, where: str, node: dict[str, Any]) -> list[Any] | None:
+    """Engine step for a character-class pre-tokenizer, or None if ``node`` is not one."""
+    kind = node.get("type")
+    if kind in SCANNERS:
+        name, behavior = SCANNERS[kind]
+        return ["", name, behavior, False]
+    if kind == "Punctuation":
+        return ["", "hf:punct", str(node.get("behavior", "Isolated")), False]
+    if kind == "Digits":
+        individual = bool(node.get("individual_digits", False))
+        return ["", "hf:numeric", "Isolated" if individual else "Contiguous", False]
+    if kind == "CharDelimiterSplit":
+        delimiter = node.get("delimiter")
+        if not isinstance(delimiter, str) or len(delimiter) != 1:
+            raise fail(path, where, f"delimiter {delimiter!r}", "give exactly one character")
+        return [delimiter, "hf:delim", "Removed", False]
+    return None
+
+
+def word_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> list[list[Any]]:
+    """Engine steps for the pre-tokenizer of a WordPiece / WordLevel tokenizer."""
+    if node is None:
+        return []
+    nodes = node.get("pretokenizers") or [] if node.get("type") == "Sequence" else [node]
+    steps = []
+    for i, item in enumerate(nodes):
+        where = f"pre_tokenizer[{i}]"
+        step = scanner_step(path, where, item)
+        if step is None and item.get("type") == "Split":
+            step = split_step(path, where, item)
+        if step is None:
+            raise unsupported(path, where, item.get("type"))
+        steps.append(step)
+    return steps
+
+
+def word_vocab(path: Path, model: dict[str, Any], added: dict[str, int]) -> list[bytes]:
+    """Token strings by ID (UTF-8) of a WordPiece / WordLevel model."""
+    vocab: dict[str, int] = model.get("vocab") or {}
+    size = max([*vocab.values(), -1]) + 1
+    pieces: list[bytes | None] = [None] * size
+    for token, i in vocab.items():
+        if pieces[i] is not None:
+            raise fail(path, "model.vocab", f"ID {i} is used twice", "give each piece one ID")
+        pieces[i] = token.encode("utf-8")
+    for content, i in added.items():
+        if i < size and pieces[i] is None:
+            pieces[i] = content.encode("utf-8")
+    holes = [i for i, v in enumerate(pieces) if v is None]
+    if holes:
+        raise fail(path, "model.vocab", f"IDs {holes[:5]} have no piece", "fill the vocabulary")
+    unk = model.get("unk_token")
+    if unk is not None and unk not in vocab:
+        raise fail(path, "model.unk_token", f"{unk!r} is not in the vocabulary", "add it")
+    return [p for p in pieces if p is not None]
+
+
+def check_decoder(path: Path, node: dict[str, Any] | None, model_type: str) -> None:
+    if node is None:
+        return
+    kind = node.get("type")
+    allowed = {"ByteLevel"} if model_type == "BPE" else {"WordPiece"}
+    if kind not in allowed:
+        raise unsupported(path, "decoder", kind)
+
+
+def _pair_processor(cls: list[Any], sep: list[Any], roberta: bool) -> dict[str, Any]:
+    first = [["special", cls[0], 0], ["sequence", "A", 0], ["special", sep[0], 0]]
+    if roberta:
+        # RoBERTa: <s> A </s></s> B </s>; HF gives every token type ID 0.
+        pair = first + [["special", sep[0], 0], ["sequence", "B", 0], ["special", sep[0], 0]]
+    else:
+        pair = first + [["sequence", "B", 1], ["special", sep[0], 1]]
+    return {"type": "template", "single": first, "pair": pair}
+
+
+def post_processor(path: Path, node: dict[str, Any]) -> dict[str, Any] | None:
+    """Template form of BertProcessing / RobertaProcessing (None if neither)."""
+    kind = node.get("type")
+    if kind not in ("BertProcessing", "RobertaProcessing"):
+        return None
+    cls, sep = node.get("cls"), node.get("sep")
+    if not (isinstance(cls, list) and isinstance(sep, list) and len(cls) == len(sep) == 2):
+        raise fail(path, "post_processor", f"{kind} needs cls and sep", "give [token, id] pairs")
+    return _pair_processor(cls, sep, kind == "RobertaProcessing")

@@ -1,0 +1,65 @@
+//! The segmentation model of a tokenizer: one enum over the engines, so the pipeline
+//! (normalizer, pre-tokenizer, specials, offsets) is written once.
+
+use crate::bpe::model::BpeModel;
+use crate::wordpiece::{WordLevel, WordPiece};
+
+pub enum Model {
+    // Boxed: the BPE model carries a 1 KB byte table inline.
+    Bpe(Box<BpeModel>),
+    WordPiece(WordPiece),
+    WordLevel(WordLevel),
+}
+
+impl Model {
+    /// Piece of every model ID: raw bytes for byte-level BPE, the token string otherwise.
+    pub fn vocab(&self) -> &[Vec<u8>] {
+        match self {
+            Model::Bpe(m) => &m.vocab,
+            Model::WordPiece(m) => &m.vocab,
+            Model::WordLevel(m) => &m.vocab,
+        }
+    }
+
+    pub fn as_bpe(&self) -> Option<&BpeModel> {
+        match self {
+            Model::Bpe(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// IDs of one pre-token.
+    #[inline]
+    pub fn encode_piece(&self, piece: &[u8], ids: &mut Vec<u32>) {
+        match self {
+            Model::Bpe(m) => m.encode_piece(piece, ids),
+            Model::WordPiece(m) => {
+                let mut spans = Vec::new();
+                m.encode_spans(piece, ids, &mut spans);
+            }
+            Model::WordLevel(m) => {
+                let mut spans = Vec::new();
+                m.encode_spans(piece, ids, &mut spans);
+            }
+        }
+    }
+
+    /// IDs of one pre-token with each token's byte span relative to the pre-token.
+    #[inline]
+    pub fn encode_spans(&self, piece: &[u8], ids: &mut Vec<u32>, spans: &mut Vec<(u32, u32)>) {
+        match self {
+            Model::Bpe(m) => {
+                let first = ids.len();
+                m.encode_piece(piece, ids);
+                let mut at = 0u32;
+                for &id in &ids[first..] {
+                    let len = m.vocab.get(id as usize).map_or(0, |p| p.len()) as u32;
+                    spans.push((at, at + len));
+                    at += len;
+                }
+            }
+            Model::WordPiece(m) => m.encode_spans(piece, ids, spans),
+            Model::WordLevel(m) => m.encode_spans(piece, ids, spans),
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! Bindings for general pipelines (normalizer + any model + decoder); the resulting
+//! object is the same `BpeCore` class, so `Tokenizer` drives every model one way.
+
+use std::sync::{Arc, OnceLock};
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use super::bpe::{build_chain, BpeCore, StepSpec};
+use super::to_py;
+use crate::pipeline::build;
+use crate::tokenizer::CoreTokenizer;
+
+/// A core from a pipeline config (see `crate::pipeline::build`) and split steps.
+#[pyfunction]
+#[pyo3(signature = (config, vocab, records, specials, steps))]
+fn pipeline_core(
+    py: Python<'_>,
+    config: &str,
+    vocab: Vec<Bound<'_, PyBytes>>,
+    records: Vec<(u32, u32, u32)>,
+    specials: Vec<(String, u32)>,
+    steps: Vec<StepSpec>,
+) -> PyResult<BpeCore> {
+    let vocab: Vec<Vec<u8>> = vocab.iter().map(|b| b.as_bytes().to_vec()).collect();
+    let parts = py
+        .detach(|| build(config, vocab, &records))
+        .map_err(|e| to_py(py, e))?;
+    let chain = build_chain(None, "", Some(steps)).map_err(|e| to_py(py, e))?;
+    let inner = CoreTokenizer::with_pipeline(
+        parts.model,
+        parts.normalizer,
+        chain,
+        parts.decoder,
+        specials,
+    )
+    .map_err(|e| to_py(py, e))?;
+    Ok(BpeCore {
+        inner: Arc::new(inner),
+        ints: OnceLock::new(),
+        strs: OnceLock::new(),
+    })
+}
+
+/// Normalized text and, per normalized byte, the original byte range (for tests and
+/// `Tokenizer.normalize`).
+#[pyfunction]
+fn normalize_str(py: Python<'_>, node: &str, text: &str) -> PyResult<(String, Vec<(u32, u32)>)> {
+    let value: serde_json::Value = serde_json::from_str(node)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    let normalizer = crate::normalize::Normalizer::from_json(&value).map_err(|e| to_py(py, e))?;
+    let mut s = crate::normalize::NormalizedString::new(text);
+    normalizer.apply(&mut s).map_err(|e| to_py(py, e))?;
+    Ok((s.text, s.align))
+}
+
+/// Raw codepoint spans of the pre-tokens of `text` under the core's normalizer and
+/// pre-tokenizer chain.
+#[pyfunction]
+fn core_pretokenize(py: Python<'_>, core: &BpeCore, text: &str) -> PyResult<Vec<(u32, u32)>> {
+    let mut spans = py
+        .detach(|| core.inner.pretokenize(text))
+        .map_err(|e| to_py(py, e))?;
+    crate::offsets::bytes_to_chars(text, &mut spans);
+    Ok(spans)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(core_pretokenize, m)?)?;
+    m.add_function(wrap_pyfunction!(pipeline_core, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize_str, m)?)?;
+    Ok(())
+}
