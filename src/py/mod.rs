@@ -10,8 +10,8 @@ use pyo3::prelude::*;
 use crate::error::CoreError;
 
 mod bpe;
-mod sentencepiece;
 mod pipeline;
+mod sentencepiece;
 
 pub(crate) fn to_py(py: Python<'_>, err: CoreError) -> PyErr {
     let name = match err {
