@@ -4,11 +4,17 @@
 //! behind the `python` feature and only convert types, release the GIL and map errors.
 
 pub mod bpe;
+pub mod char_bpe;
 pub mod corpus;
 pub mod error;
+pub mod pair_merge;
 pub mod pretok;
+pub mod rng;
 pub mod special;
 pub mod tokenizer;
+pub mod unigram;
+pub mod wordpiece;
+pub mod words;
 
 #[cfg(feature = "python")]
 mod py;

@@ -7,7 +7,7 @@ ids = tok.encode("The cat sleeps.")
 
 from __future__ import annotations
 
-from . import batch, contract, errors
+from . import baselines, batch, contract, errors, stochastic
 from ._native import pretokenize as _pretokenize
 from .contract import golden, reconcile, validate_special_ids
 from .corpus import TextFiles
@@ -27,7 +27,8 @@ from .errors import (
 from .patterns import PATTERNS
 from .special import DEFAULT_SPECIAL_TOKENS, SpecialToken
 from .tokenizer import Tokenizer
-from .train import train_bpe
+from .stochastic import SampleKey, bpe_dropout
+from .train import train_bpe, train_char_bpe, train_unigram, train_wordpiece
 
 __version__ = "0.1.0"
 
@@ -54,6 +55,7 @@ __all__ = [
     "Encoding",
     "InvalidInputError",
     "PATTERNS",
+    "SampleKey",
     "SpecialToken",
     "SpecialTokenError",
     "TextFiles",
@@ -61,12 +63,18 @@ __all__ = [
     "Tokenizer",
     "TrainingError",
     "UnknownTokenError",
+    "baselines",
     "batch",
+    "bpe_dropout",
     "contract",
     "golden",
     "reconcile",
     "validate_special_ids",
     "errors",
     "pretokenize",
+    "stochastic",
     "train_bpe",
+    "train_char_bpe",
+    "train_unigram",
+    "train_wordpiece",
 ]

@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 use crate::error::CoreError;
 
 mod bpe;
+mod trainers;
 
 pub(crate) fn to_py(py: Python<'_>, err: CoreError) -> PyErr {
     let name = match err {
@@ -75,6 +76,7 @@ pub(crate) fn spawn_in_pool(
 #[pyo3(name = "_native")]
 fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bpe::register(m)?;
+    trainers::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
