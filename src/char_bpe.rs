@@ -71,13 +71,22 @@ impl CharBpeModel {
         let mut buf = [0u8; 4];
         let mut syms: Vec<u32> = word
             .chars()
-            .map(|c| *self.ids.get(c.encode_utf8(&mut buf) as &str).unwrap_or(&self.unk_id))
+            .map(|c| {
+                *self
+                    .ids
+                    .get(c.encode_utf8(&mut buf) as &str)
+                    .unwrap_or(&self.unk_id)
+            })
             .collect();
         syms.push(*self.ids.get(self.eow.as_str()).unwrap_or(&self.unk_id));
         loop {
             let best = syms
                 .windows(2)
-                .filter_map(|x| self.ranks.get(&(x[0], x[1])).map(|&(r, c)| (r, x[0], x[1], c)))
+                .filter_map(|x| {
+                    self.ranks
+                        .get(&(x[0], x[1]))
+                        .map(|&(r, c)| (r, x[0], x[1], c))
+                })
                 .min();
             let Some((_, a, b, c)) = best else { break };
             let mut next = Vec::with_capacity(syms.len());

@@ -195,7 +195,9 @@ mod tests {
 
     #[test]
     fn seed_unwanted() {
-        let vocab = ["[UNK]", "un", "##want", "##ed", "runn", "play", ",", "##ing", "##er"];
+        let vocab = [
+            "[UNK]", "un", "##want", "##ed", "runn", "play", ",", "##ing", "##er",
+        ];
         let m = WordPieceModel::new(
             vocab.iter().map(|s| s.to_string()).collect(),
             0,

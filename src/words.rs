@@ -139,7 +139,9 @@ impl WordCounts {
         if texts.is_empty() {
             return;
         }
-        let chunk = texts.len().div_ceil(rayon::current_num_threads().max(1) * 4);
+        let chunk = texts
+            .len()
+            .div_ceil(rayon::current_num_threads().max(1) * 4);
         let partial = texts
             .par_chunks(chunk.max(1))
             .map(|docs| {
@@ -176,7 +178,10 @@ mod tests {
     fn splits() {
         assert_eq!(words("New York", Split::Metaspace), ["▁New", "▁York"]);
         assert_eq!(words(" a  b", Split::Metaspace), ["▁", "▁a", "▁", "▁b"]);
-        assert_eq!(words("un-wanted, x", Split::Bert), ["un", "-", "wanted", ",", "x"]);
+        assert_eq!(
+            words("un-wanted, x", Split::Bert),
+            ["un", "-", "wanted", ",", "x"]
+        );
         assert_eq!(words(" low  lower\n", Split::Whitespace), ["low", "lower"]);
     }
 }

@@ -98,7 +98,10 @@ impl WordCounter {
 
     fn take_words(&mut self, py: Python<'_>) -> PyResult<Vec<(String, u64)>> {
         let counts = self.counts.take().ok_or_else(|| {
-            to_py(py, CoreError::Training("this word counter was already used".into()))
+            to_py(
+                py,
+                CoreError::Training("this word counter was already used".into()),
+            )
         })?;
         Ok(py.detach(|| counts.into_sorted()))
     }
@@ -127,7 +130,9 @@ fn train_unigram<'py>(
         other => {
             return Err(to_py(
                 py,
-                config_err(format!("unknown m_step {other:?}; use \"digamma\" or \"simple\"")),
+                config_err(format!(
+                    "unknown m_step {other:?}; use \"digamma\" or \"simple\""
+                )),
             ))
         }
     };
@@ -215,14 +220,17 @@ fn train_char_bpe(
         other => {
             return Err(to_py(
                 py,
-                config_err(format!("unknown tie_break {other:?}; use \"smallest\" or \"largest\"")),
+                config_err(format!(
+                    "unknown tie_break {other:?}; use \"smallest\" or \"largest\""
+                )),
             ))
         }
     };
     let words = counter.take_words(py)?;
     let engine = py.detach(|| {
         in_pool(threads, || {
-            let mut e = char_bpe::engine(&words, &eow, max_merges.unwrap_or(0), min_frequency, ties);
+            let mut e =
+                char_bpe::engine(&words, &eow, max_merges.unwrap_or(0), min_frequency, ties);
             if let Some(room) = piece_room {
                 if room < e.alphabet {
                     return Err(CoreError::Training(format!(
@@ -292,7 +300,11 @@ impl UnigramCore {
         texts: Vec<PyBackedStr>,
         threads: Option<usize>,
     ) -> PyResult<Vec<Vec<u32>>> {
-        py.detach(|| in_pool(threads, || texts.par_iter().map(|t| self.inner.encode(t)).collect()))
+        py.detach(|| {
+            in_pool(threads, || {
+                texts.par_iter().map(|t| self.inner.encode(t)).collect()
+            })
+        })
     }
 
     fn decode_bytes(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<Vec<u8>> {
@@ -309,7 +321,13 @@ impl UnigramCore {
         py.detach(|| self.inner.nbest(text, n))
     }
 
-    fn sample(&self, py: Python<'_>, text: &str, alpha: f64, key: (u64, u64, u64, u64)) -> Vec<u32> {
+    fn sample(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        alpha: f64,
+        key: (u64, u64, u64, u64),
+    ) -> Vec<u32> {
         py.detach(|| self.inner.sample(text, alpha, key))
     }
 }
@@ -324,7 +342,13 @@ struct WordPieceCore {
 #[pymethods]
 impl WordPieceCore {
     #[new]
-    fn new(vocab: Vec<String>, unk_id: u32, prefix: String, max_chars: usize, lowercase: bool) -> Self {
+    fn new(
+        vocab: Vec<String>,
+        unk_id: u32,
+        prefix: String,
+        max_chars: usize,
+        lowercase: bool,
+    ) -> Self {
         WordPieceCore {
             inner: WordPieceModel::new(vocab, unk_id, prefix, max_chars),
             split: Split::Bert,

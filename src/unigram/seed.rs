@@ -38,7 +38,7 @@ pub fn required_chars(words: &Words, coverage: f64) -> (Vec<(char, u64)>, usize)
     (all, keep)
 }
 
-const SHARDS: u64 = 4;
+const SHARDS: u64 = 16;
 
 #[inline]
 fn roll(h: u64, c: char) -> u64 {
@@ -54,72 +54,72 @@ pub fn seed_substrings(
     max_len: usize,
     limit: usize,
 ) -> Vec<(String, u64)> {
-    let mut best: Vec<(u64, String, u64)> = Vec::new();
-    for shard in 0..SHARDS {
-        // Threads count disjoint word ranges; tables are merged by addition.
-        let chunk = words.chars.len().div_ceil(16).max(1);
-        let table = words
-            .chars
-            .par_chunks(chunk)
-            .enumerate()
-            .map(|(ci, block)| {
-                let mut t: FxHashMap<u64, (u64, u32, u16, u16)> = FxHashMap::default();
-                for (k, w) in block.iter().enumerate() {
-                    let wi = ci * chunk + k;
-                    let f = words.freq[wi];
-                    // Representatives store the start as u16; longer words seed from their head.
-                    for i in 0..w.len().min(u16::MAX as usize) {
-                        let mut h = 0u64;
-                        for (l, &c) in w[i..w.len().min(i + max_len)].iter().enumerate() {
-                            if !allowed(c) {
-                                break;
-                            }
-                            h = roll(h, c);
-                            if l == 0 || (h >> 60) % SHARDS != shard {
-                                continue;
-                            }
-                            let e = t.entry(h).or_insert((0, wi as u32, i as u16, l as u16 + 1));
-                            e.0 += f;
+    // One table per shard, shards in parallel: peak memory is (threads / SHARDS) of all
+    // distinct substrings; each shard re-walks the words (cheap rolling hashes).
+    let per_shard: Vec<Vec<Row>> = (0..SHARDS)
+        .into_par_iter()
+        .map(|shard| {
+            let mut table: FxHashMap<u64, (u64, u32, u16, u16)> = FxHashMap::default();
+            for (wi, w) in words.chars.iter().enumerate() {
+                let f = words.freq[wi];
+                // Representatives store the start as u16; longer words seed from their head.
+                for i in 0..w.len().min(u16::MAX as usize) {
+                    let mut h = 0u64;
+                    for (l, &c) in w[i..w.len().min(i + max_len)].iter().enumerate() {
+                        if !allowed(c) {
+                            break;
                         }
+                        h = roll(h, c);
+                        if l == 0 || (h >> 58) % SHARDS != shard {
+                            continue;
+                        }
+                        let e = table
+                            .entry(h)
+                            .or_insert((0, wi as u32, i as u16, l as u16 + 1));
+                        e.0 += f;
                     }
                 }
-                t
-            })
-            .reduce(FxHashMap::default, |a, b| {
-                if a.len() >= b.len() {
-                    merge_into(a, b)
-                } else {
-                    merge_into(b, a)
-                }
-            });
-        let mut shard_best: Vec<(u64, String, u64)> = table
-            .into_values()
-            .filter(|v| v.0 >= 2)
-            .map(|(count, wi, i, l)| {
-                let w = &words.chars[wi as usize];
-                let s: String = w[i as usize..i as usize + l as usize].iter().collect();
-                (count * l as u64, s, count)
-            })
-            .collect();
-        shard_best.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        shard_best.truncate(limit);
-        best.extend(shard_best);
-    }
+            }
+            // Compact (score, count, word, start, len) rows; strings are built only for
+            // the survivors. Rows tied with the cut-off score are all kept so the final
+            // (score, string) order decides ties exactly.
+            let rows: Vec<Row> = table
+                .into_values()
+                .filter(|v| v.0 >= 2)
+                .map(|(count, wi, i, l)| (count * l as u64, count, wi, i, l))
+                .collect();
+            top_rows(rows, limit)
+        })
+        .collect();
+    let rows = top_rows(per_shard.into_iter().flatten().collect(), limit);
+    let mut best: Vec<(u64, String, u64)> = rows
+        .into_iter()
+        .map(|(score, count, wi, i, l)| {
+            let w = &words.chars[wi as usize];
+            (
+                score,
+                w[i as usize..i as usize + l as usize].iter().collect(),
+                count,
+            )
+        })
+        .collect();
     best.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     best.truncate(limit);
     best.into_iter().map(|(_, s, c)| (s, c)).collect()
 }
 
-fn merge_into(
-    mut a: FxHashMap<u64, (u64, u32, u16, u16)>,
-    b: FxHashMap<u64, (u64, u32, u16, u16)>,
-) -> FxHashMap<u64, (u64, u32, u16, u16)> {
-    for (k, v) in b {
-        let e = a.entry(k).or_insert((0, v.1, v.2, v.3));
-        e.0 += v.0;
-        if (v.1, v.2) < (e.1, e.2) {
-            (e.1, e.2) = (v.1, v.2);
+type Row = (u64, u64, u32, u16, u16);
+
+/// Rows whose score is at least the `limit`-th best score (ties at the cut kept).
+fn top_rows(mut rows: Vec<Row>, limit: usize) -> Vec<Row> {
+    if rows.len() <= limit || limit == 0 {
+        if limit == 0 {
+            rows.clear();
         }
+        return rows;
     }
-    a
+    rows.select_nth_unstable_by(limit - 1, |a, b| b.0.cmp(&a.0));
+    let cut = rows[limit - 1].0;
+    rows.retain(|r| r.0 >= cut);
+    rows
 }

@@ -63,7 +63,12 @@ struct State {
 
 impl State {
     fn trie(&self) -> Trie {
-        Trie::build(self.pieces.iter().enumerate().map(|(i, p)| (p.as_str(), i as u32)))
+        Trie::build(
+            self.pieces
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (p.as_str(), i as u32)),
+        )
     }
 
     fn unk_logp(&self) -> f64 {
@@ -73,7 +78,7 @@ impl State {
 
 /// Runs `f(chunk_words, chunk_freqs, acc)` over fixed chunks in parallel and adds the
 /// accumulators in chunk order.
-fn over_chunks<F>(words: &Words, width: usize, f: F) -> (Vec<f64>, Vec<f64>, f64)
+fn over_chunks<F>(words: &Words, width: usize, width2: usize, f: F) -> (Vec<f64>, Vec<f64>, f64)
 where
     F: Fn(&[Vec<char>], &[u64], &mut [f64], &mut [f64]) -> f64 + Sync,
 {
@@ -83,12 +88,12 @@ where
         .par_chunks(size)
         .zip(words.freq.par_chunks(size))
         .map(|(w, fr)| {
-            let (mut a, mut b) = (vec![0.0; width], vec![0.0; width]);
+            let (mut a, mut b) = (vec![0.0; width], vec![0.0; width2]);
             let s = f(w, fr, &mut a, &mut b);
             (a, b, s)
         })
         .collect();
-    let (mut a, mut b, mut s) = (vec![0.0; width], vec![0.0; width], 0.0);
+    let (mut a, mut b, mut s) = (vec![0.0; width], vec![0.0; width2], 0.0);
     for (pa, pb, ps) in parts {
         a.iter_mut().zip(pa).for_each(|(x, y)| *x += y);
         b.iter_mut().zip(pb).for_each(|(x, y)| *x += y);
@@ -97,14 +102,13 @@ where
     (a, b, s)
 }
 
-fn e_step(words: &Words, st: &State) -> (Vec<f64>, f64) {
-    let trie = st.trie();
+fn e_step(words: &Words, st: &State, trie: &Trie) -> (Vec<f64>, f64) {
     let unk = st.unk_logp();
-    let (expected, _, ll) = over_chunks(words, st.pieces.len(), |ws, fs, acc, _| {
+    let (expected, _, ll) = over_chunks(words, st.pieces.len(), 0, |ws, fs, acc, _| {
         let mut edges: Vec<Edge> = Vec::new();
         let mut ll = 0.0;
         for (w, &f) in ws.iter().zip(fs) {
-            build_edges(&trie, &st.logp, unk, w, None, &mut edges);
+            build_edges(trie, &st.logp, unk, w, None, &mut edges);
             ll += f as f64 * accumulate_posteriors(&edges, w.len(), f as f64, acc);
         }
         ll
@@ -123,42 +127,60 @@ pub fn digamma(mut x: f64) -> f64 {
     r + x.ln() - 0.5 * inv - inv2 * (1.0 / 12.0 - inv2 * (1.0 / 120.0 - inv2 / 252.0))
 }
 
-fn m_step(st: State, expected: &[f64], mode: MStep) -> State {
+/// Re-estimates probabilities in place. Dropped pieces get `-inf` (skipped by the
+/// lattice) rather than being removed, so IDs and the trie stay valid until pruning
+/// compacts the inventory.
+fn m_step(st: &mut State, expected: &[f64], mode: MStep) {
+    let floor = if mode == MStep::Digamma {
+        MIN_EXPECTED
+    } else {
+        0.0
+    };
+    let alive = |i: usize, st: &State| {
+        st.logp[i] != f64::NEG_INFINITY && (st.required[i] || expected[i] > floor)
+    };
+    let total: f64 = (0..st.pieces.len())
+        .filter(|&i| alive(i, st))
+        .map(|i| expected[i])
+        .sum();
+    for i in 0..st.pieces.len() {
+        if !alive(i, st) {
+            st.logp[i] = f64::NEG_INFINITY;
+            continue;
+        }
+        let c = expected[i];
+        // A required character the E-step (almost) never used keeps the score of the
+        // rarest surviving piece, so it stays in the lattice (coverage beats
+        // likelihood) without a huge digamma penalty (digamma(x) ~ -1/x near 0).
+        st.logp[i] = match mode {
+            MStep::Simple => c.max(1e-3).ln() - total.ln(),
+            MStep::Digamma => digamma(c.max(MIN_EXPECTED)) - digamma(total),
+        };
+    }
+}
+
+fn compact(st: State) -> State {
     let mut next = State {
         pieces: Vec::new(),
         logp: Vec::new(),
         required: Vec::new(),
     };
-    let mut counts = Vec::new();
     for (i, piece) in st.pieces.into_iter().enumerate() {
-        let c = expected[i];
-        let floor = if mode == MStep::Digamma { MIN_EXPECTED } else { 0.0 };
-        if !st.required[i] && c <= floor {
-            continue;
+        if st.logp[i] != f64::NEG_INFINITY {
+            next.pieces.push(piece);
+            next.logp.push(st.logp[i]);
+            next.required.push(st.required[i]);
         }
-        next.pieces.push(piece);
-        next.required.push(st.required[i]);
-        counts.push(c);
     }
-    let total: f64 = counts.iter().sum();
-    next.logp = counts
-        .iter()
-        .map(|&c| {
-            // A required character the E-step (almost) never used keeps the score of the
-            // rarest surviving piece, so it stays in the lattice (coverage beats
-            // likelihood) without a huge digamma penalty (digamma(x) ~ -1/x near 0).
-            match mode {
-                MStep::Simple => c.max(1e-3).ln() - total.ln(),
-                MStep::Digamma => digamma(c.max(MIN_EXPECTED)) - digamma(total),
-            }
-        })
-        .collect();
     next
 }
 
+fn live(st: &State) -> usize {
+    st.logp.iter().filter(|x| **x != f64::NEG_INFINITY).count()
+}
+
 /// Keeps the required pieces and the `target - required` most valuable others.
-fn prune(words: &Words, st: State, target: usize) -> State {
-    let trie = st.trie();
+fn prune(words: &Words, st: State, trie: &Trie, target: usize) -> State {
     let unk = st.unk_logp();
     let n = st.pieces.len();
     // Each piece's best segmentation without itself: its alternative if it vanished.
@@ -170,7 +192,14 @@ fn prune(words: &Words, st: State, target: usize) -> State {
             }
             let chars: Vec<char> = st.pieces[i].chars().collect();
             let mut edges = Vec::new();
-            build_edges(&trie, &st.logp, unk, &chars, Some((0, chars.len(), i as u32)), &mut edges);
+            build_edges(
+                trie,
+                &st.logp,
+                unk,
+                &chars,
+                Some((0, chars.len(), i as u32)),
+                &mut edges,
+            );
             let (path, score) = viterbi(&edges, chars.len());
             if path.is_empty() {
                 return None;
@@ -182,10 +211,10 @@ fn prune(words: &Words, st: State, target: usize) -> State {
             Some(path.iter().map(|&k| edges[k].id).collect())
         })
         .collect();
-    let (freq, containing, _) = over_chunks(words, n, |ws, fs, freq, containing| {
+    let (freq, containing, _) = over_chunks(words, n, n, |ws, fs, freq, containing| {
         let mut edges = Vec::new();
         for (w, &f) in ws.iter().zip(fs) {
-            build_edges(&trie, &st.logp, unk, w, None, &mut edges);
+            build_edges(trie, &st.logp, unk, w, None, &mut edges);
             for k in viterbi(&edges, w.len()).0 {
                 let id = edges[k].id;
                 if id != UNK {
@@ -206,6 +235,9 @@ fn prune(words: &Words, st: State, target: usize) -> State {
             keep[i] = true;
             kept += 1;
             continue;
+        }
+        if st.logp[i] == f64::NEG_INFINITY {
+            continue; // dropped by the M-step
         }
         match &alternatives[i] {
             Some(alt) if alt.is_empty() => {}
@@ -256,7 +288,9 @@ fn prune(words: &Words, st: State, target: usize) -> State {
 
 pub fn train(words: Vec<(String, u64)>, cfg: &UnigramConfig) -> CoreResult<UnigramResult> {
     if cfg.vocab_size == 0 {
-        return Err(CoreError::Config("vocab_size leaves no room for pieces".into()));
+        return Err(CoreError::Config(
+            "vocab_size leaves no room for pieces".into(),
+        ));
     }
     if !(0.0 < cfg.shrinking_factor && cfg.shrinking_factor < 1.0) {
         return Err(CoreError::Config(format!(
@@ -264,6 +298,14 @@ pub fn train(words: Vec<(String, u64)>, cfg: &UnigramConfig) -> CoreResult<Unigr
             cfg.shrinking_factor
         )));
     }
+    // TOKENPACT_TRACE=1 prints phase timings to stderr (benchmark tuning only).
+    let trace = std::env::var_os("TOKENPACT_TRACE").is_some();
+    let clock = std::time::Instant::now();
+    let note = |what: &str, n: usize| {
+        if trace {
+            eprintln!("unigram {:>8.2}s {what} {n}", clock.elapsed().as_secs_f64());
+        }
+    };
     let words = Words {
         chars: words.iter().map(|(w, _)| w.chars().collect()).collect(),
         freq: words.iter().map(|(_, f)| *f).collect(),
@@ -275,15 +317,27 @@ pub fn train(words: Vec<(String, u64)>, cfg: &UnigramConfig) -> CoreResult<Unigr
         .map(|&(c, n)| (c.to_string(), n))
         .collect();
     let limit = cfg.seed_size.saturating_sub(keep);
-    let subs = seed_substrings(&words, &|c| allowed.contains(&c), cfg.max_piece_length, limit);
+    let subs = seed_substrings(
+        &words,
+        &|c| allowed.contains(&c),
+        cfg.max_piece_length,
+        limit,
+    );
     let seed_pieces = keep + subs.len();
+    note("seeded", seed_pieces);
     let total: f64 = seeds
         .iter()
         .map(|(_, n)| *n as f64)
-        .chain(subs.iter().map(|(s, n)| *n as f64 * s.chars().count() as f64))
+        .chain(
+            subs.iter()
+                .map(|(s, n)| *n as f64 * s.chars().count() as f64),
+        )
         .sum();
     let mut required = vec![true; keep];
-    let mut logp: Vec<f64> = seeds.iter().map(|(_, n)| (*n as f64).ln() - total.ln()).collect();
+    let mut logp: Vec<f64> = seeds
+        .iter()
+        .map(|(_, n)| (*n as f64).ln() - total.ln())
+        .collect();
     for (s, n) in &subs {
         logp.push((*n as f64 * s.chars().count() as f64).ln() - total.ln());
         required.push(false);
@@ -298,23 +352,34 @@ pub fn train(words: Vec<(String, u64)>, cfg: &UnigramConfig) -> CoreResult<Unigr
     let mut em_trace = Vec::new();
     let mut rounds = 0;
     loop {
+        let trie = st.trie();
         for _ in 0..cfg.em_sub_iterations.max(1) {
-            let (expected, ll) = e_step(&words, &st);
+            let (expected, ll) = e_step(&words, &st, &trie);
             em_trace.push((rounds, ll));
-            st = m_step(st, &expected, cfg.m_step);
+            m_step(&mut st, &expected, cfg.m_step);
+            note("em", live(&st));
         }
-        if st.pieces.len() <= desired {
+        let size = live(&st);
+        if size <= desired {
             break;
         }
-        let target = ((st.pieces.len() as f64 * cfg.shrinking_factor) as usize).max(desired);
-        let before = st.pieces.len();
-        st = prune(&words, st, target);
+        let target = ((size as f64 * cfg.shrinking_factor) as usize).max(desired);
+        let before = size;
+        // Compact first: after the first round most seeds are dead, and pruning walks
+        // every live piece and the whole corpus with this trie.
+        drop(trie);
+        st = compact(st);
+        let trie = st.trie();
+        st = prune(&words, st, &trie, target);
+        note("pruned", st.pieces.len());
         rounds += 1;
         if st.pieces.len() == before {
             break; // nothing removable is left
         }
     }
-    let mut order: Vec<usize> = (0..st.pieces.len()).collect();
+    let mut order: Vec<usize> = (0..st.pieces.len())
+        .filter(|&i| st.logp[i] != f64::NEG_INFINITY)
+        .collect();
     order.sort_by(|&a, &b| {
         (!st.required[a])
             .cmp(&!st.required[b])
