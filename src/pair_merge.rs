@@ -217,7 +217,6 @@ impl MergeEngine {
     }
 
     fn pick(&mut self) -> Result<u64, &'static str> {
-        let mut below = false;
         while let Some(top) = self.heap.pop() {
             let (score, count) = self.score(top.pair);
             if count <= 0 {
@@ -233,15 +232,15 @@ impl MergeEngine {
                 if self.cfg.scoring == Scoring::Count {
                     return Err("below_min_frequency"); // every other pair is rarer still
                 }
-                below = true;
                 continue; // stays ineligible unless its count rises (then re-pushed)
             }
             return Ok(top.pair);
         }
-        Err(if below {
-            "below_min_frequency"
-        } else {
+        // Pairs with a positive count that never surfaced were all below min_frequency.
+        Err(if self.pair_count.is_empty() {
             "no_pairs_left"
+        } else {
+            "below_min_frequency"
         })
     }
 

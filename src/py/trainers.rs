@@ -330,6 +330,22 @@ impl UnigramCore {
     ) -> Vec<u32> {
         py.detach(|| self.inner.sample(text, alpha, key))
     }
+
+    /// (log P(x), expected count per ID, Viterbi IDs, n best (IDs, log score)) of `text`
+    /// as one raw string; unknown edges appear as ID 2**32 - 1.
+    #[allow(clippy::type_complexity)]
+    fn lattice_stats(
+        &self,
+        text: &str,
+        n: usize,
+    ) -> (f64, Vec<f64>, Vec<u32>, Vec<(Vec<u32>, f64)>) {
+        let s = self.inner.lattice_stats(text, n);
+        (s.log_marginal, s.expected, s.viterbi, s.nbest)
+    }
+
+    fn sample_raw(&self, text: &str, alpha: f64, key: (u64, u64, u64, u64)) -> Vec<u32> {
+        self.inner.sample_raw(text, alpha, key)
+    }
 }
 
 #[pyclass(frozen, module = "tokenpact._native")]

@@ -13,6 +13,13 @@ use lattice::{build_edges, Edge, Trie, UNK};
 use crate::rng;
 use crate::words::{metaspace_into, METASPACE};
 
+pub struct LatticeStats {
+    pub log_marginal: f64,
+    pub expected: Vec<f64>,
+    pub viterbi: Vec<u32>,
+    pub nbest: Vec<(Vec<u32>, f64)>,
+}
+
 pub struct UnigramModel {
     pub pieces: Vec<String>,
     /// Log probability per ID; `-inf` for IDs outside the lattice (specials, bytes).
@@ -156,6 +163,39 @@ impl UnigramModel {
             self.emit(w, &edges, &path, &mut out);
         });
         out
+    }
+
+    /// Exact lattice quantities of `text` taken as one raw string (no metaspace): log
+    /// P(x), the expected count of every ID, the Viterbi IDs and the `n` best paths.
+    /// Used by the tests that pin the engine to the reference.
+    pub fn lattice_stats(&self, text: &str, n: usize) -> LatticeStats {
+        let chars: Vec<char> = text.chars().collect();
+        let mut edges = Vec::new();
+        self.lattice(&chars, &mut edges);
+        let mut expected = vec![0.0; self.pieces.len()];
+        let log_marginal = lattice::accumulate_posteriors(&edges, chars.len(), 1.0, &mut expected);
+        let ids = |path: &[usize]| path.iter().map(|&k| edges[k].id).collect::<Vec<u32>>();
+        let (best, _) = lattice::viterbi(&edges, chars.len());
+        let nbest = lattice::nbest(&edges, chars.len(), n)
+            .into_iter()
+            .map(|(p, s)| (ids(&p), s))
+            .collect();
+        LatticeStats {
+            log_marginal,
+            expected,
+            viterbi: ids(&best),
+            nbest,
+        }
+    }
+
+    /// A sample of `text` taken as one raw string (no metaspace); see `sample`.
+    pub fn sample_raw(&self, text: &str, alpha: f64, key: (u64, u64, u64, u64)) -> Vec<u32> {
+        let chars: Vec<char> = text.chars().collect();
+        let mut edges = Vec::new();
+        self.lattice(&chars, &mut edges);
+        let stream = rng::stream_key(key.0, key.1, key.2, key.3);
+        let (path, _) = lattice::sample(&edges, chars.len(), alpha, stream, 0);
+        path.iter().map(|&k| edges[k].id).collect()
     }
 
     /// Concatenates pieces (byte pieces as raw bytes), maps `▁` to spaces and drops the

@@ -153,7 +153,9 @@ fn m_step(st: &mut State, expected: &[f64], mode: MStep) {
         // rarest surviving piece, so it stays in the lattice (coverage beats
         // likelihood) without a huge digamma penalty (digamma(x) ~ -1/x near 0).
         st.logp[i] = match mode {
-            MStep::Simple => c.max(1e-3).ln() - total.ln(),
+            // Exact maximum likelihood (EM stays monotone); a positive floor only for a
+            // required character with no posterior mass at all.
+            MStep::Simple => c.max(f64::MIN_POSITIVE).ln() - total.ln(),
             MStep::Digamma => digamma(c.max(MIN_EXPECTED)) - digamma(total),
         };
     }

@@ -209,7 +209,9 @@ def train_unigram_reference(
     required = {z for z in probs if len(z) == 1}
     while True:
         for _ in range(em_iterations):
-            probs = em_step(words, probs)
+            # Exact EM denominators grow exponentially; rounding each probability to a
+            # 1e-12 grid keeps the toy trainer tractable without changing its decisions.
+            probs = {z: p.limit_denominator(10**12) for z, p in em_step(words, probs).items()}
         if len(probs) <= vocab_size:
             return probs
         probs, _ = prune_exact(words, probs, required, len(probs) - 1)
