@@ -13,6 +13,7 @@ pub struct WordPieceConfig {
     pub prefix: String,
     pub min_frequency: u64,
     pub limit_alphabet: Option<usize>,
+    pub scoring: Scoring,
 }
 
 pub struct WordPieceTraining {
@@ -75,7 +76,7 @@ pub fn engine(words: &[(String, u64)], cfg: &WordPieceConfig) -> CoreResult<(Mer
             max_new: cfg.vocab_size - base,
             count_merges: false,
             min_frequency: cfg.min_frequency,
-            scoring: Scoring::LikelihoodRatio,
+            scoring: cfg.scoring,
             ties: Ties::Smallest,
             strip_prefix: Some(cfg.prefix.clone()),
         },

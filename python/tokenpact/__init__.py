@@ -26,8 +26,8 @@ from .errors import (
 )
 from .patterns import PATTERNS
 from .special import DEFAULT_SPECIAL_TOKENS, SpecialToken
-from .tokenizer import Tokenizer
 from .stochastic import SampleKey, bpe_dropout
+from .tokenizer import Tokenizer
 from .train import train_bpe, train_char_bpe, train_unigram, train_wordpiece
 
 __version__ = "0.1.0"

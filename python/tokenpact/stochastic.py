@@ -111,7 +111,7 @@ def bpe_dropout_piece(
             if (ids[i], ids[i + 1]) in ranks
         )
         chosen = None
-        for rank, i in eligible:
+        for _rank, i in eligible:
             u = uniform(stream, occurrence)
             occurrence += 1
             if u >= p:

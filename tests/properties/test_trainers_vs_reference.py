@@ -25,7 +25,7 @@ def vocab_and_text(draw: st.DrawFn) -> tuple[dict[str, Fraction], str]:
     pieces = sorted({"a", "b", "c", *extra})
     weights = draw(st.lists(st.integers(1, 9), min_size=len(pieces), max_size=len(pieces)))
     total = sum(weights)
-    return {p: Fraction(w, total) for p, w in zip(pieces, weights)}, draw(letters)
+    return {p: Fraction(w, total) for p, w in zip(pieces, weights, strict=False)}, draw(letters)
 
 
 @settings(max_examples=60, deadline=None)
@@ -41,7 +41,9 @@ def test_unigram_lattice_matches_reference(case: tuple[dict[str, Fraction], str]
         assert abs(expected[i] - float(exact[piece])) < 1e-9
     best = uref.path_probability(tuple(order[i] for i in viterbi), probs)
     assert best == max(uref.path_probability(p, probs) for p in uref.segmentations(text, probs))
-    top = sorted((uref.path_probability(p, probs) for p in uref.segmentations(text, probs)), reverse=True)
+    top = sorted(
+        (uref.path_probability(p, probs) for p in uref.segmentations(text, probs)), reverse=True
+    )
     assert [math.exp(s) for _, s in nbest] == pytest_approx([float(x) for x in top[:4]])
 
 
@@ -108,7 +110,7 @@ def test_unigram_em_never_lowers_likelihood(texts: list[str]) -> None:
         character_coverage=1.0,
     )
     trace = tok.training["em_trace"]
-    for (round_a, ll_a), (round_b, ll_b) in zip(trace, trace[1:]):
+    for (round_a, ll_a), (round_b, ll_b) in zip(trace, trace[1:], strict=False):
         if round_a == round_b:
             assert ll_b >= ll_a - 1e-6 * max(1.0, abs(ll_a))
 
@@ -122,7 +124,7 @@ def test_unigram_reference_trainer_em_monotone() -> None:
     for _ in range(3):
         lls.append(uref.log_likelihood(words, probs))
         probs = uref.em_step(words, probs)
-    assert all(b >= a - 1e-12 for a, b in zip(lls, lls[1:]))
+    assert all(b >= a - 1e-12 for a, b in zip(lls, lls[1:], strict=False))
     final = uref.train_unigram_reference(words, 5, max_piece_length=3)
     assert len(final) <= 5 and {"a", "b"} <= set(final)
 

@@ -70,7 +70,10 @@ def test_engine_reproduces_the_lattice() -> None:
     assert [ORDER[i] for i in viterbi] == ["ab", "ab"]
     assert len(nbest) == 6
     assert math.exp(nbest[0][1]) == pytest.approx(49 / 400)
-    exact = sorted((float(ref.path_probability(p, PIECES)) for p in ref.segmentations("abab", PIECES)), reverse=True)
+    exact = sorted(
+        (float(ref.path_probability(p, PIECES)) for p in ref.segmentations("abab", PIECES)),
+        reverse=True,
+    )
     assert [math.exp(s) for _, s in nbest] == pytest.approx(exact)
 
 

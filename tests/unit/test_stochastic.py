@@ -84,7 +84,9 @@ def test_sampling_does_not_depend_on_workers(unigram: tp.train.UnigramTokenizer)
     serial = [unigram.sample(t, alpha=0.5, key=k) for t, k in jobs]
     for workers in (2, 4):
         with ThreadPoolExecutor(workers) as pool:
-            parallel = list(pool.map(lambda job: unigram.sample(job[0], alpha=0.5, key=job[1]), jobs))
+            parallel = list(
+                pool.map(lambda job: unigram.sample(job[0], alpha=0.5, key=job[1]), jobs)
+            )
         assert parallel == serial
     # Order of evaluation (prefetch, restarts) does not matter either.
     reversed_ = [unigram.sample(t, alpha=0.5, key=k) for t, k in reversed(jobs)]

@@ -41,7 +41,7 @@ def pair_counts(words: Mapping[str, int], merges: list[tuple[str, str]], eow: st
         symbols = list(word) + [eow]
         for pair in merges:
             symbols = merge_pair(symbols, pair)
-        for pair in zip(symbols, symbols[1:]):
+        for pair in zip(symbols, symbols[1:], strict=False):
             counts[pair] += freq
     return counts
 
@@ -60,7 +60,7 @@ def train_char_bpe_reference(
     while len(merges) < num_merges:
         counts: Counter[tuple[str, str]] = Counter()
         for symbols, f in units:
-            for pair in zip(symbols, symbols[1:]):
+            for pair in zip(symbols, symbols[1:], strict=False):
                 counts[pair] += f
         if not counts:
             return merges, "no_pairs_left"

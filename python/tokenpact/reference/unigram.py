@@ -139,9 +139,7 @@ def tempered_distribution(
     return {p: w / total for p, w in weights.items()}
 
 
-def removal_loss(
-    corpus: Mapping[str, int], probs: Mapping[str, Fraction], piece: str
-) -> float:
+def removal_loss(corpus: Mapping[str, int], probs: Mapping[str, Fraction], piece: str) -> float:
     """Exact increase of the negative log-likelihood when ``piece`` is removed.
 
     The remaining probabilities are not renormalized: this is the seed's one-string

@@ -92,7 +92,7 @@ def train_wordpiece_reference(
         for symbols, f in units:
             for s in symbols:
                 symbol_counts[s] += f
-            for pair in zip(symbols, symbols[1:]):
+            for pair in zip(symbols, symbols[1:], strict=False):
                 pair_counts[pair] += f
         if not pair_counts:
             return WordPieceTraining(vocab, merges, "no_pairs_left")
@@ -100,17 +100,21 @@ def train_wordpiece_reference(
         if not eligible:
             return WordPieceTraining(vocab, merges, "below_min_frequency")
 
-        def key(p: tuple[str, str]) -> tuple[Fraction, int]:
-            score = Fraction(pair_counts[p], symbol_counts[p[0]] * symbol_counts[p[1]])
-            return (-score, -pair_counts[p])
-
-        best = min(eligible, key=lambda p: (key(p), p))
+        best = min(eligible, key=lambda p: (_rank(p, pair_counts, symbol_counts), p))
         merged = join(best[0], best[1], prefix)
         merges.append(best)
         if merged not in seen:
             seen.add(merged)
             vocab.append(merged)
         units = [(_merge(symbols, best, merged), f) for symbols, f in units]
+
+
+def _rank(
+    pair: tuple[str, str], pairs: Counter[tuple[str, str]], symbols: Counter[str]
+) -> tuple[Fraction, int]:
+    """Sort key: highest f(ab) / (f(a) f(b)) first, then the higher pair count."""
+    score = Fraction(pairs[pair], symbols[pair[0]] * symbols[pair[1]])
+    return (-score, -pairs[pair])
 
 
 def _merge(symbols: list[str], pair: tuple[str, str], merged: str) -> list[str]:
