@@ -13,7 +13,7 @@ pub mod rng;
 pub mod special;
 pub mod tokenizer;
 pub mod unigram;
-pub mod wordpiece;
+pub mod wordpiece_train;
 pub mod words;
 
 #[cfg(feature = "python")]

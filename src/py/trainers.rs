@@ -15,7 +15,7 @@ use crate::pair_merge::{Scoring, Ties};
 use crate::rng;
 use crate::unigram::train::{train, MStep, UnigramConfig};
 use crate::unigram::UnigramModel;
-use crate::wordpiece::{self, WordPieceConfig, WordPieceModel};
+use crate::wordpiece_train::{self as wordpiece, WordPieceConfig, WordPieceModel};
 use crate::words::{Split, WordCounts};
 
 fn config_err(msg: String) -> CoreError {

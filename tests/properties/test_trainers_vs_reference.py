@@ -14,7 +14,7 @@ import tokenpact as tp
 from tokenpact import _native
 from tokenpact.reference import char_bpe as cref
 from tokenpact.reference import unigram as uref
-from tokenpact.reference import wordpiece as wref
+from tokenpact.reference import wordpiece_train as wref
 
 letters = st.text(alphabet="abc", min_size=1, max_size=7)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tokenpact as tp
 from tokenpact.reference import char_bpe as cref
-from tokenpact.reference import wordpiece as wref
+from tokenpact.reference import wordpiece_train as wref
 from tokenpact.special import SpecialToken
 from tokenpact.stochastic import SampleKey, bpe_dropout_piece
 from tokenpact.train.trained import WordPieceTokenizer
