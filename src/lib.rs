@@ -4,18 +4,24 @@
 //! behind the `python` feature and only convert types, release the GIL and map errors.
 
 pub mod bpe;
+pub mod char_bpe;
 pub mod corpus;
 pub mod decoder;
 pub mod error;
 pub mod model;
 pub mod normalize;
 pub mod offsets;
+pub mod pair_merge;
 pub mod pipeline;
 pub mod pretok;
+pub mod rng;
 pub mod sentencepiece;
 pub mod special;
 pub mod tokenizer;
+pub mod unigram;
 pub mod wordpiece;
+pub mod wordpiece_train;
+pub mod words;
 
 #[cfg(feature = "python")]
 mod py;

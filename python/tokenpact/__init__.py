@@ -7,7 +7,7 @@ ids = tok.encode("The cat sleeps.")
 
 from __future__ import annotations
 
-from . import batch, chat, contract, errors
+from . import baselines, batch, chat, contract, errors, stochastic
 from ._native import pretokenize as _pretokenize
 from .contract import golden, reconcile, validate_special_ids
 from .corpus import TextFiles
@@ -26,8 +26,9 @@ from .errors import (
 )
 from .patterns import PATTERNS
 from .special import DEFAULT_SPECIAL_TOKENS, SpecialToken
+from .stochastic import SampleKey, bpe_dropout
 from .tokenizer import Tokenizer
-from .train import train_bpe
+from .train import train_bpe, train_char_bpe, train_unigram, train_wordpiece
 from .truncation import Padding, Truncation
 
 __version__ = "0.1.0"
@@ -56,6 +57,7 @@ __all__ = [
     "InvalidInputError",
     "PATTERNS",
     "Padding",
+    "SampleKey",
     "SpecialToken",
     "SpecialTokenError",
     "TextFiles",
@@ -64,13 +66,19 @@ __all__ = [
     "TrainingError",
     "Truncation",
     "UnknownTokenError",
+    "baselines",
     "batch",
     "chat",
+    "bpe_dropout",
     "contract",
     "golden",
     "reconcile",
     "validate_special_ids",
     "errors",
     "pretokenize",
+    "stochastic",
     "train_bpe",
+    "train_char_bpe",
+    "train_unigram",
+    "train_wordpiece",
 ]

@@ -12,6 +12,7 @@ use crate::error::CoreError;
 mod bpe;
 mod pipeline;
 mod sentencepiece;
+mod trainers;
 
 pub(crate) fn to_py(py: Python<'_>, err: CoreError) -> PyErr {
     let name = match err {
@@ -79,6 +80,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bpe::register(m)?;
     sentencepiece::register(m)?;
     pipeline::register(m)?;
+    trainers::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,5 +1,17 @@
 """Trainers. Each trainer validates its config in Python and runs in the Rust engine."""
 
 from .bpe import train_bpe
+from .char_bpe import train_char_bpe
+from .trained import CharBpeTokenizer, UnigramTokenizer, WordPieceTokenizer
+from .unigram import train_unigram
+from .wordpiece import train_wordpiece
 
-__all__ = ["train_bpe"]
+__all__ = [
+    "CharBpeTokenizer",
+    "UnigramTokenizer",
+    "WordPieceTokenizer",
+    "train_bpe",
+    "train_char_bpe",
+    "train_unigram",
+    "train_wordpiece",
+]

@@ -1,0 +1,130 @@
+"""WordPiece reference: likelihood-ratio training and longest-match encoding (seed 000, 0x08).
+
+Training grows a vocabulary from characters. A word starts as its first character plus
+continuation pieces (``##c``); each round merges the adjacent pair with the highest
+score ``f(ab) / (f(a) f(b))`` (weighted pair count over the product of the weighted
+symbol counts), among pairs seen at least ``min_frequency`` times. Ties go to the
+higher pair count, then to the lexicographically smallest ``(a, b)``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+
+def encode_word(
+    word: str,
+    vocab: Mapping[str, int],
+    unk_id: int,
+    prefix: str = "##",
+    max_chars: int = 100,
+) -> list[int]:
+    """Longest match first; one ``unk_id`` for the whole word when any position fails."""
+    if len(word) > max_chars:
+        return [unk_id]
+    out: list[int] = []
+    start = 0
+    while start < len(word):
+        found = None
+        for end in range(len(word), start, -1):
+            surface = word[start:end] if start == 0 else prefix + word[start:end]
+            if surface in vocab:
+                found = (end, vocab[surface])
+                break
+        if found is None:
+            return [unk_id]
+        start, token = found
+        out.append(token)
+    return out
+
+
+def join(left: str, right: str, prefix: str) -> str:
+    return left + (right[len(prefix) :] if right.startswith(prefix) else right)
+
+
+@dataclass(frozen=True)
+class WordPieceTraining:
+    vocab: list[str]
+    merges: list[tuple[str, str]]
+    stop_reason: str
+
+
+def train_wordpiece_reference(
+    words: Mapping[str, int],
+    vocab_size: int,
+    *,
+    special_tokens: tuple[str, ...] = ("[UNK]",),
+    prefix: str = "##",
+    min_frequency: int = 2,
+    limit_alphabet: int | None = None,
+) -> WordPieceTraining:
+    """Train on ``{word: count}``; ``vocab_size`` counts specials and the alphabet."""
+    chars: Counter[str] = Counter()
+    for word, freq in words.items():
+        for c in word:
+            chars[c] += freq
+    alphabet = sorted(chars, key=lambda c: (-chars[c], c))
+    if limit_alphabet is not None:
+        alphabet = alphabet[:limit_alphabet]
+    allowed = set(alphabet)
+    units = [
+        ([w[0]] + [prefix + c for c in w[1:]], f)
+        for w, f in sorted(words.items())
+        if w and all(c in allowed for c in w)
+    ]
+    vocab = list(special_tokens)
+    seen = set(vocab)
+    for symbols, _ in units:
+        for s in symbols:
+            if s not in seen:
+                seen.add(s)
+    # Alphabet rows in a fixed order: unit symbols sorted, so the IDs do not depend on input order.
+    vocab += sorted(seen - set(special_tokens))
+    merges: list[tuple[str, str]] = []
+    while True:
+        if len(vocab) >= vocab_size:
+            return WordPieceTraining(vocab, merges, "vocab_size_reached")
+        symbol_counts: Counter[str] = Counter()
+        pair_counts: Counter[tuple[str, str]] = Counter()
+        for symbols, f in units:
+            for s in symbols:
+                symbol_counts[s] += f
+            for pair in zip(symbols, symbols[1:], strict=False):
+                pair_counts[pair] += f
+        if not pair_counts:
+            return WordPieceTraining(vocab, merges, "no_pairs_left")
+        eligible = [p for p, c in pair_counts.items() if c >= min_frequency]
+        if not eligible:
+            return WordPieceTraining(vocab, merges, "below_min_frequency")
+
+        best = min(eligible, key=lambda p: (_rank(p, pair_counts, symbol_counts), p))
+        merged = join(best[0], best[1], prefix)
+        merges.append(best)
+        if merged not in seen:
+            seen.add(merged)
+            vocab.append(merged)
+        units = [(_merge(symbols, best, merged), f) for symbols, f in units]
+
+
+def _rank(
+    pair: tuple[str, str], pairs: Counter[tuple[str, str]], symbols: Counter[str]
+) -> tuple[Fraction, int]:
+    """Sort key: highest f(ab) / (f(a) f(b)) first, then the higher pair count."""
+    score = Fraction(pairs[pair], symbols[pair[0]] * symbols[pair[1]])
+    return (-score, -pairs[pair])
+
+
+def _merge(symbols: list[str], pair: tuple[str, str], merged: str) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(symbols):
+        if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
+            out.append(merged)
+            i += 2
+        else:
+            out.append(symbols[i])
+            i += 1
+    return out

@@ -1,0 +1,146 @@
+"""Stochastic segmentation with a replay contract (seed 000, 0x08).
+
+Every random decision is a pure function of ``(seed, epoch, sample_id, view,
+occurrence)`` through a counter-based generator (SplitMix64 finalizer chained over the
+key fields), so worker count, prefetch depth and restarts never change the segmentation
+a sample receives. The Rust engine (``src/rng.rs``) computes the same bits.
+
+>>> key = SampleKey(seed=7, epoch=0, sample_id=3)
+>>> 0.0 <= uniform(key.stream(), 0) < 1.0
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ConfigError
+
+RNG_NAME = "splitmix64-counter/1"
+_MASK = (1 << 64) - 1
+
+
+def splitmix64(x: int) -> int:
+    z = (x + 0x9E3779B97F4A7C15) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+def stream_key(seed: int, epoch: int, sample: int, view: int) -> int:
+    h = 0
+    for field in (seed, epoch, sample, view):
+        h = splitmix64(h ^ (field & _MASK))
+    return h
+
+
+def uniform(key: int, occurrence: int) -> float:
+    """The ``occurrence``-th draw of a stream: 53 random bits in [0, 1)."""
+    return (splitmix64(key ^ splitmix64(occurrence & _MASK)) >> 11) * (1.0 / (1 << 53))
+
+
+def sample_number(sample_id: int | str) -> int:
+    """Sample IDs may be strings (document keys); they map to 64 bits via SHA-256."""
+    if isinstance(sample_id, int) and not isinstance(sample_id, bool):
+        if sample_id < 0:
+            raise ConfigError(f"sample_id must be >= 0, got {sample_id}")
+        return sample_id & _MASK
+    if isinstance(sample_id, str):
+        return int.from_bytes(hashlib.sha256(sample_id.encode()).digest()[:8], "little")
+    raise ConfigError(f"sample_id must be an int or str, got {sample_id!r}")
+
+
+@dataclass(frozen=True)
+class SampleKey:
+    """Which draw a sample gets: recorded with the data so the draw can be replayed."""
+
+    seed: int
+    epoch: int = 0
+    sample_id: int | str = 0
+    view: int = 0
+
+    def fields(self) -> tuple[int, int, int, int]:
+        for name in ("seed", "epoch", "view"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(f"{name} must be an int >= 0, got {value!r}")
+        return (self.seed, self.epoch, sample_number(self.sample_id), self.view)
+
+    def stream(self) -> int:
+        return stream_key(*self.fields())
+
+
+def replay_record(method: str, parameter: float, key: SampleKey, **extra: Any) -> dict[str, Any]:
+    """The manifest fields of one stochastic segmentation (seed 000, 0x08 list)."""
+    return {
+        "method": method,
+        "parameter": parameter,
+        "rng": RNG_NAME,
+        "seed": key.seed,
+        "epoch": key.epoch,
+        "sample_id": key.sample_id,
+        "view": key.view,
+        **extra,
+    }
+
+
+def bpe_dropout_piece(
+    symbols: Sequence[int],
+    ranks: dict[tuple[int, int], tuple[int, int]],
+    p: float,
+    stream: int,
+    first_occurrence: int = 0,
+) -> tuple[list[int], int]:
+    """BPE-dropout on one pre-token; returns (IDs, next unused occurrence).
+
+    Policy (the replay contract): at each step the eligible occurrences (adjacent pairs
+    with a rank) are ordered by (rank, position); each gets one draw in that order and is
+    dropped when the draw is below ``p``; the first survivor is merged and the step
+    repeats. When every eligible occurrence is dropped, the pre-token is final. So p=0
+    is deterministic BPE (lowest rank, leftmost) and p=1 leaves the base symbols.
+    """
+    ids = list(symbols)
+    occurrence = first_occurrence
+    while True:
+        eligible = sorted(
+            (ranks[(ids[i], ids[i + 1])][0], i)
+            for i in range(len(ids) - 1)
+            if (ids[i], ids[i + 1]) in ranks
+        )
+        chosen = None
+        for _rank, i in eligible:
+            u = uniform(stream, occurrence)
+            occurrence += 1
+            if u >= p:
+                chosen = i
+                break
+        if chosen is None:
+            return ids, occurrence
+        ids[chosen : chosen + 2] = [ranks[(ids[chosen], ids[chosen + 1])][1]]
+
+
+def bpe_dropout(tokenizer: Any, text: str, *, p: float, key: SampleKey) -> list[int]:
+    """Encode ``text`` with BPE-dropout under a trained byte-level BPE ``Tokenizer``.
+
+    Pre-tokens are processed in text order and draws are numbered across the whole text,
+    so the result depends only on (text, tokenizer, p, key).
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ConfigError(f"dropout probability p must be in [0, 1], got {p}")
+    merges = tokenizer.merges
+    if not merges:
+        raise ConfigError("BPE-dropout needs a merge table; this tokenizer has none")
+    ranks = {pair: (rank, 256 + rank) for rank, pair in enumerate(merges)}
+    from . import pretokenize
+
+    stream = key.stream()
+    out: list[int] = []
+    occurrence = 0
+    for start, end in pretokenize(text, pattern=tokenizer.pattern):
+        piece = list(text[start:end].encode("utf-8"))
+        ids, occurrence = bpe_dropout_piece(piece, ranks, p, stream, occurrence)
+        out.extend(ids)
+    return out

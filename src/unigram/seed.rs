@@ -1,0 +1,125 @@
+//! Unigram seed inventory: required characters by coverage, then the most valuable
+//! substrings of the distinct words (weighted by word frequency).
+//!
+//! Substrings are counted by a 64-bit rolling hash in hash-sharded passes, so peak
+//! memory is the largest shard's table rather than every distinct substring at once.
+//! Keys are hashes, not strings: a collision (odds ~n^2 / 2^64) only merges two seed
+//! counts, and the outcome is still deterministic.
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+pub struct Words {
+    pub chars: Vec<Vec<char>>,
+    pub freq: Vec<u64>,
+}
+
+/// Characters sorted by weighted count (descending, then by code point); the required
+/// set is the shortest prefix whose mass reaches `coverage` of all characters.
+pub fn required_chars(words: &Words, coverage: f64) -> (Vec<(char, u64)>, usize) {
+    let mut counts: FxHashMap<char, u64> = FxHashMap::default();
+    for (w, &f) in words.chars.iter().zip(&words.freq) {
+        for &c in w {
+            *counts.entry(c).or_insert(0) += f;
+        }
+    }
+    let mut all: Vec<(char, u64)> = counts.into_iter().collect();
+    all.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let total: u64 = all.iter().map(|x| x.1).sum();
+    let mut acc = 0u64;
+    let mut keep = 0;
+    for (i, &(_, n)) in all.iter().enumerate() {
+        if total > 0 && acc as f64 / total as f64 >= coverage {
+            break;
+        }
+        acc += n;
+        keep = i + 1;
+    }
+    (all, keep)
+}
+
+const SHARDS: u64 = 16;
+
+#[inline]
+fn roll(h: u64, c: char) -> u64 {
+    (h.rotate_left(5) ^ c as u64).wrapping_mul(0x517c_c1b7_2722_0a95)
+}
+
+/// Multi-character candidates: (score = count * length, count, word, start, len) for the
+/// `limit` highest-scoring substrings of at most `max_len` characters that occur at least
+/// twice and use only allowed characters. Sorted by (score desc, string asc).
+pub fn seed_substrings(
+    words: &Words,
+    allowed: &(dyn Fn(char) -> bool + Sync),
+    max_len: usize,
+    limit: usize,
+) -> Vec<(String, u64)> {
+    // One table per shard, shards in parallel: peak memory is (threads / SHARDS) of all
+    // distinct substrings; each shard re-walks the words (cheap rolling hashes).
+    let per_shard: Vec<Vec<Row>> = (0..SHARDS)
+        .into_par_iter()
+        .map(|shard| {
+            let mut table: FxHashMap<u64, (u64, u32, u16, u16)> = FxHashMap::default();
+            for (wi, w) in words.chars.iter().enumerate() {
+                let f = words.freq[wi];
+                // Representatives store the start as u16; longer words seed from their head.
+                for i in 0..w.len().min(u16::MAX as usize) {
+                    let mut h = 0u64;
+                    for (l, &c) in w[i..w.len().min(i + max_len)].iter().enumerate() {
+                        if !allowed(c) {
+                            break;
+                        }
+                        h = roll(h, c);
+                        if l == 0 || (h >> 58) % SHARDS != shard {
+                            continue;
+                        }
+                        let e = table
+                            .entry(h)
+                            .or_insert((0, wi as u32, i as u16, l as u16 + 1));
+                        e.0 += f;
+                    }
+                }
+            }
+            // Compact (score, count, word, start, len) rows; strings are built only for
+            // the survivors. Rows tied with the cut-off score are all kept so the final
+            // (score, string) order decides ties exactly.
+            let rows: Vec<Row> = table
+                .into_values()
+                .filter(|v| v.0 >= 2)
+                .map(|(count, wi, i, l)| (count * l as u64, count, wi, i, l))
+                .collect();
+            top_rows(rows, limit)
+        })
+        .collect();
+    let rows = top_rows(per_shard.into_iter().flatten().collect(), limit);
+    let mut best: Vec<(u64, String, u64)> = rows
+        .into_iter()
+        .map(|(score, count, wi, i, l)| {
+            let w = &words.chars[wi as usize];
+            (
+                score,
+                w[i as usize..i as usize + l as usize].iter().collect(),
+                count,
+            )
+        })
+        .collect();
+    best.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    best.truncate(limit);
+    best.into_iter().map(|(_, s, c)| (s, c)).collect()
+}
+
+type Row = (u64, u64, u32, u16, u16);
+
+/// Rows whose score is at least the `limit`-th best score (ties at the cut kept).
+fn top_rows(mut rows: Vec<Row>, limit: usize) -> Vec<Row> {
+    if rows.len() <= limit || limit == 0 {
+        if limit == 0 {
+            rows.clear();
+        }
+        return rows;
+    }
+    rows.select_nth_unstable_by(limit - 1, |a, b| b.0.cmp(&a.0));
+    let cut = rows[limit - 1].0;
+    rows.retain(|r| r.0 >= cut);
+    rows
+}
