@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from . import _native
+from ._text import _surrogate_error, _text_arg
+from .config_mixin import ConfigMixin
 from .errors import (
     ConfigError,
     DecodeError,
@@ -26,11 +28,10 @@ from .errors import (
 )
 from .patterns import resolve_pattern
 from .special import SpecialToken, normalize_special_tokens
+from .structured_api import StructuredEncodingMixin
 
 if TYPE_CHECKING:
-    from .encoding import Encoding
-    from .structured import Content
-    from .truncation import Padding, Truncation
+    pass
 
 SpecialSpec = Literal["all"] | Collection[str]
 NATIVE_FILE = "tokenpact.json"
@@ -49,31 +50,7 @@ KNOWN_ROLES = {
 }
 
 
-def _text_arg(text: object) -> str:
-    if not isinstance(text, str):
-        raise ConfigError(f"expected text as str, got {type(text).__name__}")
-    return text
-
-
-def _byte_ranges(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Codepoint ranges of ``text`` as UTF-8 byte ranges."""
-    out = []
-    for start, end in spans:
-        if not 0 <= start <= end <= len(text):
-            raise ConfigError(f"span ({start}, {end}) lies outside the text of length {len(text)}")
-        head = len(text[:start].encode("utf-8"))
-        out.append((head, head + len(text[start:end].encode("utf-8"))))
-    return out
-
-
-def _surrogate_error(text: str, exc: UnicodeEncodeError) -> InvalidInputError:
-    return InvalidInputError(
-        f"text contains a lone surrogate {text[exc.start]!r} at index {exc.start}, which is "
-        "not valid Unicode; decode the source with errors='replace' or remove it"
-    )
-
-
-class Tokenizer:
+class Tokenizer(StructuredEncodingMixin, ConfigMixin):
     """A byte-level BPE tokenizer with declared special tokens and pre-tokenization."""
 
     def __init__(
@@ -527,177 +504,6 @@ class Tokenizer:
             raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
         return ids, offsets
 
-    def _content(
-        self,
-        text: str,
-        allowed_special: SpecialSpec,
-        disallowed_special: SpecialSpec,
-        coordinate: str,
-        untrusted_spans: Sequence[tuple[int, int]],
-    ) -> Content:
-        from .encoding import COORDINATES, Offsets, byte_to_char_offsets
-        from .structured import Content
-
-        text = _text_arg(text)
-        if coordinate not in COORDINATES:
-            raise ConfigError(f"coordinate must be one of {COORDINATES}, not {coordinate!r}")
-        allowed, disallowed = self._policy(allowed_special, disallowed_special)
-        untrusted = _byte_ranges(text, untrusted_spans) if untrusted_spans else None
-        trim = bool(self._source.get("trim_offsets"))
-        # The numpy path serves offset trimming and cores without list output.
-        lists = not trim and hasattr(self._core, "encode_offsets_lists")
-        try:
-            if disallowed is not None:
-                self._check_disallowed(text, disallowed)
-            if not lists:
-                ids_arr, starts, ends = self._core.encode_with_offsets(text, allowed, untrusted)
-            else:
-                ids, flat = self._core.encode_offsets_lists(
-                    text, allowed, untrusted, coordinate == "raw_codepoints"
-                )
-                offsets: Sequence[tuple[int, int]] = Offsets(flat)
-        except UnicodeEncodeError as exc:
-            raise _surrogate_error(text, exc) from None
-        length = len(text) if coordinate == "raw_codepoints" else len(text.encode("utf-8"))
-        if not lists:
-            if trim:
-                starts, ends = self._trim_space_offsets(text, starts, ends)
-            if coordinate == "raw_codepoints":
-                starts, ends = byte_to_char_offsets(text, starts, ends)
-            ids = ids_arr.tolist()
-            offsets = list(zip(starts.tolist(), ends.tolist(), strict=True))
-        if allowed is None:
-            # Nothing was allowed to match, so every token is content.
-            origins = ["content"] * len(ids)
-        else:
-            origins = self._origins(text, ids, offsets, coordinate)
-        return Content(ids, offsets, origins, length)
-
-    def _origins(
-        self, text: str, ids: list[int], offsets: Sequence[tuple[int, int]], coordinate: str
-    ) -> list[str]:
-        """Origin of each token when added tokens could match: an added-token ID is
-        "control"/"added" only where its spelling is what the text holds; a model can emit
-        such an ID by itself (WordPiece's [UNK] for an unknown word), which is content."""
-        specials, added = self._special_id_set(), self._added_id_set()
-        origins = ["content"] * len(ids)
-        raw = text if coordinate == "raw_codepoints" else text.encode("utf-8")
-        for k, i in enumerate(ids):
-            if i in specials or i in added:
-                a, b = offsets[k]
-                piece = raw[a:b]
-                spelled = piece if isinstance(piece, bytes) else piece.encode("utf-8")
-                if spelled == self.token_bytes(i):
-                    origins[k] = "control" if i in specials else "added"
-        return origins
-
-    def _piece_texts(self, ids: list[int]) -> list[str]:
-        """Piece text of each ID, built in one native call from cached strings."""
-        if not hasattr(self._core, "piece_strs"):
-            return [self.token_bytes(i).decode("utf-8", errors="replace") for i in ids]
-        return list(self._core.piece_strs(np.asarray(ids, dtype=np.uint32)))
-
-    def encode_structured(
-        self,
-        text: str,
-        pair: str | None = None,
-        *,
-        allowed_special: SpecialSpec = (),
-        disallowed_special: SpecialSpec = (),
-        add_special_tokens: bool = False,
-        coordinate: str = "raw_codepoints",
-        untrusted_spans: Sequence[tuple[int, int]] = (),
-        truncation: Truncation | None = None,
-        padding: Padding | None = None,
-    ) -> Encoding:
-        """Encode with offsets, masks, origins and sequence metadata.
-
-        Offsets point into the raw input in the declared ``coordinate``
-        (``raw_codepoints`` or ``raw_utf8_bytes``); control tokens inserted by the
-        post-processor and PAD get empty offsets ``(0, 0)``. ``pair`` is a second sequence
-        (``sequence_ids`` 0/1, ``type_ids`` from the template). ``untrusted_spans`` are
-        codepoint ranges of ``text`` (user content in a rendered chat, say) where special
-        spellings are never recognized, even when ``allowed_special`` permits them
-        elsewhere; the whole text is still pre-tokenized in one pass. ``truncation`` and
-        ``padding`` are explicit policies (see :class:`Truncation`, :class:`Padding`).
-        """
-        from .structured import assemble, pad_all
-
-        first = self._content(
-            text, allowed_special, disallowed_special, coordinate, untrusted_spans
-        )
-        second = (
-            None
-            if pair is None
-            else self._content(pair, allowed_special, disallowed_special, coordinate, ())
-        )
-        enc = assemble(
-            self,
-            first,
-            second,
-            add_special_tokens=add_special_tokens,
-            coordinate=coordinate,
-            truncation=truncation,
-        )
-        if padding is not None:
-            enc = pad_all([enc], padding, self.pad_id)[0]
-        return enc
-
-    def encode_structured_batch(
-        self,
-        texts: Sequence[str],
-        pairs: Sequence[str] | None = None,
-        *,
-        allowed_special: SpecialSpec = (),
-        disallowed_special: SpecialSpec = (),
-        add_special_tokens: bool = False,
-        coordinate: str = "raw_codepoints",
-        truncation: Truncation | None = None,
-        padding: Padding | None = None,
-    ) -> list[Encoding]:
-        """``encode_structured`` for many texts; padding aligns the whole batch."""
-        from .structured import pad_all
-
-        if pairs is not None and len(pairs) != len(texts):
-            raise ConfigError(f"{len(texts)} texts but {len(pairs)} pairs; pass one pair each")
-        out = [
-            self.encode_structured(
-                t,
-                None if pairs is None else pairs[i],
-                allowed_special=allowed_special,
-                disallowed_special=disallowed_special,
-                add_special_tokens=add_special_tokens,
-                coordinate=coordinate,
-                truncation=truncation,
-            )
-            for i, t in enumerate(texts)
-        ]
-        return pad_all(out, padding, self.pad_id) if padding is not None else out
-
-    def _trim_space_offsets(
-        self, text: str, starts: np.ndarray, ends: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        # Hugging Face's ByteLevel(trim_offsets=True): offsets exclude a token's leading
-        # and trailing spaces.
-        data = text.encode("utf-8")
-        s, e = starts.copy(), ends.copy()
-        for k in range(len(s)):
-            while s[k] < e[k] and data[s[k]] == 0x20:
-                s[k] += 1
-            while e[k] > s[k] and data[e[k] - 1] == 0x20:
-                e[k] -= 1
-        return s, e
-
-    def _special_id_set(self) -> frozenset[int]:
-        cached = getattr(self, "_special_id_cache", None)
-        if cached is None:
-            cached = frozenset(self._special_ids.values())
-            self._special_id_cache = cached
-        return cached
-
-    def _added_id_set(self) -> frozenset[int]:
-        return frozenset(self._added.values())
-
     def normalize(self, text: str) -> str:
         """The normalizer's output for ``text`` (``text`` itself when there is none)."""
         node = (self._source.get("pipeline") or {}).get("normalizer")
@@ -792,69 +598,6 @@ class Tokenizer:
         return cached
 
     # ------------------------------------------------------------------ artifacts
-    def to_config(self) -> dict[str, Any]:
-        """Canonical description of this tokenizer's behaviour (what the semantic hash covers)."""
-        model: dict[str, Any]
-        if self._semantics == "merge_ranks":
-            model = {
-                "type": "byte_bpe",
-                "semantics": "merge_ranks",
-                "merges": [list(m) for m in self._core.merges()],
-                "vocab": [bytes(p).hex() for p in self._core.vocab()],
-            }
-        elif self._semantics == "merge_records":
-            vocab = self.vocab()
-            records = self._core.merges()
-            model = {
-                "type": "byte_bpe",
-                "semantics": "merge_records",
-                "records": [[a, b, self._core.merge_result(a, b)] for a, b in records],
-                "vocab": [p.hex() for p in vocab],
-            }
-        elif self._semantics == "sentencepiece":
-            return self._sentencepiece_config()
-        elif self._semantics == "hf_pipeline":
-            pipeline = self._source["pipeline"]
-            model = {
-                **pipeline["model"],
-                "vocab": [bytes(p).decode("utf-8", "replace") for p in self._core.vocab()],
-            }
-        else:
-            import base64
-
-            model = {
-                "type": "byte_bpe",
-                "semantics": "tiktoken_ranks",
-                "ranks": [base64.b64encode(bytes(p)).decode("ascii") for p in self._core.vocab()],
-            }
-        pipeline = self._source.get("pipeline") or {}
-        extra: dict[str, Any] = {}
-        if pipeline.get("normalizer") is not None:
-            extra["normalizer"] = pipeline["normalizer"]
-        return {
-            "format": "tokenpact.tokenizer",
-            "format_version": 1,
-            **extra,
-            "pre_tokenizer": {
-                "type": "regex_split",
-                "name": self._pattern_name,
-                "pattern": self._pattern,
-            }
-            if self._pre_tokenizer is None or not pipeline
-            else self._pre_tokenizer,
-            "model": model,
-            "special_tokens": [
-                {"id": i, "content": t.content, "role": t.role} for t, i in self._specials
-            ],
-            "post_processor": dict(self._post_processor) if self._post_processor else None,
-            "decoder": pipeline.get("decoder") or {"type": "byte_level"},
-        }
-
-    def _sentencepiece_config(self) -> dict[str, Any]:
-        from .formats.sentencepiece_model import sentencepiece_config
-
-        return sentencepiece_config(self)
-
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write the artifact directory (``tokenpact.json``); every file is written atomically."""
         from .formats import artifact_dir

@@ -1,0 +1,88 @@
+"""The Tokenizer's canonical behaviour description (what the semantic hash covers).
+
+A mixin of :class:`~tokenpact.Tokenizer`, kept apart so each file stays one concept.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+
+class ConfigMixin:
+    """``to_config()`` for :class:`Tokenizer`."""
+
+    _core: Any
+    _source: dict[str, Any]
+    _semantics: str
+    _pattern: str
+    _pattern_name: str | None
+    _specials: Any
+    _post_processor: dict[str, Any] | None
+    _pre_tokenizer: dict[str, Any] | None
+
+    if TYPE_CHECKING:  # provided by Tokenizer
+
+        def vocab(self) -> list[bytes]: ...
+
+    def to_config(self) -> dict[str, Any]:
+        """Canonical description of this tokenizer's behaviour (what the semantic hash covers)."""
+        model: dict[str, Any]
+        if self._semantics == "merge_ranks":
+            model = {
+                "type": "byte_bpe",
+                "semantics": "merge_ranks",
+                "merges": [list(m) for m in self._core.merges()],
+                "vocab": [bytes(p).hex() for p in self._core.vocab()],
+            }
+        elif self._semantics == "merge_records":
+            vocab = self.vocab()
+            records = self._core.merges()
+            model = {
+                "type": "byte_bpe",
+                "semantics": "merge_records",
+                "records": [[a, b, self._core.merge_result(a, b)] for a, b in records],
+                "vocab": [p.hex() for p in vocab],
+            }
+        elif self._semantics == "sentencepiece":
+            return self._sentencepiece_config()
+        elif self._semantics == "hf_pipeline":
+            pipeline = self._source["pipeline"]
+            model = {
+                **pipeline["model"],
+                "vocab": [bytes(p).decode("utf-8", "replace") for p in self._core.vocab()],
+            }
+        else:
+            import base64
+
+            model = {
+                "type": "byte_bpe",
+                "semantics": "tiktoken_ranks",
+                "ranks": [base64.b64encode(bytes(p)).decode("ascii") for p in self._core.vocab()],
+            }
+        pipeline = self._source.get("pipeline") or {}
+        extra: dict[str, Any] = {}
+        if pipeline.get("normalizer") is not None:
+            extra["normalizer"] = pipeline["normalizer"]
+        return {
+            "format": "tokenpact.tokenizer",
+            "format_version": 1,
+            **extra,
+            "pre_tokenizer": {
+                "type": "regex_split",
+                "name": self._pattern_name,
+                "pattern": self._pattern,
+            }
+            if self._pre_tokenizer is None or not pipeline
+            else self._pre_tokenizer,
+            "model": model,
+            "special_tokens": [
+                {"id": i, "content": t.content, "role": t.role} for t, i in self._specials
+            ],
+            "post_processor": dict(self._post_processor) if self._post_processor else None,
+            "decoder": pipeline.get("decoder") or {"type": "byte_level"},
+        }
+
+    def _sentencepiece_config(self) -> dict[str, Any]:
+        from .formats.sentencepiece_model import sentencepiece_config
+
+        return sentencepiece_config(self)  # type: ignore[arg-type]
