@@ -12,20 +12,26 @@ use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 
-use super::model::BpeModel;
+use super::model::{pack_short, BpeModel};
 
 const SMALL: usize = 64;
 const NONE: u32 = u32::MAX;
 const CACHE_MAX_PIECE: usize = 48;
 const CACHE_MAX_ENTRIES: usize = 1 << 17;
 
+/// Per-thread memo of encoded pieces; short pieces keyed by their packed bytes.
 struct PieceCache {
     uid: u64,
-    map: FxHashMap<Box<[u8]>, Box<[u32]>>,
+    short: FxHashMap<u128, Box<[u32]>>,
+    long: FxHashMap<Box<[u8]>, Box<[u32]>>,
 }
 
 thread_local! {
-    static CACHE: RefCell<PieceCache> = RefCell::new(PieceCache { uid: 0, map: FxHashMap::default() });
+    static CACHE: RefCell<PieceCache> = RefCell::new(PieceCache {
+        uid: 0,
+        short: FxHashMap::default(),
+        long: FxHashMap::default(),
+    });
 }
 
 impl BpeModel {
@@ -40,7 +46,7 @@ impl BpeModel {
             _ => {}
         }
         if let Some(whole) = &self.whole_piece {
-            if let Some(&id) = whole.get(piece) {
+            if let Some(id) = whole.get(piece) {
                 out.push(id);
                 return;
             }
@@ -53,18 +59,29 @@ impl BpeModel {
             let mut cache = cell.borrow_mut();
             if cache.uid != self.uid {
                 cache.uid = self.uid;
-                cache.map.clear();
+                cache.short.clear();
+                cache.long.clear();
             }
-            if let Some(ids) = cache.map.get(piece) {
+            let key = pack_short(piece);
+            let hit = match key {
+                Some(k) => cache.short.get(&k),
+                None => cache.long.get(piece),
+            };
+            if let Some(ids) = hit {
                 out.extend_from_slice(ids);
                 return;
             }
             let start = out.len();
             self.merge_small(piece, out);
-            if cache.map.len() >= CACHE_MAX_ENTRIES {
-                cache.map.clear();
+            if cache.short.len() + cache.long.len() >= CACHE_MAX_ENTRIES {
+                cache.short.clear();
+                cache.long.clear();
             }
-            cache.map.insert(piece.into(), out[start..].into());
+            let ids: Box<[u32]> = out[start..].into();
+            match key {
+                Some(k) => cache.short.insert(k, ids),
+                None => cache.long.insert(piece.into(), ids),
+            };
         });
     }
 

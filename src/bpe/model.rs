@@ -18,6 +18,44 @@ use crate::error::{CoreError, CoreResult};
 
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 
+/// Packs a piece of at most 15 bytes with its length into one integer key, so lookups of
+/// short pieces (nearly all of them) hash an integer and compare once, with no memcmp.
+#[inline]
+pub fn pack_short(piece: &[u8]) -> Option<u128> {
+    if piece.len() > 15 {
+        return None;
+    }
+    let mut buf = [0u8; 16];
+    buf[..piece.len()].copy_from_slice(piece);
+    buf[15] = piece.len() as u8;
+    Some(u128::from_le_bytes(buf))
+}
+
+/// Piece -> ID map with the short-key fast path of [`pack_short`].
+#[derive(Default)]
+pub struct PieceMap {
+    short: FxHashMap<u128, u32>,
+    long: FxHashMap<Vec<u8>, u32>,
+}
+
+impl PieceMap {
+    #[inline]
+    pub fn get(&self, piece: &[u8]) -> Option<u32> {
+        match pack_short(piece) {
+            Some(key) => self.short.get(&key).copied(),
+            None => self.long.get(piece).copied(),
+        }
+    }
+
+    /// Inserts unless the piece is present; returns the ID now stored.
+    pub fn insert_first(&mut self, piece: &[u8], id: u32) -> u32 {
+        match pack_short(piece) {
+            Some(key) => *self.short.entry(key).or_insert(id),
+            None => *self.long.entry(piece.to_vec()).or_insert(id),
+        }
+    }
+}
+
 pub struct BpeModel {
     /// Byte piece of every model ID (special tokens live elsewhere).
     pub vocab: Vec<Vec<u8>>,
@@ -28,7 +66,7 @@ pub struct BpeModel {
     /// ID of each single byte.
     pub byte_ids: [u32; 256],
     /// Piece -> ID lookup applied before merging (tiktoken semantics).
-    pub whole_piece: Option<FxHashMap<Vec<u8>, u32>>,
+    pub whole_piece: Option<PieceMap>,
     /// Identity used to key per-thread caches.
     pub uid: u64,
 }
@@ -121,10 +159,10 @@ impl BpeModel {
         // `ignore_merges` (Hugging Face): a pre-token that is itself a vocabulary entry is
         // emitted directly, before any merge.
         let whole_piece = ignore_merges.then(|| {
-            let mut m = FxHashMap::default();
+            let mut m = PieceMap::default();
             for (id, piece) in vocab.iter().enumerate() {
                 if !piece.is_empty() {
-                    m.entry(piece.clone()).or_insert(id as u32);
+                    m.insert_first(piece, id as u32);
                 }
             }
             m
@@ -176,7 +214,13 @@ impl BpeModel {
             merges,
             merge_list: Vec::new(),
             byte_ids,
-            whole_piece: Some(lookup),
+            whole_piece: Some({
+                let mut m = PieceMap::default();
+                for (piece, id) in lookup {
+                    m.insert_first(&piece, id);
+                }
+                m
+            }),
             uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
         })
     }
