@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 use crate::error::CoreError;
 
 mod bpe;
+mod bpe_train;
 mod pipeline;
 mod sentencepiece;
 mod trainers;
@@ -78,6 +79,7 @@ pub(crate) fn spawn_in_pool(
 #[pyo3(name = "_native")]
 fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bpe::register(m)?;
+    bpe_train::register(m)?;
     sentencepiece::register(m)?;
     pipeline::register(m)?;
     trainers::register(m)?;
