@@ -25,7 +25,6 @@ import argparse
 import gzip
 import json
 import os
-import platform
 import sys
 import time
 from collections.abc import Callable
@@ -34,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common  # noqa: E402
 from tokenpact.batch import (
     PackingPlan,
     RecordTable,
@@ -245,18 +246,7 @@ def utilization(args: argparse.Namespace) -> list[str]:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return (
-        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
-    )
+    return f"{_common.machine_info()}, numpy {np.__version__}"
 
 
 def main() -> int:

@@ -5,6 +5,7 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use crate::bpe::count::merge_counts;
 use crate::pretok::classes::{classes, L, M, N, WS};
 
 /// The SentencePiece whitespace marker (U+2581).
@@ -100,15 +101,7 @@ pub struct WordCounts {
 
 impl WordCounts {
     fn merge(mut self, other: WordCounts) -> WordCounts {
-        let (mut big, small) = if self.counts.len() >= other.counts.len() {
-            (std::mem::take(&mut self.counts), other.counts)
-        } else {
-            (other.counts, std::mem::take(&mut self.counts))
-        };
-        for (k, v) in small {
-            *big.entry(k).or_insert(0) += v;
-        }
-        self.counts = big;
+        self.counts = merge_counts(std::mem::take(&mut self.counts), other.counts);
         self.documents += other.documents;
         self.bytes += other.bytes;
         self

@@ -21,6 +21,19 @@ pub struct PretokenCounts {
     pub digest: [u64; 4],
 }
 
+/// Sums two count maps, folding the smaller into the larger (fewer re-hashes). Addition
+/// commutes, so parallel reductions give the same counts in any order.
+pub fn merge_counts<K: std::hash::Hash + Eq>(
+    a: FxHashMap<K, u64>,
+    b: FxHashMap<K, u64>,
+) -> FxHashMap<K, u64> {
+    let (mut big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    for (k, v) in small {
+        *big.entry(k).or_insert(0) += v;
+    }
+    big
+}
+
 fn add_digest(acc: &mut [u64; 4], other: &[u64; 4]) {
     let mut carry = 0u128;
     for i in 0..4 {
@@ -43,15 +56,7 @@ fn doc_digest(text: &str) -> [u64; 4] {
 
 impl PretokenCounts {
     fn merge(mut self, other: PretokenCounts) -> PretokenCounts {
-        let (mut big, small) = if self.counts.len() >= other.counts.len() {
-            (std::mem::take(&mut self.counts), other.counts)
-        } else {
-            (other.counts, std::mem::take(&mut self.counts))
-        };
-        for (k, v) in small {
-            *big.entry(k).or_insert(0) += v;
-        }
-        self.counts = big;
+        self.counts = merge_counts(std::mem::take(&mut self.counts), other.counts);
         self.documents += other.documents;
         self.bytes += other.bytes;
         add_digest(&mut self.digest, &other.digest);
