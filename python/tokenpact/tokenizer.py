@@ -83,6 +83,8 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin):
         self._post_processor = post_processor
         self._training = training
         self._matchers: dict[frozenset[str], Any] = {}
+        # Exact bytes of the Hugging Face files this tokenizer was built from (name -> bytes).
+        self._hf_files: dict[str, bytes] = {}
 
     # ------------------------------------------------------------------ constructors
     @classmethod

@@ -79,11 +79,8 @@ def release_files(tok: Tokenizer) -> dict[str, bytes]:
     from a Hugging Face ``tokenizer.json``, that file's exact bytes (it is the artifact)."""
     hf_semantics = ("merge_records", "hf_pipeline")
     if tok.semantics in hf_semantics and tok.source.get("format") == "hf_tokenizer_json":
-        files = {"tokenizer.json": Path(tok.source["path"]).read_bytes()}
-        if tok.source.get("config_path"):
-            # Roles (bos/eos/pad) and the chat template come from the config.
-            files["tokenizer_config.json"] = Path(tok.source["config_path"]).read_bytes()
-        return files
+        # The tokenizer.json (and tokenizer_config.json: roles, chat template) as loaded.
+        return dict(tok._hf_files)
     if tok.semantics == "sentencepiece":
         raise ArtifactError(
             "saving a SentencePiece tokenizer as an artifact directory is not supported yet; "

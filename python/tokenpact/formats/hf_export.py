@@ -89,7 +89,7 @@ def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
     """The ``tokenizer.json`` document for ``tok``."""
     from_hf = tok.source.get("format") == "hf_tokenizer_json"
     if tok.semantics in ("merge_records", "hf_pipeline") and from_hf:
-        return json.loads(Path(tok.source["path"]).read_text(encoding="utf-8"))
+        return json.loads(tok._hf_files["tokenizer.json"].decode("utf-8"))
     if tok.semantics != "merge_ranks":
         raise ArtifactError(
             f"a {tok.semantics} tokenizer cannot be written as tokenizer.json: Hugging Face "

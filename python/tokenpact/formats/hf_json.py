@@ -146,25 +146,52 @@ def load_hf_json(
     path: str | os.PathLike[str], *, config: dict[str, Any] | None = None
 ) -> Tokenizer:
     """Load a Hugging Face ``tokenizer.json`` (and roles from ``tokenizer_config.json``)."""
-    from .. import _native
-    from ..tokenizer import KNOWN_ROLES, Tokenizer
-
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        raw = p.read_bytes()
+        data = json.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ArtifactError(f"{p}: cannot read tokenizer.json ({exc}); check the file") from None
     config_path = None
+    config_raw = None
     if config is None:
         side = p.with_name("tokenizer_config.json")
         if side.is_file():
             config_path = str(side)
             try:
-                config = json.loads(side.read_text(encoding="utf-8"))
+                config_raw = side.read_bytes()
+                config = json.loads(config_raw.decode("utf-8"))
             except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
                 raise ArtifactError(
                     f"{side}: cannot read tokenizer_config.json ({exc}); fix or remove it"
                 ) from None
+    tok = load_hf_data(data, label=p, config=config, raw=raw, config_raw=config_raw)
+    tok._source.update(path=str(p), config_path=config_path)
+    return tok
+
+
+def load_hf_data(
+    data: dict[str, Any],
+    *,
+    label: str | os.PathLike[str] = "<tokenizer.json>",
+    config: dict[str, Any] | None = None,
+    raw: bytes | None = None,
+    config_raw: bytes | None = None,
+) -> Tokenizer:
+    """Build a Tokenizer from a parsed ``tokenizer.json`` document.
+
+    ``label`` names the document in error messages. ``raw`` is the exact file text (the
+    release artifact a save writes back); without it the document is serialized.
+    ``config`` is the parsed ``tokenizer_config.json`` (roles, chat template).
+    """
+    from .. import _native
+    from ..tokenizer import KNOWN_ROLES, Tokenizer
+
+    p = Path(label)
+    if raw is None:
+        raw = json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
+    if config is not None and config_raw is None:
+        config_raw = json.dumps(config, ensure_ascii=False, indent=2).encode("utf-8")
     normalizer = data.get("normalizer")
     if normalizer is not None and normalizer.get("type") == "Sequence":
         if not normalizer.get("normalizers"):
@@ -234,14 +261,19 @@ def load_hf_json(
         pre_tokenizer={"type": "sequence", "steps": steps},
         source={
             "format": "hf_tokenizer_json",
-            "path": str(p),
-            "config_path": config_path,
+            "path": None,
+            "config_path": None,
             "ignore_merges": bool(model.get("ignore_merges", False)),
             "trim_offsets": trim,
             "chat_template": (config or {}).get("chat_template"),
             "pipeline": pipeline,
         },
     )
+    # The exact bytes of the release artifact: a later save or export writes these back
+    # even if the file on disk has changed since.
+    tok._hf_files = {"tokenizer.json": raw}
+    if config_raw is not None:
+        tok._hf_files["tokenizer_config.json"] = config_raw
     return tok
 
 
