@@ -7,7 +7,7 @@ ids = tok.encode("The cat sleeps.")
 
 from __future__ import annotations
 
-from . import baselines, batch, chat, contract, errors, stochastic
+from . import baselines, batch, chat, components, contract, errors, stochastic
 from ._native import pretokenize as _pretokenize
 from .contract import golden, reconcile, validate_special_ids
 from .corpus import TextFiles
@@ -67,6 +67,7 @@ __all__ = [
     "Truncation",
     "UnknownTokenError",
     "baselines",
+    "components",
     "batch",
     "chat",
     "bpe_dropout",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
@@ -267,6 +267,39 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin):
 
         p = Path(path)
         return load_hf_json(p / "tokenizer.json" if p.is_dir() else p)
+
+    @classmethod
+    def from_components(
+        cls,
+        model: Any,
+        *,
+        normalizer: Any = None,
+        pre_tokenizer: Any = None,
+        post_processor: Any = None,
+        decoder: Any = None,
+        added_tokens: Iterable[Any] = (),
+        config: dict[str, Any] | None = None,
+    ) -> Tokenizer:
+        """Assemble a tokenizer from :mod:`tokenpact.components` objects (validated and
+        built exactly like the equivalent ``tokenizer.json``); ``config`` is an optional
+        ``tokenizer_config.json`` dict (roles, chat template)."""
+        from .components import Pipeline, build_tokenizer
+
+        pipeline = Pipeline(
+            model=model,
+            normalizer=normalizer,
+            pre_tokenizer=pre_tokenizer,
+            post_processor=post_processor,
+            decoder=decoder,
+            added_tokens=tuple(added_tokens),
+        )
+        return cast(Tokenizer, build_tokenizer(pipeline, config=config))
+
+    def components(self) -> Any:
+        """This tokenizer's stages as a :class:`tokenpact.components.Pipeline`."""
+        from .components import pipeline_of
+
+        return pipeline_of(self)
 
     # ------------------------------------------------------------------ properties
     @property

@@ -1,0 +1,163 @@
+"""Typed pipeline components with ``to_config()`` / ``from_config()``.
+
+Each stage of a tokenizer is a small frozen dataclass whose fields are exactly the keys of
+its Hugging Face ``tokenizer.json`` node (same names, order and defaults), grouped as
+Hugging Face groups them: :mod:`.normalizers`, :mod:`.pre_tokenizers`, :mod:`.models`,
+:mod:`.decoders`, :mod:`.processors`. ``Tokenizer.from_components(...)`` assembles them
+into a ``tokenizer.json`` document and builds the Rust engine from it, and
+``tok.components()`` gives them back for any tokenizer that has a ``tokenizer.json`` form.
+
+Example::
+
+    import tokenpact as tp
+    from tokenpact.components import models, normalizers, pre_tokenizers, decoders
+
+    tok = tp.Tokenizer.from_components(
+        model=models.WordPiece(vocab={"[UNK]": 0, "un": 1, "##want": 2, "##ed": 3}),
+        normalizer=normalizers.BertNormalizer(),
+        pre_tokenizer=pre_tokenizers.BertPreTokenizer(),
+        decoder=decoders.WordPiece(),
+    )
+    tok.encode("unwanted")  # [1, 2, 3]
+    normalizers.Normalizer.from_config({"type": "NFC"})  # NFC()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..errors import ConfigError
+from . import decoders, models, normalizers, pre_tokenizers, processors
+from ._base import Component, Regex, from_config, known_types
+
+__all__ = [
+    "AddedToken",
+    "Component",
+    "Pipeline",
+    "Regex",
+    "decoders",
+    "from_config",
+    "known_types",
+    "models",
+    "normalizers",
+    "pre_tokenizers",
+    "processors",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class AddedToken:
+    """An entry of ``added_tokens``; the flags are Hugging Face's. tokenpact recognizes
+    every added token only with ``allowed_special`` permission (``"all"`` = HF)."""
+
+    content: str
+    id: int
+    special: bool = True
+    single_word: bool = False
+    lstrip: bool = False
+    rstrip: bool = False
+    normalized: bool | None = None  # None: Hugging Face's default, ``not special``
+
+    def to_config(self) -> dict[str, Any]:
+        normalized = (not self.special) if self.normalized is None else self.normalized
+        return {
+            "id": self.id,
+            "content": self.content,
+            "single_word": self.single_word,
+            "lstrip": self.lstrip,
+            "rstrip": self.rstrip,
+            "normalized": normalized,
+            "special": self.special,
+        }
+
+    @classmethod
+    def from_config(cls, node: Mapping[str, Any]) -> AddedToken:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(node) - known)
+        if unknown or "content" not in node or "id" not in node:
+            raise ConfigError(
+                f"added token {node!r}: needs content and id; unknown fields {unknown}"
+            )
+        return cls(**dict(node))
+
+
+@dataclasses.dataclass(frozen=True)
+class Pipeline:
+    """All stages of one tokenizer; ``to_config()`` is its ``tokenizer.json`` document."""
+
+    model: models.Model
+    normalizer: normalizers.Normalizer | None = None
+    pre_tokenizer: pre_tokenizers.PreTokenizer | None = None
+    post_processor: processors.PostProcessor | None = None
+    decoder: decoders.Decoder | None = None
+    added_tokens: tuple[AddedToken, ...] = ()
+
+    def to_config(self) -> dict[str, Any]:
+        def node(component: Component | None) -> dict[str, Any] | None:
+            return None if component is None else component.to_config()
+
+        return {
+            "version": "1.0",
+            "truncation": None,
+            "padding": None,
+            "added_tokens": [t.to_config() for t in self.added_tokens],
+            "normalizer": node(self.normalizer),
+            "pre_tokenizer": node(self.pre_tokenizer),
+            "post_processor": node(self.post_processor),
+            "decoder": node(self.decoder),
+            "model": self.model.to_config(),
+        }
+
+    @classmethod
+    def from_config(cls, document: Mapping[str, Any]) -> Pipeline:
+        """Parse a whole ``tokenizer.json`` document (``truncation``/``padding`` are not
+        pipeline stages and are ignored here)."""
+        if "model" not in document:
+            raise ConfigError("tokenizer.json document has no model")
+
+        def optional(kind: str) -> Any:
+            value = document.get(kind)
+            return None if value is None else from_config(kind, value)
+
+        added: Iterable[Mapping[str, Any]] = document.get("added_tokens") or []
+        return cls(
+            model=models.Model.from_config(document["model"]),  # type: ignore[arg-type]
+            normalizer=optional("normalizer"),
+            pre_tokenizer=optional("pre_tokenizer"),
+            post_processor=optional("post_processor"),
+            decoder=optional("decoder"),
+            added_tokens=tuple(AddedToken.from_config(t) for t in added),
+        )
+
+
+def build_tokenizer(pipeline: Pipeline, *, config: Mapping[str, Any] | None = None) -> Any:
+    """The :class:`~tokenpact.Tokenizer` of ``pipeline`` (through the tokenizer.json loader,
+    so it is validated exactly like a file); ``config`` is a ``tokenizer_config.json``."""
+    from ..formats.hf_json import load_hf_data
+
+    return load_hf_data(
+        pipeline.to_config(),
+        label="<Tokenizer.from_components>",
+        config=dict(config) if config is not None else None,
+    )
+
+
+def pipeline_of(tok: Any) -> Pipeline:
+    """The components of ``tok``: its tokenizer.json as loaded, or the document that
+    ``export_hf`` writes for tokenizers tokenpact built itself."""
+    import json
+
+    from ..errors import ArtifactError
+
+    raw = getattr(tok, "_hf_files", {}).get("tokenizer.json")
+    if raw is not None:
+        return Pipeline.from_config(json.loads(raw.decode("utf-8")))
+    from ..formats.hf_export import hf_tokenizer_json
+
+    try:
+        document = hf_tokenizer_json(tok)
+    except ArtifactError as exc:
+        raise ArtifactError(f"this tokenizer has no component form: {exc}") from None
+    return Pipeline.from_config(document)

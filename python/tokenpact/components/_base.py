@@ -1,0 +1,139 @@
+"""The component base: a typed node of a Hugging Face ``tokenizer.json`` pipeline.
+
+Every component is a frozen dataclass whose fields are the node's keys, in the order
+Hugging Face writes them, with Hugging Face's defaults. ``to_config()`` returns that node
+(a dict ready for ``json.dumps``) and ``<kind>.from_config(node)`` rebuilds the object,
+rejecting unknown types and keys with :class:`~tokenpact.errors.ConfigError`. The engine
+is always built from these nodes (``Tokenizer.from_components``), so a component and the
+file form can never drift apart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from ..errors import ConfigError
+
+KINDS = ("normalizer", "pre_tokenizer", "model", "decoder", "post_processor")
+_REGISTRY: dict[str, dict[str, type[Component]]] = {kind: {} for kind in KINDS}
+
+
+@dataclasses.dataclass(frozen=True)
+class Regex:
+    """A regular-expression pattern (Hugging Face ``{"Regex": ...}``); a plain ``str``
+    pattern matches literally (``{"String": ...}``)."""
+
+    pattern: str
+
+
+def pattern_field(default: Any = dataclasses.MISSING) -> Any:
+    """A field holding ``str`` (literal) or :class:`Regex`, written as HF's pattern node."""
+    return dataclasses.field(default=default, metadata={"pattern": True})
+
+
+def children_field(kind: str) -> Any:
+    """A field holding a list of components of ``kind`` (a ``Sequence``'s members)."""
+    return dataclasses.field(default_factory=list, metadata={"children": kind})
+
+
+def _encode_pattern(value: str | Regex) -> dict[str, str]:
+    return {"Regex": value.pattern} if isinstance(value, Regex) else {"String": value}
+
+
+def _decode_pattern(node: Any, where: str) -> str | Regex:
+    if isinstance(node, Mapping) and len(node) == 1:
+        if isinstance(node.get("Regex"), str):
+            return Regex(node["Regex"])
+        if isinstance(node.get("String"), str):
+            return str(node["String"])
+    raise ConfigError(f"{where}: pattern {node!r} must be {{'String': s}} or {{'Regex': r}}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Component:
+    """Base of every pipeline component; subclasses set ``KIND`` and ``TYPE``."""
+
+    KIND: ClassVar[str] = ""
+    TYPE: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.TYPE:
+            _REGISTRY[cls.KIND][cls.TYPE] = cls
+
+    def to_config(self) -> dict[str, Any]:
+        """The ``tokenizer.json`` node of this component."""
+        node: dict[str, Any] = {"type": self.TYPE}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.metadata.get("pattern"):
+                value = _encode_pattern(value)
+            elif f.metadata.get("children"):
+                value = [child.to_config() for child in value]
+            else:
+                value = _plain(value)
+            node[f.name] = value
+        return node
+
+    @classmethod
+    def from_config(cls, node: Mapping[str, Any]) -> Component:
+        """Rebuild a component of this kind from its ``tokenizer.json`` node."""
+        return from_config(cls.KIND, node)
+
+
+def _plain(value: Any) -> Any:
+    """Tuples become lists (JSON arrays); everything else is already JSON-shaped."""
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def from_config(kind: str, node: Mapping[str, Any], where: str | None = None) -> Component:
+    """The component of ``kind`` described by ``node``; ConfigError names what is wrong."""
+    where = where or kind
+    if not isinstance(node, Mapping):
+        raise ConfigError(f"{where}: expected a JSON object, got {type(node).__name__}")
+    kind_types = _REGISTRY[kind]
+    cls = kind_types.get(node.get("type", ""))
+    if cls is None:
+        raise ConfigError(
+            f"{where}: unknown {kind} type {node.get('type')!r}; "
+            f"known types: {', '.join(sorted(kind_types))}"
+        )
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(node) - set(fields) - {"type"})
+    if unknown:
+        raise ConfigError(
+            f"{where}: {cls.TYPE} has no field(s) {unknown}; its fields: {sorted(fields)}"
+        )
+    args: dict[str, Any] = {}
+    for name, f in fields.items():
+        if name not in node:
+            continue  # the dataclass default is Hugging Face's default
+        value = node[name]
+        if f.metadata.get("pattern"):
+            value = _decode_pattern(value, f"{where}.{name}")
+        elif f.metadata.get("children"):
+            if not isinstance(value, list):
+                raise ConfigError(f"{where}.{name}: expected a list of {f.metadata['children']}")
+            value = [
+                from_config(f.metadata["children"], item, f"{where}.{name}[{i}]")
+                for i, item in enumerate(value)
+            ]
+        args[name] = value
+    try:
+        component = cls(**args)
+    except TypeError as exc:
+        raise ConfigError(f"{where}: cannot build {cls.TYPE}: {exc}") from None
+    return component
+
+
+def known_types(kind: str) -> list[str]:
+    """The ``type`` names of ``kind`` that tokenpact can describe."""
+    return sorted(_REGISTRY[kind])
