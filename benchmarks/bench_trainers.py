@@ -75,7 +75,9 @@ def run_one(name: str, vocab: int, path: Path, limit: int | None) -> dict[str, o
     elif name == "tokenpact-wordpiece":
         import tokenpact as tp
 
-        wp = tp.train_wordpiece(lines, vocab_size=vocab, min_frequency=2, threads=2)
+        wp = tp.train_wordpiece(
+            lines, vocab_size=vocab, min_frequency=2, threads=2, scoring=WORDPIECE_SCORING
+        )
         out["vocab"] = wp.vocab_size
         out["stop"] = wp.training["stop_reason"] if wp.training else "?"
     elif name == "hf-wordpiece":
@@ -98,13 +100,23 @@ def run_one(name: str, vocab: int, path: Path, limit: int | None) -> dict[str, o
     return out
 
 
+WORDPIECE_SCORING = "likelihood_gain"  # set from --wordpiece-scoring
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--vocab-size", type=int, default=32_000)
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--limit-mb", type=float, default=None, help="corpus prefix, MB")
+    parser.add_argument(
+        "--wordpiece-scoring",
+        default="likelihood_gain",
+        choices=["likelihood_gain", "likelihood_ratio", "count"],
+    )
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    global WORDPIECE_SCORING
+    WORDPIECE_SCORING = args.wordpiece_scoring
     path = _common.corpus_path()
     limit = int(args.limit_mb * 1e6) if args.limit_mb else None
     if args.child:
@@ -114,6 +126,7 @@ def main() -> None:
     results: dict[str, tuple[float, float]] = {}
     for name in args.only or TRAINERS:
         argv = [sys.executable, __file__, "--child", name, "--vocab-size", str(args.vocab_size)]
+        argv += ["--wordpiece-scoring", args.wordpiece_scoring]
         if args.limit_mb:
             argv += ["--limit-mb", str(args.limit_mb)]
         child = _common.run_child(

@@ -1,5 +1,7 @@
 //! Pair-merge training over weighted symbol sequences, shared by character BPE (score =
-//! pair count) and WordPiece (score = f(ab) / (f(a) f(b)), seed 000 0x08).
+//! pair count) and WordPiece (score = f(ab) / (f(a) f(b)), seed 000 0x08, or the
+//! count-weighted likelihood gain f(ab) ln(N f(ab) / (f(a) f(b))) with N the initial
+//! number of symbols).
 //!
 //! Same bookkeeping as the byte-level trainer: an arena of units, weighted pair counts,
 //! a pair -> units index, and a lazy max-heap whose stale entries are checked on pop.
@@ -24,6 +26,7 @@ fn key(l: u32, r: u32) -> u64 {
 pub enum Scoring {
     Count,
     LikelihoodRatio,
+    LikelihoodGain,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +95,9 @@ pub struct MergeEngine {
     pairs_of: Vec<Vec<u64>>,
     heap: BinaryHeap<Entry>,
     delta: FxHashMap<u64, i64>,
+    /// ln of the initial number of symbols (the N of the likelihood gain; fixed, so a
+    /// merge only changes the scores of pairs that share a symbol with it).
+    ln_total: f64,
     /// Number of alphabet symbols (IDs below this are initial).
     pub alphabet: usize,
     /// (left, right, result) in merge order.
@@ -128,6 +134,7 @@ impl MergeEngine {
             units_of: FxHashMap::default(),
             heap: BinaryHeap::new(),
             delta: FxHashMap::default(),
+            ln_total: 0.0,
             merges: Vec::new(),
             merge_counts: Vec::new(),
             new_pieces: 0,
@@ -152,6 +159,8 @@ impl MergeEngine {
                 }
             }
         }
+        let total: i64 = e.sym_count.iter().sum();
+        e.ln_total = (total.max(1) as f64).ln();
         let mut all: Vec<u64> = e.pair_count.keys().copied().collect();
         all.sort_unstable();
         for k in all {
@@ -167,8 +176,13 @@ impl MergeEngine {
         self.cfg.count_merges = count_merges;
     }
 
+    /// Scores that depend on f(a) and f(b) need the pairs of each symbol.
+    fn symbol_scored(&self) -> bool {
+        self.cfg.scoring != Scoring::Count
+    }
+
     fn register(&mut self, k: u64) {
-        if self.cfg.scoring == Scoring::LikelihoodRatio {
+        if self.symbol_scored() {
             let (l, r) = ((k >> 32) as usize, k as u32 as usize);
             self.pairs_of[l].push(k);
             if r != l {
@@ -185,6 +199,16 @@ impl MergeEngine {
                 let (l, r) = ((k >> 32) as usize, k as u32 as usize);
                 let d = self.sym_count[l] as f64 * self.sym_count[r] as f64;
                 (if d > 0.0 { c as f64 / d } else { 0.0 }, c)
+            }
+            Scoring::LikelihoodGain => {
+                let (l, r) = ((k >> 32) as usize, k as u32 as usize);
+                let (fa, fb) = (self.sym_count[l] as f64, self.sym_count[r] as f64);
+                if c <= 0 || fa <= 0.0 || fb <= 0.0 {
+                    return (0.0, c);
+                }
+                let cf = c as f64;
+                // Same operation order as the Python reference (bitwise-equal floats).
+                (cf * (cf.ln() + self.ln_total - fa.ln() - fb.ln()), c)
             }
         }
     }
@@ -292,14 +316,16 @@ impl MergeEngine {
             *c += d;
             if *c <= 0 {
                 self.pair_count.remove(&k);
-            } else if d > 0 {
+            } else if d > 0 || self.cfg.scoring == Scoring::LikelihoodGain {
+                // The gain can rise when a count falls (c ln(c/..) is not monotone in c
+                // below c = f(a) f(b) / (e N)): every change gets a fresh heap entry.
                 if fresh {
                     self.register(k);
                 }
                 self.push(k);
             }
         }
-        if self.cfg.scoring == Scoring::LikelihoodRatio {
+        if self.symbol_scored() {
             for s in [a, b] {
                 let mut list = std::mem::take(&mut self.pairs_of[s as usize]);
                 list.sort_unstable();

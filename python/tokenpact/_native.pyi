@@ -169,7 +169,7 @@ def train_wordpiece(
     prefix: str,
     min_frequency: int,
     limit_alphabet: int | None = None,
-    scoring: str = "likelihood_ratio",
+    scoring: str = "count",
     threads: int | None = None,
 ) -> tuple[list[str], dict[str, Any]]: ...
 def train_char_bpe(

@@ -163,7 +163,7 @@ fn train_unigram<'py>(
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 #[pyo3(signature = (counter, vocab_size, specials, prefix, min_frequency, limit_alphabet=None,
-                    scoring="likelihood_ratio", threads=None))]
+                    scoring="count", threads=None))]
 fn train_wordpiece<'py>(
     py: Python<'py>,
     counter: &mut WordCounter,
@@ -177,12 +177,14 @@ fn train_wordpiece<'py>(
 ) -> PyResult<(Vec<String>, Bound<'py, PyDict>)> {
     let scoring = match scoring {
         "likelihood_ratio" => Scoring::LikelihoodRatio,
+        "likelihood_gain" => Scoring::LikelihoodGain,
         "count" => Scoring::Count,
         other => {
             return Err(to_py(
                 py,
                 config_err(format!(
-                    "unknown scoring {other:?}; use \"likelihood_ratio\" or \"count\""
+                    "unknown scoring {other:?}; use \"likelihood_gain\", \"likelihood_ratio\" \
+                     or \"count\""
                 )),
             ))
         }

@@ -71,15 +71,21 @@ def test_char_bpe_engine_matches_reference(texts: list[str], merges: int, tie: s
 
 
 @settings(max_examples=40, deadline=None)
-@given(corpora, st.integers(8, 30), st.integers(1, 3), st.sampled_from([None, 3]))
+@given(
+    corpora,
+    st.integers(8, 30),
+    st.integers(1, 3),
+    st.sampled_from([None, 3]),
+    st.sampled_from(["count", "likelihood_gain", "likelihood_ratio"]),
+)
 def test_wordpiece_engine_matches_reference(
-    texts: list[str], size: int, min_frequency: int, limit: int | None
+    texts: list[str], size: int, min_frequency: int, limit: int | None, scoring: str
 ) -> None:
     words = Counter(w for t in texts for w in t.split())
     if not words:
         return
     ref = wref.train_wordpiece_reference(
-        words, size, min_frequency=min_frequency, limit_alphabet=limit
+        words, size, min_frequency=min_frequency, limit_alphabet=limit, scoring=scoring
     )
     if len(ref.vocab) > size:
         return  # the alphabet alone does not fit; the engine raises (tested elsewhere)
@@ -89,6 +95,7 @@ def test_wordpiece_engine_matches_reference(
         special_tokens=[tp.SpecialToken("[UNK]", "unk")],
         min_frequency=min_frequency,
         limit_alphabet=limit,
+        scoring=scoring,
     )
     assert tok.pieces == ref.vocab
     assert tok.training["stop_reason"] == ref.stop_reason

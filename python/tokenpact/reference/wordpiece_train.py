@@ -9,6 +9,7 @@ higher pair count, then to the lexicographically smallest ``(a, b)``.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -60,6 +61,7 @@ def train_wordpiece_reference(
     prefix: str = "##",
     min_frequency: int = 2,
     limit_alphabet: int | None = None,
+    scoring: str = "likelihood_ratio",
 ) -> WordPieceTraining:
     """Train on ``{word: count}``; ``vocab_size`` counts specials and the alphabet."""
     chars: Counter[str] = Counter()
@@ -84,6 +86,7 @@ def train_wordpiece_reference(
     # Alphabet rows in a fixed order: unit symbols sorted, so the IDs do not depend on input order.
     vocab += sorted(seen - set(special_tokens))
     merges: list[tuple[str, str]] = []
+    ln_total = math.log(max(1, sum(len(symbols) * f for symbols, f in units)))
     while True:
         if len(vocab) >= vocab_size:
             return WordPieceTraining(vocab, merges, "vocab_size_reached")
@@ -100,7 +103,9 @@ def train_wordpiece_reference(
         if not eligible:
             return WordPieceTraining(vocab, merges, "below_min_frequency")
 
-        best = min(eligible, key=lambda p: (_rank(p, pair_counts, symbol_counts), p))
+        best = min(
+            eligible, key=lambda p: (_rank(p, pair_counts, symbol_counts, scoring, ln_total), p)
+        )
         merged = join(best[0], best[1], prefix)
         merges.append(best)
         if merged not in seen:
@@ -110,11 +115,25 @@ def train_wordpiece_reference(
 
 
 def _rank(
-    pair: tuple[str, str], pairs: Counter[tuple[str, str]], symbols: Counter[str]
-) -> tuple[Fraction, int]:
-    """Sort key: highest f(ab) / (f(a) f(b)) first, then the higher pair count."""
-    score = Fraction(pairs[pair], symbols[pair[0]] * symbols[pair[1]])
-    return (-score, -pairs[pair])
+    pair: tuple[str, str],
+    pairs: Counter[tuple[str, str]],
+    symbols: Counter[str],
+    scoring: str,
+    ln_total: float,
+) -> tuple[Fraction | float, int]:
+    """Sort key: highest score first, then the higher pair count.
+
+    ``likelihood_ratio``: f(ab) / (f(a) f(b)) as an exact fraction. ``likelihood_gain``:
+    f(ab) ln(N f(ab) / (f(a) f(b))), N = the initial number of symbols, the log-likelihood
+    a unigram model gains by the merge (to first order), in the engine's float operation
+    order. ``count``: f(ab).
+    """
+    c, fa, fb = pairs[pair], symbols[pair[0]], symbols[pair[1]]
+    if scoring == "count":
+        return (-c, -c)
+    if scoring == "likelihood_gain":
+        return (-(c * (math.log(c) + ln_total - math.log(fa) - math.log(fb))), -c)
+    return (-Fraction(c, fa * fb), -c)
 
 
 def _merge(symbols: list[str], pair: tuple[str, str], merged: str) -> list[str]:
