@@ -1,9 +1,10 @@
-"""WordPiece reference: likelihood-ratio training and longest-match encoding (seed 000, 0x08).
+"""WordPiece reference: training and longest-match encoding (seed 000, 0x08).
 
 Training grows a vocabulary from characters. A word starts as its first character plus
 continuation pieces (``##c``); each round merges the adjacent pair with the highest
-score ``f(ab) / (f(a) f(b))`` (weighted pair count over the product of the weighted
-symbol counts), among pairs seen at least ``min_frequency`` times. Ties go to the
+score among pairs seen at least ``min_frequency`` times: the seed's likelihood ratio
+``f(ab) / (f(a) f(b))`` (weighted pair count over the product of the weighted symbol
+counts), the likelihood gain, or the count (see ``_rank``). Ties go to the
 higher pair count, then to the lexicographically smallest ``(a, b)``.
 """
 
