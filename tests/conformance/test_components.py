@@ -143,15 +143,7 @@ def test_real_files_round_trip_and_rebuild(index: int) -> None:
     config = json.loads(side.read_text(encoding="utf-8")) if side.is_file() else {}
     if document.get("padding"):  # padding is not a pipeline stage: give its role
         config.setdefault("pad_token", document["padding"]["pad_token"])
-    built = tp.Tokenizer.from_components(
-        pipeline.model,
-        normalizer=pipeline.normalizer,
-        pre_tokenizer=pipeline.pre_tokenizer,
-        post_processor=pipeline.post_processor,
-        decoder=pipeline.decoder,
-        added_tokens=pipeline.added_tokens,
-        config=config,
-    )
+    built = pipeline.build(config=config)
     assert built.to_config() == loaded.to_config()
     assert built.components() == pipeline
     texts = peer_data.harvest_texts()[::7]
@@ -173,14 +165,7 @@ def test_from_components_matches_hugging_face_on_the_same_document() -> None:
         decoder=decoders.WordPiece(),
         added_tokens=(AddedToken("[CLS]", 1), AddedToken("[SEP]", 2), AddedToken("[UNK]", 0)),
     )
-    ours = tp.Tokenizer.from_components(
-        pipeline.model,
-        normalizer=pipeline.normalizer,
-        pre_tokenizer=pipeline.pre_tokenizer,
-        post_processor=pipeline.post_processor,
-        decoder=pipeline.decoder,
-        added_tokens=pipeline.added_tokens,
-    )
+    ours = pipeline.build()
     theirs = hf.Tokenizer.from_str(json.dumps(pipeline.to_config()))
     for text in ["Unwanted, running", "UNWANTED want 42 wanted", "", "x [SEP] un"]:
         want = theirs.encode(text)

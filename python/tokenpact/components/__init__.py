@@ -110,6 +110,11 @@ class Pipeline:
             "model": self.model.to_config(),
         }
 
+    def build(self, *, config: Mapping[str, Any] | None = None) -> Any:
+        """The :class:`~tokenpact.Tokenizer` of this pipeline; ``config`` is an optional
+        ``tokenizer_config.json`` dict (roles, chat template)."""
+        return build_tokenizer(self, config=config)
+
     @classmethod
     def from_config(cls, document: Mapping[str, Any]) -> Pipeline:
         """Parse a whole ``tokenizer.json`` document (``truncation``/``padding`` are not

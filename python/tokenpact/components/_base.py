@@ -137,3 +137,26 @@ def from_config(kind: str, node: Mapping[str, Any], where: str | None = None) ->
 def known_types(kind: str) -> list[str]:
     """The ``type`` names of ``kind`` that tokenpact can describe."""
     return sorted(_REGISTRY[kind])
+
+
+# Field groups that Hugging Face repeats across kinds (the same keys and defaults).
+@dataclasses.dataclass(frozen=True)
+class ByteLevelFields:
+    add_prefix_space: bool = True
+    trim_offsets: bool = True
+    use_regex: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class MetaspaceFields:
+    replacement: str = "\u2581"
+    prepend_scheme: str = "always"
+    split: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class ReplaceFields:
+    """Replace every match of ``pattern`` (a literal ``str`` or a :class:`Regex`)."""
+
+    pattern: str | Regex = pattern_field()
+    content: str = ""

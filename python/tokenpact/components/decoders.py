@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from ._base import Component, Regex, children_field, pattern_field
+from ._base import (
+    ByteLevelFields,
+    Component,
+    MetaspaceFields,
+    Regex,
+    ReplaceFields,
+    children_field,
+)
 
 __all__ = [
     "BPEDecoder",
@@ -34,11 +41,8 @@ class Decoder(Component):
 
 
 @dataclasses.dataclass(frozen=True)
-class ByteLevel(Decoder):
+class ByteLevel(Decoder, ByteLevelFields):
     TYPE = "ByteLevel"
-    add_prefix_space: bool = True
-    trim_offsets: bool = True
-    use_regex: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,11 +53,8 @@ class WordPiece(Decoder):
 
 
 @dataclasses.dataclass(frozen=True)
-class Metaspace(Decoder):
+class Metaspace(Decoder, MetaspaceFields):
     TYPE = "Metaspace"
-    replacement: str = "\u2581"
-    prepend_scheme: str = "always"
-    split: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,10 +84,8 @@ class Strip(Decoder):
 
 
 @dataclasses.dataclass(frozen=True)
-class Replace(Decoder):
+class Replace(Decoder, ReplaceFields):
     TYPE = "Replace"
-    pattern: str | Regex = pattern_field()
-    content: str = ""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ._base import Component, Regex, children_field, pattern_field
+from ._base import Component, Regex, ReplaceFields, children_field
 
 __all__ = [
     "BertNormalizer",
@@ -89,12 +89,8 @@ class Strip(Normalizer):
 
 
 @dataclasses.dataclass(frozen=True)
-class Replace(Normalizer):
-    """Replace every match of ``pattern`` (a literal ``str`` or a :class:`Regex`)."""
-
+class Replace(Normalizer, ReplaceFields):
     TYPE = "Replace"
-    pattern: str | Regex = pattern_field()
-    content: str = ""
 
 
 @dataclasses.dataclass(frozen=True)

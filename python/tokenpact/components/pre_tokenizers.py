@@ -13,7 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from ._base import Component, Regex, children_field, pattern_field
+from ._base import (
+    ByteLevelFields,
+    Component,
+    MetaspaceFields,
+    Regex,
+    children_field,
+    pattern_field,
+)
 
 __all__ = [
     "BertPreTokenizer",
@@ -46,23 +53,17 @@ class Split(PreTokenizer):
 
 
 @dataclasses.dataclass(frozen=True)
-class ByteLevel(PreTokenizer):
+class ByteLevel(PreTokenizer, ByteLevelFields):
     """Bytes as GPT-2's printable characters; ``use_regex`` adds GPT-2's split."""
 
     TYPE = "ByteLevel"
-    add_prefix_space: bool = True
-    trim_offsets: bool = True
-    use_regex: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
-class Metaspace(PreTokenizer):
+class Metaspace(PreTokenizer, MetaspaceFields):
     """Spaces become ``replacement``; ``prepend_scheme``: ``always``, ``first``, ``never``."""
 
     TYPE = "Metaspace"
-    replacement: str = "\u2581"
-    prepend_scheme: str = "always"
-    split: bool = True
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import ConfigError
-from ._base import Component, children_field
+from ._base import ByteLevelFields, Component, children_field
 
 __all__ = [
     "BertProcessing",
@@ -91,11 +91,8 @@ class RobertaProcessing(PostProcessor):
 
 
 @dataclasses.dataclass(frozen=True)
-class ByteLevel(PostProcessor):
+class ByteLevel(PostProcessor, ByteLevelFields):
     TYPE = "ByteLevel"
-    add_prefix_space: bool = True
-    trim_offsets: bool = True
-    use_regex: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
