@@ -17,10 +17,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-#[inline]
-fn key(l: u32, r: u32) -> u64 {
-    ((l as u64) << 32) | r as u64
-}
+use crate::bpe::{merge_pair_in_unit, pair_key as key};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scoring {
@@ -345,37 +342,18 @@ impl MergeEngine {
     fn rewrite_unit(&mut self, w: u32, a: u32, b: u32, new_id: u32) {
         let wu = w as usize;
         let (s, n, f) = (self.start[wu], self.len[wu] as usize, self.freq[wu] as i64);
-        let syms = &mut self.syms[s..s + n];
-        if !syms.windows(2).any(|x| x[0] == a && x[1] == b) {
-            return; // stale index entry
-        }
-        for x in syms.windows(2) {
-            *self.delta.entry(key(x[0], x[1])).or_insert(0) -= f;
-        }
-        let (mut i, mut out) = (0usize, 0usize);
-        while i < n {
-            if i + 1 < n && syms[i] == a && syms[i + 1] == b {
-                syms[out] = new_id;
-                self.sym_count[a as usize] -= f;
-                self.sym_count[b as usize] -= f;
-                self.sym_count[new_id as usize] += f;
-                i += 2;
-            } else {
-                syms[out] = syms[i];
-                i += 1;
-            }
-            out += 1;
-        }
-        self.len[wu] = out as u32;
-        for x in syms[..out].windows(2) {
-            let k = key(x[0], x[1]);
-            *self.delta.entry(k).or_insert(0) += f;
-            if x[0] == new_id || x[1] == new_id {
-                let list = self.units_of.entry(k).or_default();
-                if list.last() != Some(&w) {
-                    list.push(w);
-                }
-            }
-        }
+        let (len, reps) = merge_pair_in_unit(
+            &mut self.syms[s..s + n],
+            (a, b, new_id),
+            f,
+            w,
+            &mut self.delta,
+            &mut self.units_of,
+        );
+        self.len[wu] = len as u32;
+        let moved = reps as i64 * f;
+        self.sym_count[a as usize] -= moved;
+        self.sym_count[b as usize] -= moved;
+        self.sym_count[new_id as usize] += moved;
     }
 }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use super::count::PretokenCounts;
-use super::{pair_key, unpack};
+use super::{merge_pair_in_unit, pair_key, unpack};
 use crate::error::{CoreError, CoreResult};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -269,37 +269,15 @@ impl Trainer {
     fn rewrite_unit(&mut self, w: u32, a: u32, b: u32, new_id: u32) -> u64 {
         let wu = w as usize;
         let (s, n, f) = (self.start[wu], self.len[wu] as usize, self.freq[wu]);
-        let syms = &mut self.syms[s..s + n];
-        if !syms.windows(2).any(|x| x[0] == a && x[1] == b) {
-            return 0; // stale index entry
-        }
-        let fi = f as i64;
-        for x in syms.windows(2) {
-            *self.delta.entry(pair_key(x[0], x[1])).or_insert(0) -= fi;
-        }
-        let (mut i, mut out, mut reps) = (0usize, 0usize, 0u64);
-        while i < n {
-            if i + 1 < n && syms[i] == a && syms[i + 1] == b {
-                syms[out] = new_id;
-                i += 2;
-                reps += 1;
-            } else {
-                syms[out] = syms[i];
-                i += 1;
-            }
-            out += 1;
-        }
-        self.len[wu] = out as u32;
-        for x in syms[..out].windows(2) {
-            let key = pair_key(x[0], x[1]);
-            *self.delta.entry(key).or_insert(0) += fi;
-            if x[0] == new_id || x[1] == new_id {
-                let list = self.units_of.entry(key).or_default();
-                if list.last() != Some(&w) {
-                    list.push(w);
-                }
-            }
-        }
+        let (len, reps) = merge_pair_in_unit(
+            &mut self.syms[s..s + n],
+            (a, b, new_id),
+            f as i64,
+            w,
+            &mut self.delta,
+            &mut self.units_of,
+        );
+        self.len[wu] = len as u32;
         reps * f
     }
 }
