@@ -1,34 +1,153 @@
-//! Special-token matching with one Aho-Corasick automaton (leftmost-longest), built once
-//! per allowed set and reused, never a regex rebuilt per call.
+//! Added-token matching with Aho-Corasick automata (leftmost-longest), built once per
+//! allowed set and reused, never a regex rebuilt per call.
+//!
+//! Hugging Face's added tokens carry four flags (tokenizers' `added_vocabulary.rs`):
+//! `single_word` (a match touching a word character on either side is discarded),
+//! `lstrip` / `rstrip` (the match absorbs the whitespace on its left / right) and
+//! `normalized` (the token is matched in the normalized text, its spelling normalized by
+//! the same normalizer). A matcher whose tokens carry none of them is *plain*: one
+//! automaton over the raw text, the fast path every other caller uses.
+
+use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, MatchKind};
+use fancy_regex::Regex;
 
 use crate::error::{CoreError, CoreResult};
+use crate::normalize::{NormalizedString, Normalizer};
+
+/// Hugging Face's per-token matching flags.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AddedFlags {
+    pub single_word: bool,
+    pub lstrip: bool,
+    pub rstrip: bool,
+    pub normalized: bool,
+}
+
+/// One automaton and, per pattern, its token ID, spelling and flags.
+struct PatternSet {
+    ac: AhoCorasick,
+    ids: Vec<u32>,
+    contents: Vec<String>,
+    flags: Vec<AddedFlags>,
+}
+
+fn automaton(patterns: &[String]) -> CoreResult<AhoCorasick> {
+    AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostLongest)
+        .build(patterns)
+        .map_err(|e| CoreError::Config(format!("cannot build special-token matcher: {e}")))
+}
 
 pub struct SpecialMatcher {
+    /// Tokens matched in the raw text (HF's `normalized: false`).
     ac: AhoCorasick,
     pub ids: Vec<u32>,
     pub contents: Vec<String>,
+    flags: Vec<AddedFlags>,
+    /// Tokens matched in the normalized text of each remaining segment (second pass).
+    normalized: Option<PatternSet>,
+    plain: bool,
 }
 
 impl SpecialMatcher {
+    /// A plain matcher: every token matched in the raw text, no flags.
     pub fn new(specials: Vec<(String, u32)>) -> CoreResult<SpecialMatcher> {
-        let (contents, ids): (Vec<String>, Vec<u32>) = specials.into_iter().unzip();
-        let ac = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(&contents)
-            .map_err(|e| CoreError::Config(format!("cannot build special-token matcher: {e}")))?;
-        Ok(SpecialMatcher { ac, ids, contents })
+        let flagged = specials
+            .into_iter()
+            .map(|(c, i)| (c, i, AddedFlags::default()))
+            .collect();
+        SpecialMatcher::with_flags(flagged, None)
     }
 
-    /// Byte offset and index of the first (leftmost-longest) special spelling in `text`.
+    /// Tokens with Hugging Face's flags. `normalizer` is the tokenizer's: it normalizes
+    /// the spellings of `normalized` tokens, as HF's `refresh_added_tokens` does. Without
+    /// a normalizer, or when every token is `normalized`, HF's two passes find what one
+    /// pass over the raw text finds, so the tokens are matched in one pass.
+    pub fn with_flags(
+        tokens: Vec<(String, u32, AddedFlags)>,
+        normalizer: Option<&Normalizer>,
+    ) -> CoreResult<SpecialMatcher> {
+        let two_pass = normalizer.is_some() || tokens.iter().any(|t| !t.2.normalized);
+        let (mut raw, mut norm) = (Vec::new(), Vec::new());
+        for (content, id, flags) in tokens {
+            if content.is_empty() {
+                return Err(CoreError::Artifact(format!(
+                    "added token with ID {id} has an empty spelling; remove it"
+                )));
+            }
+            if flags.normalized && two_pass {
+                norm.push((content, id, flags));
+            } else {
+                raw.push((content, id, flags));
+            }
+        }
+        let normalized = if norm.is_empty() {
+            None
+        } else {
+            let mut patterns = Vec::with_capacity(norm.len());
+            for (content, _, _) in &norm {
+                let mut s = NormalizedString::new(content);
+                if let Some(n) = normalizer {
+                    n.apply(&mut s)?;
+                }
+                if s.text.is_empty() {
+                    return Err(CoreError::Artifact(format!(
+                        "added token {content:?} is normalized to the empty string, so it \
+                         would match everywhere; set its normalized flag to false"
+                    )));
+                }
+                patterns.push(s.text);
+            }
+            Some(PatternSet {
+                ac: automaton(&patterns)?,
+                ids: norm.iter().map(|t| t.1).collect(),
+                flags: norm.iter().map(|t| t.2).collect(),
+                contents: norm.into_iter().map(|t| t.0).collect(),
+            })
+        };
+        let contents: Vec<String> = raw.iter().map(|t| t.0.clone()).collect();
+        let flags: Vec<AddedFlags> = raw.iter().map(|t| t.2).collect();
+        let plain = normalized.is_none() && flags.iter().all(|f| !f.single_word && !f.strips());
+        Ok(SpecialMatcher {
+            ac: automaton(&contents)?,
+            ids: raw.iter().map(|t| t.1).collect(),
+            contents,
+            flags,
+            normalized,
+            plain,
+        })
+    }
+
+    /// True when no token has a flag that changes matching: `find_all` is then exact.
+    #[inline]
+    pub fn is_plain(&self) -> bool {
+        self.plain
+    }
+
+    /// Whether some tokens are matched in normalized text (HF's second pass).
+    pub fn has_normalized(&self) -> bool {
+        self.normalized.is_some()
+    }
+
+    /// Byte offset and index of the first (leftmost-longest) raw spelling in `text`.
     pub fn find_first(&self, text: &str) -> Option<(usize, usize, usize)> {
         self.ac
             .find(text)
             .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
     }
 
-    /// Non-overlapping matches, left to right: (start, end, index).
+    /// Spelling of the first normalized token in `normalized` (text already normalized).
+    pub fn find_first_normalized(&self, normalized: &str) -> Option<&str> {
+        let set = self.normalized.as_ref()?;
+        set.ac
+            .find(normalized)
+            .map(|m| set.contents[m.pattern().as_usize()].as_str())
+    }
+
+    /// Non-overlapping raw matches, left to right: (start, end, index). Flags ignored:
+    /// only for plain matchers (see `is_plain`).
     pub fn find_all<'a>(
         &'a self,
         text: &'a str,
@@ -36,5 +155,176 @@ impl SpecialMatcher {
         self.ac
             .find_iter(text)
             .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
+    }
+
+    /// HF's first pass: raw-text tokens of `text` as (start, end, id), flags applied.
+    /// `trusted(a, b)` says whether bytes `a..b` may belong to a token.
+    pub fn raw_matches(
+        &self,
+        text: &str,
+        trusted: &impl Fn(usize, usize) -> bool,
+        out: &mut Vec<(usize, usize, u32)>,
+    ) {
+        find_matches(&self.ac, &self.ids, &self.flags, text, trusted, out);
+    }
+
+    /// HF's second pass over the normalized text of one segment.
+    pub fn normalized_matches(
+        &self,
+        text: &str,
+        trusted: &impl Fn(usize, usize) -> bool,
+        out: &mut Vec<(usize, usize, u32)>,
+    ) {
+        if let Some(set) = &self.normalized {
+            find_matches(&set.ac, &set.ids, &set.flags, text, trusted, out);
+        }
+    }
+}
+
+impl AddedFlags {
+    fn strips(&self) -> bool {
+        self.lstrip || self.rstrip
+    }
+}
+
+/// Rust `regex`'s `\w` (what HF's `^\w` / `\w$` test), applied to one character.
+fn is_word_char(c: char) -> bool {
+    static WORD: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some(re) = WORD.get_or_init(|| Regex::new(r"\A\w").ok()) else {
+        return false;
+    };
+    let mut buf = [0u8; 4];
+    re.is_match(c.encode_utf8(&mut buf)).unwrap_or(false)
+}
+
+/// HF's `find_matches`: the automaton's leftmost-longest matches, each then discarded
+/// (`single_word` next to a word character) or widened over whitespace (`lstrip`,
+/// never back past the previous token; `rstrip`). A widened token may overlap the next
+/// match, which HF keeps as it is; so does this. Untrusted bytes (`trusted` false)
+/// never become part of a token: a match on them is skipped, and stripping stops there.
+fn find_matches(
+    ac: &AhoCorasick,
+    ids: &[u32],
+    flags: &[AddedFlags],
+    text: &str,
+    trusted: &impl Fn(usize, usize) -> bool,
+    out: &mut Vec<(usize, usize, u32)>,
+) {
+    let mut start_offset = 0;
+    for m in ac.find_iter(text) {
+        let (mut start, mut stop) = (m.start(), m.end());
+        let index = m.pattern().as_usize();
+        if !trusted(start, stop) {
+            continue;
+        }
+        let f = flags[index];
+        if f.single_word {
+            let before = text[..start].chars().next_back().is_some_and(is_word_char);
+            let after = text[stop..].chars().next().is_some_and(is_word_char);
+            if before || after {
+                continue;
+            }
+        }
+        if f.lstrip {
+            // `\s*$` on the text before: the start of its trailing whitespace run.
+            let mut s = start;
+            for (j, c) in text[..start].char_indices().rev() {
+                if !c.is_whitespace() || !trusted(j, s) {
+                    break;
+                }
+                s = j;
+            }
+            start = s.max(start_offset);
+        }
+        if f.rstrip {
+            for c in text[stop..].chars() {
+                let next = stop + c.len_utf8();
+                if !c.is_whitespace() || !trusted(stop, next) {
+                    break;
+                }
+                stop = next;
+            }
+        }
+        out.push((start, stop, ids[index]));
+        start_offset = stop;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags(single_word: bool, lstrip: bool, rstrip: bool) -> AddedFlags {
+        AddedFlags {
+            single_word,
+            lstrip,
+            rstrip,
+            normalized: false,
+        }
+    }
+
+    fn matches(m: &SpecialMatcher, text: &str) -> Vec<(usize, usize, u32)> {
+        let mut out = Vec::new();
+        m.raw_matches(text, &|_, _| true, &mut out);
+        out
+    }
+
+    #[test]
+    fn single_word_discards_matches_inside_words() {
+        // HF's test_single_word_is_correct / _unicode_correct.
+        let m =
+            SpecialMatcher::with_flags(vec![("<mask>".into(), 0, flags(true, false, false))], None)
+                .unwrap();
+        let text = "<mask> My name <mask> A<mask> <mask>ony <mask>";
+        let starts: Vec<usize> = matches(&m, text).iter().map(|t| t.0).collect();
+        assert_eq!(starts, vec![0, 15, text.len() - 6]);
+        let text = "<mask>, <mask>- \u{25cc}\u{330}<mask>";
+        assert_eq!(matches(&m, text).len(), 2);
+    }
+
+    #[test]
+    fn strips_absorb_unicode_whitespace_without_overlapping_the_previous_token() {
+        let m =
+            SpecialMatcher::with_flags(vec![("<mask>".into(), 7, flags(true, true, true))], None)
+                .unwrap();
+        let text = "Hi <mask> there\t<mask>\t<mask>\u{2000}";
+        let spans: Vec<&str> = matches(&m, text)
+            .iter()
+            .map(|&(s, e, _)| &text[s..e])
+            .collect();
+        assert_eq!(spans, vec![" <mask> ", "\t<mask>\t", "<mask>\u{2000}"]);
+    }
+
+    #[test]
+    fn untrusted_bytes_are_never_absorbed() {
+        let m = SpecialMatcher::with_flags(vec![("<m>".into(), 1, flags(false, true, true))], None)
+            .unwrap();
+        let text = "a  <m>  b";
+        let mut out = Vec::new();
+        // Bytes 0..2 and 7..9 are untrusted: only the inner spaces are absorbed.
+        let trusted = |a: usize, b: usize| a >= 2 && b <= 7;
+        m.raw_matches(text, &trusted, &mut out);
+        assert_eq!(out, vec![(2, 7, 1)]);
+        assert!(!m.is_plain());
+    }
+
+    #[test]
+    fn plain_tokens_keep_the_fast_path_and_empty_spellings_are_refused() {
+        let m = SpecialMatcher::new(vec![("<a>".into(), 1)]).unwrap();
+        assert!(m.is_plain());
+        let normalized_only = AddedFlags {
+            normalized: true,
+            ..AddedFlags::default()
+        };
+        // Without a normalizer, all-normalized tokens are one raw pass.
+        let m = SpecialMatcher::with_flags(vec![("<a>".into(), 1, normalized_only)], None).unwrap();
+        assert!(m.is_plain());
+        let mixed = vec![
+            ("<a>".into(), 1, normalized_only),
+            ("<b>".into(), 2, AddedFlags::default()),
+        ];
+        let m = SpecialMatcher::with_flags(mixed, None).unwrap();
+        assert!(!m.is_plain() && m.has_normalized());
+        assert!(SpecialMatcher::new(vec![(String::new(), 1)]).is_err());
     }
 }

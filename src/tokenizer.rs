@@ -13,6 +13,8 @@ use crate::normalize::{NormalizedString, Normalizer};
 use crate::pretok::chain::PretokChain;
 use crate::special::SpecialMatcher;
 
+mod added;
+
 const PARALLEL_MIN_BYTES: usize = 1 << 20;
 const GROUP_BYTES: usize = 64 << 10;
 
@@ -158,7 +160,8 @@ impl CoreTokenizer {
         Ok(out)
     }
 
-    /// Encodes text, turning spellings found by `allowed` into their special IDs.
+    /// Encodes text, turning spellings found by `allowed` into their special IDs (with
+    /// Hugging Face's added-token flags when the matcher has any: `added.rs`).
     pub fn encode(
         &self,
         text: &str,
@@ -168,6 +171,9 @@ impl CoreTokenizer {
         let Some(matcher) = allowed else {
             return self.encode_ordinary(text, out);
         };
+        if !matcher.is_plain() {
+            return self.encode_flagged(text, matcher, &[], out, None);
+        }
         let mut pos = 0;
         for (s, e, idx) in matcher.find_all(text) {
             self.encode_ordinary(&text[pos..s], out)?;
@@ -189,6 +195,9 @@ impl CoreTokenizer {
         ids: &mut Vec<u32>,
         offsets: &mut Vec<(u32, u32)>,
     ) -> CoreResult<()> {
+        if let Some(matcher) = allowed.filter(|m| !m.is_plain()) {
+            return self.encode_flagged(text, matcher, untrusted, ids, Some(offsets));
+        }
         let mut pos = 0;
         if let Some(matcher) = allowed {
             let mut u = 0;

@@ -25,7 +25,7 @@ from .errors import (
     UnknownTokenError,
 )
 from .patterns import PATTERNS
-from .special import DEFAULT_SPECIAL_TOKENS, SpecialToken
+from .special import DEFAULT_SPECIAL_TOKENS, AddedTokenFlags, SpecialToken
 from .stochastic import SampleKey, bpe_dropout
 from .tokenizer import Tokenizer
 from .train import train_bpe, train_char_bpe, train_unigram, train_wordpiece
@@ -58,6 +58,7 @@ __all__ = [
     "PATTERNS",
     "Padding",
     "SampleKey",
+    "AddedTokenFlags",
     "SpecialToken",
     "SpecialTokenError",
     "TextFiles",

@@ -15,7 +15,12 @@ def pretokenize(
 ) -> list[tuple[int, int]]: ...
 
 class SpecialMatcher:
-    def __init__(self, specials: list[tuple[str, int]]) -> None: ...
+    def __init__(
+        self,
+        specials: list[tuple[str, int]],
+        flags: list[tuple[bool, bool, bool, bool]] | None = None,
+        core: BpeCore | None = None,
+    ) -> None: ...
     def find_first(self, text: str) -> tuple[int, str] | None: ...
 
 class BpeCore:

@@ -19,6 +19,9 @@ class ConfigMixin:
     _specials: Any
     _post_processor: dict[str, Any] | None
     _pre_tokenizer: dict[str, Any] | None
+    _added_flags: dict[str, Any]
+    _special_ids: dict[str, int]
+    _added: dict[str, int]
 
     if TYPE_CHECKING:  # provided by Tokenizer
 
@@ -63,6 +66,13 @@ class ConfigMixin:
         extra: dict[str, Any] = {}
         if pipeline.get("normalizer") is not None:
             extra["normalizer"] = pipeline["normalizer"]
+        if self._added_flags:
+            # Only flagged tokens are listed, so tokenizers without flags keep their hash.
+            ids = {**self._added, **self._special_ids}
+            extra["added_token_flags"] = [
+                {"id": ids[content], "content": content, **flags._asdict()}
+                for content, flags in self._added_flags.items()
+            ]
         return {
             "format": "tokenpact.tokenizer",
             "format_version": 1,

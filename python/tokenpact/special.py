@@ -8,6 +8,7 @@ insertion (a post-processor, a template, or an explicit ``allowed_special``) emi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from .errors import ConfigError
 
@@ -29,6 +30,45 @@ class SpecialToken:
                 f"special token {self.content!r} has unknown role {self.role!r}; "
                 f"use one of {', '.join(ROLES)}"
             )
+
+
+class AddedTokenFlags(NamedTuple):
+    """How Hugging Face matches an added token in text (its ``AddedToken`` flags).
+
+    ``single_word``: a match next to a word character (``\\w``) is not the token.
+    ``lstrip`` / ``rstrip``: the token absorbs the whitespace on its left / right (its
+    offsets cover it). ``normalized``: the token is matched in the normalized text,
+    its spelling normalized too. All false: the spelling is matched in the raw text.
+    """
+
+    single_word: bool = False
+    lstrip: bool = False
+    rstrip: bool = False
+    normalized: bool = False
+
+
+def flagged_matcher(
+    spellings: frozenset[str],
+    ids: dict[str, int],
+    flags: dict[str, AddedTokenFlags],
+    core: Any,
+) -> Any:
+    """The native matcher for ``spellings`` when some added tokens carry flags.
+
+    ``flags`` is in Hugging Face's pattern order (special tokens first), which decides
+    between equal spellings; ``core`` supplies the normalizer of ``normalized`` tokens.
+    """
+    from . import _native
+
+    rank = {s: i for i, s in enumerate(flags)}
+    order = sorted(spellings, key=lambda s: (rank.get(s, len(rank)), s))
+    plain = AddedTokenFlags()
+    per_token = [
+        (f.single_word, f.lstrip, f.rstrip, f.normalized)
+        for f in (flags.get(s, plain) for s in order)
+    ]
+    native_core = core if isinstance(core, _native.BpeCore) else None
+    return _native.SpecialMatcher([(s, ids[s]) for s in order], per_token, native_core)
 
 
 DEFAULT_SPECIAL_TOKENS: tuple[SpecialToken, ...] = (

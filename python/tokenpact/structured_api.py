@@ -28,9 +28,11 @@ class StructuredEncodingMixin:
     _source: dict[str, Any]
     _special_ids: dict[str, int]
     _added: dict[str, int]
+    _added_flags: dict[str, Any]
 
     if TYPE_CHECKING:  # provided by Tokenizer
 
+        def normalize(self, text: str) -> str: ...
         def _policy(self, allowed: Any, disallowed: Any) -> tuple[Any, Any]: ...
         def _check_disallowed(self, text: str, matcher: Any) -> None: ...
         def token_bytes(self, token_id: int) -> bytes: ...
@@ -97,9 +99,28 @@ class StructuredEncodingMixin:
                 a, b = offsets[k]
                 piece = raw[a:b]
                 spelled = piece if isinstance(piece, bytes) else piece.encode("utf-8")
-                if spelled == self.token_bytes(i):
+                if spelled == self.token_bytes(i) or self._flagged_spelling(i, spelled):
                     origins[k] = "control" if i in specials else "added"
         return origins
+
+    def _flagged_spelling(self, token_id: int, spelled: bytes) -> bool:
+        """Whether a flagged token's span holds its spelling: with the whitespace that
+        ``lstrip``/``rstrip`` absorbed, or in another form that normalizes to the same
+        text (``normalized``)."""
+        flagged = getattr(self, "_flagged_by_id", None)
+        if flagged is None:
+            ids = {**self._added, **self._special_ids}
+            flagged = {ids[c]: (c, f) for c, f in self._added_flags.items()}
+            self._flagged_by_id = flagged
+        if token_id not in flagged:
+            return False
+        content, flags = flagged[token_id]
+        text = spelled.decode("utf-8", errors="replace")
+        text = text.lstrip() if flags.lstrip else text
+        text = text.rstrip() if flags.rstrip else text
+        if text == content:
+            return True
+        return bool(flags.normalized) and self.normalize(text) == self.normalize(content)
 
     def _piece_texts(self, ids: list[int]) -> list[str]:
         """Piece text of each ID, built in one native call from cached strings."""

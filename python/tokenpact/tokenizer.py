@@ -27,7 +27,7 @@ from .errors import (
     UnknownTokenError,
 )
 from .patterns import resolve_pattern
-from .special import SpecialToken, normalize_special_tokens
+from .special import AddedTokenFlags, SpecialToken, flagged_matcher, normalize_special_tokens
 from .structured_api import StructuredEncodingMixin
 
 if TYPE_CHECKING:
@@ -65,12 +65,16 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin):
         post_processor: dict[str, Any] | None = None,
         training: dict[str, Any] | None = None,
         added_tokens: dict[str, int] | None = None,
+        added_token_flags: dict[str, AddedTokenFlags] | None = None,
         pre_tokenizer: dict[str, Any] | None = None,
         source: dict[str, Any] | None = None,
     ) -> None:
         self._core = core
         # Non-special added tokens are vocabulary, not control: always recognized.
         self._added = dict(added_tokens or {})
+        # Hugging Face matching flags of the added tokens that have any, in HF's match
+        # order (special tokens first); a token absent here is matched plainly.
+        self._added_flags = dict(added_token_flags or {})
         # Explicit pre-tokenizer description (a chain of split steps); None = one pattern.
         self._pre_tokenizer = pre_tokenizer
         # Where the tokenizer came from (format, flags the model needs to round-trip).
@@ -436,9 +440,18 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin):
         m = self._matchers.get(spellings)
         if m is None:
             gated = self._gated()
-            m = _native.SpecialMatcher([(s, gated[s]) for s in sorted(spellings)])
+            if not self._added_flags:
+                m = _native.SpecialMatcher([(s, gated[s]) for s in sorted(spellings)])
+            else:
+                m = flagged_matcher(spellings, gated, self._added_flags, self._core)
             self._matchers[spellings] = m
         return m
+
+    @property
+    def added_token_flags(self) -> dict[str, AddedTokenFlags]:
+        """Hugging Face matching flags of the added tokens that have any (see
+        :class:`AddedTokenFlags`); every other added token is matched plainly."""
+        return dict(self._added_flags)
 
     def _policy(self, allowed_special: SpecialSpec, disallowed_special: SpecialSpec) -> tuple:
         if not allowed_special and not disallowed_special:

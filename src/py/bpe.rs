@@ -14,7 +14,7 @@ use crate::bpe::model::BpeModel;
 use crate::error::CoreError;
 use crate::pretok::chain::{Behavior, PretokChain, SplitStep};
 use crate::pretok::Pretokenizer;
-use crate::special::SpecialMatcher;
+use crate::special::{AddedFlags, SpecialMatcher};
 use crate::tokenizer::CoreTokenizer;
 
 #[pyfunction]
@@ -38,24 +38,75 @@ fn pretokenize(
 #[pyclass(frozen, module = "tokenpact._native", name = "SpecialMatcher")]
 pub(crate) struct PySpecialMatcher {
     pub(crate) inner: Arc<SpecialMatcher>,
+    /// The tokenizer whose normalizer `find_first` applies for `normalized` tokens.
+    core: Option<Arc<CoreTokenizer>>,
 }
 
 #[pymethods]
 impl PySpecialMatcher {
+    /// `flags[i]` = (single_word, lstrip, rstrip, normalized) of `specials[i]` (Hugging
+    /// Face's added-token flags; all false when omitted). `core` supplies the normalizer
+    /// that `normalized` spellings and texts go through.
     #[new]
-    fn new(py: Python<'_>, specials: Vec<(String, u32)>) -> PyResult<Self> {
+    #[pyo3(signature = (specials, flags=None, core=None))]
+    fn new(
+        py: Python<'_>,
+        specials: Vec<(String, u32)>,
+        flags: Option<Vec<(bool, bool, bool, bool)>>,
+        core: Option<&BpeCore>,
+    ) -> PyResult<Self> {
+        let flags = flags.unwrap_or_else(|| vec![(false, false, false, false); specials.len()]);
+        if flags.len() != specials.len() {
+            return Err(to_py(
+                py,
+                CoreError::Config(format!(
+                    "{} flag tuples for {} added tokens; give one per token",
+                    flags.len(),
+                    specials.len()
+                )),
+            ));
+        }
+        let tokens = specials
+            .into_iter()
+            .zip(flags)
+            .map(
+                |((content, id), (single_word, lstrip, rstrip, normalized))| {
+                    let f = AddedFlags {
+                        single_word,
+                        lstrip,
+                        rstrip,
+                        normalized,
+                    };
+                    (content, id, f)
+                },
+            )
+            .collect();
+        let core = core.map(|c| c.inner.clone());
+        let normalizer = core.as_ref().and_then(|c| c.normalizer.as_ref());
+        let inner = SpecialMatcher::with_flags(tokens, normalizer).map_err(|e| to_py(py, e))?;
         Ok(PySpecialMatcher {
-            inner: SpecialMatcher::new(specials)
-                .map_err(|e| to_py(py, e))?
-                .into(),
+            inner: inner.into(),
+            core,
         })
     }
 
-    /// (byte start, spelling) of the first special spelling in `text`, or None.
-    fn find_first(&self, text: &str) -> Option<(usize, String)> {
-        self.inner
-            .find_first(text)
-            .map(|(s, _, i)| (s, self.inner.contents[i].clone()))
+    /// (byte start, spelling) of the first special spelling in `text`, or None. A
+    /// `normalized` token is also looked for in the normalized text (start 0 then).
+    fn find_first(&self, py: Python<'_>, text: &str) -> PyResult<Option<(usize, String)>> {
+        if let Some((s, _, i)) = self.inner.find_first(text) {
+            return Ok(Some((s, self.inner.contents[i].clone())));
+        }
+        if !self.inner.has_normalized() {
+            return Ok(None);
+        }
+        let mut n = crate::normalize::NormalizedString::new(text);
+        if let Some(normalizer) = self.core.as_ref().and_then(|c| c.normalizer.as_ref()) {
+            normalizer.apply(&mut n).map_err(|e| to_py(py, e))?;
+        }
+        Ok(self
+            .inner
+            .find_first_normalized(&n.text)
+            .map(|c| (0, c.to_owned())))
     }
 }
 

@@ -68,6 +68,11 @@ def test_valid_file_loads(tmp_path: Path) -> None:
         (lambda d: d["model"]["vocab"].update({_mapped(b"zz"): 5}), "used twice"),
         (lambda d: d["model"]["vocab"].update({_mapped(b"zz"): 300}), "has no piece"),
         (lambda d: d["added_tokens"][0].update(id=256), "different vocabulary piece"),
+        (lambda d: d["added_tokens"][0].update(lstrip="yes"), r"added_tokens\[0\]\.lstrip"),
+        (lambda d: d["added_tokens"][0].update(rstrip=1), r"added_tokens\[0\]\.rstrip"),
+        (lambda d: d["added_tokens"][0].update(single_word=None), r"\[0\]\.single_word"),
+        (lambda d: d["added_tokens"][0].update(normalized="false"), r"\[0\]\.normalized"),
+        (lambda d: d["added_tokens"][0].update(special=0), r"added_tokens\[0\]\.special"),
     ],
 )
 def test_damaged_files_raise_artifact_error(tmp_path: Path, edit, match: str) -> None:
@@ -84,3 +89,23 @@ def test_truncated_json_raises_artifact_error(tmp_path: Path) -> None:
     path.write_text(json.dumps(_valid())[:500], encoding="utf-8")
     with pytest.raises(tp.ArtifactError, match="cannot read tokenizer.json"):
         tp.Tokenizer.load(path)
+
+
+def test_added_token_flags_are_loaded_and_hashed(tmp_path: Path) -> None:
+    """Flags change matching, so they are part of the config and the semantic hash."""
+    plain = tp.Tokenizer.load(_write(tmp_path, _valid()))
+    data = copy.deepcopy(_valid())
+    data["added_tokens"][0].update(lstrip=True)
+    flagged = tp.Tokenizer.load(_write(tmp_path, data))
+    assert plain.added_token_flags == {} and "added_token_flags" not in plain.to_config()
+    assert flagged.added_token_flags["<|eos|>"] == tp.AddedTokenFlags(lstrip=True)
+    assert flagged.to_config()["added_token_flags"] == [
+        {"id": 258, "content": "<|eos|>", "single_word": False, "lstrip": True,
+         "rstrip": False, "normalized": False}
+    ]  # fmt: skip
+    assert flagged.semantic_hash != plain.semantic_hash
+    # The absorbed spaces belong to the token: no space token before it.
+    enc = flagged.encode_structured("ab  <|eos|>", allowed_special="all")
+    assert enc.ids == [256, 258] and enc.offsets == [(0, 2), (2, 11)]
+    assert enc.origins == ["content", "control"]
+    assert plain.encode("ab  <|eos|>", allowed_special="all") == [256, 32, 32, 258]

@@ -8,8 +8,10 @@ Punctuation, Digits, CharDelimiterSplit and ``Sequence`` of those; models ``BPE`
 the GPT-2 byte-to-unicode alphabet (with ``ignore_merges``), ``WordPiece`` and
 ``WordLevel``; post-processors ``TemplateProcessing``, ``BertProcessing``,
 ``RobertaProcessing``, ``ByteLevel`` and ``Sequence``; decoders ``ByteLevel`` and
-``WordPiece``; added tokens (every one needs ``allowed_special``, as everywhere in
-tokenpact; ``allowed_special="all"`` reproduces Hugging Face's default).
+``WordPiece``; added tokens with every flag (``lstrip``, ``rstrip``, ``single_word``,
+``normalized``: matched as HF does, see docs/PIPELINE.md), each needing
+``allowed_special`` as everywhere in tokenpact (``allowed_special="all"`` reproduces
+Hugging Face's default).
 The file's ``truncation`` and ``padding`` are not applied by ``encode``.
 """
 
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ArtifactError
 from ..patterns import GPT2
-from ..special import SpecialToken
+from ..special import AddedTokenFlags, SpecialToken
 from . import hf_pipeline
 
 if TYPE_CHECKING:
@@ -220,6 +222,7 @@ def load_hf_data(
     specials: list[tuple[SpecialToken, int]] = []
     added: dict[str, int] = {}
     seen_roles: set[str] = set()
+    flags = _added_flags(p, added_list, normalizer is not None)
     for t in added_list:
         if t.get("special"):
             role = roles.get(t["content"], "reserved")
@@ -229,10 +232,6 @@ def load_hf_data(
             specials.append((SpecialToken(t["content"], role), int(t["id"])))
         else:
             added[t["content"]] = int(t["id"])
-        if t.get("lstrip") or t.get("rstrip") or t.get("single_word"):
-            raise _unsupported(p, f"added_tokens[{t['content']!r}]", "lstrip/rstrip/single_word")
-        if normalizer is not None and t.get("normalized", not t.get("special")):
-            raise _unsupported(p, f"added_tokens[{t['content']!r}]", "normalized=true")
     engine_specials = [(t.content, i) for t, i in specials] + sorted(added.items())
     pipeline = None
     if kind == "BPE" and normalizer is None:
@@ -258,6 +257,7 @@ def load_hf_data(
         special_tokens=specials,
         post_processor=template,
         added_tokens=added,
+        added_token_flags=flags,
         pre_tokenizer={"type": "sequence", "steps": steps},
         source={
             "format": "hf_tokenizer_json",
@@ -275,6 +275,42 @@ def load_hf_data(
     if config_raw is not None:
         tok._hf_files["tokenizer_config.json"] = config_raw
     return tok
+
+
+FLAG_KEYS = ("single_word", "lstrip", "rstrip", "normalized")
+
+
+def _added_flags(
+    p: Path, added_list: list[dict[str, Any]], has_normalizer: bool
+) -> dict[str, AddedTokenFlags]:
+    """Matching flags of the added tokens that have any, in Hugging Face's match order.
+
+    HF matches special tokens before the others when two spellings are equal, and a
+    missing ``normalized`` means ``not special``. Without a normalizer, ``normalized``
+    only matters when some other token is not normalized (HF's two passes then differ
+    from one), so an all-normalized file keeps the plain one-pass matcher.
+    """
+    every: list[tuple[str, AddedTokenFlags]] = []
+    for i, t in enumerate(added_list):
+        if not isinstance(t, dict) or not isinstance(t.get("content"), str):
+            raise _fail(p, f"added_tokens[{i}]", "needs a string 'content'", "fix the entry")
+        for key in ("special", *FLAG_KEYS):
+            if key in t and not isinstance(t[key], bool):
+                raise _fail(
+                    p,
+                    f"added_tokens[{i}].{key}",
+                    f"{key} is {t[key]!r}, not true or false",
+                    f"write {key}: true or false",
+                )
+        special = bool(t.get("special", False))
+        values = {key: bool(t.get(key, False)) for key in FLAG_KEYS}
+        values["normalized"] = bool(t.get("normalized", not special))
+        every.append((t["content"], AddedTokenFlags(**values)))
+    mixed = any(not f.normalized for _, f in every)
+    if not has_normalizer and not mixed:
+        every = [(c, f._replace(normalized=False)) for c, f in every]
+    order = sorted(range(len(every)), key=lambda i: not added_list[i].get("special", False))
+    return {every[i][0]: every[i][1] for i in order if any(every[i][1])}
 
 
 def _bpe_parts(
