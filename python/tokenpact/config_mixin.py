@@ -66,6 +66,12 @@ class ConfigMixin:
         extra: dict[str, Any] = {}
         if pipeline.get("normalizer") is not None:
             extra["normalizer"] = pipeline["normalizer"]
+        if self._added:
+            # Non-special added tokens are behaviour too (recognized with permission);
+            # listed only when present, so tokenizers without them keep their hash.
+            extra["added_tokens"] = [
+                {"id": i, "content": c} for c, i in sorted(self._added.items(), key=lambda x: x[1])
+            ]
         if self._added_flags:
             # Only flagged tokens are listed, so tokenizers without flags keep their hash.
             ids = {**self._added, **self._special_ids}
