@@ -4,12 +4,18 @@ Supported today (every unsupported component raises ArtifactError naming its typ
 the normalizers of :mod:`.hf_pipeline` (NFC ... BertNormalizer, Sequence);
 pre-tokenizers ``Split`` (regex or string, every behaviour, ``invert``), ``ByteLevel``
 (with or without its GPT-2 regex), Whitespace, WhitespaceSplit, BertPreTokenizer,
-Punctuation, Digits, CharDelimiterSplit and ``Sequence`` of those; models ``BPE`` over
-the GPT-2 byte-to-unicode alphabet (with ``ignore_merges``), ``WordPiece`` and
-``WordLevel``; post-processors ``TemplateProcessing``, ``BertProcessing``,
-``RobertaProcessing``, ``ByteLevel`` and ``Sequence``; decoders ``ByteLevel`` and
-``WordPiece``; added tokens (every one needs ``allowed_special``, as everywhere in
-tokenpact; ``allowed_special="all"`` reproduces Hugging Face's default).
+Punctuation, Digits, CharDelimiterSplit and ``Sequence`` of those (or none); models
+``BPE`` over the GPT-2 byte-to-unicode alphabet (with ByteLevel; ``ignore_merges``),
+``BPE`` over characters (without ByteLevel: ``continuing_subword_prefix``,
+``end_of_word_suffix``, ``unk_token``, ``fuse_unk``, ``byte_fallback``,
+``ignore_merges``), ``WordPiece`` and ``WordLevel``; a BPE ``dropout`` is recorded in
+``Tokenizer.source`` and not applied (``encode`` is deterministic, docs/PIPELINE.md);
+post-processors ``TemplateProcessing``, ``BertProcessing``, ``RobertaProcessing``,
+``ByteLevel`` and ``Sequence``; decoders ``ByteLevel`` (byte-level BPE only),
+``WordPiece``, ``ByteFallback``, ``Fuse``, ``Strip``, ``Replace``, ``Metaspace``,
+``BPEDecoder``, ``CTC`` and ``Sequence``; added tokens (every one needs
+``allowed_special``, as everywhere in tokenpact; ``allowed_special="all"`` reproduces
+Hugging Face's default).
 The file's ``truncation`` and ``padding`` are not applied by ``encode``.
 """
 
@@ -343,7 +349,6 @@ def _char_bpe_tables(
     A merge ``(a, b)`` makes ``a + b[len(prefix):]`` (HF strips the byte length of
     ``continuing_subword_prefix`` from the right piece, whatever it starts with).
     """
-    pieces = hf_pipeline.word_vocab(p, model, added_ids)
     vocab: dict[str, int] = model.get("vocab") or {}
     if model.get("byte_fallback"):
         missing = [f"<0x{b:02X}>" for b in range(256) if f"<0x{b:02X}>" not in vocab]
@@ -355,6 +360,7 @@ def _char_bpe_tables(
                 f"({', '.join(missing[:3])} ...)",
                 "add the 256 pieces <0x00> ... <0xFF> or set byte_fallback to false",
             )
+    pieces = hf_pipeline.word_vocab(p, model, added_ids)
     prefix_len = len((model.get("continuing_subword_prefix") or "").encode("utf-8"))
     records: list[tuple[int, int, int]] = []
     for rank, item in enumerate(model.get("merges") or []):
@@ -362,7 +368,13 @@ def _char_bpe_tables(
         try:
             joined = left + right.encode("utf-8")[prefix_len:].decode("utf-8")
         except UnicodeDecodeError:
-            joined = None
+            raise _fail(
+                p,
+                f"model.merges[{rank}] {left!r} {right!r}",
+                f"cutting the {prefix_len}-byte continuing_subword_prefix off {right!r} "
+                "splits a character",
+                "the merges and continuing_subword_prefix do not belong together",
+            ) from None
         for piece in (left, right, joined):
             if piece not in vocab:
                 raise _fail(
@@ -371,5 +383,5 @@ def _char_bpe_tables(
                     f"{piece!r} is not in the vocabulary",
                     "the merges and the vocabulary do not belong together",
                 )
-        records.append((vocab[left], vocab[right], vocab[joined]))  # type: ignore[index]
+        records.append((vocab[left], vocab[right], vocab[joined]))
     return pieces, records

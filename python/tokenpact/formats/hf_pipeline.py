@@ -154,7 +154,13 @@ def check_decoder(
     kind = node.get("type")
     if model_type == "BPE" and byte_level:
         if kind != "ByteLevel":
-            raise unsupported(path, f"{where} (with a byte-level BPE)", kind)
+            raise fail(
+                path,
+                where,
+                f"component type {kind!r} is not supported with a byte-level BPE model "
+                "(its pieces are bytes)",
+                "use the ByteLevel decoder",
+            )
         return
     if kind == "Sequence":
         for i, item in enumerate(node.get("decoders") or []):
