@@ -34,6 +34,9 @@ pub struct HfCharBpe {
     /// UTF-8 spelling of every ID.
     pub vocab: Vec<Vec<u8>>,
     ids: FxHashMap<String, u32>,
+    /// IDs of the one-character pieces: the common lookup without a prefix or suffix
+    /// needs no string.
+    char_ids: FxHashMap<char, u32>,
     /// `(left, right) -> (rank, new)`; a pair listed twice keeps its last rank, as HF's
     /// map does.
     merges: FxHashMap<(u32, u32), (u32, u32)>,
@@ -107,6 +110,16 @@ impl HfCharBpe {
                 ))
             })?),
         };
+        let char_ids = ids
+            .iter()
+            .filter_map(|(s, &id)| {
+                let mut chars = s.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) => Some((c, id)),
+                    _ => None,
+                }
+            })
+            .collect();
         let mut byte_ids = [None; 256];
         for (b, slot) in byte_ids.iter_mut().enumerate() {
             *slot = ids.get(&format!("<0x{b:02X}>")).copied();
@@ -114,6 +127,7 @@ impl HfCharBpe {
         Ok(HfCharBpe {
             vocab,
             ids,
+            char_ids,
             merges,
             unk,
             byte_ids,
@@ -176,15 +190,18 @@ impl HfCharBpe {
         while let Some((i, c)) = chars.next() {
             let is_last = chars.peek().is_none();
             let byte_len = c.len_utf8();
+            let prefix = o.continuing_subword_prefix.as_deref().filter(|_| i != 0);
+            let suffix = o.end_of_word_suffix.as_deref().filter(|_| is_last);
             spelled.clear();
-            if i != 0 {
-                spelled.push_str(o.continuing_subword_prefix.as_deref().unwrap_or(""));
-            }
+            spelled.push_str(prefix.unwrap_or(""));
             spelled.push(c);
-            if is_last {
-                spelled.push_str(o.end_of_word_suffix.as_deref().unwrap_or(""));
-            }
-            if let Some(&id) = self.ids.get(spelled.as_str()) {
+            spelled.push_str(suffix.unwrap_or(""));
+            let found = if prefix.is_none() && suffix.is_none() {
+                self.char_ids.get(&c)
+            } else {
+                self.ids.get(spelled.as_str())
+            };
+            if let Some(&id) = found {
                 if let Some((unk, len)) = pending_unk.take() {
                     push(&mut symbols, unk, len);
                 }
