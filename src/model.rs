@@ -1,21 +1,26 @@
 //! The segmentation model of a tokenizer: one enum over the engines, so the pipeline
 //! (normalizer, pre-tokenizer, specials, offsets) is written once.
 
+use crate::bpe::hf_chars::HfCharBpe;
 use crate::bpe::model::BpeModel;
 use crate::wordpiece::{WordLevel, WordPiece};
 
 pub enum Model {
     // Boxed: the BPE model carries a 1 KB byte table inline.
     Bpe(Box<BpeModel>),
+    /// Hugging Face BPE over characters (UTF-8 pieces, byte fallback, unk).
+    HfBpe(Box<HfCharBpe>),
     WordPiece(WordPiece),
     WordLevel(WordLevel),
 }
 
 impl Model {
-    /// Piece of every model ID: raw bytes for byte-level BPE, the token string otherwise.
+    /// Piece of every model ID: raw bytes for byte-level BPE, the token string (UTF-8)
+    /// otherwise.
     pub fn vocab(&self) -> &[Vec<u8>] {
         match self {
             Model::Bpe(m) => &m.vocab,
+            Model::HfBpe(m) => &m.vocab,
             Model::WordPiece(m) => &m.vocab,
             Model::WordLevel(m) => &m.vocab,
         }
@@ -33,6 +38,7 @@ impl Model {
     pub fn encode_piece(&self, piece: &[u8], ids: &mut Vec<u32>) {
         match self {
             Model::Bpe(m) => m.encode_piece(piece, ids),
+            Model::HfBpe(m) => m.encode_piece(piece, ids),
             Model::WordPiece(m) => {
                 let mut spans = Vec::new();
                 m.encode_spans(piece, ids, &mut spans);
@@ -58,6 +64,7 @@ impl Model {
                     at += len;
                 }
             }
+            Model::HfBpe(m) => m.encode_spans(piece, ids, spans),
             Model::WordPiece(m) => m.encode_spans(piece, ids, spans),
             Model::WordLevel(m) => m.encode_spans(piece, ids, spans),
         }

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use crate::bpe::hf_chars::{HfBpeOptions, HfCharBpe};
 use crate::bpe::model::BpeModel;
 use crate::decoder::Decoder;
 use crate::error::{CoreError, CoreResult};
@@ -17,6 +18,26 @@ pub struct Components {
     pub decoder: Decoder,
 }
 
+fn flag(node: &Value, key: &str) -> bool {
+    node.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+fn optional(node: &Value, key: &str) -> Option<String> {
+    node.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+fn hf_bpe_options(m: &Value) -> HfBpeOptions {
+    HfBpeOptions {
+        continuing_subword_prefix: optional(m, "continuing_subword_prefix"),
+        end_of_word_suffix: optional(m, "end_of_word_suffix"),
+        unk_token: optional(m, "unk_token"),
+        fuse_unk: flag(m, "fuse_unk"),
+        byte_fallback: flag(m, "byte_fallback"),
+        ignore_merges: flag(m, "ignore_merges"),
+        dropout: m.get("dropout").and_then(Value::as_f64),
+    }
+}
+
 fn string(node: &Value, key: &str, default: &str) -> String {
     node.get(key)
         .and_then(Value::as_str)
@@ -24,9 +45,10 @@ fn string(node: &Value, key: &str, default: &str) -> String {
         .to_owned()
 }
 
-/// `config`: `{"normalizer": node | null, "model": node, "decoder": node | null}`;
-/// `vocab[id]` is each model piece (raw bytes for BPE, the token string otherwise) and
-/// `records` the BPE merges `(left, right, new_id)`.
+/// `config`: `{"normalizer": node | null, "model": node, "decoder": node | null,
+/// "byte_level": bool}` (`byte_level: false` selects BPE over characters);
+/// `vocab[id]` is each model piece (raw bytes for byte-level BPE, the token string
+/// otherwise) and `records` the BPE merges `(left, right, new_id)`.
 pub fn build(
     config: &str,
     vocab: Vec<Vec<u8>>,
@@ -40,11 +62,12 @@ pub fn build(
     };
     let m = config.get("model").unwrap_or(&Value::Null);
     let model = match m.get("type").and_then(Value::as_str).unwrap_or("") {
+        // The loader marks a BPE without ByteLevel (pieces are strings, not bytes).
+        "BPE" if config.get("byte_level") == Some(&Value::Bool(false)) => {
+            Model::HfBpe(Box::new(HfCharBpe::new(vocab, records, hf_bpe_options(m))?))
+        }
         "BPE" => {
-            let ignore = m
-                .get("ignore_merges")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
+            let ignore = flag(m, "ignore_merges");
             Model::Bpe(Box::new(BpeModel::from_records(vocab, records, ignore)?))
         }
         "WordPiece" => Model::WordPiece(WordPiece::new(
@@ -63,17 +86,16 @@ pub fn build(
         }
     };
     let d = config.get("decoder").unwrap_or(&Value::Null);
-    let decoder = match d.get("type").and_then(Value::as_str) {
-        None | Some("ByteLevel") => Decoder::Bytes,
-        Some("WordPiece") => Decoder::WordPiece {
-            prefix: string(d, "prefix", "##"),
-            cleanup: d.get("cleanup").and_then(Value::as_bool).unwrap_or(true),
-        },
-        Some(other) => {
+    let decoder = match (&model, d.get("type").and_then(Value::as_str)) {
+        // Byte-level pieces are raw bytes: ByteLevel (or no decoder) concatenates them.
+        (Model::Bpe(_), None | Some("ByteLevel")) => Decoder::Bytes,
+        (Model::Bpe(_), Some(other)) => {
             return Err(CoreError::Artifact(format!(
-                "decoder type {other:?} is not supported; supported: ByteLevel, WordPiece"
+                "decoder type {other:?} is not supported with a byte-level BPE model; \
+                 supported: ByteLevel"
             )))
         }
+        _ => Decoder::from_json(d)?,
     };
     Ok(Components {
         model,

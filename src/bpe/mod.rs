@@ -1,8 +1,10 @@
-//! Byte-level BPE: the model (merge map + vocabulary), the encoder and the trainer.
+//! Byte-level BPE: the model (merge map + vocabulary), the encoder and the trainer;
+//! `hf_chars`: Hugging Face BPE over characters (non-byte-level `tokenizer.json`).
 
 pub mod count;
 pub mod encode;
 pub mod hf;
+pub mod hf_chars;
 pub mod model;
 pub mod train;
 

@@ -4,13 +4,19 @@ Supported today (every unsupported component raises ArtifactError naming its typ
 the normalizers of :mod:`.hf_pipeline` (NFC ... BertNormalizer, Sequence);
 pre-tokenizers ``Split`` (regex or string, every behaviour, ``invert``), ``ByteLevel``
 (with or without its GPT-2 regex), Whitespace, WhitespaceSplit, BertPreTokenizer,
-Punctuation, Digits, CharDelimiterSplit and ``Sequence`` of those; models ``BPE`` over
-the GPT-2 byte-to-unicode alphabet (with ``ignore_merges``), ``WordPiece`` and
-``WordLevel``; post-processors ``TemplateProcessing``, ``BertProcessing``,
-``RobertaProcessing``, ``ByteLevel`` and ``Sequence``; decoders ``ByteLevel`` and
-``WordPiece``; added tokens with every flag (``lstrip``, ``rstrip``, ``single_word``,
-``normalized``: matched as HF does, see docs/PIPELINE.md), each needing
-``allowed_special`` as everywhere in tokenpact (``allowed_special="all"`` reproduces
+Punctuation, Digits, CharDelimiterSplit and ``Sequence`` of those (or none); models
+``BPE`` over the GPT-2 byte-to-unicode alphabet (with ByteLevel; ``ignore_merges``),
+``BPE`` over characters (without ByteLevel: ``continuing_subword_prefix``,
+``end_of_word_suffix``, ``unk_token``, ``fuse_unk``, ``byte_fallback``,
+``ignore_merges``), ``WordPiece`` and ``WordLevel``; a BPE ``dropout`` is recorded in
+``Tokenizer.source`` and not applied (``encode`` is deterministic, docs/PIPELINE.md);
+post-processors ``TemplateProcessing``, ``BertProcessing``, ``RobertaProcessing``,
+``ByteLevel`` and ``Sequence``; decoders ``ByteLevel`` (byte-level BPE only),
+``WordPiece``, ``ByteFallback``, ``Fuse``, ``Strip``, ``Replace``, ``Metaspace``,
+``BPEDecoder``, ``CTC`` and ``Sequence``; added tokens with every flag (``lstrip``,
+``rstrip``, ``single_word``, ``normalized``: matched as HF does, see docs/PIPELINE.md),
+each needing ``allowed_special`` as everywhere in tokenpact (``allowed_special="all"``
+reproduces
 Hugging Face's default).
 The file's ``truncation`` and ``padding`` are not applied by ``encode``.
 """
@@ -63,9 +69,10 @@ _split_step = hf_pipeline.split_step
 
 
 def parse_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> tuple[list[list[Any]], bool]:
-    """Split steps for the engine, and whether the chain ends in ByteLevel."""
+    """Split steps for the engine, and whether the chain ends in ByteLevel (without it,
+    or with no pre-tokenizer at all, the BPE model works over characters)."""
     if node is None:
-        raise _unsupported(path, "pre_tokenizer", None)
+        return [], False
     nodes = node["pretokenizers"] if node.get("type") == "Sequence" else [node]
     steps: list[list[Any]] = []
     byte_level = False
@@ -87,8 +94,6 @@ def parse_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> tuple[list[l
             byte_level = True
         else:
             raise _unsupported(path, where, kind)
-    if not byte_level:
-        raise _unsupported(path, "pre_tokenizer", "a chain without ByteLevel")
     return steps, byte_level
 
 
@@ -203,14 +208,15 @@ def load_hf_data(
     kind = model.get("type")
     added_list = data.get("added_tokens") or []
     added_ids = {t["content"]: int(t["id"]) for t in added_list}
+    byte_level = False
     if kind == "BPE":
-        pieces, records, steps = _bpe_parts(p, data, model, added_ids)
+        pieces, records, steps, byte_level = _bpe_parts(p, data, model, added_ids)
     elif kind in hf_pipeline.WORD_MODELS:
         pieces = hf_pipeline.word_vocab(p, model, added_ids)
         records, steps = [], hf_pipeline.word_pre_tokenizer(p, data.get("pre_tokenizer"))
     else:
         raise _unsupported(p, "model", kind)
-    hf_pipeline.check_decoder(p, data.get("decoder"), kind)
+    hf_pipeline.check_decoder(p, data.get("decoder"), kind, byte_level=byte_level)
     template, trim = parse_post_processor(p, data.get("post_processor"))
     implied = {"unk_token": model.get("unk_token")}
     implied["pad_token"] = (data.get("padding") or {}).get("pad_token")
@@ -234,7 +240,7 @@ def load_hf_data(
             added[t["content"]] = int(t["id"])
     engine_specials = [(t.content, i) for t, i in specials] + sorted(added.items())
     pipeline = None
-    if kind == "BPE" and normalizer is None:
+    if byte_level and normalizer is None:
         core = _native.BpeCore.from_records(
             pieces,
             records,
@@ -246,14 +252,24 @@ def load_hf_data(
         )
     else:
         model_node = {k: v for k, v in model.items() if k not in ("vocab", "merges")}
-        pipeline = {"normalizer": normalizer, "model": model_node, "decoder": data.get("decoder")}
+        engine = {
+            "normalizer": normalizer,
+            "model": model_node,
+            "decoder": data.get("decoder"),
+            "byte_level": byte_level,
+        }
         core = _native.pipeline_core(
-            json.dumps(pipeline), pieces, records, engine_specials, [tuple(s) for s in steps]
+            json.dumps(engine), pieces, records, engine_specials, [tuple(s) for s in steps]
         )
+        pipeline = dict(engine)
+        if kind == "BPE" and not byte_level:
+            # The merge records are behaviour: the canonical config (semantic hash) keeps
+            # them, the engine gets them as IDs.
+            pipeline["model"] = {**model_node, "records": [list(r) for r in records]}
     tok = Tokenizer(
         core,
         pattern=steps[0][0] if steps and not str(steps[0][1]).startswith("hf:") else "",
-        semantics="merge_records" if kind == "BPE" else "hf_pipeline",
+        semantics="merge_records" if byte_level else "hf_pipeline",
         special_tokens=specials,
         post_processor=template,
         added_tokens=added,
@@ -264,6 +280,8 @@ def load_hf_data(
             "path": None,
             "config_path": None,
             "ignore_merges": bool(model.get("ignore_merges", False)),
+            # Recorded, never applied: encode is deterministic (docs/PIPELINE.md).
+            "dropout": model.get("dropout") if kind == "BPE" else None,
             "trim_offsets": trim,
             "chat_template": (config or {}).get("chat_template"),
             "pipeline": pipeline,
@@ -315,16 +333,28 @@ def _added_flags(
 
 def _bpe_parts(
     p: Path, data: dict[str, Any], model: dict[str, Any], added_ids: dict[str, int]
-) -> tuple[list[bytes], list[tuple[int, int, int]], list[list[Any]]]:
-    """Byte pieces by ID, merge records and split steps of a byte-level BPE file."""
+) -> tuple[list[bytes], list[tuple[int, int, int]], list[list[Any]], bool]:
+    """Pieces by ID, merge records, split steps and byte-levelness of a BPE file.
+
+    With ByteLevel in the pre-tokenizer the pieces are bytes over GPT-2's alphabet;
+    without it the model is BPE over characters and the pieces are the UTF-8 strings.
+    """
     from .. import _native
 
-    for flag in ("continuing_subword_prefix", "end_of_word_suffix", "unk_token", "dropout"):
+    dropout = model.get("dropout")
+    if dropout is not None and not (
+        isinstance(dropout, int | float) and not isinstance(dropout, bool) and 0 <= dropout <= 1
+    ):
+        raise _fail(p, "model.dropout", f"{dropout!r}", "give a probability in [0, 1] or null")
+    steps, byte_level = parse_pre_tokenizer(p, data.get("pre_tokenizer"))
+    if not byte_level:
+        pieces, records = _char_bpe_tables(p, model, added_ids)
+        return pieces, records, steps, False
+    for flag in ("continuing_subword_prefix", "end_of_word_suffix", "unk_token"):
         if model.get(flag):
-            raise _unsupported(p, f"model.{flag}", model[flag])
+            raise _unsupported(p, f"model.{flag} with ByteLevel", model[flag])
     if model.get("byte_fallback"):
-        raise _unsupported(p, "model.byte_fallback", True)
-    steps, _ = parse_pre_tokenizer(p, data.get("pre_tokenizer"))
+        raise _unsupported(p, "model.byte_fallback with ByteLevel", True)
     vocab_map: dict[str, int] = model.get("vocab") or {}
     try:
         # Rust decodes the byte-level vocabulary and resolves the merges: a Python loop
@@ -334,4 +364,60 @@ def _bpe_parts(
         )
     except ArtifactError as exc:
         raise ArtifactError(f"{p}: {exc}") from None
-    return pieces, records, steps
+    return pieces, records, steps, True
+
+
+def _merge_pair(p: Path, rank: int, item: Any) -> tuple[str, str]:
+    """A merge as HF writes it: ``"left right"`` or ``[left, right]``."""
+    if isinstance(item, str) and " " in item:
+        left, right = item.split(" ", 1)
+        return left, right
+    if isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item):
+        return item[0], item[1]
+    raise _fail(p, f"model.merges[{rank}]", f"{item!r}", 'write "left right" or [left, right]')
+
+
+def _char_bpe_tables(
+    p: Path, model: dict[str, Any], added_ids: dict[str, int]
+) -> tuple[list[bytes], list[tuple[int, int, int]]]:
+    """UTF-8 pieces by ID and merge records of a BPE over characters.
+
+    A merge ``(a, b)`` makes ``a + b[len(prefix):]`` (HF strips the byte length of
+    ``continuing_subword_prefix`` from the right piece, whatever it starts with).
+    """
+    vocab: dict[str, int] = model.get("vocab") or {}
+    if model.get("byte_fallback"):
+        missing = [f"<0x{b:02X}>" for b in range(256) if f"<0x{b:02X}>" not in vocab]
+        if missing:
+            raise _fail(
+                p,
+                "model.byte_fallback",
+                f"true, but {len(missing)} byte pieces are not in the vocabulary "
+                f"({', '.join(missing[:3])} ...)",
+                "add the 256 pieces <0x00> ... <0xFF> or set byte_fallback to false",
+            )
+    pieces = hf_pipeline.word_vocab(p, model, added_ids)
+    prefix_len = len((model.get("continuing_subword_prefix") or "").encode("utf-8"))
+    records: list[tuple[int, int, int]] = []
+    for rank, item in enumerate(model.get("merges") or []):
+        left, right = _merge_pair(p, rank, item)
+        try:
+            joined = left + right.encode("utf-8")[prefix_len:].decode("utf-8")
+        except UnicodeDecodeError:
+            raise _fail(
+                p,
+                f"model.merges[{rank}] {left!r} {right!r}",
+                f"cutting the {prefix_len}-byte continuing_subword_prefix off {right!r} "
+                "splits a character",
+                "the merges and continuing_subword_prefix do not belong together",
+            ) from None
+        for piece in (left, right, joined):
+            if piece not in vocab:
+                raise _fail(
+                    p,
+                    f"model.merges[{rank}] {left!r} {right!r}",
+                    f"{piece!r} is not in the vocabulary",
+                    "the merges and the vocabulary do not belong together",
+                )
+        records.append((vocab[left], vocab[right], vocab[joined]))
+    return pieces, records

@@ -130,13 +130,50 @@ def word_vocab(path: Path, model: dict[str, Any], added: dict[str, int]) -> list
     return [p for p in pieces if p is not None]
 
 
-def check_decoder(path: Path, node: dict[str, Any] | None, model_type: str) -> None:
+# Decoders over token strings (every model but byte-level BPE, whose pieces are bytes).
+STRING_DECODERS = frozenset(
+    {"WordPiece", "ByteFallback", "Fuse", "Strip", "Replace", "Metaspace", "BPEDecoder", "CTC"}
+)
+
+
+def check_decoder(
+    path: Path,
+    node: dict[str, Any] | None,
+    model_type: str,
+    *,
+    byte_level: bool = False,
+    where: str = "decoder",
+) -> None:
+    """Raise ArtifactError for a decoder (at any depth) the engine lacks.
+
+    Byte-level BPE takes only ``ByteLevel`` (its pieces are raw bytes); other models take
+    :data:`STRING_DECODERS` and ``Sequence`` of them.
+    """
     if node is None:
         return
     kind = node.get("type")
-    allowed = {"ByteLevel"} if model_type == "BPE" else {"WordPiece"}
-    if kind not in allowed:
-        raise unsupported(path, "decoder", kind)
+    if model_type == "BPE" and byte_level:
+        if kind != "ByteLevel":
+            raise fail(
+                path,
+                where,
+                f"component type {kind!r} is not supported with a byte-level BPE model "
+                "(its pieces are bytes)",
+                "use the ByteLevel decoder",
+            )
+        return
+    if kind == "Sequence":
+        for i, item in enumerate(node.get("decoders") or []):
+            check_decoder(path, item, model_type, where=f"{where}.decoders[{i}]")
+        return
+    if kind not in STRING_DECODERS:
+        raise unsupported(path, where, kind)
+    if kind == "Replace" and not ({"String", "Regex"} & set(node.get("pattern") or {})):
+        raise fail(path, where, "Replace has no pattern", 'give it {"String": ...}')
+    for key in ("content", "replacement"):
+        value = node.get(key)
+        if kind in ("Strip", "Metaspace") and value is not None and len(str(value)) != 1:
+            raise fail(path, f"{where}.{key}", f"{value!r}", "give exactly one character")
 
 
 def _pair_processor(cls: list[Any], sep: list[Any], roberta: bool) -> dict[str, Any]:

@@ -20,10 +20,13 @@ from .bpe import (
     train_bpe_reference,
     vocab_from_merges,
 )
+from .hf_bpe import HfBpeOptions, hf_bpe_reference
 from .pretokenize import compile_pattern, pretokenize, pretokenize_pieces
 from .wordpiece import wordpiece_reference
 
 __all__ = [
+    "HfBpeOptions",
+    "hf_bpe_reference",
     "wordpiece_reference",
     "BASE_SIZE",
     "TIE_BREAKS",
