@@ -8,11 +8,13 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .. import _native
 from ..errors import ConfigError, TrainingError
 from ..special import SpecialToken
+from ..tokenizer import Tokenizer
 from ._words import check_int, count_words, special_config, specials_with_unk
 from .trained import CharBpeTokenizer
 
@@ -95,3 +97,75 @@ def train_char_bpe(
         lowercase=lowercase,
         training=training,
     )
+
+
+def build_char_bpe_tokenizer(
+    tok: CharBpeTokenizer,
+) -> Tokenizer:
+    """The pipeline :class:`~tokenpact.Tokenizer` for a trained character BPE model,
+    built from :func:`char_bpe_document` by the Hugging Face loader.
+
+    Raises ArtifactError until the loader handles BPE with ``end_of_word_suffix`` and the
+    ``BPEDecoder``; ``train_char_bpe`` returns the :class:`CharBpeTokenizer` until then.
+    """
+    from ..formats.hf_json import load_hf_data
+
+    config = {"unk_token": tok.id_to_piece(tok.unk_id)} if tok.unk_id is not None else None
+    full = load_hf_data(tok.hf_document(), label="<train_char_bpe>", config=config)
+    full._training = tok.training
+    return full
+
+
+def char_bpe_document(
+    pieces: Sequence[str],
+    merges: Sequence[tuple[str, str]],
+    specials: Sequence[SpecialToken],
+    *,
+    end_of_word: str,
+    lowercase: bool,
+) -> dict[str, Any]:
+    """The ``tokenizer.json`` of a character BPE model.
+
+    Lowercase normalizer (when ``lowercase``), WhitespaceSplit (the trainer's
+    ``str.split()`` words), a ``BPE`` model over characters with ``end_of_word_suffix``
+    set to the marker, the unknown token, and a ``BPEDecoder`` that turns the marker back
+    into a space. Hugging Face glues the suffix to a word's last character, where the
+    trainer keeps the marker a symbol of its own: see docs/TRAINERS.md for what that
+    changes.
+    """
+    ids = {p: i for i, p in enumerate(pieces)}
+    unk = next(t.content for t in specials if t.role == "unk")
+    added = [
+        {
+            "id": ids[t.content],
+            "content": t.content,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for t in sorted(specials, key=lambda t: ids[t.content])
+    ]
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": {"type": "Lowercase"} if lowercase else None,
+        "pre_tokenizer": {"type": "WhitespaceSplit"},
+        "post_processor": None,
+        "decoder": {"type": "BPEDecoder", "suffix": end_of_word},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": unk,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": end_of_word,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": ids,
+            "merges": [[a, b] for a, b in merges],
+        },
+    }
