@@ -105,7 +105,7 @@ def build_char_bpe_tokenizer(
     """The pipeline :class:`~tokenpact.Tokenizer` for a trained character BPE model,
     built from :func:`char_bpe_document` by the Hugging Face loader.
 
-    Raises ArtifactError until the loader handles BPE with ``end_of_word_suffix`` and the
+    Raises ArtifactError until the loader handles non-byte-level BPE and the
     ``BPEDecoder``; ``train_char_bpe`` returns the :class:`CharBpeTokenizer` until then.
     """
     from ..formats.hf_json import load_hf_data
@@ -124,16 +124,29 @@ def char_bpe_document(
     end_of_word: str,
     lowercase: bool,
 ) -> dict[str, Any]:
-    """The ``tokenizer.json`` of a character BPE model.
+    """The ``tokenizer.json`` of a character BPE model, with identical IDs.
 
-    Lowercase normalizer (when ``lowercase``), WhitespaceSplit (the trainer's
-    ``str.split()`` words), a ``BPE`` model over characters with ``end_of_word_suffix``
-    set to the marker, the unknown token, and a ``BPEDecoder`` that turns the marker back
-    into a space. Hugging Face glues the suffix to a word's last character, where the
-    trainer keeps the marker a symbol of its own: see docs/TRAINERS.md for what that
-    changes.
+    The trainer's marker is a symbol of its own after each word's characters (merges
+    like ``("low", "</w>")``, a lone ``</w>`` token); Hugging Face's
+    ``end_of_word_suffix`` glues it to the last character instead, which changes the IDs.
+    So the marker is written as a space that ends every word: the normalizer collapses
+    whitespace runs to one space, strips both ends and appends a space after the last
+    word; ``Split(" ", MergedWithPrevious)`` makes the words ``"low "``; the ``BPE``
+    model's vocabulary and merges spell the marker as that space. The ``BPEDecoder``
+    with suffix ``" "`` joins words with single spaces, as ``CharBpeTokenizer.decode``.
     """
-    ids = {p: i for i, p in enumerate(pieces)}
+    spelled = {t.content: t.content for t in specials}
+    spelled.update({p: p for p in pieces if p not in spelled and len(p) == 1})
+    spelled[end_of_word] = " "
+    for a, b in merges:
+        # The first merge that makes a string defines its piece, as in train_char_bpe.
+        spelled.setdefault(a + b, spelled[a] + spelled[b])
+    ids = {spelled[p]: i for i, p in enumerate(pieces)}
+    if len(ids) != len(pieces):
+        raise ConfigError(
+            "two pieces spell the same string once the end-of-word marker is a space; "
+            "use an end_of_word marker that does not occur in the training text"
+        )
     unk = next(t.content for t in specials if t.role == "unk")
     added = [
         {
@@ -147,25 +160,36 @@ def char_bpe_document(
         }
         for t in sorted(specials, key=lambda t: ids[t.content])
     ]
+    whitespace: list[dict[str, Any]] = [
+        {"type": "Replace", "pattern": {"Regex": r"\s+"}, "content": " "},
+        {"type": "Strip", "strip_left": True, "strip_right": True},
+        {"type": "Replace", "pattern": {"Regex": r"(?<=\S)\z"}, "content": " "},
+    ]
+    lower: list[dict[str, Any]] = [{"type": "Lowercase"}] if lowercase else []
     return {
         "version": "1.0",
         "truncation": None,
         "padding": None,
         "added_tokens": added,
-        "normalizer": {"type": "Lowercase"} if lowercase else None,
-        "pre_tokenizer": {"type": "WhitespaceSplit"},
+        "normalizer": {"type": "Sequence", "normalizers": lower + whitespace},
+        "pre_tokenizer": {
+            "type": "Split",
+            "pattern": {"String": " "},
+            "behavior": "MergedWithPrevious",
+            "invert": False,
+        },
         "post_processor": None,
-        "decoder": {"type": "BPEDecoder", "suffix": end_of_word},
+        "decoder": {"type": "BPEDecoder", "suffix": " "},
         "model": {
             "type": "BPE",
             "dropout": None,
             "unk_token": unk,
             "continuing_subword_prefix": None,
-            "end_of_word_suffix": end_of_word,
+            "end_of_word_suffix": None,
             "fuse_unk": False,
             "byte_fallback": False,
             "ignore_merges": False,
             "vocab": ids,
-            "merges": [[a, b] for a, b in merges],
+            "merges": [[spelled[a], spelled[b]] for a, b in merges],
         },
     }
