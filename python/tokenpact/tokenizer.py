@@ -586,6 +586,10 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin):
 
     def export_hf(self, path: str | os.PathLike[str]) -> Path:
         """Write a Hugging Face ``tokenizer.json`` that `tokenizers` loads with identical IDs."""
+        if self._semantics == "sentencepiece":
+            from .formats.sentencepiece_hf import export_unigram_hf
+
+            return export_unigram_hf(self, path)
         from .formats.hf_export import export_hf
 
         return export_hf(self, path)

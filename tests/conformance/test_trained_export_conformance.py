@@ -1,8 +1,8 @@
 """Trained tokenizers against the peer libraries that load their exported files.
 
 Unigram: ``sentencepiece`` loading the ``.model`` that ``train_unigram`` writes gives our
-IDs; WordPiece and character BPE: ``tokenizers`` loading the ``tokenizer.json`` gives
-our IDs. Unigram and WordPiece also equal the trainers' own minimal engines (src/unigram
+IDs; for all three, ``tokenizers`` loading the exported ``tokenizer.json`` gives our
+IDs. Unigram and WordPiece also equal the trainers' own minimal engines (src/unigram
 Viterbi, src/wordpiece.rs). Texts: harvested real and edge-case text (lines, for
 training and held-out encoding).
 """
@@ -45,6 +45,21 @@ def test_unigram_sentencepiece_library_agrees(
     for text in texts[:300]:
         ids = unigram.encode(text)
         assert unigram.decode(ids) == peer.decode(ids)
+
+
+def test_unigram_tokenizers_library_agrees(
+    unigram: tp.train.UnigramTokenizer, lines: tuple[list[str], list[str]], tmp_path: Path
+) -> None:
+    hf = pytest.importorskip("tokenizers")
+    peer = hf.Tokenizer.from_file(str(unigram.export_hf(tmp_path)))
+    texts = lines[1] + [t for t in harvest_texts(seed=1) if len(t) < 5000][:500]
+    texts += ["", " ", "  a  b ", " \u2581x"]
+    mismatches = [t for t in texts if unigram.encode(t) != peer.encode(t).ids]
+    assert mismatches == []
+    for text in texts[:300]:
+        ids = unigram.encode(text)
+        if unigram.unk_id not in ids:  # HF's decode skips the unknown piece
+            assert peer.decode(ids) == unigram.decode(ids)
 
 
 def test_unigram_ids_equal_trainer_viterbi(

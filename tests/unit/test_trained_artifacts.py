@@ -142,3 +142,14 @@ def _trained() -> tp.train.UnigramTokenizer:
             ["abc abd  bca ce fg hé 東東 ##"] * 5 + TEXTS, vocab_size=60
         )
     return _CACHE["tok"]
+
+
+def test_unigram_export_hf_refuses_other_shapes(tmp_path: Path) -> None:
+    import sp_proto as pb
+
+    pieces = [("<unk>", 0.0, pb.UNKNOWN), ("a", -1.0, pb.NORMAL), ("\u2581", -2.0, pb.NORMAL)]
+    path = tmp_path / "m.model"
+    path.write_bytes(pb.model(pieces, add_dummy_prefix=False))
+    tok = tp.Tokenizer.from_sentencepiece(path)
+    with pytest.raises(ArtifactError, match="add_dummy_prefix"):
+        tok.export_hf(tmp_path / "out")
