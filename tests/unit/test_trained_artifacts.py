@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -153,3 +154,43 @@ def test_unigram_export_hf_refuses_other_shapes(tmp_path: Path) -> None:
     tok = tp.Tokenizer.from_sentencepiece(path)
     with pytest.raises(ArtifactError, match="add_dummy_prefix"):
         tok.export_hf(tmp_path / "out")
+
+
+_MIXED = st.text(alphabet="abcdefg ABé東#,.!€-\t\n\u3000\u0301", min_size=0, max_size=60)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_MIXED)
+def test_wordpiece_ids_equal_trainer_engine(text: str) -> None:
+    tok = _wordpiece()
+    vocab = [p.decode() for p in tok.vocab()]
+    engine = _native.WordPieceCore(vocab, tok.token_id("[UNK]"), "##", 100, True)
+    assert tok.encode(text) == list(engine.encode(text))
+
+
+@settings(max_examples=80, deadline=None)
+@given(_MIXED)
+def test_char_bpe_export_equals_tokenizers(text: str) -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = _char_bpe()
+    peer = tokenizers.Tokenizer.from_str(json.dumps(tok.hf_document()))
+    assert peer.encode(text).ids == tok.encode(text)
+
+
+def _wordpiece() -> tp.Tokenizer:
+    if "wp" not in _OTHERS:
+        _OTHERS["wp"] = tp.train_wordpiece(
+            ["abc abd, bca! ce fg. hé 東東 ##"] * 5 + TEXTS, vocab_size=90, lowercase=True
+        )
+    return _OTHERS["wp"]
+
+
+def _char_bpe() -> tp.train.CharBpeTokenizer:
+    if "cb" not in _OTHERS:
+        _OTHERS["cb"] = tp.train_char_bpe(
+            ["abc abd, bca! ce fg. hé 東東 ##"] * 5 + TEXTS, num_merges=60
+        )
+    return _OTHERS["cb"]
+
+
+_OTHERS: dict[str, Any] = {}
