@@ -67,6 +67,10 @@ def train_unigram(
     pieces by estimated loss increase. IDs: specials first, then ``<0x00>..<0xFF>`` when
     ``byte_fallback``, then pieces by descending probability. The result depends on
     neither ``threads`` nor document order. The trainer draws no random numbers.
+
+    The result is a SentencePiece-backed ``Tokenizer`` built from the ``.model`` written
+    here (scores as float32): ``save`` writes ``tokenizer.model`` + ``training.json``,
+    ``export_sentencepiece`` / ``export_hf`` the peer files (docs/TRAINERS.md).
     """
     specials = specials_with_unk(special_tokens)
     check_int("vocab_size", vocab_size, 1)

@@ -58,6 +58,9 @@ def train_wordpiece(
     does: BPE with continuation prefixes); it compresses better on real text, while the
     ratio favours pairs of rare pieces. Stop reasons: ``vocab_size_reached``,
     ``below_min_frequency``, ``no_pairs_left``.
+
+    The result is a Hugging Face pipeline ``Tokenizer`` built from the ``tokenizer.json``
+    of :func:`wordpiece_document`; ``save`` and ``export_hf`` write that file.
     """
     if scoring not in SCORINGS:
         raise ConfigError(f"unknown scoring {scoring!r}; use one of {SCORINGS}")
