@@ -1,36 +1,22 @@
-"""A tiny ModelProto writer for tests: builds SentencePiece ``.model`` bytes by hand."""
+"""A tiny ModelProto builder for tests: hand-made SentencePiece ``.model`` bytes (pieces
+with explicit types, odd flags) on top of the package's wire-format primitives."""
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 
-NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+from tokenpact.formats.sentencepiece_model import (
+    BYTE,
+    CONTROL,
+    NORMAL,
+    UNKNOWN,
+    UNUSED,
+    USER_DEFINED,
+)
+from tokenpact.formats.sentencepiece_write import field_bytes, field_float, field_varint, varint
 
-
-def varint(value: int) -> bytes:
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def field_varint(number: int, value: int) -> bytes:
-    return varint(number << 3) + varint(value)
-
-
-def field_bytes(number: int, data: bytes) -> bytes:
-    return varint(number << 3 | 2) + varint(len(data)) + data
-
-
-def field_float(number: int, value: float) -> bytes:
-    return varint(number << 3 | 5) + struct.pack("<f", value)
+__all__ = ["BYTE", "CONTROL", "NORMAL", "UNKNOWN", "UNUSED", "USER_DEFINED", "model", "piece"]
+__all__ += ["field_bytes", "field_float", "field_varint", "varint"]
 
 
 def piece(text: str, score: float, kind: int = NORMAL) -> bytes:

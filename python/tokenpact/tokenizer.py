@@ -219,40 +219,16 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin):
         or a SentencePiece ``.model``.
 
         A ``.model`` file is told apart from a tiktoken rank file (Llama 3 ships one named
-        ``tokenizer.model``) by its content: protobuf versus base64 lines.
+        ``tokenizer.model``) by its content: protobuf versus base64 lines. A directory's
+        ``training.json`` (written by :meth:`save` for trained tokenizers) becomes
+        ``training``.
 
         A directory saved by :meth:`save` is checked against its ``manifest.json`` and
         ``golden.json`` (pass ``verify=False`` to skip); drift raises ContractError.
         """
         from .formats import artifact_dir
-        from .formats.hf_json import load_hf_json
 
-        p = Path(path)
-        if p.is_file() and p.suffix != ".json" and p.name != NATIVE_FILE:
-            from .formats.sentencepiece_model import looks_like_sentencepiece
-
-            with open(p, "rb") as handle:
-                head = handle.read(1)
-            if looks_like_sentencepiece(head):
-                return cls.from_sentencepiece(p)
-            if p.suffix in (".tiktoken", ".model"):
-                return cls.from_tiktoken(p, pattern=pattern or "gpt4")
-        hf_file = None
-        if p.is_dir() and not (p / NATIVE_FILE).exists() and (p / "tokenizer.json").exists():
-            hf_file = p / "tokenizer.json"
-        elif p.is_file() and p.name != NATIVE_FILE and p.suffix == ".json":
-            if b'"tokenpact.tokenizer"' not in p.read_bytes()[:4096]:
-                hf_file = p
-        if hf_file is not None:
-            from .contract import check_contract_files, recover_interrupted_save
-
-            root = hf_file.parent
-            recover_interrupted_save(root) if (root / "manifest.json").exists() else None
-            tok = load_hf_json(hf_file)
-            if verify and (root / "manifest.json").exists():
-                check_contract_files(tok, root)
-            return tok
-        return artifact_dir.load_tokenizer(cls, p, verify=verify)
+        return artifact_dir.load_any(cls, Path(path), pattern=pattern, verify=verify)
 
     @classmethod
     def from_sentencepiece(cls, path: str | os.PathLike[str]) -> Tokenizer:
@@ -647,16 +623,29 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin):
 
     # ------------------------------------------------------------------ artifacts
     def save(self, directory: str | os.PathLike[str]) -> Path:
-        """Write the artifact directory (``tokenpact.json``); every file is written atomically."""
+        """Write the artifact directory: the tokenizer file (``tokenpact.json``, or the
+        exact ``tokenizer.json`` / ``tokenizer.model`` it was built from, plus
+        ``training.json``), ``manifest.json`` and ``golden.json``, as one atomic commit."""
         from .formats import artifact_dir
 
         return artifact_dir.save_tokenizer(self, Path(directory))
 
     def export_hf(self, path: str | os.PathLike[str]) -> Path:
         """Write a Hugging Face ``tokenizer.json`` that `tokenizers` loads with identical IDs."""
+        if self._semantics == "sentencepiece":
+            from .formats.sentencepiece_hf import export_unigram_hf
+
+            return export_unigram_hf(self, path)
         from .formats.hf_export import export_hf
 
         return export_hf(self, path)
+
+    def export_sentencepiece(self, path: str | os.PathLike[str]) -> Path:
+        """Write the SentencePiece ``.model`` of a SentencePiece-backed tokenizer (a
+        directory gets ``dir/tokenizer.model``); ``sentencepiece`` loads it with equal IDs."""
+        from .formats.sentencepiece_write import export_sentencepiece
+
+        return export_sentencepiece(self, path)
 
     def export_tiktoken(self, path: str | os.PathLike[str]) -> None:
         """Write the byte pieces as a ``*.tiktoken`` rank file (ID == rank).

@@ -7,7 +7,7 @@ from tokenpact.reference import char_bpe as cref
 from tokenpact.reference import wordpiece_train as wref
 from tokenpact.special import SpecialToken
 from tokenpact.stochastic import SampleKey, bpe_dropout_piece
-from tokenpact.train.trained import WordPieceTokenizer
+from tokenpact.train.wordpiece import build_wordpiece
 
 SEED_VOCAB = ["[UNK]", "un", "##want", "##ed", "runn", "play", ",", "##ing", "##er"]
 UNK = (SpecialToken("[UNK]", "unk"),)
@@ -23,12 +23,12 @@ def test_wordpiece_unwanted_reference() -> None:
 
 
 def test_wordpiece_unwanted_engine() -> None:
-    cased = WordPieceTokenizer(SEED_VOCAB, UNK)
+    cased = build_wordpiece(SEED_VOCAB, UNK)
     assert cased.encode("unwanted") == [1, 2, 3]
     assert cased.encode("want") == [0]
     assert cased.encode("playingx") == [0]
     assert cased.encode("Unwanted") == [0]
-    assert WordPieceTokenizer(SEED_VOCAB, UNK, lowercase=True).encode("Unwanted") == [1, 2, 3]
+    assert build_wordpiece(SEED_VOCAB, UNK, lowercase=True).encode("Unwanted") == [1, 2, 3]
     assert cased.decode([1, 2, 3]) == "unwanted"
 
 

@@ -178,9 +178,11 @@ def run_case(tok: Any, case: Mapping[str, Any], special_ids: set[int]) -> dict[s
         # The error class is the stored behaviour for malformed input (policy "reject").
         return {**record, "error": type(exc).__name__, **outputs}
     pieces = [bytes(tok.token_bytes(i)) for i in ids]
-    if (getattr(tok, "source", None) or {}).get("pipeline"):
-        # Normalizers and WordPiece pieces do not spell the raw text: use the engine's
-        # offsets, mapped back through normalization.
+    spelled = getattr(tok, "semantics", None) != "sentencepiece"
+    if not spelled or (getattr(tok, "source", None) or {}).get("pipeline"):
+        # Normalizers, WordPiece pieces and SentencePiece's escaped spaces and dummy
+        # prefix do not spell the raw text: use the engine's offsets, mapped back
+        # through normalization.
         enc = tok.encode_structured(
             text, coordinate="raw_utf8_bytes", **_encode_kwargs(case["policy"])
         )

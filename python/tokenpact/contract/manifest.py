@@ -91,6 +91,9 @@ def _training_section(training: Mapping[str, Any] | None) -> dict[str, Any] | No
     corpus = training.get("corpus") or {}
     digest = corpus.get("digest") if isinstance(corpus, Mapping) else None
     flags = training.get("config")
+    if isinstance(flags, Mapping) and "seed" in training:
+        # The trainers record their seed beside the config (None: no randomness).
+        flags = {**flags, "seed": training["seed"]}
     return {
         "corpus": {
             "digest": digest if isinstance(digest, str) else None,

@@ -1,11 +1,17 @@
-"""The artifact directory: ``tokenpact.json`` (+ contract files once issued).
+"""The artifact directory: the tokenizer file(s), ``manifest.json`` and ``golden.json``.
 
-This module converts between a live :class:`~tokenpact.Tokenizer` and the validated
-:class:`~tokenpact.formats.native.NativeArtifact`; ``native.py`` owns the file format.
+The tokenizer file is ``tokenpact.json`` for native tokenizers (converted here to and
+from the validated :class:`~tokenpact.formats.native.NativeArtifact`; ``native.py`` owns
+that format), the exact ``tokenizer.json`` (+ ``tokenizer_config.json``) of a Hugging
+Face tokenizer, or the exact ``tokenizer.model`` of a SentencePiece one. Those two
+formats have no place for a training record, so a trained tokenizer also writes
+``training.json`` (the full record: config, seed, stop reason, traces); it is a release
+file, sealed by the manifest like the others.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,18 +80,53 @@ def from_artifact(cls: type[Tokenizer], a: native.NativeArtifact) -> Tokenizer:
     return tok
 
 
+SP_FILE = "tokenizer.model"
+HF_FILE = "tokenizer.json"
+TRAINING_FILE = "training.json"
+
+
+def training_bytes(training: dict[str, Any]) -> bytes:
+    """``training.json``: the training record as sorted, indented JSON."""
+    try:
+        text = json.dumps(training, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ArtifactError(
+            f"the training record cannot be written as JSON ({exc}); keep its values to "
+            "str, int, finite float, bool, None, lists and dicts"
+        ) from None
+    return text.encode("utf-8") + b"\n"
+
+
+def read_training(root: Path) -> dict[str, Any] | None:
+    """The training record saved beside a tokenizer file, or None when there is none."""
+    path = root / TRAINING_FILE
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ArtifactError(f"{path}: cannot read the training record ({exc})") from None
+    if not isinstance(record, dict):
+        raise ArtifactError(f"{path}: the training record must be a JSON object")
+    return record
+
+
+def _with_training(tok: Tokenizer, files: dict[str, bytes]) -> dict[str, bytes]:
+    if tok.training is not None:
+        files[TRAINING_FILE] = training_bytes(tok.training)
+    return files
+
+
 def release_files(tok: Tokenizer) -> dict[str, bytes]:
-    """The tokenizer file(s) a save writes: ``tokenpact.json``, or for a tokenizer loaded
-    from a Hugging Face ``tokenizer.json``, that file's exact bytes (it is the artifact)."""
+    """The tokenizer file(s) a save writes: ``tokenpact.json``, or the exact bytes of the
+    ``tokenizer.json`` / ``tokenizer.model`` the tokenizer was built from (they are the
+    artifact), plus ``training.json`` for those when there is a training record."""
     hf_semantics = ("merge_records", "hf_pipeline")
     if tok.semantics in hf_semantics and tok.source.get("format") == "hf_tokenizer_json":
         # The tokenizer.json (and tokenizer_config.json: roles, chat template) as loaded.
-        return dict(tok._hf_files)
+        return _with_training(tok, dict(tok._hf_files))
     if tok.semantics == "sentencepiece":
-        raise ArtifactError(
-            "saving a SentencePiece tokenizer as an artifact directory is not supported yet; "
-            "keep the .model file it was loaded from (its bytes are the artifact)"
-        )
+        return _with_training(tok, {SP_FILE: tok._sp_bytes})  # type: ignore[attr-defined]
     if tok.semantics in hf_semantics:
         raise ArtifactError(
             "this tokenizer was built from explicit merge records; saving it natively is not "
@@ -101,6 +142,76 @@ def save_tokenizer(tok: Tokenizer, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     write_contract_files(tok, directory, release_files=release_files(tok))
     return directory
+
+
+def load_any(cls: type[Tokenizer], path: Path, *, pattern: str | None, verify: bool) -> Tokenizer:
+    """``Tokenizer.load``: pick the format from the path, load, verify the contract.
+
+    A directory holds ``tokenpact.json``, else ``tokenizer.json``, else a SentencePiece
+    ``tokenizer.model`` (tried in that order). A ``.model`` file is told apart from a
+    tiktoken rank file (Llama 3 ships one named ``tokenizer.model``) by its content.
+    """
+    from .sentencepiece_model import looks_like_sentencepiece
+
+    if path.is_file() and path.suffix != ".json" and path.name != native.FILENAME:
+        with open(path, "rb") as handle:
+            head = handle.read(1)
+        if looks_like_sentencepiece(head):
+            return cls.from_sentencepiece(path)
+        if path.suffix in (".tiktoken", ".model"):
+            return cls.from_tiktoken(path, pattern=pattern or "gpt4")
+    if path.is_dir() and not (path / native.FILENAME).exists():
+        if (path / HF_FILE).exists():
+            return _load_sealed(path, _load_hf, verify)
+        if (path / SP_FILE).exists():
+            return _load_sealed(path, _load_sp, verify)
+    elif path.is_file() and path.name != native.FILENAME and path.suffix == ".json":
+        if b'"tokenpact.tokenizer"' not in path.read_bytes()[:4096]:
+            return _load_sealed(path.parent, lambda root: _load_hf(root, path), verify)
+    return load_tokenizer(cls, path, verify=verify)
+
+
+def _load_sealed(root: Path, load: Any, verify: bool) -> Tokenizer:
+    """Finish an interrupted save, load, then check the manifest when there is one."""
+    from ..contract import check_contract_files, recover_interrupted_save
+
+    sealed = (root / "manifest.json").exists()
+    if sealed:
+        recover_interrupted_save(root)
+    tok: Tokenizer = load(root)
+    if verify and sealed:
+        check_contract_files(tok, root)
+    return tok
+
+
+def _load_hf(root: Path, file: Path | None = None) -> Tokenizer:
+    from .hf_json import load_hf_json
+
+    tok = load_hf_json(file or root / HF_FILE)
+    tok._training = read_training(root)
+    return tok
+
+
+def _load_sp(root: Path) -> Tokenizer:
+    """A saved SentencePiece tokenizer; one trained by ``train_unigram`` gets its lattice
+    methods back (``nbest``, ``sample``, ``log_likelihood``)."""
+    from .sentencepiece_model import load_sentencepiece
+
+    path = root / SP_FILE
+    training = read_training(root)
+    if training is not None and training.get("algorithm") == "unigram":
+        from ..train.trained import UnigramTokenizer
+
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise ArtifactError(f"{path}: cannot read the SentencePiece model ({exc})") from None
+        tok: Tokenizer = UnigramTokenizer.from_model_bytes(data, training=training, label=path)
+        tok._source["path"] = str(path)
+        return tok
+    tok = load_sentencepiece(path)
+    tok._training = training
+    return tok
 
 
 def load_tokenizer(cls: type[Tokenizer], path: Path, *, verify: bool = True) -> Tokenizer:

@@ -390,11 +390,29 @@ def _roles(model: SentencePieceModel) -> dict[int, str]:
 
 def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
     """A :class:`~tokenpact.Tokenizer` reproducing ``sentencepiece`` on this model file."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise ArtifactError(f"{p}: cannot read the SentencePiece model ({exc})") from None
+    tok = sentencepiece_from_bytes(data, p)
+    tok._source["path"] = str(p)
+    return tok
+
+
+def sentencepiece_from_bytes(
+    data: bytes, label: str | os.PathLike[str], cls: type[Tokenizer] | None = None
+) -> Tokenizer:
+    """Build a tokenizer (of class ``cls``, default Tokenizer) from ``.model`` bytes.
+
+    ``label`` names the model in errors. The bytes are kept: they are the release
+    artifact that ``save`` and ``export_sentencepiece`` write back unchanged.
+    """
     from .. import _native
     from ..special import SpecialToken
     from ..tokenizer import Tokenizer
 
-    model = read_sentencepiece_model(path)
+    model = parse_model(data, Path(label))
     p, ts = model.path, model.trainer_spec
     if ts.model_type not in ("unigram", "bpe"):
         raise ArtifactError(
@@ -430,7 +448,7 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
         if x.type == CONTROL
     ]
     bos = next((x.piece for i, x in enumerate(model.pieces) if roles.get(i) == "bos"), None)
-    tok = Tokenizer(
+    tok = (cls or Tokenizer)(
         core,
         pattern="",
         semantics="sentencepiece",
@@ -438,13 +456,14 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
         post_processor={"type": "prepend_bos", "token": bos} if bos else None,
         source={
             "format": "sentencepiece_model",
-            "path": str(p),
+            "path": None,
             "model_type": ts.model_type,
             "byte_fallback": ts.byte_fallback,
             "normalizer": model.normalizer_spec.name,
         },
     )
     tok._sp_model = model  # type: ignore[attr-defined]
+    tok._sp_bytes = bytes(data)  # type: ignore[attr-defined]
     return tok
 
 

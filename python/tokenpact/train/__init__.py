@@ -2,14 +2,13 @@
 
 from .bpe import train_bpe
 from .char_bpe import train_char_bpe
-from .trained import CharBpeTokenizer, UnigramTokenizer, WordPieceTokenizer
+from .trained import CharBpeTokenizer, UnigramTokenizer
 from .unigram import train_unigram
 from .wordpiece import train_wordpiece
 
 __all__ = [
     "CharBpeTokenizer",
     "UnigramTokenizer",
-    "WordPieceTokenizer",
     "train_bpe",
     "train_char_bpe",
     "train_unigram",

@@ -8,11 +8,13 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .. import _native
 from ..errors import ConfigError, TrainingError
 from ..special import SpecialToken
+from ..tokenizer import Tokenizer
 from ._words import check_int, count_words, special_config, specials_with_unk
 from .trained import CharBpeTokenizer
 
@@ -95,3 +97,99 @@ def train_char_bpe(
         lowercase=lowercase,
         training=training,
     )
+
+
+def build_char_bpe_tokenizer(
+    tok: CharBpeTokenizer,
+) -> Tokenizer:
+    """The pipeline :class:`~tokenpact.Tokenizer` for a trained character BPE model,
+    built from :func:`char_bpe_document` by the Hugging Face loader.
+
+    Raises ArtifactError until the loader handles non-byte-level BPE and the
+    ``BPEDecoder``; ``train_char_bpe`` returns the :class:`CharBpeTokenizer` until then.
+    """
+    from ..formats.hf_json import load_hf_data
+
+    config = {"unk_token": tok.id_to_piece(tok.unk_id)} if tok.unk_id is not None else None
+    full = load_hf_data(tok.hf_document(), label="<train_char_bpe>", config=config)
+    full._training = tok.training
+    return full
+
+
+def char_bpe_document(
+    pieces: Sequence[str],
+    merges: Sequence[tuple[str, str]],
+    specials: Sequence[SpecialToken],
+    *,
+    end_of_word: str,
+    lowercase: bool,
+) -> dict[str, Any]:
+    """The ``tokenizer.json`` of a character BPE model, with identical IDs.
+
+    The trainer's marker is a symbol of its own after each word's characters (merges
+    like ``("low", "</w>")``, a lone ``</w>`` token); Hugging Face's
+    ``end_of_word_suffix`` glues it to the last character instead, which changes the IDs.
+    So the marker is written as a space that ends every word: the normalizer collapses
+    whitespace runs to one space, strips both ends and appends a space after the last
+    word; ``Split(" ", MergedWithPrevious)`` makes the words ``"low "``; the ``BPE``
+    model's vocabulary and merges spell the marker as that space. The ``BPEDecoder``
+    with suffix ``" "`` joins words with single spaces, as ``CharBpeTokenizer.decode``.
+    """
+    spelled = {t.content: t.content for t in specials}
+    spelled.update({p: p for p in pieces if p not in spelled and len(p) == 1})
+    spelled[end_of_word] = " "
+    for a, b in merges:
+        # The first merge that makes a string defines its piece, as in train_char_bpe.
+        spelled.setdefault(a + b, spelled[a] + spelled[b])
+    ids = {spelled[p]: i for i, p in enumerate(pieces)}
+    if len(ids) != len(pieces):
+        raise ConfigError(
+            "two pieces spell the same string once the end-of-word marker is a space; "
+            "use an end_of_word marker that does not occur in the training text"
+        )
+    unk = next(t.content for t in specials if t.role == "unk")
+    added = [
+        {
+            "id": ids[t.content],
+            "content": t.content,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for t in sorted(specials, key=lambda t: ids[t.content])
+    ]
+    whitespace: list[dict[str, Any]] = [
+        {"type": "Replace", "pattern": {"Regex": r"\s+"}, "content": " "},
+        {"type": "Strip", "strip_left": True, "strip_right": True},
+        {"type": "Replace", "pattern": {"Regex": r"(?<=\S)\z"}, "content": " "},
+    ]
+    lower: list[dict[str, Any]] = [{"type": "Lowercase"}] if lowercase else []
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": {"type": "Sequence", "normalizers": lower + whitespace},
+        "pre_tokenizer": {
+            "type": "Split",
+            "pattern": {"String": " "},
+            "behavior": "MergedWithPrevious",
+            "invert": False,
+        },
+        "post_processor": None,
+        "decoder": {"type": "BPEDecoder", "suffix": " "},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": unk,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": ids,
+            "merges": [[spelled[a], spelled[b]] for a, b in merges],
+        },
+    }

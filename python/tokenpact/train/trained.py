@@ -1,22 +1,29 @@
-"""Tokenizers produced by the Unigram, WordPiece and character BPE trainers.
+"""Tokenizers produced by the Unigram and character BPE trainers.
 
-Each wraps a minimal Rust encoder (``src/py/trainers.rs``): Viterbi for Unigram,
-longest match for WordPiece, rank-ordered merges for character BPE. They share the
-``Tokenizer`` vocabulary of names (``encode``, ``decode``, ``vocab_size``, ``token_id``,
-``training``, ``to_config``) and will be folded into ``Tokenizer`` once the pipeline's
-WordPiece and Unigram models exist; saving and export come with that step.
+``UnigramTokenizer`` is a full :class:`~tokenpact.Tokenizer` on the SentencePiece engine
+(built from the ``.model`` bytes the trainer writes, exactly as ``from_sentencepiece``
+builds one), plus the trainer's lattice (``src/unigram``) for n-best lists, sampling and
+likelihoods. ``CharBpeTokenizer`` still wraps a minimal Rust encoder
+(``src/py/trainers.rs``): it becomes a Hugging Face pipeline ``Tokenizer`` once the
+loader handles BPE with an end-of-word marker; until then it exports ``tokenizer.json``.
+WordPiece tokenizers are plain pipeline Tokenizers (see ``train/wordpiece.py``).
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from .. import _native
+from .._io import atomic_write_text
 from ..errors import ConfigError, InvalidInputError, UnknownTokenError
 from ..special import SpecialToken
-from ..stochastic import RNG_NAME, SampleKey
+from ..stochastic import SampleKey
+from ..tokenizer import Tokenizer
 
 
 class TrainedTokenizer:
@@ -96,57 +103,84 @@ class TrainedTokenizer:
         return f"<{type(self).__name__} vocab_size={self.vocab_size}>"
 
 
-class UnigramTokenizer(TrainedTokenizer):
-    """Unigram LM tokenizer: Viterbi encoding, n-best, sampling, exact likelihoods.
+class UnigramTokenizer(Tokenizer):
+    """Unigram LM tokenizer: SentencePiece encoding plus n-best, sampling and likelihoods.
 
-    Text is split SentencePiece-style: spaces become ``▁`` and a ``▁`` is prepended;
-    ``decode(encode(x)) == x`` whenever every character is covered (or with byte fallback).
+    Text is split SentencePiece-style: spaces become ``▁`` and a ``▁`` is prepended.
+    ``encode`` is the SentencePiece engine on the trained ``.model`` (its IDs equal the
+    trainer's Viterbi segmentation); ``nbest``, ``sample`` and ``log_likelihood`` run on
+    the trainer's exact lattice over the same pieces and float32 scores.
     """
 
-    kind = "unigram"
+    _pieces: list[str]
+    _scores: list[float]
+    _unk: int
+    _lattice: Any
 
-    def __init__(
-        self,
-        pieces: Sequence[str],
-        scores: Sequence[float],
-        special_tokens: Sequence[SpecialToken],
+    @classmethod
+    def from_model_bytes(
+        cls,
+        data: bytes,
         *,
-        byte_fallback: bool,
         training: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(pieces, special_tokens, training)
-        self._scores = list(scores)
-        unk = self.unk_id
-        if unk is None:
-            raise ConfigError("a Unigram tokenizer needs a special token with role 'unk'")
-        self.byte_fallback = byte_fallback
-        byte_base = self._ids["<0x00>"] if byte_fallback else None
-        self._core = _native.UnigramCore(self._pieces, self._scores, unk, byte_base)
+        label: str | os.PathLike[str] = "<trained unigram model>",
+    ) -> UnigramTokenizer:
+        """Build from the bytes of a Unigram ``.model`` written by ``train_unigram``."""
+        from ..formats.sentencepiece_model import (
+            BYTE,
+            NORMAL,
+            UNKNOWN,
+            sentencepiece_from_bytes,
+        )
+
+        tok = sentencepiece_from_bytes(data, label, cls)
+        assert isinstance(tok, UnigramTokenizer)
+        model = tok._sp_model  # type: ignore[attr-defined]
+        if model.trainer_spec.model_type != "unigram":
+            raise ConfigError(f"{label}: a {model.trainer_spec.model_type} model is not Unigram")
+        pieces = [p.piece for p in model.pieces]
+        tok._scores = [p.score if p.type == NORMAL else -math.inf for p in model.pieces]
+        tok._unk = next(i for i, p in enumerate(model.pieces) if p.type == UNKNOWN)
+        byte_base = None
+        if model.trainer_spec.byte_fallback:
+            byte_base = next(i for i, p in enumerate(model.pieces) if p.type == BYTE)
+        tok._pieces = pieces
+        tok._lattice = _native.UnigramCore(pieces, tok._scores, tok._unk, byte_base)
+        tok._training = training
+        return tok
+
+    @property
+    def pieces(self) -> list[str]:
+        """Piece string of every ID (byte pieces as ``<0xNN>``)."""
+        return list(self._pieces)
 
     @property
     def scores(self) -> list[float]:
-        """Log probability per ID (``-inf`` for specials and byte pieces)."""
+        """Log probability (float32) per ID; ``-inf`` for specials and byte pieces."""
         return list(self._scores)
 
-    def encode(self, text: str) -> list[int]:
-        return list(self._core.encode(self._check(text)))
+    @property
+    def unk_id(self) -> int:
+        return int(self._unk)
 
-    def encode_batch(self, texts: Iterable[str], *, threads: int | None = None) -> list[list[int]]:
-        return [list(x) for x in self._core.encode_batch(list(texts), threads)]
+    @property
+    def byte_fallback(self) -> bool:
+        return bool(self._source.get("byte_fallback"))
 
-    def decode_bytes(self, ids: Sequence[int]) -> bytes:
-        return bytes(self._core.decode_bytes(list(ids)))
-
-    def decode(self, ids: Sequence[int], errors: str = "strict") -> str:
-        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+    def id_to_piece(self, token_id: int) -> str:
+        if not 0 <= token_id < len(self._pieces):
+            raise UnknownTokenError(
+                f"ID {token_id} is outside the vocabulary (size {len(self._pieces)})"
+            )
+        return self._pieces[token_id]
 
     def log_likelihood(self, text: str) -> float:
         """log P(text): the exact marginal over all segmentations of every word."""
-        return float(self._core.log_likelihood(self._check(text)))
+        return float(self._lattice.log_likelihood(_check(text)))
 
     def nbest(self, text: str, n: int) -> list[tuple[list[int], float]]:
         """The ``n`` most probable segmentations with their log probabilities."""
-        return [(list(ids), s) for ids, s in self._core.nbest(self._check(text), n)]
+        return [(list(ids), s) for ids, s in self._lattice.nbest(_check(text), n)]
 
     def sample(self, text: str, *, alpha: float = 1.0, key: SampleKey) -> list[int]:
         """Draw a segmentation from P(z)^alpha (forward-filtering backward-sampling).
@@ -155,7 +189,7 @@ class UnigramTokenizer(TrainedTokenizer):
         """
         if not (alpha > 0 and math.isfinite(alpha)):
             raise ConfigError(f"alpha must be a positive number, got {alpha}")
-        return list(self._core.sample(self._check(text), alpha, key.fields()))
+        return list(self._lattice.sample(_check(text), alpha, key.fields()))
 
     def sampling_record(self, alpha: float, key: SampleKey) -> dict[str, Any]:
         from ..stochastic import replay_record
@@ -164,58 +198,11 @@ class UnigramTokenizer(TrainedTokenizer):
             "unigram_sample", alpha, key, support="full_lattice", path_order="ffbs_end_to_start"
         )
 
-    def to_config(self) -> dict[str, Any]:
-        config = super().to_config()
-        config.update(
-            scores=[s if math.isfinite(s) else None for s in self._scores],
-            byte_fallback=self.byte_fallback,
-            split="metaspace",
-            rng=RNG_NAME,
-        )
-        return config
 
-
-class WordPieceTokenizer(TrainedTokenizer):
-    """BERT-style WordPiece: longest match, ``##`` continuations, whole-word unknown."""
-
-    kind = "wordpiece"
-
-    def __init__(
-        self,
-        vocab: Sequence[str],
-        special_tokens: Sequence[SpecialToken],
-        *,
-        prefix: str = "##",
-        lowercase: bool = False,
-        max_input_chars_per_word: int = 100,
-        training: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(vocab, special_tokens, training)
-        unk = self.unk_id
-        if unk is None:
-            raise ConfigError("a WordPiece tokenizer needs a special token with role 'unk'")
-        self.prefix = prefix
-        self.lowercase = lowercase
-        self.max_input_chars_per_word = max_input_chars_per_word
-        self._core = _native.WordPieceCore(
-            self._pieces, unk, prefix, max_input_chars_per_word, lowercase
-        )
-
-    def encode(self, text: str) -> list[int]:
-        return list(self._core.encode(self._check(text)))
-
-    def decode(self, ids: Sequence[int]) -> str:
-        return str(self._core.decode(list(ids)))
-
-    def to_config(self) -> dict[str, Any]:
-        config = super().to_config()
-        config.update(
-            continuing_subword_prefix=self.prefix,
-            lowercase=self.lowercase,
-            max_input_chars_per_word=self.max_input_chars_per_word,
-            split="bert",
-        )
-        return config
+def _check(text: str) -> str:
+    if not isinstance(text, str):
+        raise InvalidInputError(f"text must be str, got {type(text).__name__}")
+    return text
 
 
 class CharBpeTokenizer(TrainedTokenizer):
@@ -237,7 +224,7 @@ class CharBpeTokenizer(TrainedTokenizer):
         unk = self.unk_id
         if unk is None:
             raise ConfigError("a character BPE tokenizer needs a special token with role 'unk'")
-        self.merges = [tuple(m) for m in merges]
+        self.merges: list[tuple[str, str]] = [(a, b) for a, b in merges]
         self.end_of_word = end_of_word
         self.lowercase = lowercase
         triples = [(self._ids[a], self._ids[b], self._ids[a + b]) for a, b in self.merges]
@@ -258,3 +245,23 @@ class CharBpeTokenizer(TrainedTokenizer):
             split="whitespace",
         )
         return config
+
+    def hf_document(self) -> dict[str, Any]:
+        """The ``tokenizer.json`` document (see ``train.char_bpe.char_bpe_document``)."""
+        from .char_bpe import char_bpe_document
+
+        return char_bpe_document(
+            self._pieces,
+            self.merges,
+            self._specials,
+            end_of_word=self.end_of_word,
+            lowercase=self.lowercase,
+        )
+
+    def export_hf(self, path: str | os.PathLike[str]) -> Path:
+        """Write ``tokenizer.json`` atomically; a directory gets ``dir/tokenizer.json``."""
+        target = Path(path)
+        if target.is_dir() or target.suffix != ".json":
+            target = target / "tokenizer.json"
+        atomic_write_text(target, json.dumps(self.hf_document(), ensure_ascii=False) + "\n")
+        return target

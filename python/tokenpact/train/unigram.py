@@ -8,10 +8,21 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .. import _native
 from ..errors import TrainingError
+from ..formats.sentencepiece_model import (
+    BYTE,
+    CONTROL,
+    NORMAL,
+    UNKNOWN,
+    NormalizerSpec,
+    Piece,
+    TrainerSpec,
+)
+from ..formats.sentencepiece_write import UnigramSettings, encode_model, float32
 from ..special import SpecialToken
 from ._words import (
     check_fraction,
@@ -56,6 +67,10 @@ def train_unigram(
     pieces by estimated loss increase. IDs: specials first, then ``<0x00>..<0xFF>`` when
     ``byte_fallback``, then pieces by descending probability. The result depends on
     neither ``threads`` nor document order. The trainer draws no random numbers.
+
+    The result is a SentencePiece-backed ``Tokenizer`` built from the ``.model`` written
+    here (scores as float32): ``save`` writes ``tokenizer.model`` + ``training.json``,
+    ``export_sentencepiece`` / ``export_hf`` the peer files (docs/TRAINERS.md).
     """
     specials = specials_with_unk(special_tokens)
     check_int("vocab_size", vocab_size, 1)
@@ -75,6 +90,18 @@ def train_unigram(
             f"tokens{' and 256 byte pieces' if byte_fallback else ''}; "
             f"use vocab_size > {reserved}"
         )
+    config = {
+        "vocab_size": vocab_size,
+        "special_tokens": special_config(specials),
+        "byte_fallback": byte_fallback,
+        "character_coverage": character_coverage,
+        "max_piece_length": max_piece_length,
+        "seed_size": seed_size,
+        "shrinking_factor": shrinking,
+        "em_sub_iterations": em_sub_iterations,
+        "m_step": m_step,
+        "split": "metaspace",
+    }
     counter, corpus = count_words(texts, split="metaspace", lowercase=False, threads=threads)
     learned, info = _native.train_unigram(
         counter,
@@ -87,30 +114,12 @@ def train_unigram(
         m_step,
         threads,
     )
-    pieces = [t.content for t in specials]
-    scores = [float("-inf")] * len(specials)
-    if byte_fallback:
-        pieces += [f"<0x{b:02X}>" for b in range(256)]
-        scores += [float("-inf")] * 256
-    taken = set(pieces)
-    for piece, score in learned:
-        if piece not in taken:
-            pieces.append(piece)
-            scores.append(score)
+    # Scores are stored as float32 in the .model; the tokenizer is built from its bytes,
+    # so the trained object and a reloaded one are the same model.
+    data = model_bytes(specials, learned, byte_fallback=byte_fallback, config=config)
     training = {
         "algorithm": "unigram",
-        "config": {
-            "vocab_size": vocab_size,
-            "special_tokens": special_config(specials),
-            "byte_fallback": byte_fallback,
-            "character_coverage": character_coverage,
-            "max_piece_length": max_piece_length,
-            "seed_size": seed_size,
-            "shrinking_factor": shrinking,
-            "em_sub_iterations": em_sub_iterations,
-            "m_step": m_step,
-            "split": "metaspace",
-        },
+        "config": config,
         "seed": None,
         "corpus": corpus,
         "stop_reason": info["stop_reason"],
@@ -121,6 +130,63 @@ def train_unigram(
         "em_trace": [list(x) for x in info["em_trace"]],
         "sampling_rng": _native.RNG_NAME,
     }
-    return UnigramTokenizer(
-        pieces, scores, specials, byte_fallback=byte_fallback, training=training
+    return UnigramTokenizer.from_model_bytes(data, training=training)
+
+
+def model_bytes(
+    specials: Sequence[SpecialToken],
+    learned: Iterable[tuple[str, float]],
+    *,
+    byte_fallback: bool,
+    config: dict[str, Any],
+) -> bytes:
+    """The SentencePiece ModelProto of a trained Unigram model.
+
+    IDs: specials (the unknown token as UNKNOWN, the others CONTROL), then the 256 BYTE
+    pieces with byte fallback, then the learned pieces. The normalizer is the identity
+    with a dummy prefix, spaces escaped to ``▁`` and no whitespace collapsing, which is
+    the metaspace split the trainer counted words with: SentencePiece's lattice over the
+    whole text then cuts at every ``▁`` exactly as the per-word Viterbi does, since no
+    learned piece has a ``▁`` after its first character.
+    """
+    pieces = [Piece(t.content, 0.0, UNKNOWN if t.role == "unk" else CONTROL) for t in specials]
+    if byte_fallback:
+        pieces += [Piece(f"<0x{b:02X}>", 0.0, BYTE) for b in range(256)]
+    taken = {p.piece for p in pieces}
+    for piece, score in learned:
+        if piece not in taken:
+            taken.add(piece)
+            pieces.append(Piece(piece, float32(score), NORMAL))
+    ids = {t.role: i for i, t in enumerate(specials) if t.role in ("unk", "bos", "eos", "pad")}
+    names = {t.role: t.content for t in specials}
+    trainer = TrainerSpec(
+        model_type="unigram",
+        vocab_size=len(pieces),
+        byte_fallback=byte_fallback,
+        unk_id=ids["unk"],
+        bos_id=ids.get("bos", -1),
+        eos_id=ids.get("eos", -1),
+        pad_id=ids.get("pad", -1),
+        unk_piece=names["unk"],
+        bos_piece=names.get("bos", "<s>"),
+        eos_piece=names.get("eos", "</s>"),
+        pad_piece=names.get("pad", "<pad>"),
+        split_by_unicode_script=False,
+        split_by_number=False,
+        max_sentencepiece_length=config["max_piece_length"],
+        character_coverage=config["character_coverage"],
+        control_symbols=[t.content for t in specials if t.role not in ("unk", "bos", "eos", "pad")],
     )
+    normalizer = NormalizerSpec(
+        name="identity",
+        add_dummy_prefix=True,
+        remove_extra_whitespaces=False,
+        escape_whitespaces=True,
+        present=True,
+    )
+    settings = UnigramSettings(
+        seed_sentencepiece_size=config["seed_size"],
+        shrinking_factor=config["shrinking_factor"],
+        num_sub_iterations=config["em_sub_iterations"],
+    )
+    return encode_model(pieces, trainer, normalizer, unigram=settings)

@@ -8,15 +8,22 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .. import _native
 from ..errors import ConfigError
 from ..special import SpecialToken
+from ..tokenizer import Tokenizer
 from ._words import check_int, count_words, special_config, specials_with_unk
-from .trained import WordPieceTokenizer
 
 SCORINGS = ("count", "likelihood_gain", "likelihood_ratio")
+# The trainer's BERT split (src/words.rs `is_bert_punct`) as a regex: ASCII punctuation,
+# or any non-ASCII character that is not a letter, number or mark. Hugging Face's
+# BertPreTokenizer uses the Unicode P classes instead, so it is not used here.
+BERT_PUNCT = r"[!-/:-@\[-`{-~]|[^\x00-\x7F\p{L}\p{N}\p{M}]"
+# tokenizer_config.json keys that give the special tokens their roles.
+ROLE_KEYS = {"unk": "unk_token", "bos": "bos_token", "eos": "eos_token", "pad": "pad_token"}
 WORDPIECE_SPECIALS = (
     SpecialToken("[PAD]", "pad"),
     SpecialToken("[UNK]", "unk"),
@@ -38,7 +45,7 @@ def train_wordpiece(
     max_input_chars_per_word: int = 100,
     scoring: str = "count",
     threads: int | None = None,
-) -> WordPieceTokenizer:
+) -> Tokenizer:
     """Train a WordPiece vocabulary; ``vocab_size`` counts specials and the alphabet.
 
     Words come from the BERT basic split (whitespace, each punctuation character alone),
@@ -59,6 +66,9 @@ def train_wordpiece(
       pieces and needs about twice as many tokens on held-out text.
 
     Stop reasons: ``vocab_size_reached``, ``below_min_frequency``, ``no_pairs_left``.
+
+    The result is a Hugging Face pipeline ``Tokenizer`` built from the ``tokenizer.json``
+    of :func:`wordpiece_document`; ``save`` and ``export_hf`` write that file.
     """
     if scoring not in SCORINGS:
         raise ConfigError(f"unknown scoring {scoring!r}; use one of {SCORINGS}")
@@ -99,7 +109,7 @@ def train_wordpiece(
         "merges_learned": info["merges"],
         "dropped_word_occurrences": info["dropped_word_occurrences"],
     }
-    return WordPieceTokenizer(
+    return build_wordpiece(
         vocab,
         specials,
         prefix=continuing_subword_prefix,
@@ -107,3 +117,97 @@ def train_wordpiece(
         max_input_chars_per_word=max_input_chars_per_word,
         training=training,
     )
+
+
+def wordpiece_document(
+    vocab: Sequence[str],
+    specials: Sequence[SpecialToken],
+    *,
+    prefix: str = "##",
+    lowercase: bool = False,
+    max_input_chars_per_word: int = 100,
+) -> dict[str, Any]:
+    """The ``tokenizer.json`` of a WordPiece vocabulary, split the way the trainer splits.
+
+    Lowercase normalizer (when ``lowercase``), whitespace split then every BERT
+    punctuation character alone, the WordPiece model with its prefix, unknown token and
+    word-length limit, the WordPiece decoder, and the specials as added tokens.
+    """
+    ids = {p: i for i, p in enumerate(vocab)}
+    unk = next((t.content for t in specials if t.role == "unk"), None)
+    if unk is None or unk not in ids:
+        raise ConfigError("a WordPiece tokenizer needs a special token with role 'unk'")
+    missing = [t.content for t in specials if t.content not in ids]
+    if missing:
+        raise ConfigError(f"special tokens {missing} are not in the WordPiece vocabulary")
+    added = [
+        {
+            "id": ids[t.content],
+            "content": t.content,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for t in sorted(specials, key=lambda t: ids[t.content])
+    ]
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": {"type": "Lowercase"} if lowercase else None,
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "WhitespaceSplit"},
+                {
+                    "type": "Split",
+                    "pattern": {"Regex": BERT_PUNCT},
+                    "behavior": "Isolated",
+                    "invert": False,
+                },
+            ],
+        },
+        "post_processor": None,
+        "decoder": {"type": "WordPiece", "prefix": prefix, "cleanup": True},
+        "model": {
+            "type": "WordPiece",
+            "unk_token": unk,
+            "continuing_subword_prefix": prefix,
+            "max_input_chars_per_word": max_input_chars_per_word,
+            "vocab": ids,
+        },
+    }
+
+
+def build_wordpiece(
+    vocab: Sequence[str],
+    special_tokens: Iterable[SpecialToken],
+    *,
+    prefix: str = "##",
+    lowercase: bool = False,
+    max_input_chars_per_word: int = 100,
+    training: dict[str, Any] | None = None,
+) -> Tokenizer:
+    """A pipeline Tokenizer for a WordPiece vocabulary (IDs = positions in ``vocab``).
+
+    Built by the Hugging Face loader from :func:`wordpiece_document`, so ``save`` writes
+    that ``tokenizer.json`` (roles in ``tokenizer_config.json``) and ``export_hf``
+    returns it.
+    """
+    from ..formats.hf_json import load_hf_data
+
+    specials = tuple(special_tokens)
+    doc = wordpiece_document(
+        vocab,
+        specials,
+        prefix=prefix,
+        lowercase=lowercase,
+        max_input_chars_per_word=max_input_chars_per_word,
+    )
+    config = {ROLE_KEYS[t.role]: t.content for t in specials if t.role in ROLE_KEYS}
+    tok = load_hf_data(doc, label="<train_wordpiece>", config=config)
+    tok._training = training
+    return tok
