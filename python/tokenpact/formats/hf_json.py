@@ -60,6 +60,38 @@ _unsupported = hf_pipeline.unsupported
 _split_step = hf_pipeline.split_step
 
 
+def _first_only(path: Path, where: str, i: int, what: str) -> None:
+    # Text-rewriting pre-tokenizers apply to each piece they receive; the engine runs
+    # them on whole special-token segments, which is what HF does when they come first.
+    if i > 0:
+        raise _fail(path, where, f"{what} after another pre-tokenizer", f"put {what} first")
+
+
+_PREPEND_SCHEMES = {"always", "first", "never"}
+
+
+def metaspace_steps(path: Path, where: str, item: dict[str, Any]) -> list[list[Any]]:
+    """Engine steps of a ``Metaspace`` node: the rewrite, then the split on its char."""
+    replacement = item.get("replacement", "\u2581")
+    if not isinstance(replacement, str) or len(replacement) != 1:
+        raise _fail(path, f"{where}.replacement", repr(replacement), "give exactly one char")
+    scheme = item.get("prepend_scheme", "always")
+    if scheme not in _PREPEND_SCHEMES:
+        raise _fail(path, f"{where}.prepend_scheme", repr(scheme), "use always, first or never")
+    # Legacy files carry add_prefix_space; HF refuses one that contradicts the scheme.
+    if "add_prefix_space" in item and bool(item["add_prefix_space"]) != (scheme != "never"):
+        raise _fail(
+            path,
+            f"{where}.add_prefix_space",
+            f"{item['add_prefix_space']!r} contradicts prepend_scheme {scheme!r}",
+            "drop add_prefix_space or make the two agree",
+        )
+    steps = [[replacement, f"hf:metaspace_{scheme}", "Isolated", False]]
+    if item.get("split", True):
+        steps.append([replacement, "hf:delim", "MergedWithNext", False])
+    return steps
+
+
 def parse_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> tuple[list[list[Any]], bool]:
     """Split steps for the engine, and whether the chain ends in ByteLevel."""
     if node is None:
@@ -79,7 +111,8 @@ def parse_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> tuple[list[l
             steps.append(_split_step(path, where, item))
         elif kind == "ByteLevel":
             if item.get("add_prefix_space"):
-                raise _unsupported(path, where, "ByteLevel(add_prefix_space=true)")
+                _first_only(path, where, i, "ByteLevel(add_prefix_space=true)")
+                steps.append(["", "hf:prefix_space", "Isolated", False])
             if item.get("use_regex", True):
                 steps.append([GPT2, "gpt2", "Isolated", False])
             byte_level = True
@@ -88,6 +121,63 @@ def parse_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> tuple[list[l
     if not byte_level:
         raise _unsupported(path, "pre_tokenizer", "a chain without ByteLevel")
     return steps, byte_level
+
+
+def unigram_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> list[list[Any]]:
+    """Engine steps for the pre-tokenizer of a Unigram tokenizer (Metaspace first, the
+    character-class scanners and Split)."""
+    if node is None:
+        return []
+    nodes = node.get("pretokenizers") or [] if node.get("type") == "Sequence" else [node]
+    steps: list[list[Any]] = []
+    for i, item in enumerate(nodes):
+        where = f"pre_tokenizer[{i}]"
+        kind = item.get("type")
+        step = hf_pipeline.scanner_step(path, where, item)
+        if step is not None:
+            steps.append(step)
+        elif kind == "Split":
+            steps.append(_split_step(path, where, item))
+        elif kind == "Metaspace":
+            _first_only(path, where, i, "Metaspace")
+            steps.extend(metaspace_steps(path, where, item))
+        else:
+            raise _unsupported(path, where, kind)
+    return steps
+
+
+def unigram_vocab(path: Path, model: dict[str, Any]) -> tuple[list[bytes], list[float]]:
+    """Pieces (UTF-8) and scores by ID of a Unigram model, validated."""
+    vocab = model.get("vocab")
+    if not isinstance(vocab, list) or not vocab:
+        raise _fail(path, "model.vocab", "missing or empty", "give [[piece, score], ...]")
+    pieces: list[bytes] = []
+    scores: list[float] = []
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(vocab):
+        ok = isinstance(entry, list | tuple) and len(entry) == 2
+        if not ok or not isinstance(entry[0], str) or isinstance(entry[1], bool):
+            raise _fail(path, f"model.vocab[{i}]", repr(entry)[:80], "give [piece, score]")
+        if not isinstance(entry[1], int | float):
+            raise _fail(path, f"model.vocab[{i}]", f"score {entry[1]!r}", "give a number")
+        if entry[0] in seen:
+            raise _fail(
+                path,
+                "model.vocab",
+                f"piece {entry[0]!r} appears twice (IDs {seen[entry[0]]} and {i})",
+                "give each piece one entry",
+            )
+        seen[entry[0]] = i
+        pieces.append(entry[0].encode("utf-8"))
+        scores.append(float(entry[1]))
+    unk = model.get("unk_id")
+    if unk is not None and (
+        isinstance(unk, bool) or not isinstance(unk, int) or not 0 <= unk < len(pieces)
+    ):
+        raise _fail(
+            path, "model.unk_id", f"{unk!r} is not an ID (0..{len(pieces) - 1})", "fix unk_id"
+        )
+    return pieces, scores
 
 
 def parse_post_processor(path: Path, node: dict[str, Any] | None) -> tuple[dict | None, bool]:
@@ -206,6 +296,9 @@ def load_hf_data(
     elif kind in hf_pipeline.WORD_MODELS:
         pieces = hf_pipeline.word_vocab(p, model, added_ids)
         records, steps = [], hf_pipeline.word_pre_tokenizer(p, data.get("pre_tokenizer"))
+    elif kind == "Unigram":
+        pieces, scores = unigram_vocab(p, model)
+        records, steps = [], unigram_pre_tokenizer(p, data.get("pre_tokenizer"))
     else:
         raise _unsupported(p, "model", kind)
     hf_pipeline.check_decoder(p, data.get("decoder"), kind)
@@ -247,10 +340,16 @@ def load_hf_data(
         )
     else:
         model_node = {k: v for k, v in model.items() if k not in ("vocab", "merges")}
+        if kind == "Unigram":
+            # Pieces travel as `pieces`; their scores (f64, exact through JSON) here.
+            model_node["scores"] = scores
         pipeline = {"normalizer": normalizer, "model": model_node, "decoder": data.get("decoder")}
-        core = _native.pipeline_core(
-            json.dumps(pipeline), pieces, records, engine_specials, [tuple(s) for s in steps]
-        )
+        try:
+            core = _native.pipeline_core(
+                json.dumps(pipeline), pieces, records, engine_specials, [tuple(s) for s in steps]
+            )
+        except ArtifactError as exc:
+            raise ArtifactError(f"{p}: {exc}") from None
     tok = Tokenizer(
         core,
         pattern=steps[0][0] if steps and not str(steps[0][1]).startswith("hf:") else "",

@@ -19,7 +19,7 @@ from ..errors import ArtifactError
 
 NORMALIZERS = frozenset(
     {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Replace", "Prepend", "Strip"}
-    | {"BertNormalizer", "Sequence"}
+    | {"BertNormalizer", "Nmt", "Precompiled", "Sequence"}
 )
 # HF pre-tokenizer type -> (engine scanner, split behaviour); None: see _scanner_step.
 SCANNERS = {
@@ -55,6 +55,15 @@ def check_normalizer(path: Path, node: dict[str, Any] | None, where: str = "norm
             check_normalizer(path, item, f"{where}.normalizers[{i}]")
     if kind == "Replace" and not ({"String", "Regex"} & set(node.get("pattern") or {})):
         raise fail(path, where, "Replace has no pattern", 'give it {"String": ...}')
+    if kind == "Precompiled":
+        charsmap = node.get("precompiled_charsmap")
+        if not isinstance(charsmap, str) or not charsmap:
+            raise fail(
+                path,
+                f"{where}.precompiled_charsmap",
+                f"{type(charsmap).__name__} instead of a base64 charsmap",
+                "convert the tokenizer again",
+            )
 
 
 def split_step(path: Path, where: str, node: dict[str, Any]) -> list[Any]:
