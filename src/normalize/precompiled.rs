@@ -5,10 +5,11 @@
 //! HF differs from SentencePiece's own normalizer (`crate::sentencepiece::normalizer`):
 //! it walks extended grapheme clusters; a cluster shorter than 6 bytes is rewritten
 //! whole by the *shortest* rule matching a prefix of it (the rest of the cluster is
-//! dropped), otherwise each char is rewritten on its own. The alignment protocol is
-//! HF's too, including its odd changes: the first new char of a rewrite gets change
-//! `new_count - old_count` (so a longer output *inserts* its first char and the old
-//! chars are consumed by later items) and the i-th next char change `i`.
+//! dropped), otherwise each char is rewritten on its own. Alignments follow HF's
+//! `replace` helper: the new chars take the old chars' alignments in order, extra new
+//! chars are inserted (they inherit the alignment before them), and a shorter output's
+//! last char absorbs the surplus old chars. Note that HF's `items.last_mut()` for an
+//! empty output adjusts the previous grapheme's last item, which is reproduced.
 
 use base64::Engine as _;
 use unicode_segmentation::UnicodeSegmentation;
@@ -52,16 +53,21 @@ impl Precompiled {
     pub fn apply(&self, s: &mut NormalizedString) {
         let mut items: Vec<(char, isize)> = Vec::with_capacity(s.text.len());
         let mut modified = false;
+        // HF's `replace`: every new char replaces an old one (change 0); a longer output
+        // marks its last `diff` chars as inserted, a shorter one lets its last char
+        // remove the surplus old chars.
         let push = |old: &str, new: &str, items: &mut Vec<(char, isize)>| {
-            let old_count = old.chars().count() as isize;
-            let new_count = new.chars().count() as isize;
-            for (i, c) in new.chars().enumerate() {
-                let change = if i == 0 {
-                    new_count - old_count
-                } else {
-                    i as isize
-                };
-                items.push((c, change));
+            let first = items.len();
+            items.extend(new.chars().map(|c| (c, 0)));
+            let diff = new.chars().count() as isize - old.chars().count() as isize;
+            if diff > 0 {
+                for item in items[first..].iter_mut().rev().take(diff as usize) {
+                    item.1 = 1;
+                }
+            } else if diff < 0 {
+                if let Some(last) = items.last_mut() {
+                    last.1 += diff;
+                }
             }
         };
         for grapheme in s.text.graphemes(true) {

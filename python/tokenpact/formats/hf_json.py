@@ -221,6 +221,20 @@ def parse_post_processor(path: Path, node: dict[str, Any] | None) -> tuple[dict 
     return template, trim
 
 
+def trim_keeps_prefix_space(node: dict[str, Any] | None) -> bool:
+    """The ``add_prefix_space`` flag HF's offset trimming reads: that of the trimming
+    post-processor (ByteLevel or RobertaProcessing; true when absent)."""
+    if node is None:
+        return False
+    nodes = node["processors"] if node.get("type") == "Sequence" else [node]
+    return any(
+        item.get("type") in ("ByteLevel", "RobertaProcessing")
+        and bool(item.get("trim_offsets", item.get("type") == "RobertaProcessing"))
+        and bool(item.get("add_prefix_space", True))
+        for item in nodes
+    )
+
+
 def _roles_from_config(config: dict[str, Any] | None) -> dict[str, str]:
     roles: dict[str, str] = {}
     for key, role in ROLE_KEYS.items():
@@ -364,6 +378,7 @@ def load_hf_data(
             "config_path": None,
             "ignore_merges": bool(model.get("ignore_merges", False)),
             "trim_offsets": trim,
+            "trim_prefix_space": trim and trim_keeps_prefix_space(data.get("post_processor")),
             "chat_template": (config or {}).get("chat_template"),
             "pipeline": pipeline,
         },
