@@ -26,6 +26,7 @@ class StructuredEncodingMixin:
 
     _core: Any
     _source: dict[str, Any]
+    _semantics: str
     _special_ids: dict[str, int]
     _added: dict[str, int]
 
