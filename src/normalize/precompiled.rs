@@ -35,9 +35,19 @@ impl Precompiled {
         let blob = base64::engine::general_purpose::STANDARD
             .decode(text)
             .map_err(|e| broken(&format!("not base64 ({e})")))?;
-        // Charsmap's own message names SentencePiece's field; name the JSON one first.
-        let charsmap = Charsmap::from_blob(&blob)
-            .map_err(|e| CoreError::Artifact(format!("normalizer.precompiled_charsmap: {e}")))?;
+        // `<u32 trie size><trie units><NUL-separated outputs>`, checked here so the
+        // message names this file's field (Charsmap's names SentencePiece's).
+        let size = match blob.get(..4) {
+            Some(h) if blob.len() > 4 => u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize,
+            _ => return Err(broken("shorter than its 4-byte header")),
+        };
+        if size == 0 || !size.is_multiple_of(4) || 4 + size > blob.len() {
+            return Err(broken(&format!(
+                "the trie size {size} is not a positive multiple of 4 within the {} bytes",
+                blob.len()
+            )));
+        }
+        let charsmap = Charsmap::from_blob(&blob).map_err(|e| broken(&e.to_string()))?;
         // spm_precompiled refuses a rule pool that is not UTF-8.
         if std::str::from_utf8(charsmap.outputs()).is_err() {
             return Err(broken("the rule outputs are not UTF-8"));

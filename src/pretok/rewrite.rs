@@ -87,3 +87,37 @@ impl Rewrite {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rewrite(r: &Rewrite, text: &str, first: bool) -> NormalizedString {
+        let mut s = NormalizedString::new(text);
+        r.apply(&mut s, first).unwrap();
+        s
+    }
+
+    #[test]
+    fn metaspace_prepends_per_scheme_onto_the_first_char() {
+        let first = Rewrite::from_step("hf:metaspace_first", "\u{2581}")
+            .unwrap()
+            .unwrap();
+        let s = rewrite(&first, "ab c", true);
+        assert_eq!(s.text, "\u{2581}ab\u{2581}c");
+        assert_eq!(s.original_span(0, 4), (0, 1)); // "▁a" covers "a"
+        assert_eq!(s.original_span(5, 8), (2, 3)); // the replaced space
+        assert_eq!(rewrite(&first, "ab", false).text, "ab");
+        assert_eq!(rewrite(&first, " x", true).text, "\u{2581}x");
+        assert_eq!(rewrite(&first, "", true).text, "");
+    }
+
+    #[test]
+    fn prefix_space_only_when_missing() {
+        let r = Rewrite::from_step("hf:prefix_space", "").unwrap().unwrap();
+        assert_eq!(rewrite(&r, "hi", false).text, " hi");
+        assert_eq!(rewrite(&r, " hi", true).text, " hi");
+        assert!(Rewrite::from_step("hf:metaspace_always", "ab").is_err());
+        assert!(Rewrite::from_step("gpt2", "").unwrap().is_none());
+    }
+}

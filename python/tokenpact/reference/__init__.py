@@ -20,11 +20,13 @@ from .bpe import (
     train_bpe_reference,
     vocab_from_merges,
 )
+from .hf_unigram import hf_unigram_reference
 from .pretokenize import compile_pattern, pretokenize, pretokenize_pieces
 from .wordpiece import wordpiece_reference
 
 __all__ = [
     "wordpiece_reference",
+    "hf_unigram_reference",
     "BASE_SIZE",
     "TIE_BREAKS",
     "RankTable",
