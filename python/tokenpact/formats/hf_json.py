@@ -1,15 +1,18 @@
 """Hugging Face ``tokenizer.json``: load tokenizers with identical IDs and offsets.
 
 Supported today (every unsupported component raises ArtifactError naming its type):
-the normalizers of :mod:`.hf_pipeline` (NFC ... BertNormalizer, Sequence);
-pre-tokenizers ``Split`` (regex or string, every behaviour, ``invert``), ``ByteLevel``
-(with or without its GPT-2 regex), Whitespace, WhitespaceSplit, BertPreTokenizer,
-Punctuation, Digits, CharDelimiterSplit and ``Sequence`` of those; models ``BPE`` over
-the GPT-2 byte-to-unicode alphabet (with ``ignore_merges``), ``WordPiece`` and
-``WordLevel``; post-processors ``TemplateProcessing``, ``BertProcessing``,
-``RobertaProcessing``, ``ByteLevel`` and ``Sequence``; decoders ``ByteLevel`` and
-``WordPiece``; added tokens (every one needs ``allowed_special``, as everywhere in
-tokenpact; ``allowed_special="all"`` reproduces Hugging Face's default).
+the normalizers of :mod:`.hf_pipeline` (NFC ... BertNormalizer, Nmt, Precompiled,
+Sequence); pre-tokenizers ``Split`` (regex or string, every behaviour, ``invert``),
+``ByteLevel`` (with or without its GPT-2 regex; ``add_prefix_space`` first in the
+chain), ``Metaspace`` (every ``prepend_scheme``, ``split``, legacy
+``add_prefix_space``; first in the chain), Whitespace, WhitespaceSplit,
+BertPreTokenizer, Punctuation, Digits, CharDelimiterSplit and ``Sequence`` of those;
+models ``BPE`` over the GPT-2 byte-to-unicode alphabet (with ``ignore_merges``),
+``WordPiece``, ``WordLevel`` and ``Unigram`` (``unk_id``, ``byte_fallback``);
+post-processors ``TemplateProcessing``, ``BertProcessing``, ``RobertaProcessing``,
+``ByteLevel`` and ``Sequence``; decoders ``ByteLevel`` and ``WordPiece``; added tokens
+(every one needs ``allowed_special``, as everywhere in tokenpact;
+``allowed_special="all"`` reproduces Hugging Face's default).
 The file's ``truncation`` and ``padding`` are not applied by ``encode``.
 """
 

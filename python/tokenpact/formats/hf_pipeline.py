@@ -1,7 +1,7 @@
 """Hugging Face ``tokenizer.json`` components beyond byte-level BPE.
 
 Normalizers (NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Replace, Prepend, Strip,
-BertNormalizer, Sequence), the character-class pre-tokenizers (Whitespace,
+BertNormalizer, Nmt, Precompiled, Sequence), the character-class pre-tokenizers (Whitespace,
 WhitespaceSplit, BertPreTokenizer, Punctuation, Digits, CharDelimiterSplit), WordPiece
 and WordLevel models, the WordPiece decoder and the BERT / RoBERTa post-processors.
 Every node is validated here (an unsupported type raises ArtifactError naming it) and
