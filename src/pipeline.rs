@@ -25,15 +25,15 @@ fn string(node: &Value, key: &str, default: &str) -> String {
         .to_owned()
 }
 
-/// A Unigram model node: `scores` (one per piece, in ID order), `unk_id` (null or an
-/// ID) and `byte_fallback`. The loader moves the file's `[[piece, score], ...]` into
+/// A Unigram model node: `scores` (one per piece, in ID order, as decimal strings),
+/// `unk_id` (null or an ID) and `byte_fallback`. The loader moves the file's `[[piece, score], ...]` into
 /// `vocab` and `scores`.
 ///
 /// Scores are parsed by serde_json's default float parser, as `tokenizers` parses them:
 /// it can be one ulp off the correctly rounded value, and Viterbi ties between equal
 /// piece sequences in a different order are decided by those last bits. The loader
-/// writes each score with its shortest digits, which is how HF saves them, so both
-/// parsers see the same significand and exponent (the `float_roundtrip` feature would
+/// writes each score with its shortest digits (Python `repr`), which is how HF saves
+/// them, so both parsers see the same significand and exponent (the `float_roundtrip` feature would
 /// make tokenpact pick other, equally good, segmentations).
 fn unigram(m: &Value, vocab: Vec<Vec<u8>>) -> CoreResult<HfUnigram> {
     let bad = |what: &str| CoreError::Artifact(format!("model (Unigram): {what}"));
@@ -43,8 +43,12 @@ fn unigram(m: &Value, vocab: Vec<Vec<u8>>) -> CoreResult<HfUnigram> {
         .ok_or_else(|| bad("needs a list of piece scores"))?
         .iter()
         .map(|v| {
-            v.as_f64()
-                .ok_or_else(|| bad(&format!("score {v} is not a number")))
+            // A decimal string (the canonical form, which allows no floats) or a number.
+            let parsed = match v {
+                Value::String(s) => serde_json::from_str::<f64>(s).ok(),
+                other => other.as_f64(),
+            };
+            parsed.ok_or_else(|| bad(&format!("score {v} is not a number")))
         })
         .collect::<CoreResult<Vec<f64>>>()?;
     let unk_id = match m.get("unk_id") {

@@ -300,3 +300,26 @@ def test_decode_trained_unigram_byte_fallback(
     for text in _texts()[::9] + HOSTILE:
         ids = peer.encode(text, add_special_tokens=False).ids
         assert ours.decode(ids) == peer.decode(ids, skip_special_tokens=False), text[:40]
+
+
+def test_saved_artifacts_reload_with_same_identity(
+    tp: ModuleType, sp_unigram, prefix_bpe, tmp_path: Path
+) -> None:
+    text = "Hello  wörld ﬁ <s>日本 🙂"
+    hashes = set()
+    for name, data in (("unigram", _without_decoder(sp_unigram)), ("prefix", prefix_bpe)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        tok = tp.Tokenizer.load(path)
+        tok.save(tmp_path / name)
+        again = tp.Tokenizer.load(tmp_path / name)
+        assert again.semantic_hash == tok.semantic_hash, name
+        assert again.encode_structured(text) == tok.encode_structured(text), name
+        hashes.add(tok.semantic_hash)
+    # The prefix-space step is part of the identity.
+    plain = {**prefix_bpe, "pre_tokenizer": {**prefix_bpe["pre_tokenizer"]}}
+    plain["pre_tokenizer"]["add_prefix_space"] = False
+    path = tmp_path / "plain.json"
+    path.write_text(json.dumps(plain, ensure_ascii=False), encoding="utf-8")
+    hashes.add(tp.Tokenizer.load(path).semantic_hash)
+    assert len(hashes) == 3

@@ -153,6 +153,12 @@ def _offsets(
     return result
 
 
+def _rewrites_text(tok: Any) -> bool:
+    from ..formats.hf_pipeline import rewrites_text
+
+    return rewrites_text(getattr(tok, "_pre_tokenizer", None))
+
+
 def _encode_kwargs(policy: Mapping[str, Any]) -> dict[str, Any]:
     allowed = policy["allowed_special"]
     return {
@@ -178,9 +184,9 @@ def run_case(tok: Any, case: Mapping[str, Any], special_ids: set[int]) -> dict[s
         # The error class is the stored behaviour for malformed input (policy "reject").
         return {**record, "error": type(exc).__name__, **outputs}
     pieces = [bytes(tok.token_bytes(i)) for i in ids]
-    if (getattr(tok, "source", None) or {}).get("pipeline"):
-        # Normalizers and WordPiece pieces do not spell the raw text: use the engine's
-        # offsets, mapped back through normalization.
+    if (getattr(tok, "source", None) or {}).get("pipeline") or _rewrites_text(tok):
+        # Normalizers, WordPiece pieces and text-rewriting pre-tokenizers (a prefix space)
+        # do not spell the raw text: use the engine's offsets, mapped back to it.
         enc = tok.encode_structured(
             text, coordinate="raw_utf8_bytes", **_encode_kwargs(case["policy"])
         )

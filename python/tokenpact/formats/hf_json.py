@@ -358,8 +358,9 @@ def load_hf_data(
     else:
         model_node = {k: v for k, v in model.items() if k not in ("vocab", "merges")}
         if kind == "Unigram":
-            # Pieces travel as `pieces`; their scores (f64, exact through JSON) here.
-            model_node["scores"] = scores
+            # Pieces travel as `pieces`; their scores here, as shortest decimal strings
+            # (exact f64s; the canonical form behind semantic_hash allows no floats).
+            model_node["scores"] = [repr(x) for x in scores]
         pipeline = {"normalizer": normalizer, "model": model_node, "decoder": data.get("decoder")}
         try:
             core = _native.pipeline_core(

@@ -30,6 +30,16 @@ SCANNERS = {
 WORD_MODELS = frozenset({"WordPiece", "WordLevel"})
 
 
+REWRITE_STEPS = ("hf:prefix_space", "hf:metaspace")
+
+
+def rewrites_text(pre_tokenizer: dict[str, Any] | None) -> bool:
+    """Whether a ``{"type": "sequence", "steps": ...}`` chain starts with a text rewrite
+    (ByteLevel's add_prefix_space, Metaspace): its pieces then do not spell the input."""
+    steps = (pre_tokenizer or {}).get("steps") or []
+    return any(str(step[1] or "").startswith(REWRITE_STEPS) for step in steps)
+
+
 def fail(path: Path, where: str, problem: str, fix: str) -> ArtifactError:
     return ArtifactError(f"{path}: {where}: {problem}; {fix}")
 
