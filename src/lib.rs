@@ -8,6 +8,7 @@ pub mod char_bpe;
 pub mod corpus;
 pub mod decoder;
 pub mod error;
+pub mod hf_unigram;
 pub mod model;
 pub mod normalize;
 pub mod offsets;

@@ -3,6 +3,8 @@
 
 use crate::bpe::hf_chars::HfCharBpe;
 use crate::bpe::model::BpeModel;
+use crate::error::CoreResult;
+use crate::hf_unigram::HfUnigram;
 use crate::wordpiece::{WordLevel, WordPiece};
 
 pub enum Model {
@@ -12,6 +14,7 @@ pub enum Model {
     HfBpe(Box<HfCharBpe>),
     WordPiece(WordPiece),
     WordLevel(WordLevel),
+    Unigram(HfUnigram),
 }
 
 impl Model {
@@ -23,6 +26,7 @@ impl Model {
             Model::HfBpe(m) => &m.vocab,
             Model::WordPiece(m) => &m.vocab,
             Model::WordLevel(m) => &m.vocab,
+            Model::Unigram(m) => &m.vocab,
         }
     }
 
@@ -33,9 +37,10 @@ impl Model {
         }
     }
 
-    /// IDs of one pre-token.
+    /// IDs of one pre-token. Only Unigram can fail (an uncovered character and no
+    /// `unk_id`, which `tokenizers` reports as an error too).
     #[inline]
-    pub fn encode_piece(&self, piece: &[u8], ids: &mut Vec<u32>) {
+    pub fn encode_piece(&self, piece: &[u8], ids: &mut Vec<u32>) -> CoreResult<()> {
         match self {
             Model::Bpe(m) => m.encode_piece(piece, ids),
             Model::HfBpe(m) => m.encode_piece(piece, ids),
@@ -47,12 +52,19 @@ impl Model {
                 let mut spans = Vec::new();
                 m.encode_spans(piece, ids, &mut spans);
             }
+            Model::Unigram(m) => return m.encode_spans(piece, ids, &mut Vec::new()),
         }
+        Ok(())
     }
 
     /// IDs of one pre-token with each token's byte span relative to the pre-token.
     #[inline]
-    pub fn encode_spans(&self, piece: &[u8], ids: &mut Vec<u32>, spans: &mut Vec<(u32, u32)>) {
+    pub fn encode_spans(
+        &self,
+        piece: &[u8],
+        ids: &mut Vec<u32>,
+        spans: &mut Vec<(u32, u32)>,
+    ) -> CoreResult<()> {
         match self {
             Model::Bpe(m) => {
                 let first = ids.len();
@@ -67,6 +79,8 @@ impl Model {
             Model::HfBpe(m) => m.encode_spans(piece, ids, spans),
             Model::WordPiece(m) => m.encode_spans(piece, ids, spans),
             Model::WordLevel(m) => m.encode_spans(piece, ids, spans),
+            Model::Unigram(m) => return m.encode_spans(piece, ids, spans),
         }
+        Ok(())
     }
 }

@@ -8,6 +8,7 @@ use crate::bpe::hf_chars::{HfBpeOptions, HfCharBpe};
 use crate::bpe::model::BpeModel;
 use crate::decoder::Decoder;
 use crate::error::{CoreError, CoreResult};
+use crate::hf_unigram::HfUnigram;
 use crate::model::Model;
 use crate::normalize::Normalizer;
 use crate::wordpiece::{WordLevel, WordPiece};
@@ -45,6 +46,47 @@ fn string(node: &Value, key: &str, default: &str) -> String {
         .to_owned()
 }
 
+/// A Unigram model node: `scores` (one per piece, in ID order, as decimal strings),
+/// `unk_id` (null or an ID) and `byte_fallback`. The loader moves the file's `[[piece, score], ...]` into
+/// `vocab` and `scores`.
+///
+/// Scores are parsed by serde_json's default float parser, as `tokenizers` parses them:
+/// it can be one ulp off the correctly rounded value, and Viterbi ties between equal
+/// piece sequences in a different order are decided by those last bits. The loader
+/// writes each score with its shortest digits (Python `repr`), which is how HF saves
+/// them, so both parsers see the same significand and exponent (the `float_roundtrip` feature would
+/// make tokenpact pick other, equally good, segmentations).
+fn unigram(m: &Value, vocab: Vec<Vec<u8>>) -> CoreResult<HfUnigram> {
+    let bad = |what: &str| CoreError::Artifact(format!("model (Unigram): {what}"));
+    let scores = m
+        .get("scores")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("needs a list of piece scores"))?
+        .iter()
+        .map(|v| {
+            // A decimal string (the canonical form, which allows no floats) or a number.
+            let parsed = match v {
+                Value::String(s) => serde_json::from_str::<f64>(s).ok(),
+                other => other.as_f64(),
+            };
+            parsed.ok_or_else(|| bad(&format!("score {v} is not a number")))
+        })
+        .collect::<CoreResult<Vec<f64>>>()?;
+    let unk_id = match m.get("unk_id") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_u64()
+                .and_then(|u| u32::try_from(u).ok())
+                .ok_or_else(|| bad(&format!("unk_id {v} is not an ID")))?,
+        ),
+    };
+    let byte_fallback = m
+        .get("byte_fallback")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    HfUnigram::new(vocab, scores, unk_id, byte_fallback)
+}
+
 /// `config`: `{"normalizer": node | null, "model": node, "decoder": node | null,
 /// "byte_level": bool}` (`byte_level: false` selects BPE over characters);
 /// `vocab[id]` is each model piece (raw bytes for byte-level BPE, the token string
@@ -79,9 +121,11 @@ pub fn build(
                 .unwrap_or(100) as usize,
         )?),
         "WordLevel" => Model::WordLevel(WordLevel::new(vocab, &string(m, "unk_token", "<unk>"))?),
+        "Unigram" => Model::Unigram(unigram(m, vocab)?),
         other => {
             return Err(CoreError::Artifact(format!(
-                "model type {other:?} is not supported; supported: BPE, WordPiece, WordLevel"
+                "model type {other:?} is not supported; supported: BPE, WordPiece, WordLevel, \
+                 Unigram"
             )))
         }
     };

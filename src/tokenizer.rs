@@ -79,12 +79,20 @@ impl CoreTokenizer {
         })
     }
 
-    fn normalized(&self, text: &str) -> CoreResult<Option<NormalizedString>> {
-        let Some(n) = &self.normalizer else {
+    /// One special-token segment after the normalizer and the pre-tokenizer's text
+    /// rewrite (None when neither exists: the raw text is used as is). `first`: the
+    /// segment starts the input (Metaspace's `prepend_scheme: first`).
+    fn normalized(&self, text: &str, first: bool) -> CoreResult<Option<NormalizedString>> {
+        if self.normalizer.is_none() && self.pretok.rewrite.is_none() {
             return Ok(None);
-        };
+        }
         let mut s = NormalizedString::new(text);
-        n.apply(&mut s)?;
+        if let Some(n) = &self.normalizer {
+            n.apply(&mut s)?;
+        }
+        if let Some(r) = &self.pretok.rewrite {
+            r.apply(&mut s, first)?;
+        }
         Ok(Some(s))
     }
 
@@ -94,7 +102,12 @@ impl CoreTokenizer {
     /// then encoded in parallel groups: pieces never interact, so the IDs are exactly the
     /// serial result, whatever the thread count.
     pub fn encode_ordinary(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
-        let normalized = self.normalized(text)?;
+        self.encode_segment(text, true, out)
+    }
+
+    /// `encode_ordinary` of a segment of a larger input (`first`: it starts the input).
+    fn encode_segment(&self, text: &str, first: bool, out: &mut Vec<u32>) -> CoreResult<()> {
+        let normalized = self.normalized(text, first)?;
         let text = normalized.as_ref().map_or(text, |n| n.text.as_str());
         if text.len() >= PARALLEL_MIN_BYTES && rayon::current_num_threads() > 1 {
             return self.encode_normalized_parallel(text, out);
@@ -104,15 +117,20 @@ impl CoreTokenizer {
 
     /// The single-threaded definition of `encode_ordinary`.
     pub fn encode_ordinary_serial(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
-        let normalized = self.normalized(text)?;
+        let normalized = self.normalized(text, true)?;
         self.encode_normalized(normalized.as_ref().map_or(text, |n| n.text.as_str()), out)
     }
 
     fn encode_normalized(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
         let bytes = text.as_bytes();
         let model = &self.model;
-        self.pretok
-            .split(text, |s, e| model.encode_piece(&bytes[s..e], out))
+        let mut failed = Ok(());
+        self.pretok.split(text, |s, e| {
+            if failed.is_ok() {
+                failed = model.encode_piece(&bytes[s..e], out);
+            }
+        })?;
+        failed
     }
 
     fn encode_normalized_parallel(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
@@ -135,11 +153,11 @@ impl CoreTokenizer {
             .map(|group| {
                 let mut ids = Vec::new();
                 for &(s, e) in group.iter() {
-                    self.model.encode_piece(&bytes[s..e], &mut ids);
+                    self.model.encode_piece(&bytes[s..e], &mut ids)?;
                 }
-                ids
+                Ok(ids)
             })
-            .collect();
+            .collect::<CoreResult<_>>()?;
         for part in parts {
             out.extend_from_slice(&part);
         }
@@ -148,7 +166,7 @@ impl CoreTokenizer {
 
     /// Raw byte spans of the pre-tokens of `text` (normalized first; no special tokens).
     pub fn pretokenize(&self, text: &str) -> CoreResult<Vec<(u32, u32)>> {
-        let normalized = self.normalized(text)?;
+        let normalized = self.normalized(text, true)?;
         let target = normalized.as_ref().map_or(text, |n| n.text.as_str());
         let mut out = Vec::new();
         self.pretok.split(target, |s, e| {
@@ -176,11 +194,11 @@ impl CoreTokenizer {
         }
         let mut pos = 0;
         for (s, e, idx) in matcher.find_all(text) {
-            self.encode_ordinary(&text[pos..s], out)?;
+            self.encode_segment(&text[pos..s], pos == 0, out)?;
             out.push(matcher.ids[idx]);
             pos = e;
         }
-        self.encode_ordinary(&text[pos..], out)
+        self.encode_segment(&text[pos..], pos == 0, out)
     }
 
     /// Like `encode`, also recording each token's byte range in `text`. Matches of
@@ -226,14 +244,18 @@ impl CoreTokenizer {
         offsets: &mut Vec<(u32, u32)>,
     ) -> CoreResult<()> {
         let raw = &text[from..to];
-        let normalized = self.normalized(raw)?;
+        let normalized = self.normalized(raw, from == 0)?;
         let segment = normalized.as_ref().map_or(raw, |n| n.text.as_str());
         let bytes = segment.as_bytes();
         let model = &self.model;
         let mut spans = Vec::new();
+        let mut failed = Ok(());
         self.pretok.split(segment, |s, e| {
+            if failed.is_err() {
+                return;
+            }
             spans.clear();
-            model.encode_spans(&bytes[s..e], ids, &mut spans);
+            failed = model.encode_spans(&bytes[s..e], ids, &mut spans);
             for &(a, b) in &spans {
                 let (a, b) = (s + a as usize, s + b as usize);
                 let (a, b) = match &normalized {
@@ -242,7 +264,8 @@ impl CoreTokenizer {
                 };
                 offsets.push((from as u32 + a, from as u32 + b));
             }
-        })
+        })?;
+        failed
     }
 
     pub fn token_bytes(&self, id: u32) -> Option<&[u8]> {

@@ -29,6 +29,8 @@ class ConfigMixin:
 
     def to_config(self) -> dict[str, Any]:
         """Canonical description of this tokenizer's behaviour (what the semantic hash covers)."""
+        from .formats.hf_pipeline import rewrites_text
+
         model: dict[str, Any]
         if self._semantics == "merge_ranks":
             model = {
@@ -88,7 +90,7 @@ class ConfigMixin:
                 "name": self._pattern_name,
                 "pattern": self._pattern,
             }
-            if self._pre_tokenizer is None or not pipeline
+            if self._pre_tokenizer is None or not (pipeline or rewrites_text(self._pre_tokenizer))
             else self._pre_tokenizer,
             "model": model,
             "special_tokens": [

@@ -26,6 +26,7 @@ class StructuredEncodingMixin:
 
     _core: Any
     _source: dict[str, Any]
+    _semantics: str
     _special_ids: dict[str, int]
     _added: dict[str, int]
     _added_flags: dict[str, Any]
@@ -72,10 +73,10 @@ class StructuredEncodingMixin:
             raise _surrogate_error(text, exc) from None
         length = len(text) if coordinate == "raw_codepoints" else len(text.encode("utf-8"))
         if not lists:
-            if trim:
-                starts, ends = self._trim_space_offsets(text, starts, ends)
             if coordinate == "raw_codepoints":
                 starts, ends = byte_to_char_offsets(text, starts, ends)
+            if trim:
+                starts, ends = self._trim_space_offsets(ids_arr, starts, ends)
             ids = ids_arr.tolist()
             offsets = list(zip(starts.tolist(), ends.tolist(), strict=True))
         if allowed is None:
@@ -206,17 +207,31 @@ class StructuredEncodingMixin:
         return pad_all(out, padding, self.pad_id) if padding is not None else out
 
     def _trim_space_offsets(
-        self, text: str, starts: np.ndarray, ends: np.ndarray
+        self, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        # Hugging Face's ByteLevel(trim_offsets=True): offsets exclude a token's leading
-        # and trailing spaces.
-        data = text.encode("utf-8")
+        # Hugging Face's process_offsets (ByteLevel / RobertaProcessing trim_offsets):
+        # the *token's* leading and trailing spaces are cut from its offsets (in chars),
+        # except the one space ByteLevel(add_prefix_space) put before the first token.
+        # Counting in the token, not the raw text, matters there: that space maps onto
+        # the first character, and a token of spaces only ends up empty.
+        byte_level = self._semantics == "merge_records"
+        keep_prefix = bool(self._source.get("trim_prefix_space"))
         s, e = starts.copy(), ends.copy()
-        for k in range(len(s)):
-            while s[k] < e[k] and data[s[k]] == 0x20:
-                s[k] += 1
-            while e[k] > s[k] and data[e[k] - 1] == 0x20:
-                e[k] -= 1
+        for k, i in enumerate(ids.tolist()):
+            piece = self.token_bytes(i)
+            if byte_level:  # the piece's spaces are the 'Ġ' of its byte-level spelling
+                lead = len(piece) - len(piece.lstrip(b" "))
+                trail = len(piece) - len(piece.rstrip(b" "))
+            else:
+                word = piece.decode("utf-8", "replace")
+                lead = len(word) - len(word.lstrip())
+                trail = len(word) - len(word.rstrip())
+            if lead:
+                if keep_prefix and lead == 1 and (k == 0 or s[k] == 0):
+                    lead = 0
+                s[k] = min(s[k] + lead, e[k])
+            if trail and e[k] >= trail:
+                e[k] = max(e[k] - trail, s[k])
         return s, e
 
     def _special_id_set(self) -> frozenset[int]:

@@ -8,6 +8,7 @@
 //! (an inserted char inherits the alignment of the char before it).
 
 pub mod normalizer;
+pub mod precompiled;
 pub mod tables;
 pub mod unicode;
 
@@ -110,6 +111,21 @@ impl NormalizedString {
         }
         items.reverse();
         self.transform(items, removed as usize);
+    }
+
+    /// Puts `p` in front of a non-empty string (HF `prepend`): every new char takes the
+    /// alignment of the first char, so a token made of the prefix and the first char
+    /// covers that char's original range.
+    pub fn prepend(&mut self, p: &str) {
+        if let Some(first) = self.text.chars().next() {
+            let items: Vec<(char, isize)> = p
+                .chars()
+                .enumerate()
+                .map(|(i, c)| (c, if i == 0 { 0 } else { 1 }))
+                .chain(std::iter::once((first, 1)))
+                .collect();
+            self.transform_range(0, first.len_utf8(), items, 0);
+        }
     }
 
     /// Maps every char to one char (alignments unchanged).

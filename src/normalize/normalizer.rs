@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::precompiled::Precompiled;
 use super::tables::tables;
 use super::unicode::{decomposed, normalize_items, Form};
 use super::NormalizedString;
@@ -66,10 +67,19 @@ pub enum Normalizer {
     Unicode(Form),
     Lowercase,
     StripAccents,
-    Replace { pattern: Pattern, content: String },
+    Replace {
+        pattern: Pattern,
+        content: String,
+    },
     Prepend(String),
-    Strip { left: bool, right: bool },
+    Strip {
+        left: bool,
+        right: bool,
+    },
     Bert(Bert),
+    /// SentencePiece's NMT whitespace/control cleanup (HF `Nmt`).
+    Nmt,
+    Precompiled(Box<Precompiled>),
     Sequence(Vec<Normalizer>),
 }
 
@@ -120,6 +130,10 @@ impl Normalizer {
                     lowercase,
                 })
             }
+            "Nmt" => Normalizer::Nmt,
+            "Precompiled" => Normalizer::Precompiled(Box::new(Precompiled::from_base64(
+                &text_field(node, "precompiled_charsmap", kind)?,
+            )?)),
             "Sequence" => {
                 let items = node
                     .get("normalizers")
@@ -137,7 +151,7 @@ impl Normalizer {
                 return Err(CoreError::Artifact(format!(
                     "normalizer type {other:?} is not supported; supported: NFC, NFD, NFKC, \
                      NFKD, Lowercase, StripAccents, Replace, Prepend, Strip, BertNormalizer, \
-                     Sequence"
+                     Nmt, Precompiled, Sequence"
                 )))
             }
         })
@@ -178,19 +192,14 @@ impl Normalizer {
                     s.transform_range(a, b, content.chars().map(|c| (c, 1)), removed);
                 }
             }
-            Normalizer::Prepend(p) => {
-                if let Some(first) = s.text.chars().next() {
-                    let items: Vec<(char, isize)> = p
-                        .chars()
-                        .enumerate()
-                        .map(|(i, c)| (c, if i == 0 { 0 } else { 1 }))
-                        .chain(std::iter::once((first, 1)))
-                        .collect();
-                    s.transform_range(0, first.len_utf8(), items, 0);
-                }
-            }
+            Normalizer::Prepend(p) => s.prepend(p),
             Normalizer::Strip { left, right } => strip(s, *left, *right),
             Normalizer::Bert(b) => bert(s, b),
+            Normalizer::Nmt => {
+                s.filter(nmt_keeps);
+                s.map(nmt_map);
+            }
+            Normalizer::Precompiled(p) => p.apply(s),
             Normalizer::Sequence(items) => {
                 for n in items {
                     n.apply(s)?;
@@ -198,6 +207,32 @@ impl Normalizer {
             }
         }
         Ok(())
+    }
+}
+
+/// HF `Nmt`: ASCII control characters removed ...
+fn nmt_keeps(c: char) -> bool {
+    !matches!(
+        c as u32,
+        0x0001..=0x0008 | 0x000B | 0x000E..=0x001F | 0x007F | 0x008F | 0x009F
+    )
+}
+
+/// ... and other whitespace-like code points turned into a space.
+fn nmt_map(c: char) -> char {
+    match c as u32 {
+        0x0009
+        | 0x000A
+        | 0x000C
+        | 0x000D
+        | 0x1680
+        | 0x200B..=0x200F
+        | 0x2028
+        | 0x2029
+        | 0x2581
+        | 0xFEFF
+        | 0xFFFD => ' ',
+        _ => c,
     }
 }
 

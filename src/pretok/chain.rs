@@ -5,6 +5,7 @@
 //! the others follow Hugging Face's `SplitDelimiterBehavior` exactly, including how
 //! `MergedWithPrevious`, `MergedWithNext` and `Contiguous` fold neighbouring parts.
 
+use super::rewrite::Rewrite;
 use super::Pretokenizer;
 use crate::error::{CoreError, CoreResult};
 
@@ -43,20 +44,52 @@ pub struct SplitStep {
     pub invert: bool,
 }
 
-/// Pre-tokenization as a list of steps; an empty chain keeps the text whole.
+/// Pre-tokenization as a list of steps; an empty chain keeps the text whole. An
+/// optional text rewrite (Metaspace, ByteLevel's prefix space) runs on each special-token
+/// segment before the split steps (`CoreTokenizer` applies it, see `rewrite.rs`).
 pub struct PretokChain {
+    pub rewrite: Option<Rewrite>,
     pub steps: Vec<SplitStep>,
 }
+
+/// One step as the Python side describes it: (pattern, name, behaviour, invert).
+pub type StepSpec = (String, Option<String>, String, bool);
 
 impl PretokChain {
     pub fn single(pattern: Pretokenizer) -> PretokChain {
         PretokChain {
+            rewrite: None,
             steps: vec![SplitStep {
                 pattern,
                 behavior: Behavior::MatchesOnly,
                 invert: false,
             }],
         }
+    }
+
+    /// A chain from step descriptions; a rewrite step (`Rewrite::from_step` names) may
+    /// only come first, where its piece is a whole segment as in HF.
+    pub fn from_specs(specs: Vec<StepSpec>) -> CoreResult<PretokChain> {
+        let mut rewrite = None;
+        let mut steps = Vec::with_capacity(specs.len());
+        for (i, (source, name, behavior, invert)) in specs.into_iter().enumerate() {
+            if let Some(r) = Rewrite::from_step(name.as_deref().unwrap_or(""), &source)? {
+                if i > 0 {
+                    return Err(CoreError::Config(format!(
+                        "pre-tokenizer step {i}: {r:?} rewrites text and is supported only \
+                         as the first step"
+                    )));
+                }
+                rewrite = Some(r);
+                continue;
+            }
+            steps.push(SplitStep {
+                pattern: Pretokenizer::new(name.as_deref(), &source)?,
+                behavior: Behavior::parse(&behavior)?,
+                invert,
+            });
+        }
+        Ok(PretokChain { rewrite, steps })
     }
 
     /// Byte spans of all final pieces.

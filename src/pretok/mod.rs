@@ -4,6 +4,7 @@ pub mod builtin;
 pub mod chain;
 pub mod classes;
 pub mod hf;
+pub mod rewrite;
 
 use crate::error::{CoreError, CoreResult};
 use builtin::Builtin;

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use super::{in_pool, spawn_in_pool, to_py};
 use crate::bpe::model::BpeModel;
 use crate::error::CoreError;
-use crate::pretok::chain::{Behavior, PretokChain, SplitStep};
+use crate::pretok::chain::PretokChain;
 use crate::pretok::Pretokenizer;
 use crate::special::{AddedFlags, SpecialMatcher};
 use crate::tokenizer::CoreTokenizer;
@@ -121,8 +121,8 @@ pub(crate) struct BpeCore {
     pub(crate) strs: OnceLock<Vec<Py<PyString>>>,
 }
 
-/// One pre-tokenizer step from Python: (regex source, built-in name, behaviour, invert).
-pub(crate) type StepSpec = (String, Option<String>, String, bool);
+// One pre-tokenizer step from Python: (regex source, built-in name, behaviour, invert).
+pub(crate) use crate::pretok::chain::StepSpec;
 
 pub(crate) fn build_chain(
     name: Option<&str>,
@@ -132,15 +132,7 @@ pub(crate) fn build_chain(
     let Some(steps) = steps else {
         return Ok(PretokChain::single(Pretokenizer::new(name, pattern)?));
     };
-    let mut out = Vec::with_capacity(steps.len());
-    for (source, step_name, behavior, invert) in steps {
-        out.push(SplitStep {
-            pattern: Pretokenizer::new(step_name.as_deref(), &source)?,
-            behavior: Behavior::parse(&behavior)?,
-            invert,
-        });
-    }
-    Ok(PretokChain { steps: out })
+    PretokChain::from_specs(steps)
 }
 
 fn build_core(

@@ -35,6 +35,20 @@ impl Charsmap {
         })
     }
 
+    /// The output of the shortest rule matching a prefix of `input` (Hugging Face's
+    /// `Precompiled::transform`; see `normalize::precompiled`).
+    pub fn first_rewrite(&self, input: &[u8]) -> Option<&[u8]> {
+        let start = self.trie.first_prefix(input)? as usize;
+        let tail = self.normalized.get(start..)?;
+        let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
+        Some(&tail[..end])
+    }
+
+    /// The pool of NUL-terminated rule outputs.
+    pub fn outputs(&self) -> &[u8] {
+        &self.normalized
+    }
+
     /// The rewrite of the longest rule matching a prefix of `input`: (output, consumed).
     #[inline]
     fn rewrite(&self, input: &[u8]) -> Option<(&[u8], usize)> {

@@ -42,6 +42,29 @@ impl DartsArray {
         true
     }
 
+    /// Value of the shortest key that is a prefix of `key` (the first result of
+    /// Darts-clone's commonPrefixSearch, which stops at a NUL byte): what Hugging Face's
+    /// `Precompiled` normalizer uses.
+    pub fn first_prefix(&self, key: &[u8]) -> Option<u32> {
+        let units = &self.units;
+        let mut pos = Self::offset(*units.first()?);
+        for &b in key {
+            if b == 0 {
+                return None;
+            }
+            pos ^= b as usize;
+            let unit = *units.get(pos)?;
+            if unit & ((1 << 31) | 0xFF) != b as u32 {
+                return None;
+            }
+            pos ^= Self::offset(unit);
+            if (unit >> 8) & 1 == 1 {
+                return Some(*units.get(pos)? & ((1 << 31) - 1));
+            }
+        }
+        None
+    }
+
     /// Longest key that is a prefix of `key`: (length, value). Darts-clone's
     /// commonPrefixSearch keeping the longest result, which is all SentencePiece uses.
     pub fn longest_prefix(&self, key: &[u8]) -> Option<(usize, u32)> {

@@ -71,13 +71,16 @@ impl CoreTokenizer {
         if !matcher.has_normalized() {
             return match offsets {
                 Some(o) => self.ordinary_with_offsets(text, from, to, ids, o),
-                None => self.encode_ordinary(&text[from..to], ids),
+                None => self.encode_segment(&text[from..to], from == 0, ids),
             };
         }
         let raw = &text[from..to];
-        let n = self
-            .normalized(raw)?
-            .unwrap_or_else(|| NormalizedString::new(raw));
+        // Normalizer only: a text-rewriting pre-tokenizer (Metaspace, prefix space) runs
+        // on each slice between pass-2 tokens, as HF pre-tokenizes each split.
+        let mut n = NormalizedString::new(raw);
+        if let Some(normalizer) = &self.normalizer {
+            normalizer.apply(&mut n)?;
+        }
         let trusted = |a: usize, b: usize| {
             let (x, y) = n.original_span(a, b);
             trusted_span(untrusted, from + x as usize, from + y as usize)
@@ -114,19 +117,43 @@ impl CoreTokenizer {
         offsets: Option<&mut Vec<(u32, u32)>>,
     ) -> CoreResult<()> {
         let slice = &n.text[a..b];
-        let Some(offsets) = offsets else {
-            return self.encode_normalized(slice, ids);
+        // HF pre-tokenizes each split; a rewrite's `first` means the split starts the input.
+        let rewritten = match &self.pretok.rewrite {
+            Some(r) => {
+                let mut sub = NormalizedString::new(slice);
+                r.apply(&mut sub, base as u32 + n.original_span(a, b).0 == 0)?;
+                Some(sub)
+            }
+            None => None,
         };
-        let bytes = slice.as_bytes();
+        let target = rewritten.as_ref().map_or(slice, |r| r.text.as_str());
+        let Some(offsets) = offsets else {
+            return self.encode_normalized(target, ids);
+        };
+        let bytes = target.as_bytes();
         let mut spans = Vec::new();
-        self.pretok.split(slice, |s, e| {
+        let mut failed = Ok(());
+        self.pretok.split(target, |s, e| {
+            if failed.is_err() {
+                return;
+            }
             spans.clear();
-            self.model.encode_spans(&bytes[s..e], ids, &mut spans);
+            failed = self.model.encode_spans(&bytes[s..e], ids, &mut spans);
             for &(x, y) in &spans {
-                let (x, y) = n.original_span(a + s + x as usize, a + s + y as usize);
+                let (x, y) = (s + x as usize, s + y as usize);
+                // Slice (or rewritten slice) bytes -> normalized segment -> raw text.
+                let (x, y) = match &rewritten {
+                    Some(r) => {
+                        let (p, q) = r.original_span(x, y);
+                        (p as usize, q as usize)
+                    }
+                    None => (x, y),
+                };
+                let (x, y) = n.original_span(a + x, a + y);
                 offsets.push((base as u32 + x, base as u32 + y));
             }
-        })
+        })?;
+        failed
     }
 }
 

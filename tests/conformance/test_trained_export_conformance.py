@@ -130,11 +130,6 @@ def test_char_bpe_tokenizers_library_agrees(
             assert peer.decode(ids) == tok.decode(ids)
 
 
-@pytest.mark.xfail(
-    reason="needs HF BPE end_of_word_suffix support (decoder branch): non-byte-level BPE "
-    "and BPEDecoder in the loader",
-    strict=False,
-)
 def test_char_bpe_full_tokenizer(lines: tuple[list[str], list[str]]) -> None:
     tok = tp.train_char_bpe(lines[0], num_merges=2000)
     full = build_char_bpe_tokenizer(tok)

@@ -61,7 +61,7 @@ def test_valid_file_loads(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "edit,match",
     [
-        (lambda d: d["model"].update(type="Unigram"), "model: component type 'Unigram'"),
+        (lambda d: d["model"].update(type="Fancy"), "model: component type 'Fancy'"),
         (lambda d: d.update(decoder={"type": "Fancy"}), "decoder: component type 'Fancy'"),
         (lambda d: d["model"]["merges"].append("abc zz"), "not in the vocabulary"),
         (lambda d: d["model"]["merges"].append("abc"), "separated by a space"),

@@ -153,6 +153,12 @@ def _offsets(
     return result
 
 
+def _rewrites_text(tok: Any) -> bool:
+    from ..formats.hf_pipeline import rewrites_text
+
+    return rewrites_text(getattr(tok, "_pre_tokenizer", None))
+
+
 def _encode_kwargs(policy: Mapping[str, Any]) -> dict[str, Any]:
     allowed = policy["allowed_special"]
     return {
@@ -179,10 +185,11 @@ def run_case(tok: Any, case: Mapping[str, Any], special_ids: set[int]) -> dict[s
         return {**record, "error": type(exc).__name__, **outputs}
     pieces = [bytes(tok.token_bytes(i)) for i in ids]
     spelled = getattr(tok, "semantics", None) != "sentencepiece"
-    if not spelled or (getattr(tok, "source", None) or {}).get("pipeline"):
-        # Normalizers, WordPiece pieces and SentencePiece's escaped spaces and dummy
-        # prefix do not spell the raw text: use the engine's offsets, mapped back
-        # through normalization.
+    pipeline = (getattr(tok, "source", None) or {}).get("pipeline")
+    if not spelled or pipeline or _rewrites_text(tok):
+        # Normalizers, WordPiece pieces, text-rewriting pre-tokenizers (a prefix space) and
+        # SentencePiece's escaped spaces and dummy prefix do not spell the raw text: use
+        # the engine's offsets, mapped back through normalization.
         enc = tok.encode_structured(
             text, coordinate="raw_utf8_bytes", **_encode_kwargs(case["policy"])
         )

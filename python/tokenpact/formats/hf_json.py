@@ -1,23 +1,25 @@
 """Hugging Face ``tokenizer.json``: load tokenizers with identical IDs and offsets.
 
 Supported today (every unsupported component raises ArtifactError naming its type):
-the normalizers of :mod:`.hf_pipeline` (NFC ... BertNormalizer, Sequence);
-pre-tokenizers ``Split`` (regex or string, every behaviour, ``invert``), ``ByteLevel``
-(with or without its GPT-2 regex), Whitespace, WhitespaceSplit, BertPreTokenizer,
-Punctuation, Digits, CharDelimiterSplit and ``Sequence`` of those (or none); models
-``BPE`` over the GPT-2 byte-to-unicode alphabet (with ByteLevel; ``ignore_merges``),
-``BPE`` over characters (without ByteLevel: ``continuing_subword_prefix``,
-``end_of_word_suffix``, ``unk_token``, ``fuse_unk``, ``byte_fallback``,
-``ignore_merges``), ``WordPiece`` and ``WordLevel``; a BPE ``dropout`` is recorded in
-``Tokenizer.source`` and not applied (``encode`` is deterministic, docs/PIPELINE.md);
-post-processors ``TemplateProcessing``, ``BertProcessing``, ``RobertaProcessing``,
-``ByteLevel`` and ``Sequence``; decoders ``ByteLevel`` (byte-level BPE only),
-``WordPiece``, ``ByteFallback``, ``Fuse``, ``Strip``, ``Replace``, ``Metaspace``,
-``BPEDecoder``, ``CTC`` and ``Sequence``; added tokens with every flag (``lstrip``,
-``rstrip``, ``single_word``, ``normalized``: matched as HF does, see docs/PIPELINE.md),
-each needing ``allowed_special`` as everywhere in tokenpact (``allowed_special="all"``
-reproduces
-Hugging Face's default).
+the normalizers of :mod:`.hf_pipeline` (NFC ... BertNormalizer, Nmt, Precompiled,
+Sequence); pre-tokenizers ``Split`` (regex or string, every behaviour, ``invert``),
+``ByteLevel`` (with or without its GPT-2 regex; ``add_prefix_space`` first in the
+chain), ``Metaspace`` (every ``prepend_scheme``, ``split``, legacy
+``add_prefix_space``; first in the chain), Whitespace, WhitespaceSplit,
+BertPreTokenizer, Punctuation, Digits, CharDelimiterSplit and ``Sequence`` of those (or
+none); models ``BPE`` over the GPT-2 byte-to-unicode alphabet (with ByteLevel;
+``ignore_merges``), ``BPE`` over characters (without ByteLevel:
+``continuing_subword_prefix``, ``end_of_word_suffix``, ``unk_token``, ``fuse_unk``,
+``byte_fallback``, ``ignore_merges``), ``WordPiece``, ``WordLevel`` and ``Unigram``
+(``unk_id``, ``byte_fallback``); a BPE ``dropout`` is recorded in ``Tokenizer.source``
+and not applied (``encode`` is deterministic, docs/PIPELINE.md); post-processors
+``TemplateProcessing``, ``BertProcessing``, ``RobertaProcessing``, ``ByteLevel`` and
+``Sequence``; decoders ``ByteLevel`` (byte-level BPE only), ``WordPiece``,
+``ByteFallback``, ``Fuse``, ``Strip``, ``Replace``, ``Metaspace``, ``BPEDecoder``,
+``CTC`` and ``Sequence``; added tokens with every flag (``lstrip``, ``rstrip``,
+``single_word``, ``normalized``: matched as HF does, see docs/PIPELINE.md), each
+needing ``allowed_special`` as everywhere in tokenpact (``allowed_special="all"``
+reproduces Hugging Face's default).
 The file's ``truncation`` and ``padding`` are not applied by ``encode``.
 """
 
@@ -68,6 +70,38 @@ _unsupported = hf_pipeline.unsupported
 _split_step = hf_pipeline.split_step
 
 
+def _first_only(path: Path, where: str, i: int, what: str) -> None:
+    # Text-rewriting pre-tokenizers apply to each piece they receive; the engine runs
+    # them on whole special-token segments, which is what HF does when they come first.
+    if i > 0:
+        raise _fail(path, where, f"{what} after another pre-tokenizer", f"put {what} first")
+
+
+_PREPEND_SCHEMES = {"always", "first", "never"}
+
+
+def metaspace_steps(path: Path, where: str, item: dict[str, Any]) -> list[list[Any]]:
+    """Engine steps of a ``Metaspace`` node: the rewrite, then the split on its char."""
+    replacement = item.get("replacement", "\u2581")
+    if not isinstance(replacement, str) or len(replacement) != 1:
+        raise _fail(path, f"{where}.replacement", repr(replacement), "give exactly one char")
+    scheme = item.get("prepend_scheme", "always")
+    if scheme not in _PREPEND_SCHEMES:
+        raise _fail(path, f"{where}.prepend_scheme", repr(scheme), "use always, first or never")
+    # Legacy files carry add_prefix_space; HF refuses one that contradicts the scheme.
+    if "add_prefix_space" in item and bool(item["add_prefix_space"]) != (scheme != "never"):
+        raise _fail(
+            path,
+            f"{where}.add_prefix_space",
+            f"{item['add_prefix_space']!r} contradicts prepend_scheme {scheme!r}",
+            "drop add_prefix_space or make the two agree",
+        )
+    steps = [[replacement, f"hf:metaspace_{scheme}", "Isolated", False]]
+    if item.get("split", True):
+        steps.append([replacement, "hf:delim", "MergedWithNext", False])
+    return steps
+
+
 def parse_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> tuple[list[list[Any]], bool]:
     """Split steps for the engine, and whether the chain ends in ByteLevel (without it,
     or with no pre-tokenizer at all, the BPE model works over characters)."""
@@ -88,13 +122,71 @@ def parse_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> tuple[list[l
             steps.append(_split_step(path, where, item))
         elif kind == "ByteLevel":
             if item.get("add_prefix_space"):
-                raise _unsupported(path, where, "ByteLevel(add_prefix_space=true)")
+                _first_only(path, where, i, "ByteLevel(add_prefix_space=true)")
+                steps.append(["", "hf:prefix_space", "Isolated", False])
             if item.get("use_regex", True):
                 steps.append([GPT2, "gpt2", "Isolated", False])
             byte_level = True
         else:
             raise _unsupported(path, where, kind)
     return steps, byte_level
+
+
+def unigram_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> list[list[Any]]:
+    """Engine steps for the pre-tokenizer of a Unigram tokenizer (Metaspace first, the
+    character-class scanners and Split)."""
+    if node is None:
+        return []
+    nodes = node.get("pretokenizers") or [] if node.get("type") == "Sequence" else [node]
+    steps: list[list[Any]] = []
+    for i, item in enumerate(nodes):
+        where = f"pre_tokenizer[{i}]"
+        kind = item.get("type")
+        step = hf_pipeline.scanner_step(path, where, item)
+        if step is not None:
+            steps.append(step)
+        elif kind == "Split":
+            steps.append(_split_step(path, where, item))
+        elif kind == "Metaspace":
+            _first_only(path, where, i, "Metaspace")
+            steps.extend(metaspace_steps(path, where, item))
+        else:
+            raise _unsupported(path, where, kind)
+    return steps
+
+
+def unigram_vocab(path: Path, model: dict[str, Any]) -> tuple[list[bytes], list[float]]:
+    """Pieces (UTF-8) and scores by ID of a Unigram model, validated."""
+    vocab = model.get("vocab")
+    if not isinstance(vocab, list) or not vocab:
+        raise _fail(path, "model.vocab", "missing or empty", "give [[piece, score], ...]")
+    pieces: list[bytes] = []
+    scores: list[float] = []
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(vocab):
+        ok = isinstance(entry, list | tuple) and len(entry) == 2
+        if not ok or not isinstance(entry[0], str) or isinstance(entry[1], bool):
+            raise _fail(path, f"model.vocab[{i}]", repr(entry)[:80], "give [piece, score]")
+        if not isinstance(entry[1], int | float):
+            raise _fail(path, f"model.vocab[{i}]", f"score {entry[1]!r}", "give a number")
+        if entry[0] in seen:
+            raise _fail(
+                path,
+                "model.vocab",
+                f"piece {entry[0]!r} appears twice (IDs {seen[entry[0]]} and {i})",
+                "give each piece one entry",
+            )
+        seen[entry[0]] = i
+        pieces.append(entry[0].encode("utf-8"))
+        scores.append(float(entry[1]))
+    unk = model.get("unk_id")
+    if unk is not None and (
+        isinstance(unk, bool) or not isinstance(unk, int) or not 0 <= unk < len(pieces)
+    ):
+        raise _fail(
+            path, "model.unk_id", f"{unk!r} is not an ID (0..{len(pieces) - 1})", "fix unk_id"
+        )
+    return pieces, scores
 
 
 def parse_post_processor(path: Path, node: dict[str, Any] | None) -> tuple[dict | None, bool]:
@@ -136,6 +228,20 @@ def parse_post_processor(path: Path, node: dict[str, Any] | None) -> tuple[dict 
         else:
             raise _unsupported(path, f"post_processor[{i}]", kind)
     return template, trim
+
+
+def trim_keeps_prefix_space(node: dict[str, Any] | None) -> bool:
+    """The ``add_prefix_space`` flag HF's offset trimming reads: that of the trimming
+    post-processor (ByteLevel or RobertaProcessing; true when absent)."""
+    if node is None:
+        return False
+    nodes = node["processors"] if node.get("type") == "Sequence" else [node]
+    return any(
+        item.get("type") in ("ByteLevel", "RobertaProcessing")
+        and bool(item.get("trim_offsets", item.get("type") == "RobertaProcessing"))
+        and bool(item.get("add_prefix_space", True))
+        for item in nodes
+    )
 
 
 def _roles_from_config(config: dict[str, Any] | None) -> dict[str, str]:
@@ -214,6 +320,9 @@ def load_hf_data(
     elif kind in hf_pipeline.WORD_MODELS:
         pieces = hf_pipeline.word_vocab(p, model, added_ids)
         records, steps = [], hf_pipeline.word_pre_tokenizer(p, data.get("pre_tokenizer"))
+    elif kind == "Unigram":
+        pieces, scores = unigram_vocab(p, model)
+        records, steps = [], unigram_pre_tokenizer(p, data.get("pre_tokenizer"))
     else:
         raise _unsupported(p, "model", kind)
     hf_pipeline.check_decoder(p, data.get("decoder"), kind, byte_level=byte_level)
@@ -258,9 +367,16 @@ def load_hf_data(
             "decoder": data.get("decoder"),
             "byte_level": byte_level,
         }
-        core = _native.pipeline_core(
-            json.dumps(engine), pieces, records, engine_specials, [tuple(s) for s in steps]
-        )
+        if kind == "Unigram":
+            # Pieces travel as `pieces`; their scores here, as shortest decimal strings
+            # (exact f64s; the canonical form behind semantic_hash allows no floats).
+            model_node["scores"] = [repr(x) for x in scores]
+        try:
+            core = _native.pipeline_core(
+                json.dumps(engine), pieces, records, engine_specials, [tuple(s) for s in steps]
+            )
+        except ArtifactError as exc:
+            raise ArtifactError(f"{p}: {exc}") from None
         pipeline = dict(engine)
         if kind == "BPE" and not byte_level:
             # The merge records are behaviour: the canonical config (semantic hash) keeps
@@ -283,6 +399,7 @@ def load_hf_data(
             # Recorded, never applied: encode is deterministic (docs/PIPELINE.md).
             "dropout": model.get("dropout") if kind == "BPE" else None,
             "trim_offsets": trim,
+            "trim_prefix_space": trim and trim_keeps_prefix_space(data.get("post_processor")),
             "chat_template": (config or {}).get("chat_template"),
             "pipeline": pipeline,
         },

@@ -1,7 +1,7 @@
 """Hugging Face ``tokenizer.json`` components beyond byte-level BPE.
 
 Normalizers (NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Replace, Prepend, Strip,
-BertNormalizer, Sequence), the character-class pre-tokenizers (Whitespace,
+BertNormalizer, Nmt, Precompiled, Sequence), the character-class pre-tokenizers (Whitespace,
 WhitespaceSplit, BertPreTokenizer, Punctuation, Digits, CharDelimiterSplit), WordPiece
 and WordLevel models, the WordPiece decoder and the BERT / RoBERTa post-processors.
 Every node is validated here (an unsupported type raises ArtifactError naming it) and
@@ -19,7 +19,7 @@ from ..errors import ArtifactError
 
 NORMALIZERS = frozenset(
     {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Replace", "Prepend", "Strip"}
-    | {"BertNormalizer", "Sequence"}
+    | {"BertNormalizer", "Nmt", "Precompiled", "Sequence"}
 )
 # HF pre-tokenizer type -> (engine scanner, split behaviour); None: see _scanner_step.
 SCANNERS = {
@@ -28,6 +28,16 @@ SCANNERS = {
     "BertPreTokenizer": ("hf:bert", "matches_only"),
 }
 WORD_MODELS = frozenset({"WordPiece", "WordLevel"})
+
+
+REWRITE_STEPS = ("hf:prefix_space", "hf:metaspace")
+
+
+def rewrites_text(pre_tokenizer: dict[str, Any] | None) -> bool:
+    """Whether a ``{"type": "sequence", "steps": ...}`` chain starts with a text rewrite
+    (ByteLevel's add_prefix_space, Metaspace): its pieces then do not spell the input."""
+    steps = (pre_tokenizer or {}).get("steps") or []
+    return any(str(step[1] or "").startswith(REWRITE_STEPS) for step in steps)
 
 
 def fail(path: Path, where: str, problem: str, fix: str) -> ArtifactError:
@@ -55,6 +65,15 @@ def check_normalizer(path: Path, node: dict[str, Any] | None, where: str = "norm
             check_normalizer(path, item, f"{where}.normalizers[{i}]")
     if kind == "Replace" and not ({"String", "Regex"} & set(node.get("pattern") or {})):
         raise fail(path, where, "Replace has no pattern", 'give it {"String": ...}')
+    if kind == "Precompiled":
+        charsmap = node.get("precompiled_charsmap")
+        if not isinstance(charsmap, str) or not charsmap:
+            raise fail(
+                path,
+                f"{where}.precompiled_charsmap",
+                f"{type(charsmap).__name__} instead of a base64 charsmap",
+                "convert the tokenizer again",
+            )
 
 
 def split_step(path: Path, where: str, node: dict[str, Any]) -> list[Any]:

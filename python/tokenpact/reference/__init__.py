@@ -21,6 +21,7 @@ from .bpe import (
     vocab_from_merges,
 )
 from .hf_bpe import HfBpeOptions, hf_bpe_reference
+from .hf_unigram import hf_unigram_reference
 from .pretokenize import compile_pattern, pretokenize, pretokenize_pieces
 from .wordpiece import wordpiece_reference
 
@@ -28,6 +29,7 @@ __all__ = [
     "HfBpeOptions",
     "hf_bpe_reference",
     "wordpiece_reference",
+    "hf_unigram_reference",
     "BASE_SIZE",
     "TIE_BREAKS",
     "RankTable",
