@@ -24,6 +24,9 @@ impl Pattern {
                 .match_indices(s.as_str())
                 .map(|(i, m)| (i, i + m.len()))
                 .collect()),
+            // HF finds nothing in an empty string, and keeps empty matches elsewhere
+            // (`(?<=\S)\z` inserts at the end).
+            Pattern::Regex(_) if text.is_empty() => Ok(Vec::new()),
             Pattern::Regex(re) => re
                 .find_iter(text)
                 .map(|m| {
@@ -31,7 +34,6 @@ impl Pattern {
                         CoreError::InvalidInput(format!("Replace regex failed on this input: {e}"))
                     })
                 })
-                .filter(|r| !matches!(r, Ok((a, b)) if a == b))
                 .collect(),
         }
     }
@@ -187,9 +189,9 @@ impl Normalizer {
                 s.filter(|c| c.is_ascii() || !marks.contains(c));
             }
             Normalizer::Replace { pattern, content } => {
-                for (a, b) in pattern.find_all(&s.text)?.into_iter().rev() {
-                    let removed = s.text[a..b].chars().count();
-                    s.transform_range(a, b, content.chars().map(|c| (c, 1)), removed);
+                let matches = pattern.find_all(&s.text)?;
+                if !matches.is_empty() {
+                    replace_all(s, &matches, content);
                 }
             }
             Normalizer::Prepend(p) => s.prepend(p),
@@ -336,6 +338,29 @@ fn bert(s: &mut NormalizedString, b: &Bert) {
             push(' ', a, &mut text);
         }
     }
+    s.text = text;
+    s.align = align;
+}
+
+/// Replaces every match (sorted, disjoint byte ranges) by `content` in one pass. Same
+/// alignments as HF's per-match `transform_range` with the matched chars removed and the
+/// content inserted: each content char takes the alignment of the last byte before the
+/// match end (the removed match's last byte, or for an empty match the byte before it).
+/// One pass keeps it linear: a splice per match was quadratic on long texts.
+fn replace_all(s: &mut NormalizedString, matches: &[(usize, usize)], content: &str) {
+    let mut text = String::with_capacity(s.text.len());
+    let mut align = Vec::with_capacity(s.align.len());
+    let mut pos = 0;
+    for &(a, b) in matches {
+        text.push_str(&s.text[pos..a]);
+        align.extend_from_slice(&s.align[pos..a]);
+        let inherited = if b == 0 { (0, 0) } else { s.align[b - 1] };
+        text.push_str(content);
+        align.extend(std::iter::repeat_n(inherited, content.len()));
+        pos = b;
+    }
+    text.push_str(&s.text[pos..]);
+    align.extend_from_slice(&s.align[pos..]);
     s.text = text;
     s.align = align;
 }

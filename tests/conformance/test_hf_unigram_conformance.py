@@ -266,7 +266,6 @@ def test_roberta_like_trim_offsets(tp: ModuleType, prefix_bpe, tmp_path: Path) -
 
 
 # -------------------------------------------------------------------- decoding
-@pytest.mark.xfail(reason="Metaspace decoder lands with the decoder branch", strict=False)
 def test_decode_sentencepiece_unigram(tp: ModuleType, sp_unigram, tmp_path: Path) -> None:
     ours, peer = _load_pair(tp, sp_unigram, tmp_path / "tokenizer.json")
     for text in _texts()[::9] + HOSTILE:
@@ -274,7 +273,6 @@ def test_decode_sentencepiece_unigram(tp: ModuleType, sp_unigram, tmp_path: Path
         assert ours.decode(ids) == peer.decode(ids, skip_special_tokens=False), text[:40]
 
 
-@pytest.mark.xfail(reason="Metaspace decoder lands with the decoder branch", strict=False)
 def test_decode_converted_sentencepiece(tp: ModuleType, spm_converted, tmp_path: Path) -> None:
     ours, peer = _load_pair(tp, spm_converted, tmp_path / "tokenizer.json")
     for text in _texts()[::9] + HOSTILE:
@@ -282,7 +280,6 @@ def test_decode_converted_sentencepiece(tp: ModuleType, spm_converted, tmp_path:
         assert ours.decode(ids) == peer.decode(ids, skip_special_tokens=False), text[:40]
 
 
-@pytest.mark.xfail(reason="Metaspace decoder lands with the decoder branch", strict=False)
 def test_decode_trained_unigram_byte_fallback(
     tp: ModuleType, trained_unigram, tmp_path: Path
 ) -> None:

@@ -131,8 +131,13 @@ def test_char_bpe_tokenizers_library_agrees(
 
 
 def test_char_bpe_full_tokenizer(lines: tuple[list[str], list[str]]) -> None:
-    tok = tp.train_char_bpe(lines[0], num_merges=2000)
-    full = build_char_bpe_tokenizer(tok)
-    assert full.training == tok.training
-    mismatches = [t for t in lines[1] if full.encode(t) != tok.encode(t)]
+    full = tp.train_char_bpe(lines[0], num_merges=2000)
+    trainer = full.model  # the trainer's own encoder
+    assert full.training == trainer.training
+    assert build_char_bpe_tokenizer(trainer).to_config() == full.to_config()
+    texts = lines[1] + ["", "  ", "x", " a  b\t\tc \u3000d\u2028 ", "lobster🐍 low"]
+    mismatches = [t for t in texts if full.encode(t) != trainer.encode(t)]
     assert mismatches == []
+    for text in lines[1][:300]:
+        ids = full.encode(text)
+        assert full.decode(ids) == trainer.decode(ids)

@@ -106,13 +106,24 @@ def test_wordpiece_save_load_export(tmp_path: Path) -> None:
     assert exported["model"]["type"] == "WordPiece"
 
 
+def test_char_bpe_save_load_round_trip(tmp_path: Path) -> None:
+    tok = tp.train_char_bpe(TEXTS, num_merges=40)
+    assert isinstance(tok, tp.Tokenizer) and tok.training["algorithm"] == "char_bpe"
+    tok.save(tmp_path / "a")
+    back = tp.Tokenizer.load(tmp_path / "a")
+    assert back.training == tok.training and back.semantic_hash == tok.semantic_hash
+    for text in TEXTS[:4]:
+        assert back.encode(text) == tok.encode(text) == tok.model.encode(text)
+        assert back.decode(tok.encode(text)) == tok.model.decode(tok.encode(text))
+
+
 def test_char_bpe_export_hf_is_loadable(tmp_path: Path) -> None:
     tokenizers = pytest.importorskip("tokenizers")
     tok = tp.train_char_bpe(TEXTS, num_merges=40)
     path = tok.export_hf(tmp_path)
     doc = json.loads(path.read_text())
     # The marker is spelled as the space that ends every word.
-    marker = [(a, b.replace("</w>", " ")) for a, b in tok.merges if b.endswith("</w>")]
+    marker = [(a, b.replace("</w>", " ")) for a, b in tok.char_merges if b.endswith("</w>")]
     assert marker and all(m in [tuple(x) for x in doc["model"]["merges"]] for m in marker)
     peer = tokenizers.Tokenizer.from_file(str(path))
     assert peer.get_vocab_size() == tok.vocab_size
@@ -173,8 +184,8 @@ def test_wordpiece_ids_equal_trainer_engine(text: str) -> None:
 def test_char_bpe_export_equals_tokenizers(text: str) -> None:
     tokenizers = pytest.importorskip("tokenizers")
     tok = _char_bpe()
-    peer = tokenizers.Tokenizer.from_str(json.dumps(tok.hf_document()))
-    assert peer.encode(text).ids == tok.encode(text)
+    peer = tokenizers.Tokenizer.from_str(json.dumps(tok.model.hf_document()))
+    assert peer.encode(text).ids == tok.encode(text) == tok.model.encode(text)
 
 
 def _wordpiece() -> tp.Tokenizer:

@@ -290,8 +290,9 @@ def load_hf_data(
     config: dict[str, Any] | None = None,
     raw: bytes | None = None,
     config_raw: bytes | None = None,
+    cls: type[Tokenizer] | None = None,
 ) -> Tokenizer:
-    """Build a Tokenizer from a parsed ``tokenizer.json`` document.
+    """Build a Tokenizer (or ``cls``, a subclass) from a parsed ``tokenizer.json`` document.
 
     ``label`` names the document in error messages. ``raw`` is the exact file text (the
     release artifact a save writes back); without it the document is serialized.
@@ -382,7 +383,7 @@ def load_hf_data(
             # The merge records are behaviour: the canonical config (semantic hash) keeps
             # them, the engine gets them as IDs.
             pipeline["model"] = {**model_node, "records": [list(r) for r in records]}
-    tok = Tokenizer(
+    tok = (cls or Tokenizer)(
         core,
         pattern=steps[0][0] if steps and not str(steps[0][1]).startswith("hf:") else "",
         semantics="merge_records" if byte_level else "hf_pipeline",

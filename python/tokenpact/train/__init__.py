@@ -2,11 +2,12 @@
 
 from .bpe import train_bpe
 from .char_bpe import train_char_bpe
-from .trained import CharBpeTokenizer, UnigramTokenizer
+from .trained import CharBpeModel, CharBpeTokenizer, UnigramTokenizer
 from .unigram import train_unigram
 from .wordpiece import train_wordpiece
 
 __all__ = [
+    "CharBpeModel",
     "CharBpeTokenizer",
     "UnigramTokenizer",
     "train_bpe",

@@ -9,14 +9,13 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from .. import _native
 from ..errors import ConfigError, TrainingError
 from ..special import SpecialToken
-from ..tokenizer import Tokenizer
 from ._words import check_int, count_words, special_config, specials_with_unk
-from .trained import CharBpeTokenizer
+from .trained import CharBpeModel, CharBpeTokenizer
 
 CHAR_BPE_SPECIALS = (SpecialToken("<unk>", "unk"),)
 TIE_BREAKS = ("smallest", "largest")
@@ -40,6 +39,10 @@ def train_char_bpe(
     merged pieces). Pair counts are weighted by word frequency; ties go to the
     lexicographically smallest pair (``tie_break="largest"``: the largest). Decoding
     returns the whitespace-normalized text (words joined by single spaces).
+
+    The result is a full :class:`~tokenpact.Tokenizer` (a Hugging Face pipeline whose
+    ``tokenizer.json`` spells the marker as the space ending each word; same IDs as the
+    trainer's own encoder, ``tok.model``); ``save`` and ``export_hf`` write that file.
     """
     if (num_merges is None) == (vocab_size is None):
         raise ConfigError("give exactly one of num_merges or vocab_size")
@@ -89,7 +92,7 @@ def train_char_bpe(
         "merges": [list(m) for m in merges],
         "merge_counts": list(counts),
     }
-    return CharBpeTokenizer(
+    model = CharBpeModel(
         pieces,
         merges,
         specials,
@@ -97,22 +100,22 @@ def train_char_bpe(
         lowercase=lowercase,
         training=training,
     )
+    return build_char_bpe_tokenizer(model)
 
 
-def build_char_bpe_tokenizer(
-    tok: CharBpeTokenizer,
-) -> Tokenizer:
-    """The pipeline :class:`~tokenpact.Tokenizer` for a trained character BPE model,
-    built from :func:`char_bpe_document` by the Hugging Face loader.
-
-    Raises ArtifactError until the loader handles non-byte-level BPE and the
-    ``BPEDecoder``; ``train_char_bpe`` returns the :class:`CharBpeTokenizer` until then.
-    """
+def build_char_bpe_tokenizer(model: CharBpeModel) -> CharBpeTokenizer:
+    """The full tokenizer of a trained character BPE model, built from
+    :func:`char_bpe_document` by the Hugging Face loader (identical IDs)."""
     from ..formats.hf_json import load_hf_data
 
-    config = {"unk_token": tok.id_to_piece(tok.unk_id)} if tok.unk_id is not None else None
-    full = load_hf_data(tok.hf_document(), label="<train_char_bpe>", config=config)
-    full._training = tok.training
+    unk = model.unk_id
+    config = {"unk_token": model.id_to_piece(unk)} if unk is not None else None
+    full = load_hf_data(
+        model.hf_document(), label="<train_char_bpe>", config=config, cls=CharBpeTokenizer
+    )
+    full = cast(CharBpeTokenizer, full)
+    full.model = model
+    full._training = model.training
     return full
 
 
@@ -133,7 +136,7 @@ def char_bpe_document(
     whitespace runs to one space, strips both ends and appends a space after the last
     word; ``Split(" ", MergedWithPrevious)`` makes the words ``"low "``; the ``BPE``
     model's vocabulary and merges spell the marker as that space. The ``BPEDecoder``
-    with suffix ``" "`` joins words with single spaces, as ``CharBpeTokenizer.decode``.
+    with suffix ``" "`` joins words with single spaces, as ``CharBpeModel.decode``.
     """
     spelled = {t.content: t.content for t in specials}
     spelled.update({p: p for p in pieces if p not in spelled and len(p) == 1})

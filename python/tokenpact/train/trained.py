@@ -205,8 +205,10 @@ def _check(text: str) -> str:
     return text
 
 
-class CharBpeTokenizer(TrainedTokenizer):
-    """Character BPE with an end-of-word marker; decodes to whitespace-normalized text."""
+class CharBpeModel(TrainedTokenizer):
+    """The character BPE trainer's own encoder (the marker spelled as trained, e.g.
+    ``</w>``); decodes to whitespace-normalized text. :class:`CharBpeTokenizer` is the
+    full tokenizer built from it, with identical IDs."""
 
     kind = "char_bpe"
 
@@ -265,3 +267,31 @@ class CharBpeTokenizer(TrainedTokenizer):
             target = target / "tokenizer.json"
         atomic_write_text(target, json.dumps(self.hf_document(), ensure_ascii=False) + "\n")
         return target
+
+
+class CharBpeTokenizer(Tokenizer):
+    """A trained character BPE :class:`~tokenpact.Tokenizer` (a Hugging Face pipeline with
+    the end-of-word marker spelled as the space that ends each word, docs/TRAINERS.md).
+
+    ``model`` is the trainer's own encoder; ``id_to_piece`` and ``char_merges`` spell
+    pieces as trained (``low</w>``), the rest of the API is the Tokenizer's.
+    """
+
+    model: CharBpeModel
+
+    @property
+    def char_merges(self) -> list[tuple[str, str]]:
+        """The merges in training order, spelled as trained."""
+        return list(self.model.merges)
+
+    @property
+    def unk_id(self) -> int | None:
+        return self.model.unk_id
+
+    @property
+    def end_of_word(self) -> str:
+        return self.model.end_of_word
+
+    def id_to_piece(self, token_id: int) -> str:
+        """The piece of ``token_id`` as the trainer spells it (``lo``, ``w</w>``)."""
+        return self.model.id_to_piece(token_id)
