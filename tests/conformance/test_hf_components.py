@@ -41,6 +41,9 @@ NORMALIZERS: dict[str, Any] = {
     "Replace(string)": N.Replace("  ", " "),
     "Replace(regex)": N.Replace(Regex(r"\s+"), "_"),
     "Replace(delete)": N.Replace("a", ""),
+    # Empty matches insert (HF keeps them): a space after the last non-space char.
+    "Replace(empty match)": N.Replace(Regex(r"(?<=\S)\z"), " "),
+    "Replace(empty matches)": N.Replace(Regex(r"x*"), "-"),
     "Prepend": N.Prepend("▁"),
     "Strip": N.Strip(),
     "Strip(left)": N.Strip(left=True, right=False),
