@@ -41,6 +41,27 @@ def test_convert_round_trips_through_every_format(tmp_path: Path) -> None:
     assert (tmp_path / "tt" / "manifest.json").exists()
 
 
+def test_convert_unigram_between_sentencepiece_hf_and_native(tmp_path: Path) -> None:
+    uni = tp.train_unigram(TEXTS * 3, vocab_size=40)
+    uni.save(tmp_path / "art")
+    want = uni.encode(PROBE)
+    _run("convert", str(tmp_path / "art"), str(tmp_path / "u.model"), "--to", "sentencepiece")
+    assert tp.Tokenizer.load(tmp_path / "u.model").encode(PROBE) == want
+    _run("convert", str(tmp_path / "u.model"), str(tmp_path / "u.json"), "--to", "hf")
+    assert tp.Tokenizer.load(tmp_path / "u.json").encode(PROBE) == want
+    _run("convert", str(tmp_path / "u.model"), str(tmp_path / "sp-art"), "--to", "native")
+    assert tp.Tokenizer.load(tmp_path / "sp-art").encode(PROBE) == want
+
+
+def test_convert_byte_level_bpe_to_sentencepiece_is_refused(tmp_path: Path) -> None:
+    tp.train_bpe(TEXTS, vocab_size=300).save(tmp_path / "art")
+    result = CliRunner().invoke(
+        cli, ["convert", str(tmp_path / "art"), str(tmp_path / "x.model"), "--to", "sentencepiece"]
+    )
+    assert result.exit_code != 0
+    assert "sentencepiece" in result.output.lower()
+
+
 def test_convert_missing_source_exits_1(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         cli, ["convert", str(tmp_path / "nope"), str(tmp_path / "o"), "--to", "hf"]

@@ -15,10 +15,11 @@ from ._common import load_tokenizer
 @click.option(
     "--to",
     "fmt",
-    type=click.Choice(["native", "hf", "tiktoken"]),
+    type=click.Choice(["native", "hf", "tiktoken", "sentencepiece"]),
     required=True,
-    help="native: artifact directory (tokenpact.json + manifest + golden); hf: "
-    "tokenizer.json; tiktoken: a *.tiktoken rank file.",
+    help="native: artifact directory (the tokenizer file + manifest + golden); hf: "
+    "tokenizer.json; tiktoken: a *.tiktoken rank file; sentencepiece: a .model file "
+    "(SentencePiece-backed tokenizers: .model files, tp.train_unigram).",
 )
 @click.option(
     "--pattern",
@@ -26,12 +27,13 @@ from ._common import load_tokenizer
     help="Pre-tokenizer pattern for a *.tiktoken SOURCE (name or regex; default gpt4).",
 )
 def convert(source: Path, target: Path, fmt: str, pattern: str | None) -> None:
-    """Load SOURCE (artifact dir, tokenizer.json, *.tiktoken) and write TARGET.
+    """Load SOURCE (artifact dir, tokenizer.json, *.tiktoken, .model) and write TARGET.
 
     \b
     Example:
       tokenpact convert my-tok my-tok.json --to hf
       tokenpact convert cl100k_base.tiktoken cl100k-art --to native --pattern gpt4
+      tokenpact convert tokenizer.model sp-tok.json --to hf
     """
     if source.suffix in (".tiktoken", ".model") and pattern is not None:
         import tokenpact as tp
@@ -44,6 +46,8 @@ def convert(source: Path, target: Path, fmt: str, pattern: str | None) -> None:
         written = target
     elif fmt == "hf":
         written = tok.export_hf(target)
+    elif fmt == "sentencepiece":
+        written = tok.export_sentencepiece(target)
     else:
         tok.export_tiktoken(target)
         written = target
