@@ -103,7 +103,9 @@ pub fn char_len(s: &[u8]) -> (usize, bool) {
 /// SentencePiece's `OneCharLen`: a length from the lead byte alone.
 #[inline(always)]
 pub fn one_char_len(b: u8) -> usize {
-    [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4][(b >> 4) as usize]
+    // A static table: a local array literal gets rebuilt on the stack per call.
+    static LEN: [u8; 16] = [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4];
+    LEN[(b >> 4) as usize] as usize
 }
 
 impl Normalizer {
