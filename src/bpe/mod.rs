@@ -1,6 +1,7 @@
 //! Byte-level BPE: the model (merge map + vocabulary), the encoder and the trainer.
 
 pub mod count;
+pub mod dropout;
 pub mod encode;
 pub mod hf;
 pub mod model;
