@@ -170,13 +170,21 @@ impl Eq for Pending {}
 impl PieceTrie {
     pub fn new(keys: &[(&[u8], i32)]) -> PieceTrie {
         let scored: Vec<(&[u8], i32, f32)> = keys.iter().map(|&(k, v)| (k, v, 0.0)).collect();
-        PieceTrie::with_scores(&scored)
+        PieceTrie::build(&scored, false)
     }
 
     pub fn with_scores(keys: &[(&[u8], i32, f32)]) -> PieceTrie {
+        PieceTrie::build(keys, true)
+    }
+
+    /// `hot_first`: place high-scoring subtrees first (see below); otherwise depth first.
+    fn build(keys: &[(&[u8], i32, f32)], hot_first: bool) -> PieceTrie {
         // Nodes are ranges of the sorted keys sharing a prefix: no pointer trie needed.
         let mut sorted: Vec<&(&[u8], i32, f32)> = keys.iter().collect();
-        sorted.sort_by(|a, b| a.0.cmp(b.0));
+        // Callers with a million keys (Unigram training) pass them sorted already.
+        if !sorted.is_sorted_by(|a, b| a.0 <= b.0) {
+            sorted.sort_by(|a, b| a.0.cmp(b.0));
+        }
         sorted.dedup_by(|a, b| a.0 == b.0); // keep the first of equal keys
         let mut units: Vec<u32> = vec![USED];
         let mut scores = vec![0.0f32];
@@ -191,6 +199,9 @@ impl PieceTrie {
         // Heap entries: (best score in subtree, push sequence, slot, lo, hi, depth), the
         // node at `slot` owning sorted[lo..hi], whose keys share their first `depth` bytes.
         let best_in = |lo: usize, hi: usize| {
+            if !hot_first {
+                return 0.0;
+            }
             sorted[lo..hi]
                 .iter()
                 .map(|k| k.2)
