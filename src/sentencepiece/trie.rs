@@ -173,6 +173,11 @@ impl PieceTrie {
         PieceTrie::build(&scored, false)
     }
 
+    /// A trie over keys whose scores are ignored (placed depth first, as `new`).
+    pub fn unscored(keys: &[(&[u8], i32, f32)]) -> PieceTrie {
+        PieceTrie::build(keys, false)
+    }
+
     pub fn with_scores(keys: &[(&[u8], i32, f32)]) -> PieceTrie {
         PieceTrie::build(keys, true)
     }

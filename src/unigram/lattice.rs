@@ -21,17 +21,19 @@ pub struct Trie {
 
 impl Trie {
     pub fn build<'a>(pieces: impl Iterator<Item = (&'a str, u32)>) -> Trie {
-        let mut keys: Vec<(&[u8], u32)> = pieces.map(|(p, id)| (p.as_bytes(), id)).collect();
+        // One key vector, no copies: training builds tries of a million seed pieces.
+        let mut keys: Vec<(&[u8], i32, f32)> = pieces
+            .map(|(p, id)| (p.as_bytes(), id as i32, 0.0))
+            .collect();
         // Of equal pieces the lowest ID wins (the byte trie keeps the first of equal keys).
-        keys.sort_unstable();
+        keys.sort_unstable_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
         let max_len = keys
             .iter()
             .map(|k| String::from_utf8_lossy(k.0).chars().count())
             .max()
             .unwrap_or(0);
-        let keys: Vec<(&[u8], i32)> = keys.iter().map(|&(k, id)| (k, id as i32)).collect();
         Trie {
-            bytes: PieceTrie::new(&keys),
+            bytes: PieceTrie::unscored(&keys),
             max_len,
         }
     }

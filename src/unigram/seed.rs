@@ -54,34 +54,31 @@ pub fn seed_substrings(
     max_len: usize,
     limit: usize,
 ) -> Vec<(String, u64)> {
-    // How far a substring may reach from each character: allowed characters ahead,
-    // capped at `max_len`. Computed once, so the shard passes below do no per-character
-    // `allowed` lookups (the same substrings as breaking at the first disallowed one).
-    let reach: Vec<Vec<u16>> = words
-        .chars
-        .par_iter()
-        .map(|w| {
-            let mut r = vec![0u16; w.len()];
-            let mut run = 0usize;
-            for i in (0..w.len()).rev() {
-                run = if allowed(w[i]) { run + 1 } else { 0 };
-                r[i] = run.min(max_len).min(u16::MAX as usize) as u16;
-            }
-            r
-        })
-        .collect();
     // One table per shard, shards in parallel: peak memory is (threads / SHARDS) of all
     // distinct substrings; each shard re-walks the words (cheap rolling hashes).
     let per_shard: Vec<Vec<Row>> = (0..SHARDS)
         .into_par_iter()
         .map(|shard| {
             let mut table: FxHashMap<u64, (u64, u32, u16, u16)> = FxHashMap::default();
-            for (wi, (w, r)) in words.chars.iter().zip(&reach).enumerate() {
+            let mut reach: Vec<usize> = Vec::new();
+            for (wi, w) in words.chars.iter().enumerate() {
                 let f = words.freq[wi];
+                // How far a substring may reach from each character: allowed characters
+                // ahead, capped at `max_len`. One `allowed` lookup per character instead
+                // of one per substring (the same substrings as breaking at the first
+                // disallowed one); a per-word buffer, as storing it for all words would
+                // cost more memory than the words.
+                reach.clear();
+                reach.resize(w.len(), 0);
+                let mut run = 0usize;
+                for i in (0..w.len()).rev() {
+                    run = if allowed(w[i]) { run + 1 } else { 0 };
+                    reach[i] = run.min(max_len);
+                }
                 // Representatives store the start as u16; longer words seed from their head.
                 for i in 0..w.len().min(u16::MAX as usize) {
                     let mut h = 0u64;
-                    for (l, &c) in w[i..i + r[i] as usize].iter().enumerate() {
+                    for (l, &c) in w[i..i + reach[i]].iter().enumerate() {
                         h = roll(h, c);
                         if l == 0 || (h >> 58) % SHARDS != shard {
                             continue;
