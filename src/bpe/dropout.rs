@@ -9,6 +9,8 @@
 //! text, pre-tokens in text order. So p = 0 is deterministic BPE (lowest rank, leftmost)
 //! and p = 1 leaves the bytes.
 
+use std::collections::BTreeSet;
+
 use rustc_hash::FxHashMap;
 
 use crate::error::{CoreError, CoreResult};
@@ -21,6 +23,11 @@ pub struct DropoutBpe {
     /// the reference's dict does.
     ranks: FxHashMap<(u32, u32), (u32, u32)>,
 }
+
+/// Pre-tokens longer than this take the ordered-set path (`piece_long`): rescanning
+/// every pair after each merge is quadratic, and one pre-token can be a whole line.
+const SHORT_PIECE: usize = 64;
+const NONE: usize = usize::MAX;
 
 /// Reusable buffers for one thread.
 #[derive(Default)]
@@ -54,6 +61,9 @@ impl DropoutBpe {
         occurrence: &mut u64,
         eligible: &mut Vec<(u32, u32)>,
     ) {
+        if ids.len() > SHORT_PIECE {
+            return self.piece_long(ids, p, stream, occurrence);
+        }
         loop {
             eligible.clear();
             for (i, w) in ids.windows(2).enumerate() {
@@ -80,6 +90,71 @@ impl DropoutBpe {
             ids[i] = merged;
             ids.remove(i + 1);
         }
+    }
+
+    /// `piece` for long pre-tokens, the same draws in the same order: the eligible
+    /// occurrences live in an ordered set keyed by (rank, original position of the left
+    /// symbol), which orders them as (rank, current position) does, and a merge updates
+    /// only its neighbours. Symbols are a linked list over original positions.
+    fn piece_long(&self, ids: &mut Vec<u32>, p: f64, stream: u64, occurrence: &mut u64) {
+        let n = ids.len();
+        let rank = |a: u32, b: u32| self.ranks.get(&(a, b)).map(|r| r.0);
+        let mut next: Vec<usize> = (1..=n).collect();
+        let mut prev: Vec<usize> = (0..n).map(|i| i.checked_sub(1).unwrap_or(NONE)).collect();
+        let mut eligible: BTreeSet<(u32, usize)> = (0..n - 1)
+            .filter_map(|i| rank(ids[i], ids[i + 1]).map(|r| (r, i)))
+            .collect();
+        loop {
+            let mut chosen = None;
+            for &(r, i) in eligible.iter() {
+                let u = uniform(stream, *occurrence);
+                *occurrence += 1;
+                if u >= p {
+                    chosen = Some((r, i));
+                    break;
+                }
+            }
+            let Some((r, i)) = chosen else {
+                break;
+            };
+            let (j, before) = (next[i], prev[i]);
+            let after = if j < n { next[j] } else { n };
+            // The pairs this merge destroys, then the ones it creates.
+            eligible.remove(&(r, i));
+            if before != NONE {
+                if let Some(rb) = rank(ids[before], ids[i]) {
+                    eligible.remove(&(rb, before));
+                }
+            }
+            if after < n {
+                if let Some(ra) = rank(ids[j], ids[after]) {
+                    eligible.remove(&(ra, j));
+                }
+            }
+            ids[i] = self.ranks[&(ids[i], ids[j])].1;
+            next[i] = after;
+            if after < n {
+                prev[after] = i;
+            }
+            if before != NONE {
+                if let Some(rb) = rank(ids[before], ids[i]) {
+                    eligible.insert((rb, before));
+                }
+            }
+            if after < n {
+                if let Some(ra) = rank(ids[i], ids[after]) {
+                    eligible.insert((ra, i));
+                }
+            }
+        }
+        // Position 0 is never the right half of a merge, so the list starts there.
+        let mut out = Vec::with_capacity(n);
+        let mut i = 0;
+        while i < n {
+            out.push(ids[i]);
+            i = next[i];
+        }
+        *ids = out;
     }
 
     /// BPE-dropout on a whole text: pre-tokens in text order, each starting from its

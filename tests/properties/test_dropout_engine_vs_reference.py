@@ -69,6 +69,24 @@ def test_engine_matches_reference(
     assert tok.decode_bytes(ours) == tok.decode_bytes(tok.encode(text))
 
 
+# One pre-token of more than 64 bytes takes the engine's ordered-set path.
+long_texts = st.builds(
+    lambda head, reps: head * reps,
+    st.text(alphabet="ab lo\u00e9", min_size=1, max_size=12),
+    st.integers(6, 40),
+)
+
+
+@given(text=long_texts, p=probabilities, key=keys, vocab_size=st.sampled_from([300, 420]))
+def test_long_pretokens_match_reference(
+    text: str, p: float, key: SampleKey, vocab_size: int
+) -> None:
+    tok = tokenizer(r"[^\n]+|\n", vocab_size)
+    ours = tp.bpe_dropout(tok, text, p=p, key=key)
+    assert ours == bpe_dropout_reference(tok, text, p=p, key=key)
+    assert tok.decode_bytes(ours) == text.encode()
+
+
 @given(text=texts, key=keys, pattern=st.sampled_from(PATTERNS))
 def test_extremes(text: str, key: SampleKey, pattern: str) -> None:
     tok = tokenizer(pattern, 420)
