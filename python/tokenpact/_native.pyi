@@ -144,6 +144,19 @@ class SentencePieceCore:
     def merges(self) -> list[tuple[int, int]]: ...
     def vocab(self) -> list[bytes]: ...
 
+# --- BPE-dropout (src/py/dropout.rs) --------------------------------------------------
+
+class BpeDropoutCore:
+    """BPE-dropout engine; reference: tokenpact.stochastic.bpe_dropout_reference."""
+
+    def __init__(
+        self, merges: list[tuple[int, int]], pattern: str, name: str | None = None
+    ) -> None: ...
+    def encode(self, text: str, p: float, stream: int) -> list[int]: ...
+    def encode_batch(
+        self, texts: list[str], p: float, streams: list[int], threads: int | None = None
+    ) -> list[list[int]]: ...
+
 # --- trainers (src/py/trainers.rs) -------------------------------------------------
 
 RNG_NAME: str

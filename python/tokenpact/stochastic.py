@@ -3,7 +3,8 @@
 Every random decision is a pure function of ``(seed, epoch, sample_id, view,
 occurrence)`` through a counter-based generator (SplitMix64 finalizer chained over the
 key fields), so worker count, prefetch depth and restarts never change the segmentation
-a sample receives. The Rust engine (``src/rng.rs``) computes the same bits.
+a sample receives. The Rust side (``src/rng.rs``) computes the same bits, and BPE-dropout
+runs in Rust (``src/bpe/dropout.rs``) with ``bpe_dropout_reference`` as its reference.
 
 >>> key = SampleKey(seed=7, epoch=0, sample_id=3)
 >>> 0.0 <= uniform(key.stream(), 0) < 1.0
@@ -13,6 +14,7 @@ True
 from __future__ import annotations
 
 import hashlib
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -122,17 +124,76 @@ def bpe_dropout_piece(
         ids[chosen : chosen + 2] = [ranks[(ids[chosen], ids[chosen + 1])][1]]
 
 
+def _check_p(p: float) -> None:
+    if not 0.0 <= p <= 1.0:
+        raise ConfigError(f"dropout probability p must be in [0, 1], got {p}")
+
+
+def _merges(tokenizer: Any) -> list[tuple[int, int]]:
+    merges: list[tuple[int, int]] = tokenizer.merges
+    if not merges:
+        raise ConfigError("BPE-dropout needs a merge table; this tokenizer has none")
+    return merges
+
+
+# One engine per tokenizer (merge table and pre-tokenizer built once); tokenizers are
+# immutable, so an engine never goes stale, and it goes away with its tokenizer.
+_ENGINES: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def _engine(tokenizer: Any) -> Any:
+    engine = _ENGINES.get(tokenizer)
+    if engine is None:
+        from . import _native
+        from .patterns import resolve_pattern
+
+        name, source = resolve_pattern(tokenizer.pattern)
+        engine = _native.BpeDropoutCore(_merges(tokenizer), source, name)
+        _ENGINES[tokenizer] = engine
+    return engine
+
+
 def bpe_dropout(tokenizer: Any, text: str, *, p: float, key: SampleKey) -> list[int]:
     """Encode ``text`` with BPE-dropout under a trained byte-level BPE ``Tokenizer``.
 
     Pre-tokens are processed in text order and draws are numbered across the whole text,
-    so the result depends only on (text, tokenizer, p, key).
+    so the result depends only on (text, tokenizer, p, key). Runs in the Rust engine
+    (``src/bpe/dropout.rs``); ``bpe_dropout_reference`` is the same contract in Python.
     """
-    if not 0.0 <= p <= 1.0:
-        raise ConfigError(f"dropout probability p must be in [0, 1], got {p}")
-    merges = tokenizer.merges
-    if not merges:
-        raise ConfigError("BPE-dropout needs a merge table; this tokenizer has none")
+    _check_p(p)
+    stream = key.stream()
+    ids: list[int] = _engine(tokenizer).encode(text, p, stream)
+    return ids
+
+
+def bpe_dropout_batch(
+    tokenizer: Any,
+    texts: Sequence[str],
+    *,
+    p: float,
+    keys: Sequence[SampleKey],
+    threads: int | None = None,
+) -> list[list[int]]:
+    """``bpe_dropout`` of each text with its own key, in parallel (GIL released).
+
+    The result is the same for any ``threads``: each text's draws depend only on its key.
+    """
+    _check_p(p)
+    texts = list(texts)
+    keys = list(keys)
+    if len(texts) != len(keys):
+        raise ConfigError(
+            f"bpe_dropout_batch: {len(texts)} texts but {len(keys)} keys; pass one key per text"
+        )
+    streams = [k.stream() for k in keys]
+    out: list[list[int]] = _engine(tokenizer).encode_batch(texts, p, streams, threads)
+    return out
+
+
+def bpe_dropout_reference(tokenizer: Any, text: str, *, p: float, key: SampleKey) -> list[int]:
+    """The Python reference of ``bpe_dropout`` (the replay contract, spelled out)."""
+    _check_p(p)
+    merges = _merges(tokenizer)
     ranks = {pair: (rank, 256 + rank) for rank, pair in enumerate(merges)}
     from . import pretokenize
 

@@ -11,6 +11,7 @@ use crate::error::CoreError;
 
 mod bpe;
 mod bpe_train;
+mod dropout;
 mod pipeline;
 mod sentencepiece;
 mod trainers;
@@ -80,6 +81,7 @@ pub(crate) fn spawn_in_pool(
 fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bpe::register(m)?;
     bpe_train::register(m)?;
+    dropout::register(m)?;
     sentencepiece::register(m)?;
     pipeline::register(m)?;
     trainers::register(m)?;

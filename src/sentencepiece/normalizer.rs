@@ -73,15 +73,19 @@ pub struct Normalizer {
     cfg: NormalizerConfig,
     /// User-defined pieces: matched before the charsmap and copied unchanged.
     user: Option<PieceTrie>,
-    /// Per ASCII byte: 2 when no rule or user piece starts with it (copy it as is), 1
-    /// when rules start with it but each continues with a non-ASCII byte (a combining
-    /// mark, say: copy it when an ASCII byte follows), 0 otherwise. Runs of copyable
-    /// bytes skip the per-character lookups.
-    plain: [u8; 128],
-    /// Whether a space is left alone by the charsmap and user pieces (the usual case):
-    /// then it is handled inline too.
-    space_plain: bool,
+    /// Per byte: PLAIN when no rule or user piece starts with it (copy it as is),
+    /// PLAIN_BEFORE_ASCII when rules start with it but each continues with a non-ASCII
+    /// byte (a combining mark, say: copy it when an ASCII byte follows), SPACE for a
+    /// space no rule or user piece touches (the usual case), GENERAL otherwise (every
+    /// non-ASCII byte). Runs of such bytes skip the per-character lookups.
+    class: [u8; 256],
 }
+
+// Byte classes of `Normalizer::class`.
+const GENERAL: u8 = 0;
+const PLAIN: u8 = 1;
+const PLAIN_BEFORE_ASCII: u8 = 2;
+const SPACE: u8 = 3;
 
 /// Length of the UTF-8 character at the start of `s` and whether it is well formed
 /// (SentencePiece replaces a malformed byte with U+FFFD and consumes one byte).
@@ -117,7 +121,9 @@ pub fn char_len(s: &[u8]) -> (usize, bool) {
 /// SentencePiece's `OneCharLen`: a length from the lead byte alone.
 #[inline(always)]
 pub fn one_char_len(b: u8) -> usize {
-    [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4][(b >> 4) as usize]
+    // A static table: a local array literal gets rebuilt on the stack per call.
+    static LEN: [u8; 16] = [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4];
+    LEN[(b >> 4) as usize] as usize
 }
 
 impl Normalizer {
@@ -147,29 +153,31 @@ impl Normalizer {
                     })
                 })
         };
-        let mut plain = [0u8; 128];
-        for (b, slot) in plain.iter_mut().enumerate() {
+        let mut class = [GENERAL; 256];
+        for (b, slot) in class.iter_mut().enumerate().take(128) {
             let b = b as u8;
             *slot = if b == b' ' {
-                0
+                if starts(b" ") {
+                    GENERAL
+                } else {
+                    SPACE
+                }
             } else if !starts(&[b]) {
-                2
+                PLAIN
             } else if charsmap.as_ref().is_none_or(|m| m.rewrite(&[b]).is_none())
                 && user.as_ref().is_none_or(|u| u.get(&[b]).is_none())
                 && (0..128u8).all(|c| !starts(&[b, c]))
             {
-                1
+                PLAIN_BEFORE_ASCII
             } else {
-                0
+                GENERAL
             };
         }
-        let space_plain = !starts(b" ");
         Ok(Normalizer {
             charsmap,
             cfg,
             user,
-            plain,
-            space_plain,
+            class,
         })
     }
 
@@ -209,6 +217,62 @@ impl Normalizer {
         self.push(out, map, ws, orig);
     }
 
+    /// Copies the longest prefix of `rest` made of bytes no rule rewrites, plain spaces
+    /// included (escaped, and collapsed under remove_extra_whitespaces): the fast path
+    /// for most text, one table lookup per byte and no break at word boundaries. Returns
+    /// the bytes consumed; what follows needs the general rewrite.
+    #[inline]
+    fn copy_plain(
+        &self,
+        rest: &[u8],
+        consumed: usize,
+        out: &mut Vec<u8>,
+        map: &mut Option<&mut Vec<u32>>,
+        prev_space: &mut bool,
+    ) -> usize {
+        // Copies rest[from..to], plain bytes (never spaces).
+        let flush = |out: &mut Vec<u8>, map: &mut Option<&mut Vec<u32>>, from, to| {
+            out.extend_from_slice(&rest[from..to]);
+            if let Some(m) = map.as_deref_mut() {
+                m.extend((consumed + from..consumed + to).map(|i| i as u32));
+            }
+        };
+        let (mut i, mut from) = (0, 0);
+        while i < rest.len() {
+            match self.class[rest[i] as usize] {
+                PLAIN => {}
+                PLAIN_BEFORE_ASCII if rest.get(i + 1).is_none_or(|&c| c < 0x80) => {}
+                SPACE => {
+                    if from < i {
+                        flush(out, map, from, i);
+                        *prev_space = false;
+                    }
+                    // What the general path does with a lone " " rule result.
+                    if !*prev_space {
+                        let ws: &[u8] = if self.cfg.escape_whitespaces {
+                            SPACE_SYMBOL
+                        } else {
+                            b" "
+                        };
+                        out.extend_from_slice(ws);
+                        if let Some(m) = map.as_deref_mut() {
+                            m.extend(std::iter::repeat_n((consumed + i) as u32, ws.len()));
+                        }
+                        *prev_space = self.cfg.remove_extra_whitespaces;
+                    }
+                    from = i + 1;
+                }
+                _ => break,
+            }
+            i += 1;
+        }
+        if from < i {
+            flush(out, map, from, i);
+            *prev_space = false;
+        }
+        i
+    }
+
     /// Normalizes `input` into `out`; `map` (when given) receives, for each output byte,
     /// the original byte offset it came from, plus one final entry (len(out) + 1 items).
     pub fn normalize(&self, input: &[u8], out: &mut Vec<u8>, mut map: Option<&mut Vec<u32>>) {
@@ -239,40 +303,11 @@ impl Normalizer {
         }
         let mut prev_space = cfg.remove_extra_whitespaces;
         while !rest.is_empty() {
-            let mut run = 0;
-            while run < rest.len() {
-                let b = rest[run];
-                let ok = b < 0x80
-                    && match self.plain[b as usize] {
-                        2 => true,
-                        1 => rest.get(run + 1).is_none_or(|&c| c < 0x80),
-                        _ => false,
-                    };
-                if !ok {
-                    break;
-                }
-                run += 1;
-            }
-            if run > 0 {
-                out.extend_from_slice(&rest[..run]);
-                if let Some(m) = map.as_deref_mut() {
-                    m.extend((consumed..consumed + run).map(|i| i as u32));
-                }
-                // A plain byte is never a space.
-                prev_space = false;
-                consumed += run;
-                rest = &rest[run..];
-                continue;
-            }
-            if rest[0] == b' ' && self.space_plain {
-                // The general path below, for a lone " " rule result.
-                if !prev_space {
-                    self.push_space(out, &mut map, consumed);
-                    prev_space = cfg.remove_extra_whitespaces;
-                }
-                consumed += 1;
-                rest = &rest[1..];
-                continue;
+            let copied = self.copy_plain(rest, consumed, out, &mut map, &mut prev_space);
+            consumed += copied;
+            rest = &rest[copied..];
+            if rest.is_empty() {
+                break;
             }
             let (mut sp, n) = self.prefix(rest);
             if prev_space {

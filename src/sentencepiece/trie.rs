@@ -1,6 +1,9 @@
 //! Byte tries for SentencePiece: a reader of the Darts-clone double arrays stored in
 //! precompiled charsmaps, and a double-array trie over vocabulary pieces built here.
 
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
 use crate::error::{CoreError, CoreResult};
 
 /// A Darts-clone double array as SentencePiece serializes it (little-endian u32 units).
@@ -100,9 +103,12 @@ const WINDOW: usize = 16 * 256;
 /// A double-array trie over byte strings with an (i32 value, f32 score) per key: one
 /// array read and one compare per input byte, the shape SentencePiece's Darts trie has.
 pub struct PieceTrie {
-    /// (layout bits, score): the score sits next to the transition data, so Viterbi
-    /// touches one cache line per step.
-    units: Vec<(u32, f32)>,
+    /// Layout bits: 4 bytes per node keep a 32k vocabulary's trie (about 100k nodes)
+    /// inside a core's L2 cache; the walk is a chain of dependent loads, so its size
+    /// decides Viterbi's speed.
+    units: Vec<u32>,
+    /// Score per unit, read only where a key ends.
+    scores: Vec<f32>,
     /// Value per unit, read only where a key ends.
     values: Vec<i32>,
 }
@@ -147,31 +153,111 @@ impl Slots {
     }
 }
 
+/// A trie node waiting to have its children placed (see `PieceTrie::with_scores`).
+struct Pending {
+    score: f32,
+    seq: usize,
+    slot: usize,
+    lo: usize,
+    hi: usize,
+    depth: usize,
+}
+
+impl Pending {
+    fn key(&self) -> (f32, usize) {
+        (self.score, self.seq)
+    }
+}
+
+impl Ord for Pending {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let ((a, i), (b, j)) = (self.key(), other.key());
+        a.total_cmp(&b).then(i.cmp(&j))
+    }
+}
+
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Pending {}
+
 impl PieceTrie {
     pub fn new(keys: &[(&[u8], i32)]) -> PieceTrie {
         let scored: Vec<(&[u8], i32, f32)> = keys.iter().map(|&(k, v)| (k, v, 0.0)).collect();
-        PieceTrie::with_scores(&scored)
+        PieceTrie::build(&scored, false)
+    }
+
+    /// A trie over keys whose scores are ignored (placed depth first, as `new`).
+    pub fn unscored(keys: &[(&[u8], i32, f32)]) -> PieceTrie {
+        PieceTrie::build(keys, false)
     }
 
     pub fn with_scores(keys: &[(&[u8], i32, f32)]) -> PieceTrie {
+        PieceTrie::build(keys, true)
+    }
+
+    /// `hot_first`: place high-scoring subtrees first (see below); otherwise depth first.
+    fn build(keys: &[(&[u8], i32, f32)], hot_first: bool) -> PieceTrie {
         // Nodes are ranges of the sorted keys sharing a prefix: no pointer trie needed.
         let mut sorted: Vec<&(&[u8], i32, f32)> = keys.iter().collect();
-        sorted.sort_by(|a, b| a.0.cmp(b.0));
+        // Callers with a million keys (Unigram training) pass them sorted already.
+        if !sorted.is_sorted_by(|a, b| a.0 <= b.0) {
+            sorted.sort_by(|a, b| a.0.cmp(b.0));
+        }
         sorted.dedup_by(|a, b| a.0 == b.0); // keep the first of equal keys
-        let mut units: Vec<(u32, f32)> = vec![(USED, 0.0)];
+        let mut units: Vec<u32> = vec![USED];
+        let mut scores = vec![0.0f32];
         let mut vals = vec![-1];
         let mut slots = Slots { bits: vec![1] };
         let mut base_used = Slots { bits: vec![1] };
-        // (slot, lo, hi, depth): the node at `slot` owns sorted[lo..hi], whose keys share
-        // their first `depth` bytes.
-        // Depth first (a stack): a node's subtree is placed right after it, so a walk
-        // down the trie touches nearby memory instead of one far cache line per byte.
-        let mut stack = vec![(0usize, 0usize, sorted.len(), 0usize)];
+        // Nodes are placed in the order they are popped, and the array fills roughly in
+        // that order. Popping the node whose subtree holds the best-scoring key first
+        // packs the pieces Viterbi meets most (high scores are frequent pieces) into a
+        // small, cache-resident prefix of the array; among equal scores (plain tries,
+        // all 0) the last pushed wins, which is depth first: a node's subtree follows it.
+        // Heap entries: (best score in subtree, push sequence, slot, lo, hi, depth), the
+        // node at `slot` owning sorted[lo..hi], whose keys share their first `depth` bytes.
+        let best_in = |lo: usize, hi: usize| {
+            if !hot_first {
+                return 0.0;
+            }
+            sorted[lo..hi]
+                .iter()
+                .map(|k| k.2)
+                .max_by(f32::total_cmp)
+                .unwrap_or(f32::MIN)
+        };
+        let mut seq = 0usize;
+        let mut heap = BinaryHeap::new();
+        heap.push(Pending {
+            score: best_in(0, sorted.len()),
+            seq,
+            slot: 0,
+            lo: 0,
+            hi: sorted.len(),
+            depth: 0,
+        });
         let mut kids: Vec<(u8, usize, usize)> = Vec::new();
-        while let Some((slot, mut lo, hi, depth)) = stack.pop() {
+        while let Some(Pending {
+            slot,
+            mut lo,
+            hi,
+            depth,
+            ..
+        }) = heap.pop()
+        {
             if lo < hi && sorted[lo].0.len() == depth {
-                units[slot].0 |= TERMINAL;
-                units[slot].1 = sorted[lo].2;
+                units[slot] |= TERMINAL;
+                scores[slot] = sorted[lo].2;
                 vals[slot] = sorted[lo].1;
                 lo += 1;
             }
@@ -205,24 +291,35 @@ impl PieceTrie {
             };
             base_used.set(base);
             if units.len() < base + 256 {
-                units.resize(base + 256, (0, 0.0));
+                units.resize(base + 256, 0);
+                scores.resize(base + 256, 0.0);
                 vals.resize(base + 256, -1);
             }
-            units[slot].0 |= (base as u32) << BASE_SHIFT;
+            units[slot] |= (base as u32) << BASE_SHIFT;
             for &(b, klo, khi) in kids.iter().rev() {
                 let s = base + b as usize;
-                units[s].0 = USED | b as u32;
+                units[s] = USED | b as u32;
                 slots.set(s);
-                stack.push((s, klo, khi, depth + 1));
+                seq += 1;
+                heap.push(Pending {
+                    score: best_in(klo, khi),
+                    seq,
+                    slot: s,
+                    lo: klo,
+                    hi: khi,
+                    depth: depth + 1,
+                });
             }
         }
         // Every base + byte stays in bounds (leaves have base 0), which `step` relies on.
         if units.len() < 256 {
-            units.resize(256, (0, 0.0));
+            units.resize(256, 0);
+            scores.resize(256, 0.0);
             vals.resize(256, -1);
         }
         PieceTrie {
             units,
+            scores,
             values: vals,
         }
     }
@@ -230,29 +327,46 @@ impl PieceTrie {
     /// The node reached from `node` by byte `b`, if any.
     #[inline(always)]
     pub fn step(&self, node: usize, b: u8) -> Option<usize> {
-        let next = (self.units[node].0 >> BASE_SHIFT) as usize + b as usize;
+        let next = (self.units[node] >> BASE_SHIFT) as usize + b as usize;
         debug_assert!(next < self.units.len());
         // SAFETY: the builder sizes `units` to at least base + 256 for every base it
         // assigns, and to 256 for leaves (base 0), so base + byte is always in bounds.
         // This read is the hot loop of Viterbi.
-        let u = unsafe { self.units.get_unchecked(next).0 };
+        let u = unsafe { *self.units.get_unchecked(next) };
         (u & (USED | 0xFF) == USED | b as u32 && next != 0).then_some(next)
+    }
+
+    /// The root's unit, where a walk with `child` starts.
+    #[inline(always)]
+    pub fn root(&self) -> u32 {
+        self.units[0]
+    }
+
+    /// The child of the node whose unit is `unit` by byte `b`: (node, its unit). Viterbi
+    /// walks with units kept in registers instead of reloading them per byte.
+    #[inline(always)]
+    pub fn child(&self, unit: u32, b: u8) -> Option<(usize, u32)> {
+        let next = (unit >> BASE_SHIFT) as usize + b as usize;
+        // SAFETY: as in `step`, base + byte is always within `units`.
+        let u = unsafe { *self.units.get_unchecked(next) };
+        (u & (USED | 0xFF) == USED | b as u32 && next != 0).then_some((next, u))
+    }
+
+    /// The score of the key ending at the node `(node, unit)`, if one does.
+    #[inline(always)]
+    pub fn unit_score(&self, node: usize, unit: u32) -> Option<f32> {
+        debug_assert!(node < self.scores.len());
+        // SAFETY: `scores` has one entry per unit and `node` came from `child`.
+        (unit & TERMINAL != 0).then(|| unsafe { *self.scores.get_unchecked(node) })
     }
 
     /// The value stored at `node` (-1 when no key ends there).
     #[inline(always)]
     pub fn value(&self, node: usize) -> i32 {
-        if self.units[node].0 & TERMINAL == 0 {
+        if self.units[node] & TERMINAL == 0 {
             return -1;
         }
         self.values[node]
-    }
-
-    /// The score of the key ending at `node`, if one does.
-    #[inline(always)]
-    pub fn terminal_score(&self, node: usize) -> Option<f32> {
-        let (bits, score) = self.units[node];
-        (bits & TERMINAL != 0).then_some(score)
     }
 
     /// Length of the longest key that is a prefix of `text` (0 when none).

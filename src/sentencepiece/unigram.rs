@@ -9,6 +9,8 @@ use super::{Piece, PieceType};
 const UNK_PENALTY: f32 = 10.0;
 /// |path score| beyond which sentencepiece re-centres the Viterbi scores.
 const SCORE_RESET: f32 = 100_000.0;
+/// `Best::id` of an unknown character (other entries hold the piece's trie node).
+const UNK_NODE: u32 = u32::MAX;
 
 pub struct Unigram {
     min_score: f32,
@@ -22,6 +24,7 @@ pub struct Unigram {
 pub struct Best {
     score: f32,
     start: i32,
+    /// The trie node of the piece ending here, or UNK_NODE.
     id: u32,
 }
 
@@ -93,29 +96,31 @@ impl Unigram {
             }
             let mblen = one_char_len(s[start]).min(n - start);
             let mut has_single = false;
-            let mut node = 0usize;
-            for (k, &b) in s[start..].iter().enumerate() {
-                match trie.step(node, b) {
-                    Some(next) => node = next,
-                    None => break,
-                }
-                if let Some(score) = trie.terminal_score(node) {
-                    let len = k + 1;
-                    let target = &mut best[start + len];
+            let mut unit = trie.root();
+            // best[start + len] for the piece of `len` bytes: zipping the bytes with the
+            // targets keeps bounds checks out of the hot loop (a piece never ends past n).
+            let targets = &mut best[start + 1..=n];
+            for (k, (&b, target)) in s[start..n].iter().zip(targets).enumerate() {
+                let Some((node, u)) = trie.child(unit, b) else {
+                    break;
+                };
+                unit = u;
+                if let Some(score) = trie.unit_score(node, u) {
                     let cand = score + here;
-                    // The ID is looked up only for a winning candidate.
+                    // The trie node stands for the piece: its ID is read only for the
+                    // nodes on the final path, not for every winning candidate.
                     if target.start == -1 || cand > target.score {
                         *target = Best {
                             score: cand,
                             start: start as i32,
-                            id: trie.value(node) as u32,
+                            id: node as u32,
                         };
                     }
-                    has_single |= len == mblen;
+                    has_single |= k + 1 == mblen;
                 }
             }
             if !has_single {
-                update(&mut best[start + mblen], unk_score + here, start, unk_id);
+                update(&mut best[start + mblen], unk_score + here, start, UNK_NODE);
             }
             start += mblen;
         }
@@ -124,7 +129,12 @@ impl Unigram {
         while end > 0 {
             let b = best[end];
             let begin = b.start.max(0) as usize;
-            out.push((begin as u32, end as u32, b.id));
+            let id = if b.id == UNK_NODE {
+                unk_id
+            } else {
+                trie.value(b.id as usize) as u32
+            };
+            out.push((begin as u32, end as u32, id));
             if begin >= end {
                 break; // unreachable for valid lattices; never loop forever
             }

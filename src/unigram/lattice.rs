@@ -7,96 +7,53 @@
 //! (id `UNK`) so every string has at least one segmentation, as in SentencePiece.
 
 use crate::rng;
+use crate::sentencepiece::trie::PieceTrie;
 
 pub const UNK: u32 = u32::MAX;
-const NONE: u32 = u32::MAX;
 
-/// Character trie over the pieces with each node's children stored contiguously and
-/// sorted (built from sorted keys), so a walk touches a few adjacent cache lines instead
-/// of probing a large hash table per character. ASCII root children are a direct table.
+/// Trie over the pieces' UTF-8 bytes: the double array SentencePiece encoding uses, one
+/// array read per byte, so the walks from every position of every word (the bulk of
+/// the E-step and of pruning) stay cheap even with a million seed pieces.
 pub struct Trie {
-    first: Vec<u32>,
-    count: Vec<u32>,
-    terminal: Vec<u32>,
-    child_char: Vec<char>,
-    child_node: Vec<u32>,
-    root_ascii: [u32; 128],
+    bytes: PieceTrie,
     pub max_len: usize,
 }
 
 impl Trie {
     pub fn build<'a>(pieces: impl Iterator<Item = (&'a str, u32)>) -> Trie {
-        let mut keys: Vec<(Vec<char>, u32)> =
-            pieces.map(|(p, id)| (p.chars().collect(), id)).collect();
-        keys.sort_unstable();
-        keys.dedup_by(|a, b| a.0 == b.0);
-        let mut t = Trie {
-            first: vec![0],
-            count: vec![0],
-            terminal: vec![NONE],
-            child_char: Vec::new(),
-            child_node: Vec::new(),
-            root_ascii: [NONE; 128],
-            max_len: keys.iter().map(|k| k.0.len()).max().unwrap_or(0),
-        };
-        // (node, lo, hi, depth): keys[lo..hi] share their first `depth` characters.
-        let mut stack = vec![(0u32, 0usize, keys.len(), 0usize)];
-        while let Some((node, mut lo, hi, depth)) = stack.pop() {
-            if lo < hi && keys[lo].0.len() == depth {
-                t.terminal[node as usize] = keys[lo].1;
-                lo += 1;
-            }
-            t.first[node as usize] = t.child_char.len() as u32;
-            let mut k = lo;
-            while k < hi {
-                let c = keys[k].0[depth];
-                let mut end = k + 1;
-                while end < hi && keys[end].0[depth] == c {
-                    end += 1;
-                }
-                let child = t.terminal.len() as u32;
-                t.terminal.push(NONE);
-                t.first.push(0);
-                t.count.push(0);
-                t.child_char.push(c);
-                t.child_node.push(child);
-                stack.push((child, k, end, depth + 1));
-                k = end;
-            }
-            t.count[node as usize] = t.child_char.len() as u32 - t.first[node as usize];
+        // One key vector, no copies: training builds tries of a million seed pieces.
+        let mut keys: Vec<(&[u8], i32, f32)> = pieces
+            .map(|(p, id)| (p.as_bytes(), id as i32, 0.0))
+            .collect();
+        // Of equal pieces the lowest ID wins (the byte trie keeps the first of equal keys).
+        keys.sort_unstable_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
+        let max_len = keys
+            .iter()
+            .map(|k| String::from_utf8_lossy(k.0).chars().count())
+            .max()
+            .unwrap_or(0);
+        Trie {
+            bytes: PieceTrie::unscored(&keys),
+            max_len,
         }
-        let (f, n) = (t.first[0] as usize, t.count[0] as usize);
-        for i in f..f + n {
-            if (t.child_char[i] as u32) < 128 {
-                t.root_ascii[t.child_char[i] as usize] = t.child_node[i];
-            }
-        }
-        t
-    }
-
-    #[inline]
-    fn child(&self, node: u32, c: char) -> Option<u32> {
-        if node == 0 && (c as u32) < 128 {
-            let n = self.root_ascii[c as usize];
-            return (n != NONE).then_some(n);
-        }
-        let f = self.first[node as usize] as usize;
-        let chars = &self.child_char[f..f + self.count[node as usize] as usize];
-        chars.binary_search(&c).ok().map(|i| self.child_node[f + i])
     }
 
     /// Calls `f(end, id)` for every piece that is a prefix of `chars[start..]`.
     #[inline]
     pub fn prefixes(&self, chars: &[char], start: usize, mut f: impl FnMut(usize, u32)) {
-        let mut node = 0u32;
+        let mut node = 0usize;
         for (k, &c) in chars[start..].iter().enumerate() {
-            match self.child(node, c) {
-                Some(n) => node = n,
-                None => return,
+            let mut utf8 = [0u8; 4];
+            for &b in c.encode_utf8(&mut utf8).as_bytes() {
+                match self.bytes.step(node, b) {
+                    Some(n) => node = n,
+                    None => return,
+                }
             }
-            let id = self.terminal[node as usize];
-            if id != NONE {
-                f(start + k + 1, id);
+            // Pieces are whole characters, so keys end only at character boundaries.
+            let id = self.bytes.value(node);
+            if id >= 0 {
+                f(start + k + 1, id as u32);
             }
         }
     }

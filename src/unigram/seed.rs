@@ -1,8 +1,9 @@
 //! Unigram seed inventory: required characters by coverage, then the most valuable
 //! substrings of the distinct words (weighted by word frequency).
 //!
-//! Substrings are counted by a 64-bit rolling hash in hash-sharded passes, so peak
-//! memory is the largest shard's table rather than every distinct substring at once.
+//! Substrings are counted by a 64-bit rolling hash in passes sharded by the hash of
+//! their first two characters, so peak memory is the largest shard's table rather than
+//! every distinct substring at once.
 //! Keys are hashes, not strings: a collision (odds ~n^2 / 2^64) only merges two seed
 //! counts, and the outcome is still deterministic.
 
@@ -17,12 +18,23 @@ pub struct Words {
 /// Characters sorted by weighted count (descending, then by code point); the required
 /// set is the shortest prefix whose mass reaches `coverage` of all characters.
 pub fn required_chars(words: &Words, coverage: f64) -> (Vec<(char, u64)>, usize) {
-    let mut counts: FxHashMap<char, u64> = FxHashMap::default();
-    for (w, &f) in words.chars.iter().zip(&words.freq) {
-        for &c in w {
-            *counts.entry(c).or_insert(0) += f;
-        }
-    }
+    // Integer counts: the parallel merge order cannot change them.
+    let counts: FxHashMap<char, u64> = words
+        .chars
+        .par_iter()
+        .zip(&words.freq)
+        .fold(FxHashMap::default, |mut counts, (w, &f)| {
+            for &c in w {
+                *counts.entry(c).or_insert(0) += f;
+            }
+            counts
+        })
+        .reduce(FxHashMap::default, |mut a, b| {
+            for (c, n) in b {
+                *a.entry(c).or_insert(0) += n;
+            }
+            a
+        });
     let mut all: Vec<(char, u64)> = counts.into_iter().collect();
     all.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let total: u64 = all.iter().map(|x| x.1).sum();
@@ -38,7 +50,7 @@ pub fn required_chars(words: &Words, coverage: f64) -> (Vec<(char, u64)>, usize)
     (all, keep)
 }
 
-const SHARDS: u64 = 16;
+const SHARDS: u64 = 32;
 
 #[inline]
 fn roll(h: u64, c: char) -> u64 {
@@ -60,17 +72,37 @@ pub fn seed_substrings(
         .into_par_iter()
         .map(|shard| {
             let mut table: FxHashMap<u64, (u64, u32, u16, u16)> = FxHashMap::default();
+            let mut reach: Vec<usize> = Vec::new();
             for (wi, w) in words.chars.iter().enumerate() {
                 let f = words.freq[wi];
+                // How far a substring may reach from each character: allowed characters
+                // ahead, capped at `max_len`. One `allowed` lookup per character instead
+                // of one per substring (the same substrings as breaking at the first
+                // disallowed one); a per-word buffer, as storing it for all words would
+                // cost more memory than the words.
+                reach.clear();
+                reach.resize(w.len(), 0);
+                let mut run = 0usize;
+                for i in (0..w.len()).rev() {
+                    run = if allowed(w[i]) { run + 1 } else { 0 };
+                    reach[i] = run.min(max_len);
+                }
                 // Representatives store the start as u16; longer words seed from their head.
                 for i in 0..w.len().min(u16::MAX as usize) {
+                    if reach[i] < 2 {
+                        continue; // single characters are seeded separately
+                    }
+                    // A substring's shard is that of its first two characters, so equal
+                    // substrings meet in one shard and each pass hashes only the
+                    // substrings it owns (not all of them, once per shard).
+                    let two = roll(roll(0, w[i]), w[i + 1]);
+                    if (two >> 58) % SHARDS != shard {
+                        continue;
+                    }
                     let mut h = 0u64;
-                    for (l, &c) in w[i..w.len().min(i + max_len)].iter().enumerate() {
-                        if !allowed(c) {
-                            break;
-                        }
+                    for (l, &c) in w[i..i + reach[i]].iter().enumerate() {
                         h = roll(h, c);
-                        if l == 0 || (h >> 58) % SHARDS != shard {
+                        if l == 0 {
                             continue;
                         }
                         let e = table

@@ -306,14 +306,26 @@ pub fn train(words: Vec<(String, u64)>, cfg: &UnigramConfig) -> CoreResult<Unigr
     let clock = std::time::Instant::now();
     let note = |what: &str, n: usize| {
         if trace {
-            eprintln!("unigram {:>8.2}s {what} {n}", clock.elapsed().as_secs_f64());
+            // Peak RSS so far (Linux), to see which phase sets the peak.
+            let peak = std::fs::read_to_string("/proc/self/status")
+                .ok()
+                .and_then(|s| {
+                    s.lines()
+                        .find(|l| l.starts_with("VmHWM"))
+                        .map(str::to_owned)
+                })
+                .unwrap_or_default();
+            let t = clock.elapsed().as_secs_f64();
+            eprintln!("unigram {t:>8.2}s {what} {n} {peak}");
         }
     };
     let words = Words {
-        chars: words.iter().map(|(w, _)| w.chars().collect()).collect(),
+        chars: words.par_iter().map(|(w, _)| w.chars().collect()).collect(),
         freq: words.iter().map(|(_, f)| *f).collect(),
     };
+    note("words", words.chars.len());
     let (chars, keep) = required_chars(&words, cfg.character_coverage);
+    note("required chars", keep);
     let allowed: FxHashSet<char> = chars[..keep].iter().map(|x| x.0).collect();
     let mut seeds: Vec<(String, u64)> = chars[..keep]
         .iter()
@@ -356,6 +368,7 @@ pub fn train(words: Vec<(String, u64)>, cfg: &UnigramConfig) -> CoreResult<Unigr
     let mut rounds = 0;
     loop {
         let trie = st.trie();
+        note("trie", st.pieces.len());
         for _ in 0..cfg.em_sub_iterations.max(1) {
             let (expected, ll) = e_step(&words, &st, &trie);
             em_trace.push((rounds, ll));
@@ -373,6 +386,7 @@ pub fn train(words: Vec<(String, u64)>, cfg: &UnigramConfig) -> CoreResult<Unigr
         drop(trie);
         st = compact(st);
         let trie = st.trie();
+        note("trie", st.pieces.len());
         st = prune(&words, st, &trie, target);
         note("pruned", st.pieces.len());
         rounds += 1;
