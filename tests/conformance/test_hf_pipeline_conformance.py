@@ -22,7 +22,13 @@ from . import peer_data, pipeline_data
 tokenizers = pytest.importorskip("tokenizers")
 
 MAX_REPORTED = 5
-NAMES = ["minilm-bert", "qwen-2.5", "trained-wordpiece", "trained-bpe-nfkc"]
+NAMES = [
+    "minilm-bert",
+    "qwen-2.5",
+    "trained-wordpiece",
+    "trained-bpe-nfkc",
+    "trained-sp-bpe-metaspace",
+]
 
 
 def _trained_wordpiece(directory: Path) -> Path:
@@ -77,6 +83,24 @@ def _trained_byte_bpe(directory: Path) -> Path:
     return path
 
 
+def _trained_sentencepiece_bpe(directory: Path) -> Path:
+    """HF's SentencePieceBPETokenizer: NFKC, Metaspace, character BPE with an unknown
+    token, the Metaspace decoder (one of each newer component working together)."""
+    from tokenizers.implementations import SentencePieceBPETokenizer
+
+    tok = SentencePieceBPETokenizer()
+    tok.train_from_iterator(
+        peer_data.harvest_texts(seed=3),
+        vocab_size=2000,
+        special_tokens=["<unk>", "<s>", "</s>"],
+        limit_alphabet=200,  # rare characters stay unknown: exercises <unk>
+        show_progress=False,
+    )
+    path = directory / "tokenizer.json"
+    tok.save(str(path))
+    return path
+
+
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {
@@ -84,6 +108,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "qwen-2.5": pipeline_data.qwen25_files().tokenizer_json,
         "trained-wordpiece": _trained_wordpiece(tmp_path_factory.mktemp("wordpiece")),
         "trained-bpe-nfkc": _trained_byte_bpe(tmp_path_factory.mktemp("bpe")),
+        "trained-sp-bpe-metaspace": _trained_sentencepiece_bpe(tmp_path_factory.mktemp("sp")),
     }
 
 

@@ -102,12 +102,19 @@ def metaspace_steps(path: Path, where: str, item: dict[str, Any]) -> list[list[A
     return steps
 
 
-def parse_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> tuple[list[list[Any]], bool]:
-    """Split steps for the engine, and whether the chain ends in ByteLevel (without it,
-    or with no pre-tokenizer at all, the BPE model works over characters)."""
+def parse_pre_tokenizer(
+    path: Path, node: dict[str, Any] | None, *, byte_level_ok: bool = True
+) -> tuple[list[list[Any]], bool]:
+    """Engine steps of any model's pre-tokenizer, and whether the chain ends in ByteLevel.
+
+    One parser for every model: the character-class scanners, ``Split``, the text
+    rewrites (``Metaspace``, ``ByteLevel(add_prefix_space)``; first in the chain) and a
+    final ``ByteLevel`` (only with ``byte_level_ok``: byte-level BPE; a BPE without it, or
+    with no pre-tokenizer at all, works over characters).
+    """
     if node is None:
         return [], False
-    nodes = node["pretokenizers"] if node.get("type") == "Sequence" else [node]
+    nodes = node.get("pretokenizers") or [] if node.get("type") == "Sequence" else [node]
     steps: list[list[Any]] = []
     byte_level = False
     for i, item in enumerate(nodes):
@@ -120,7 +127,10 @@ def parse_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> tuple[list[l
             steps.append(scanner)
         elif kind == "Split":
             steps.append(_split_step(path, where, item))
-        elif kind == "ByteLevel":
+        elif kind == "Metaspace":
+            _first_only(path, where, i, "Metaspace")
+            steps.extend(metaspace_steps(path, where, item))
+        elif kind == "ByteLevel" and byte_level_ok:
             if item.get("add_prefix_space"):
                 _first_only(path, where, i, "ByteLevel(add_prefix_space=true)")
                 steps.append(["", "hf:prefix_space", "Isolated", False])
@@ -130,29 +140,6 @@ def parse_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> tuple[list[l
         else:
             raise _unsupported(path, where, kind)
     return steps, byte_level
-
-
-def unigram_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> list[list[Any]]:
-    """Engine steps for the pre-tokenizer of a Unigram tokenizer (Metaspace first, the
-    character-class scanners and Split)."""
-    if node is None:
-        return []
-    nodes = node.get("pretokenizers") or [] if node.get("type") == "Sequence" else [node]
-    steps: list[list[Any]] = []
-    for i, item in enumerate(nodes):
-        where = f"pre_tokenizer[{i}]"
-        kind = item.get("type")
-        step = hf_pipeline.scanner_step(path, where, item)
-        if step is not None:
-            steps.append(step)
-        elif kind == "Split":
-            steps.append(_split_step(path, where, item))
-        elif kind == "Metaspace":
-            _first_only(path, where, i, "Metaspace")
-            steps.extend(metaspace_steps(path, where, item))
-        else:
-            raise _unsupported(path, where, kind)
-    return steps
 
 
 def unigram_vocab(path: Path, model: dict[str, Any]) -> tuple[list[bytes], list[float]]:
@@ -320,10 +307,12 @@ def load_hf_data(
         pieces, records, steps, byte_level = _bpe_parts(p, data, model, added_ids)
     elif kind in hf_pipeline.WORD_MODELS:
         pieces = hf_pipeline.word_vocab(p, model, added_ids)
-        records, steps = [], hf_pipeline.word_pre_tokenizer(p, data.get("pre_tokenizer"))
+        records = []
+        steps, _ = parse_pre_tokenizer(p, data.get("pre_tokenizer"), byte_level_ok=False)
     elif kind == "Unigram":
         pieces, scores = unigram_vocab(p, model)
-        records, steps = [], unigram_pre_tokenizer(p, data.get("pre_tokenizer"))
+        records = []
+        steps, _ = parse_pre_tokenizer(p, data.get("pre_tokenizer"), byte_level_ok=False)
     else:
         raise _unsupported(p, "model", kind)
     hf_pipeline.check_decoder(p, data.get("decoder"), kind, byte_level=byte_level)

@@ -111,23 +111,6 @@ def scanner_step(path: Path, where: str, node: dict[str, Any]) -> list[Any] | No
     return None
 
 
-def word_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> list[list[Any]]:
-    """Engine steps for the pre-tokenizer of a WordPiece / WordLevel tokenizer."""
-    if node is None:
-        return []
-    nodes = node.get("pretokenizers") or [] if node.get("type") == "Sequence" else [node]
-    steps = []
-    for i, item in enumerate(nodes):
-        where = f"pre_tokenizer[{i}]"
-        step = scanner_step(path, where, item)
-        if step is None and item.get("type") == "Split":
-            step = split_step(path, where, item)
-        if step is None:
-            raise unsupported(path, where, item.get("type"))
-        steps.append(step)
-    return steps
-
-
 def word_vocab(path: Path, model: dict[str, Any], added: dict[str, int]) -> list[bytes]:
     """Token strings by ID (UTF-8) of a WordPiece / WordLevel model."""
     vocab: dict[str, int] = model.get("vocab") or {}
