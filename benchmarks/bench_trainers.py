@@ -100,7 +100,7 @@ def run_one(name: str, vocab: int, path: Path, limit: int | None) -> dict[str, o
     return out
 
 
-WORDPIECE_SCORING = "likelihood_gain"  # set from --wordpiece-scoring
+WORDPIECE_SCORING = "count"  # set from --wordpiece-scoring (the library default)
 
 
 def main() -> None:
@@ -110,7 +110,7 @@ def main() -> None:
     parser.add_argument("--limit-mb", type=float, default=None, help="corpus prefix, MB")
     parser.add_argument(
         "--wordpiece-scoring",
-        default="likelihood_gain",
+        default="count",
         choices=["likelihood_gain", "likelihood_ratio", "count"],
     )
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)

@@ -336,7 +336,23 @@ impl MergeEngine {
         }
         self.merges.push((a, b, new_id));
         self.merge_counts.push(count);
+        self.compact_heap();
         None
+    }
+
+    /// Rebuilds the heap from the live pairs once stale entries outnumber them 3 to 1
+    /// (symbol-dependent scores re-push many pairs per merge): every live pair gets one
+    /// exact entry, which is all the lazy check needs, and memory stays bounded.
+    fn compact_heap(&mut self) {
+        if self.heap.len() <= 4 * self.pair_count.len() + 64 {
+            return;
+        }
+        self.heap.clear();
+        let mut live: Vec<u64> = self.pair_count.keys().copied().collect();
+        live.sort_unstable();
+        for k in live {
+            self.push(k);
+        }
     }
 
     fn rewrite_unit(&mut self, w: u32, a: u32, b: u32, new_id: u32) {
