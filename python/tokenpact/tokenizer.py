@@ -27,7 +27,7 @@ from .errors import (
     UnknownTokenError,
 )
 from .patterns import resolve_pattern
-from .special import AddedTokenFlags, SpecialToken, flagged_matcher, normalize_special_tokens
+from .special import AddedTokenFlags, SpecialToken, flagged_matcher
 from .structured_api import StructuredEncodingMixin
 
 if TYPE_CHECKING:
@@ -104,23 +104,10 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin):
 
         Special tokens get the IDs after the merges, in declared order.
         """
-        specials = normalize_special_tokens(special_tokens)
-        base = 256 + len(merges)
-        pairs = [(t, base + i) for i, t in enumerate(specials)]
-        name, source = resolve_pattern(pattern)
-        merge_list = [(int(a), int(b)) for a, b in merges]
-        core = _native.BpeCore.from_merges(
-            merge_list, source, name, [(t.content, i) for t, i in pairs]
-        )
-        bos = next((t.content for t, _ in pairs if t.role == "bos"), None)
-        post = {"type": "prepend_bos", "token": bos} if bos else None
-        return cls(
-            core,
-            pattern=source,
-            semantics="merge_ranks",
-            special_tokens=pairs,
-            post_processor=post,
-            training=training,
+        from .formats.byte_bpe import tokenizer_from_merges
+
+        return tokenizer_from_merges(
+            cls, merges, pattern=pattern, special_tokens=special_tokens, training=training
         )
 
     @classmethod
@@ -140,20 +127,14 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin):
         minimum ``(rank, position)`` of seed 0x07, so a rule may use an ID that a later
         rank creates.
         """
-        name, source = resolve_pattern(pattern)
-        pairs = [(t, int(i)) for t, i in special_tokens]
-        core = _native.BpeCore.from_records(
-            [bytes(v) for v in vocab],
-            [(int(a), int(b), int(c)) for a, b, c in records],
-            source,
-            name,
-            [(t.content, i) for t, i in pairs],
-        )
-        return cls(
-            core,
-            pattern=source,
-            semantics="merge_records",
-            special_tokens=pairs,
+        from .formats.byte_bpe import tokenizer_from_merge_records
+
+        return tokenizer_from_merge_records(
+            cls,
+            records,
+            vocab=vocab,
+            pattern=pattern,
+            special_tokens=special_tokens,
             post_processor=post_processor,
         )
 
@@ -167,32 +148,10 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin):
         roles: dict[str, str] | None = None,
     ) -> Tokenizer:
         """Build from tiktoken-style ranks: ``ranks[i]`` is the byte piece with rank/ID ``i``."""
-        specials = dict(special_tokens or {})
-        roles = dict(roles or {})
-        pairs = []
-        for content, token_id in specials.items():
-            role = roles.get(content, KNOWN_ROLES.get(content, "reserved"))
-            pairs.append((SpecialToken(content, role), int(token_id)))
-        # A role other than "reserved" must be unique; keep the first holder of each role.
-        seen: set[str] = set()
-        unique = []
-        for tok, i in sorted(pairs, key=lambda p: p[1]):
-            if tok.role != "reserved" and tok.role in seen:
-                tok = SpecialToken(tok.content, "reserved")
-            seen.add(tok.role)
-            unique.append((tok, i))
-        name, source = resolve_pattern(pattern)
-        core = _native.BpeCore.from_ranks(
-            [bytes(r) for r in ranks], source, name, [(t.content, i) for t, i in unique]
-        )
-        bos = next((t.content for t, _ in unique if t.role == "bos"), None)
-        post = {"type": "prepend_bos", "token": bos} if bos else None
-        return cls(
-            core,
-            pattern=source,
-            semantics="tiktoken_ranks",
-            special_tokens=unique,
-            post_processor=post,
+        from .formats.byte_bpe import tokenizer_from_ranks
+
+        return tokenizer_from_ranks(
+            cls, ranks, pattern=pattern, special_tokens=special_tokens, roles=roles
         )
 
     @classmethod
