@@ -209,3 +209,13 @@ def test_regex_and_literal_patterns_are_distinct() -> None:
     assert literal.to_config()["pattern"] == {"String": "."}
     assert regex.to_config()["pattern"] == {"Regex": "."}
     assert literal != regex
+
+
+def test_describable_but_not_runnable_component_raises_artifact_error() -> None:
+    from tokenpact.errors import ArtifactError
+
+    with pytest.raises(ArtifactError, match="UnicodeScripts"):
+        tp.Tokenizer.from_components(
+            models.WordLevel(vocab={"<unk>": 0, "a": 1}),
+            pre_tokenizer=pre_tokenizers.UnicodeScripts(),
+        )
