@@ -8,7 +8,10 @@ __version__: str
 
 def unicode_tables_version() -> str: ...
 def hf_byte_level_tables(
-    vocab: dict[str, int], merges: list[Any], added: list[tuple[str, int]]
+    vocab: dict[str, int],
+    merges: list[Any],
+    added: list[tuple[str, int]],
+    char_prefix: str | None = None,
 ) -> tuple[list[bytes], list[tuple[int, int, int]]]: ...
 def pretokenize(
     text: str, pattern: str, name: str | None = None, byte_offsets: bool = False

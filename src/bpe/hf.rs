@@ -1,6 +1,7 @@
-//! Hugging Face byte-level BPE tables: vocabulary strings over GPT-2's byte alphabet
-//! decoded to bytes, and merge strings resolved to `(left, right, new)` ID records.
-//! Done here because a Python loop over ~10^5 tokens and merges dominated load time.
+//! Hugging Face BPE tables: vocabulary strings (over GPT-2's byte alphabet for byte-level
+//! BPE, decoded to bytes; plain UTF-8 for BPE over characters) and merge strings
+//! resolved to `(left, right, new)` ID records. Done here because a Python loop over
+//! ~10^5 tokens and merges dominated load time.
 
 use rustc_hash::FxHashMap;
 
@@ -28,11 +29,13 @@ fn byte_decoder() -> FxHashMap<char, u8> {
         .collect()
 }
 
-/// Byte piece of every ID; tokens that are not byte-level strings must be added tokens
-/// (they keep their UTF-8 spelling). Fails on a hole or a duplicate ID.
-pub fn byte_level_pieces(
+/// Piece of every ID: with `byte_level`, the bytes of GPT-2 alphabet strings (tokens that
+/// are not byte-level strings must be added tokens; they keep their UTF-8 spelling);
+/// otherwise each token's UTF-8 spelling. Fails on a hole or a duplicate ID.
+pub fn pieces(
     vocab: &[(&str, u32)],
     added: &FxHashMap<&str, u32>,
+    byte_level: bool,
 ) -> CoreResult<Vec<Vec<u8>>> {
     let dec = byte_decoder();
     let size = vocab
@@ -42,7 +45,11 @@ pub fn byte_level_pieces(
         .unwrap_or(0);
     let mut pieces: Vec<Option<Vec<u8>>> = vec![None; size];
     for &(token, id) in vocab {
-        let piece: Option<Vec<u8>> = token.chars().map(|c| dec.get(&c).copied()).collect();
+        let piece: Option<Vec<u8>> = if byte_level {
+            token.chars().map(|c| dec.get(&c).copied()).collect()
+        } else {
+            Some(token.as_bytes().to_vec())
+        };
         let piece = match piece {
             Some(p) => p,
             None if added.contains_key(token) => token.as_bytes().to_vec(),
@@ -87,10 +94,13 @@ pub fn byte_level_pieces(
         .collect()
 }
 
-/// Merge `(left, right)` strings to `(left_id, right_id, id of left+right)` records.
+/// Merge `(left, right)` strings to `(left_id, right_id, id of left+right)` records. A
+/// BPE over characters joins `left + right[strip..]`: HF cuts the byte length of
+/// `continuing_subword_prefix` off the right piece, whatever it starts with.
 pub fn merge_records(
     vocab: &[(&str, u32)],
     merges: &[(&str, &str)],
+    strip: usize,
 ) -> CoreResult<Vec<(u32, u32, u32)>> {
     let ids: FxHashMap<&str, u32> = vocab.iter().copied().collect();
     let mut joined = String::new();
@@ -100,7 +110,16 @@ pub fn merge_records(
         .map(|(rank, &(left, right))| {
             joined.clear();
             joined.push_str(left);
-            joined.push_str(right);
+            match right.get(strip.min(right.len())..) {
+                Some(rest) if right.len() >= strip => joined.push_str(rest),
+                _ => {
+                    return Err(CoreError::Artifact(format!(
+                        "model.merges[{rank}] {left:?} {right:?}: cutting the {strip}-byte \
+                         continuing_subword_prefix off {right:?} splits a character; the \
+                         merges and continuing_subword_prefix do not belong together"
+                    )))
+                }
+            }
             let find = |s: &str| {
                 ids.get(s).copied().ok_or_else(|| {
                     CoreError::Artifact(format!(

@@ -513,14 +513,17 @@ fn unicode_tables_version() -> &'static str {
     crate::pretok::classes::tables_version()
 }
 
-/// Byte pieces and merge records of a Hugging Face byte-level BPE model.
+/// Pieces and merge records of a Hugging Face BPE model: byte-level (`char_prefix` None)
+/// or over characters (`char_prefix`: the `continuing_subword_prefix`, possibly "").
 #[pyfunction]
 #[allow(clippy::type_complexity)]
+#[pyo3(signature = (vocab, merges, added, char_prefix=None))]
 fn hf_byte_level_tables<'py>(
     py: Python<'py>,
     vocab: &Bound<'py, PyDict>,
     merges: &Bound<'py, PyList>,
     added: Vec<(PyBackedStr, u32)>,
+    char_prefix: Option<String>,
 ) -> PyResult<(Vec<Bound<'py, PyBytes>>, Vec<(u32, u32, u32)>)> {
     let mut entries: Vec<(PyBackedStr, u32)> = Vec::with_capacity(vocab.len());
     for (k, v) in vocab.iter() {
@@ -529,28 +532,35 @@ fn hf_byte_level_tables<'py>(
     // A merge is "left right" (split at the first space) or a [left, right] pair.
     let mut pairs: Vec<(PyBackedStr, Option<PyBackedStr>, usize)> =
         Vec::with_capacity(merges.len());
-    for item in merges.iter() {
+    for (i, item) in merges.iter().enumerate() {
+        let bad = |what: String| {
+            to_py(
+                py,
+                CoreError::Artifact(format!(
+                    "model.merges[{i}]: {what}; write \"left right\" or [left, right]"
+                )),
+            )
+        };
         if let Ok(s) = item.extract::<PyBackedStr>() {
             let Some(at) = s.find(' ') else {
                 let text: &str = &s;
-                return Err(to_py(
-                    py,
-                    CoreError::Artifact(format!(
-                        "model.merges: {text:?} is not two pieces separated by a space"
-                    )),
-                ));
+                return Err(bad(format!(
+                    "{text:?} is not two pieces separated by a space"
+                )));
             };
             pairs.push((s, None, at));
         } else {
-            let mut parts: Vec<PyBackedStr> = item.extract()?;
+            let mut parts: Vec<PyBackedStr> = item.extract().map_err(|_| {
+                bad(format!(
+                    "{} is not a merge",
+                    item.repr().map_or_else(|_| "?".into(), |r| r.to_string())
+                ))
+            })?;
             if parts.len() != 2 {
-                return Err(to_py(
-                    py,
-                    CoreError::Artifact(format!(
-                        "model.merges: a merge has {} parts; each merge joins two pieces",
-                        parts.len()
-                    )),
-                ));
+                return Err(bad(format!(
+                    "a merge has {} parts; each merge joins two pieces",
+                    parts.len()
+                )));
             }
             let r = parts.pop();
             let l = parts.pop().expect("two parts");
@@ -568,8 +578,10 @@ fn hf_byte_level_tables<'py>(
                 None => (&a[..*at], &a[*at + 1..]),
             })
             .collect();
-        let pieces = crate::bpe::hf::byte_level_pieces(&vocab, &added)?;
-        let records = crate::bpe::hf::merge_records(&vocab, &merges)?;
+        let byte_level = char_prefix.is_none();
+        let strip = char_prefix.as_ref().map_or(0, |p| p.len());
+        let pieces = crate::bpe::hf::pieces(&vocab, &added, byte_level)?;
+        let records = crate::bpe::hf::merge_records(&vocab, &merges, strip)?;
         Ok::<_, CoreError>((pieces, records))
     });
     let (pieces, records) = result.map_err(|e| to_py(py, e))?;

@@ -474,16 +474,6 @@ def _bpe_parts(
     return pieces, records, steps, True
 
 
-def _merge_pair(p: Path, rank: int, item: Any) -> tuple[str, str]:
-    """A merge as HF writes it: ``"left right"`` or ``[left, right]``."""
-    if isinstance(item, str) and " " in item:
-        left, right = item.split(" ", 1)
-        return left, right
-    if isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item):
-        return item[0], item[1]
-    raise _fail(p, f"model.merges[{rank}]", f"{item!r}", 'write "left right" or [left, right]')
-
-
 def _char_bpe_tables(
     p: Path, model: dict[str, Any], added_ids: dict[str, int]
 ) -> tuple[list[bytes], list[tuple[int, int, int]]]:
@@ -503,28 +493,19 @@ def _char_bpe_tables(
                 f"({', '.join(missing[:3])} ...)",
                 "add the 256 pieces <0x00> ... <0xFF> or set byte_fallback to false",
             )
-    pieces = hf_pipeline.word_vocab(p, model, added_ids)
-    prefix_len = len((model.get("continuing_subword_prefix") or "").encode("utf-8"))
-    records: list[tuple[int, int, int]] = []
-    for rank, item in enumerate(model.get("merges") or []):
-        left, right = _merge_pair(p, rank, item)
-        try:
-            joined = left + right.encode("utf-8")[prefix_len:].decode("utf-8")
-        except UnicodeDecodeError:
-            raise _fail(
-                p,
-                f"model.merges[{rank}] {left!r} {right!r}",
-                f"cutting the {prefix_len}-byte continuing_subword_prefix off {right!r} "
-                "splits a character",
-                "the merges and continuing_subword_prefix do not belong together",
-            ) from None
-        for piece in (left, right, joined):
-            if piece not in vocab:
-                raise _fail(
-                    p,
-                    f"model.merges[{rank}] {left!r} {right!r}",
-                    f"{piece!r} is not in the vocabulary",
-                    "the merges and the vocabulary do not belong together",
-                )
-        records.append((vocab[left], vocab[right], vocab[joined]))
+    from .. import _native
+
+    unk = model.get("unk_token")
+    if unk is not None and unk not in vocab:
+        raise _fail(p, "model.unk_token", f"{unk!r} is not in the vocabulary", "add it")
+    try:
+        # Rust resolves the vocabulary and merges (a Python loop dominated load time).
+        pieces, records = _native.hf_byte_level_tables(
+            vocab,
+            list(model.get("merges") or []),
+            sorted(added_ids.items()),
+            model.get("continuing_subword_prefix") or "",
+        )
+    except ArtifactError as exc:
+        raise ArtifactError(f"{p}: {exc}") from None
     return pieces, records
