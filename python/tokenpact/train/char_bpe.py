@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
 from .. import _native
+from ..components import AddedToken
 from ..errors import ConfigError, TrainingError
 from ..special import SpecialToken
 from ._words import check_int, count_words, special_config, specials_with_unk
@@ -152,15 +153,7 @@ def char_bpe_document(
         )
     unk = next(t.content for t in specials if t.role == "unk")
     added = [
-        {
-            "id": ids[t.content],
-            "content": t.content,
-            "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
-            "normalized": False,
-            "special": True,
-        }
+        AddedToken(t.content, ids[t.content], special=True, normalized=False).to_config()
         for t in sorted(specials, key=lambda t: ids[t.content])
     ]
     whitespace: list[dict[str, Any]] = [

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .. import _native
+from ..components import AddedToken
 from ..errors import ConfigError
 from ..special import SpecialToken
 from ..tokenizer import Tokenizer
@@ -141,15 +142,7 @@ def wordpiece_document(
     if missing:
         raise ConfigError(f"special tokens {missing} are not in the WordPiece vocabulary")
     added = [
-        {
-            "id": ids[t.content],
-            "content": t.content,
-            "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
-            "normalized": False,
-            "special": True,
-        }
+        AddedToken(t.content, ids[t.content], special=True, normalized=False).to_config()
         for t in sorted(specials, key=lambda t: ids[t.content])
     ]
     return {
