@@ -9,7 +9,7 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString};
 use rayon::prelude::*;
 
-use super::{in_pool, spawn_in_pool, to_py};
+use super::{cached_id_list, flatten, in_pool, spawn_in_pool, to_py};
 use crate::bpe::model::BpeModel;
 use crate::error::CoreError;
 use crate::pretok::chain::PretokChain;
@@ -166,13 +166,7 @@ impl BpeCore {
 
     fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
         let ints = self.ints(py);
-        PyList::new(
-            py,
-            ids.iter().map(|&i| match ints.get(i as usize) {
-                Some(obj) => obj.bind(py).clone().into_any(),
-                None => i.into_pyobject(py).expect("int").into_any(),
-            }),
-        )
+        cached_id_list(py, ints, ids)
     }
 
     fn encode_all(
@@ -359,17 +353,7 @@ impl BpeCore {
         threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<i64>>)> {
         let lists = self.encode_all(py, &texts, allowed, threads)?;
-        let (ids, offsets) = py.detach(|| {
-            let total: usize = lists.iter().map(|l| l.len()).sum();
-            let mut ids = Vec::with_capacity(total);
-            let mut offsets = Vec::with_capacity(lists.len() + 1);
-            offsets.push(0i64);
-            for l in &lists {
-                ids.extend_from_slice(l);
-                offsets.push(ids.len() as i64);
-            }
-            (ids, offsets)
-        });
+        let (ids, offsets) = py.detach(|| flatten(&lists));
         Ok((ids.into_pyarray(py), offsets.into_pyarray(py)))
     }
 

@@ -76,6 +76,35 @@ pub(crate) fn spawn_in_pool(
     Ok(())
 }
 
+/// A Python list of `ids`, reusing the cached int objects of a tokenizer's ID range
+/// (building ints one by one dominated short encodes); IDs outside it are made fresh.
+#[inline]
+pub(crate) fn cached_id_list<'py>(
+    py: Python<'py>,
+    ints: &[Py<pyo3::types::PyInt>],
+    ids: &[u32],
+) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+    pyo3::types::PyList::new(
+        py,
+        ids.iter().map(|&i| match ints.get(i as usize) {
+            Some(obj) => obj.bind(py).clone().into_any(),
+            None => i.into_pyobject(py).expect("int").into_any(),
+        }),
+    )
+}
+
+/// Per-text ID lists as one flat ID array and `len + 1` offsets into it.
+pub(crate) fn flatten(lists: &[Vec<u32>]) -> (Vec<u32>, Vec<i64>) {
+    let mut ids = Vec::with_capacity(lists.iter().map(Vec::len).sum());
+    let mut offsets = Vec::with_capacity(lists.len() + 1);
+    offsets.push(0i64);
+    for l in lists {
+        ids.extend_from_slice(l);
+        offsets.push(ids.len() as i64);
+    }
+    (ids, offsets)
+}
+
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {

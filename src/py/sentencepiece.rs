@@ -10,7 +10,7 @@ use pyo3::types::{PyBytes, PyInt, PyList, PyString};
 use rayon::prelude::*;
 
 use super::bpe::PySpecialMatcher;
-use super::{in_pool, to_py};
+use super::{cached_id_list, flatten, in_pool, to_py};
 use crate::sentencepiece::normalizer::NormalizerConfig;
 use crate::sentencepiece::{SentencePieceCore as Core, SentencePieceSpec};
 use crate::special::SpecialMatcher;
@@ -48,13 +48,7 @@ impl SentencePieceCore {
                 .map(|i| i.into_pyobject(py).map(|b| b.unbind()).expect("int"))
                 .collect()
         });
-        PyList::new(
-            py,
-            ids.iter().map(|&i| match ints.get(i as usize) {
-                Some(obj) => obj.bind(py).clone().into_any(),
-                None => i.into_pyobject(py).expect("int").into_any(),
-            }),
-        )
+        cached_id_list(py, ints, ids)
     }
 
     fn encode_all(
@@ -159,13 +153,7 @@ impl SentencePieceCore {
         threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<i64>>)> {
         let lists = self.encode_all(py, &texts, allowed, threads)?;
-        let mut offsets = Vec::with_capacity(lists.len() + 1);
-        offsets.push(0i64);
-        let mut ids = Vec::new();
-        for l in &lists {
-            ids.extend_from_slice(l);
-            offsets.push(ids.len() as i64);
-        }
+        let (ids, offsets) = flatten(&lists);
         Ok((ids.into_pyarray(py), offsets.into_pyarray(py)))
     }
 
