@@ -16,8 +16,8 @@ from .errors import ConfigError
 
 if TYPE_CHECKING:
     from .encoding import Encoding
+    from .special_policy import SpecialSpec
     from .structured import Content
-    from .tokenizer import SpecialSpec
     from .truncation import Padding, Truncation
 
 
