@@ -389,11 +389,7 @@ impl WordPieceCore {
     }
 
     fn encode(&self, text: &str) -> Vec<u32> {
-        let text = if self.lowercase {
-            text.to_lowercase()
-        } else {
-            text.to_string()
-        };
+        let text = cased(text, self.lowercase);
         let mut out = Vec::new();
         crate::words::split_words(&text, self.split, |w| self.inner.encode_word(w, &mut out));
         out
@@ -403,6 +399,15 @@ impl WordPieceCore {
         self.inner
             .decode(&ids)
             .ok_or_else(|| decode_err(py, self.inner.vocab.len()))
+    }
+}
+
+/// The text the trainer saw: lowercased when it trained with `lowercase` (no copy otherwise).
+fn cased(text: &str, lowercase: bool) -> std::borrow::Cow<'_, str> {
+    if lowercase {
+        std::borrow::Cow::Owned(text.to_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(text)
     }
 }
 
@@ -429,11 +434,7 @@ impl CharBpeCore {
     }
 
     fn encode(&self, text: &str) -> Vec<u32> {
-        let text = if self.lowercase {
-            text.to_lowercase()
-        } else {
-            text.to_string()
-        };
+        let text = cased(text, self.lowercase);
         let mut out = Vec::new();
         for w in text.split_whitespace() {
             self.inner.encode_word(w, &mut out);
