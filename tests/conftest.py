@@ -29,6 +29,43 @@ GETTEXT_CATALOGS = 100
 LOCALE_GLOB = "/usr/share/locale/*/LC_MESSAGES/*.mo"
 
 
+# Peers that the test extras install (pinned in pyproject.toml). Under CI=true a test
+# that skips because one of them cannot be imported fails instead: a conformance claim
+# must never pass by skipping. Other optional modules (torch) may still skip.
+REQUIRED_PEERS_IN_CI = frozenset(
+    {
+        "tiktoken",
+        "tiktoken.load",
+        "tokenizers",
+        "transformers",
+        "transformers.convert_slow_tokenizer",
+        "sentencepiece",
+        "google.protobuf",
+        "jinja2",
+        "hypothesis",
+        "regex",
+    }
+)
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    outcome = yield
+    report = outcome.get_result()
+    if not (report.skipped and _in_ci()) or not isinstance(report.longrepr, tuple):
+        return
+    reason = str(report.longrepr[2])
+    for peer in REQUIRED_PEERS_IN_CI:
+        if f"could not import '{peer}'" in reason:
+            report.outcome = "failed"
+            report.longrepr = f"{reason} (CI=true: required peer {peer!r} is missing)"
+            return
+
+
 @pytest.fixture(scope="session")
 def tp() -> ModuleType:
     """The ``tokenpact`` package with its native engine.

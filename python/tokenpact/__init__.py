@@ -3,84 +3,126 @@
 import tokenpact as tp
 tok = tp.train_bpe(texts, vocab_size=32_000)
 ids = tok.encode("The cat sleeps.")
+
+The package root is lazy (PEP 562): ``import tokenpact`` loads only this file, and each
+public name below imports its module on first use. That keeps ``import tokenpact`` and
+every CLI call cheap (numpy, jinja2 and the native core load only when needed).
 """
 
 from __future__ import annotations
 
-from . import baselines, batch, chat, components, contract, errors, stochastic
-from ._native import pretokenize as _pretokenize
-from .contract import golden, reconcile, validate_special_ids
-from .corpus import TextFiles
-from .encoding import Encoding
-from .errors import (
-    ArtifactError,
-    BatchError,
-    ConfigError,
-    ContractError,
-    DecodeError,
-    InvalidInputError,
-    SpecialTokenError,
-    TokenpactError,
-    TrainingError,
-    UnknownTokenError,
-)
-from .patterns import PATTERNS
-from .special import DEFAULT_SPECIAL_TOKENS, AddedTokenFlags, SpecialToken
-from .stochastic import SampleKey, bpe_dropout
-from .tokenizer import Tokenizer
-from .train import train_bpe, train_char_bpe, train_unigram, train_wordpiece
-from .truncation import Padding, Truncation
+import importlib
 
-__version__ = "0.1.0"
+# Not ``typing.TYPE_CHECKING``: importing typing costs more than this whole module.
+TYPE_CHECKING = False
+
+# Public name -> (module relative to this package, attribute or None for the module).
+# One table is the whole public surface; ``tests/unit/test_package_root.py`` checks that
+# every entry resolves and that ``__all__`` lists exactly these names.
+_EXPORTS: dict[str, tuple[str, str | None]] = {
+    # subpackages and modules
+    "baselines": ("baselines", None),
+    "batch": ("batch", None),
+    "chat": ("chat", None),
+    "components": ("components", None),
+    "contract": ("contract", None),
+    "errors": ("errors", None),
+    "stochastic": ("stochastic", None),
+    # errors
+    "ArtifactError": ("errors", "ArtifactError"),
+    "BatchError": ("errors", "BatchError"),
+    "ConfigError": ("errors", "ConfigError"),
+    "ContractError": ("errors", "ContractError"),
+    "DecodeError": ("errors", "DecodeError"),
+    "InvalidInputError": ("errors", "InvalidInputError"),
+    "SpecialTokenError": ("errors", "SpecialTokenError"),
+    "TokenpactError": ("errors", "TokenpactError"),
+    "TrainingError": ("errors", "TrainingError"),
+    "UnknownTokenError": ("errors", "UnknownTokenError"),
+    # core
+    "Tokenizer": ("tokenizer", "Tokenizer"),
+    "Encoding": ("encoding", "Encoding"),
+    "Padding": ("truncation", "Padding"),
+    "Truncation": ("truncation", "Truncation"),
+    "PATTERNS": ("patterns", "PATTERNS"),
+    "DEFAULT_SPECIAL_TOKENS": ("special", "DEFAULT_SPECIAL_TOKENS"),
+    "AddedTokenFlags": ("special", "AddedTokenFlags"),
+    "SpecialToken": ("special", "SpecialToken"),
+    "TextFiles": ("corpus", "TextFiles"),
+    "pretokenize": ("patterns", "pretokenize"),
+    # training and sampling
+    "train_bpe": ("train", "train_bpe"),
+    "train_char_bpe": ("train", "train_char_bpe"),
+    "train_unigram": ("train", "train_unigram"),
+    "train_wordpiece": ("train", "train_wordpiece"),
+    "SampleKey": ("stochastic", "SampleKey"),
+    "bpe_dropout": ("stochastic", "bpe_dropout"),
+    # contract shortcuts
+    "golden": ("contract.golden", None),
+    "reconcile": ("contract", "reconcile"),
+    "validate_special_ids": ("contract", "validate_special_ids"),
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
 
 
-def pretokenize(text: str, pattern: str = "gpt4") -> list[tuple[int, int]]:
-    """Trace pre-tokenization: codepoint spans ``(start, end)`` of each pre-token.
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        # One version source: Cargo.toml (pyproject's version is dynamic, read by maturin).
+        from ._native import __version__ as version
 
-    >>> pretokenize("Hello world")
-    [(0, 5), (5, 11)]
-    """
-    from .patterns import resolve_pattern
+        globals()["__version__"] = version
+        return version
+    try:
+        module_name, attribute = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'tokenpact' has no attribute {name!r}") from None
+    module = importlib.import_module(f".{module_name}", __name__)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
 
-    name, source = resolve_pattern(pattern)
-    return _pretokenize(text, source, name)
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
-__all__ = [
-    "ArtifactError",
-    "BatchError",
-    "ConfigError",
-    "ContractError",
-    "DEFAULT_SPECIAL_TOKENS",
-    "DecodeError",
-    "Encoding",
-    "InvalidInputError",
-    "PATTERNS",
-    "Padding",
-    "SampleKey",
-    "AddedTokenFlags",
-    "SpecialToken",
-    "SpecialTokenError",
-    "TextFiles",
-    "TokenpactError",
-    "Tokenizer",
-    "TrainingError",
-    "Truncation",
-    "UnknownTokenError",
-    "baselines",
-    "components",
-    "batch",
-    "chat",
-    "bpe_dropout",
-    "contract",
-    "golden",
-    "reconcile",
-    "validate_special_ids",
-    "errors",
-    "pretokenize",
-    "stochastic",
-    "train_bpe",
-    "train_char_bpe",
-    "train_unigram",
-    "train_wordpiece",
-]
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from typing import Any
+
+    from . import (
+        baselines,
+        batch,
+        chat,
+        components,
+        contract,
+        errors,
+        stochastic,
+    )
+    from .contract import (
+        golden,
+        reconcile,  # type: ignore[no-redef]  # the submodule shares the name
+        validate_special_ids,
+    )
+    from .corpus import TextFiles
+    from .encoding import Encoding
+    from .errors import (
+        ArtifactError,
+        BatchError,
+        ConfigError,
+        ContractError,
+        DecodeError,
+        InvalidInputError,
+        SpecialTokenError,
+        TokenpactError,
+        TrainingError,
+        UnknownTokenError,
+    )
+    from .patterns import PATTERNS, pretokenize
+    from .special import DEFAULT_SPECIAL_TOKENS, AddedTokenFlags, SpecialToken
+    from .stochastic import SampleKey, bpe_dropout
+    from .tokenizer import Tokenizer
+    from .train import train_bpe, train_char_bpe, train_unigram, train_wordpiece
+    from .truncation import Padding, Truncation
+
+    __version__: str

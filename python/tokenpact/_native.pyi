@@ -1,6 +1,6 @@
 """Type stub for the private Rust extension (keep in sync with src/py/)."""
 
-from typing import Any
+from typing import Any, final
 
 import numpy as np
 
@@ -17,15 +17,17 @@ def pretokenize(
     text: str, pattern: str, name: str | None = None, byte_offsets: bool = False
 ) -> list[tuple[int, int]]: ...
 
+@final
 class SpecialMatcher:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         specials: list[tuple[str, int]],
         flags: list[tuple[bool, bool, bool, bool]] | None = None,
         core: BpeCore | None = None,
-    ) -> None: ...
+    ) -> SpecialMatcher: ...
     def find_first(self, text: str) -> tuple[int, str] | None: ...
 
+@final
 class BpeCore:
     @staticmethod
     def from_merges(
@@ -92,9 +94,10 @@ def pipeline_core(
 def core_pretokenize(core: BpeCore, text: str) -> list[tuple[int, int]]: ...
 def normalize_str(node: str, text: str) -> tuple[str, list[tuple[int, int]]]: ...
 
+@final
 class BpeTrainer:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         pattern: str,
         name: str | None,
         max_merges: int,
@@ -102,20 +105,22 @@ class BpeTrainer:
         max_token_length: int | None,
         tie_break: str,
         threads: int | None,
-    ) -> None: ...
+    ) -> BpeTrainer: ...
     def add_texts(self, texts: list[str]) -> None: ...
     def add_files(self, paths: list[str], formats: list[str], text_field: str) -> None: ...
     def corpus_stats(self) -> tuple[int, int, str, int]: ...
     def start(self) -> None: ...
     def step(self, steps: int) -> str | None: ...
     def merges_done(self) -> int: ...
+    def finish_pending(self) -> None: ...
     def result(self) -> dict[str, Any]: ...
 
+@final
 class SentencePieceCore:
     """A SentencePiece model (src/py/sentencepiece.rs); same encode/decode names as BpeCore."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         pieces: list[bytes],
         scores: list[float],
         types: list[int],
@@ -124,7 +129,7 @@ class SentencePieceCore:
         normalizer: tuple[bytes, bool, bool, bool, bool],
         denormalizer: tuple[bytes, bool, bool, bool, bool] | None,
         unk_surface: bytes,
-    ) -> None: ...
+    ) -> SentencePieceCore: ...
     def encode(self, text: str, allowed: SpecialMatcher | None = None) -> list[int]: ...
     def encode_batch(
         self, texts: list[str], allowed: SpecialMatcher | None = None, threads: int | None = None
@@ -149,12 +154,13 @@ class SentencePieceCore:
 
 # --- BPE-dropout (src/py/dropout.rs) --------------------------------------------------
 
+@final
 class BpeDropoutCore:
     """BPE-dropout engine; reference: tokenpact.stochastic.bpe_dropout_reference."""
 
-    def __init__(
-        self, merges: list[tuple[int, int]], pattern: str, name: str | None = None
-    ) -> None: ...
+    def __new__(
+        cls, merges: list[tuple[int, int]], pattern: str, name: str | None = None
+    ) -> BpeDropoutCore: ...
     def encode(self, text: str, p: float, stream: int) -> list[int]: ...
     def encode_batch(
         self, texts: list[str], p: float, streams: list[int], threads: int | None = None
@@ -166,8 +172,11 @@ RNG_NAME: str
 
 def rng_uniform(seed: int, epoch: int, sample: int, view: int, occurrence: int) -> float: ...
 
+@final
 class WordCounter:
-    def __init__(self, split: str, lowercase: bool = False, threads: int | None = None) -> None: ...
+    def __new__(
+        cls, split: str, lowercase: bool = False, threads: int | None = None
+    ) -> WordCounter: ...
     def add_texts(self, texts: list[str]) -> None: ...
     def add_files(self, paths: list[str], formats: list[str], text_field: str) -> None: ...
     def stats(self) -> tuple[int, int, int]: ...
@@ -203,10 +212,11 @@ def train_char_bpe(
     threads: int | None = None,
 ) -> tuple[list[str], list[tuple[str, str]], list[int], str]: ...
 
+@final
 class UnigramCore:
-    def __init__(
-        self, pieces: list[str], logp: list[float], unk_id: int, byte_base: int | None = None
-    ) -> None: ...
+    def __new__(
+        cls, pieces: list[str], logp: list[float], unk_id: int, byte_base: int | None = None
+    ) -> UnigramCore: ...
     def encode(self, text: str) -> list[int]: ...
     def encode_batch(self, texts: list[str], threads: int | None = None) -> list[list[int]]: ...
     def decode_bytes(self, ids: list[int]) -> bytes: ...
@@ -218,21 +228,23 @@ class UnigramCore:
     ) -> tuple[float, list[float], list[int], list[tuple[list[int], float]]]: ...
     def sample_raw(self, text: str, alpha: float, key: tuple[int, int, int, int]) -> list[int]: ...
 
+@final
 class WordPieceCore:
-    def __init__(
-        self, vocab: list[str], unk_id: int, prefix: str, max_chars: int, lowercase: bool
-    ) -> None: ...
+    def __new__(
+        cls, vocab: list[str], unk_id: int, prefix: str, max_chars: int, lowercase: bool
+    ) -> WordPieceCore: ...
     def encode(self, text: str) -> list[int]: ...
     def decode(self, ids: list[int]) -> str: ...
 
+@final
 class CharBpeCore:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         pieces: list[str],
         merges: list[tuple[int, int, int]],
         unk_id: int,
         eow: str,
         lowercase: bool,
-    ) -> None: ...
+    ) -> CharBpeCore: ...
     def encode(self, text: str) -> list[int]: ...
     def decode(self, ids: list[int]) -> str: ...

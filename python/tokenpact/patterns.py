@@ -53,3 +53,15 @@ def resolve_pattern(pattern: str) -> tuple[str | None, str]:
         if source == pattern:
             return ("gpt4" if name == "cl100k" else name), source
     return None, pattern
+
+
+def pretokenize(text: str, pattern: str = "gpt4") -> list[tuple[int, int]]:
+    """Trace pre-tokenization: codepoint spans ``(start, end)`` of each pre-token.
+
+    >>> pretokenize("Hello world")
+    [(0, 5), (5, 11)]
+    """
+    from ._native import pretokenize as native_pretokenize
+
+    name, source = resolve_pattern(pattern)
+    return native_pretokenize(text, source, name)

@@ -41,12 +41,7 @@ def load_model(name: str, tp: ModuleType) -> ChatModel:
     transformers = pytest.importorskip("transformers")
     pytest.importorskip("jinja2")
     directory = model_dir(name)
-    try:
-        tok = tp.Tokenizer.load(directory)
-    except tp.ArtifactError as exc:
-        if "NFC" in str(exc):
-            pytest.skip(f"{name}: tp.Tokenizer.load cannot read its NFC normalizer yet ({exc})")
-        raise
+    tok = tp.Tokenizer.load(directory)
     template = tp.chat.ChatTemplate.from_hf(directory, tok)
     hf = transformers.AutoTokenizer.from_pretrained(str(directory))
     _LOADED[name] = ChatModel(name, tok, template, hf)

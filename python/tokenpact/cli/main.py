@@ -1,55 +1,138 @@
-"""The ``tokenpact`` command group."""
+"""The ``tokenpact`` command group.
+
+Commands load lazily: ``tokenpact --help`` and ``tokenpact <cmd>`` import only the
+module of the command that runs, so a CLI call never pays for numpy, jinja2 or the
+native core unless it uses them. ``COMMANDS`` is the one registry of subcommands;
+``tests/unit/test_cli_lazy.py`` checks that each entry's help line equals the loaded
+command's own.
+"""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 import click
 
 from ._common import TokenpactGroup
-from .chat_cmd import chat
-from .contract_cmds import hash_cmd, reconcile_cmd, verify_cmd
-from .convert_cmd import convert
-from .decode_cmd import decode
-from .encode_cmd import encode
-from .inspect_cmd import inspect
-from .quickstart_cmd import quickstart
-from .train_cmd import train
+
+# name -> (module under tokenpact.cli, attribute, one-line help shown by --help: the
+# command's own short help at 88 characters, checked by the test)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "quickstart": (
+        "quickstart_cmd",
+        "quickstart",
+        "Train, save, reload and verify a tokenizer on the built-in corpus.",
+    ),
+    "train": (
+        "train_cmd",
+        "train",
+        "Train a byte-level BPE tokenizer on INPUT files and save it to --output.",
+    ),
+    "encode": (
+        "encode_cmd",
+        "encode",
+        "Encode TEXT (or --file, or stdin) and print its token IDs.",
+    ),
+    "decode": (
+        "decode_cmd",
+        "decode",
+        "Decode token IDS (or IDs read from stdin) and print the text.",
+    ),
+    "inspect": (
+        "inspect_cmd",
+        "inspect",
+        "Show how TEXT (or --file, or stdin) is tokenized, token by token.",
+    ),
+    "convert": (
+        "convert_cmd",
+        "convert",
+        "Load SOURCE (artifact dir, tokenizer.json, *.tiktoken, .model) and write TARGET.",
+    ),
+    "chat": ("chat_cmd", "chat", "Format conversations with trusted control tokens."),
+    "hash": ("contract_cmds", "hash_cmd", "Print the identities of PATH."),
+    "verify": (
+        "contract_cmds",
+        "verify_cmd",
+        "Verify the saved tokenizer in DIRECTORY against its manifest and golden vectors, and...",
+    ),
+    "reconcile": (
+        "contract_cmds",
+        "reconcile_cmd",
+        "Check a bundle (corpus, tokenizer, template, golden, dataset, checkpoint): every hash...",
+    ),
+}
+
+
+def load_command(name: str) -> click.Command:
+    """Import and return the click command registered as ``name``."""
+    module_name, attribute, _ = COMMANDS[name]
+    module = importlib.import_module(f"{__package__}.{module_name}")
+    command: click.Command = getattr(module, attribute)
+    return command
+
+
+class LazyTokenpactGroup(TokenpactGroup):
+    """Lists commands from ``COMMANDS`` and imports one only when it is invoked."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        if cmd_name not in COMMANDS:
+            return None
+        command = load_command(cmd_name)
+        self.commands[cmd_name] = command
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # --help prints the registry's help lines without importing every command.
+        rows = [(name, COMMANDS[name][2]) for name in sorted(COMMANDS)]
+        rows += [
+            (name, command.get_short_help_str(limit=88))
+            for name, command in sorted(self.commands.items())
+            if name not in COMMANDS
+        ]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 def _version() -> str:
-    try:
-        return version("tokenpact")
-    except PackageNotFoundError:
-        return "unknown (not installed)"
+    from .. import __version__
+
+    return str(__version__)
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(f"tokenpact, version {_version()}")
+    ctx.exit()
 
 
 @click.group(
-    "tokenpact", cls=TokenpactGroup, context_settings={"help_option_names": ["-h", "--help"]}
+    "tokenpact",
+    cls=LazyTokenpactGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.version_option(_version(), prog_name="tokenpact")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 def cli() -> None:
     """tokenpact: tokenizers as versioned contracts.
 
     Exit codes: 0 success, 1 a tokenpact error (message on stderr), 2 a usage error.
     Start with `tokenpact quickstart`.
     """
-
-
-for _command in (
-    quickstart,
-    train,
-    encode,
-    decode,
-    inspect,
-    convert,
-    chat,
-    hash_cmd,
-    verify_cmd,
-    reconcile_cmd,
-):
-    cli.add_command(_command)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
