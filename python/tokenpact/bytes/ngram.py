@@ -260,7 +260,7 @@ class ByteNGramModel:
         """``maps[j][context of j bytes] = {next byte: count}`` for j = 0..context_bytes."""
         k = self.context_bytes
         maps: list[dict[bytes, dict[int, int]]] = [{} for _ in range(k + 1)]
-        for key, count in zip(self.keys.tolist(), self.counts.tolist()):
+        for key, count in zip(self.keys.tolist(), self.counts.tolist(), strict=True):
             context = (key >> 8).to_bytes(k, "big") if k else b""
             for j in range(k + 1):
                 suffix = context[k - j :]

@@ -48,7 +48,7 @@ def check_starts(starts: Sequence[int] | NDArray[np.int64], n: int) -> tuple[int
         return values
     if not values or values[0] != 0:
         raise InvalidInputError("patch starts must begin with 0 (the first patch starts there)")
-    for a, b in zip(values, values[1:]):
+    for a, b in zip(values, values[1:], strict=False):
         if not a < b:
             raise InvalidInputError(f"patch starts must strictly increase; {a} then {b}")
     if values[-1] >= n:
