@@ -12,6 +12,7 @@ from .chat_cmd import chat
 from .contract_cmds import hash_cmd, reconcile_cmd, verify_cmd
 from .convert_cmd import convert
 from .decode_cmd import decode
+from .doctor_cmd import doctor
 from .encode_cmd import encode
 from .inspect_cmd import inspect
 from .quickstart_cmd import quickstart
@@ -48,6 +49,7 @@ for _command in (
     hash_cmd,
     verify_cmd,
     reconcile_cmd,
+    doctor,
 ):
     cli.add_command(_command)
 
