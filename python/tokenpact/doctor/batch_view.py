@@ -47,7 +47,7 @@ class BatchView:
 
     def segments(self) -> list[tuple[int, int, int]]:
         """``(row, start, end)`` of every sequence: packed segments, else real spans."""
-        out = []
+        out: list[tuple[int, int, int]] = []
         if self.cu_seqlens is not None:
             for row, cu in enumerate(self.cu_seqlens):
                 out.extend((row, int(a), int(b)) for a, b in zip(cu[:-1], cu[1:], strict=True))

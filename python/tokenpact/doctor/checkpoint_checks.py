@@ -118,6 +118,12 @@ def _has_identity(doc: dict[str, Any], key: str) -> bool:
     return isinstance(value, str) and bool(value)
 
 
+def _key_of(doc: dict[str, Any]) -> dict[str, Any]:
+    """The cache key inside a cache-key document, or the document itself."""
+    key = doc.get("cache_key")
+    return key if isinstance(key, dict) else doc
+
+
 @detector(
     "cache-key-without-identity",
     failure="cache keys without tokenizer identity",
@@ -127,7 +133,7 @@ def cache_key_without_identity(subject: Subject) -> Found:
     doc = subject.manifest
     if not isinstance(doc, dict) or doc.get("kind") == "tokenpact.corpus":
         return
-    key = doc.get("cache_key") if isinstance(doc.get("cache_key"), dict) else doc
+    key = _key_of(doc)
     missing = [k for k in ("tokenizer_hash", "template_hash") if not _has_identity(key, k)]
     if missing:
         yield (
@@ -147,7 +153,7 @@ def manifest_tokenizer_mismatch(subject: Subject) -> Found:
     doc, tok = subject.manifest, subject.tokenizer
     if not isinstance(doc, dict) or tok is None:
         return
-    key = doc.get("cache_key") if isinstance(doc.get("cache_key"), dict) else doc
+    key = _key_of(doc)
     declared = key.get("tokenizer_hash")
     if isinstance(declared, str) and declared and declared != tok.semantic_hash:
         yield (

@@ -49,6 +49,8 @@ def run_detectors(subject: Subject, report: DoctorReport, *, only: Sequence[str]
             _run(det, subject, subject.checkpoint_path, report)
         elif scope == "template" and subject.template is not None:
             _run(det, subject, subject.template_path, report)
+        elif scope == "hf_json" and subject.hf_json is not None:
+            _run(det, subject, subject.tokenizer_path, report)
         elif scope == "tokenizer" and subject.tokenizer is not None:
             _run(det, subject, subject.tokenizer_path, report)
 

@@ -90,17 +90,17 @@ def _json_kind(doc: Any) -> str | None:
 def _load_tokenizer(subject: Subject, path: Path) -> None:
     from ..tokenizer import Tokenizer
 
-    subject.tokenizer = Tokenizer.load(path)
     subject.tokenizer_path = str(path)
-    source = subject.tokenizer.source
-    hf_path = Path(source.get("path") or path)
-    if hf_path.is_file() and hf_path.suffix == ".json":
-        doc = read_json(hf_path)
-        subject.hf_json = doc if isinstance(doc, dict) and "model" in doc else None
     folder = path if path.is_dir() else path.parent
-    config = source.get("config_path") or folder / "tokenizer_config.json"
-    if subject.tokenizer_config is None and Path(config).is_file():
-        _load_tokenizer_config(subject, Path(config))
+    raw = path if path.is_file() else folder / "tokenizer.json"
+    if raw.suffix == ".json" and raw.is_file():
+        # Read before loading: the raw-file detectors still run when the load fails.
+        doc = read_json(raw)
+        subject.hf_json = doc if isinstance(doc, dict) and "model" in doc else None
+    config = folder / "tokenizer_config.json"
+    if subject.tokenizer_config is None and config.is_file():
+        _load_tokenizer_config(subject, config)
+    subject.tokenizer = Tokenizer.load(path)
 
 
 def _load_tokenizer_config(subject: Subject, path: Path) -> None:
@@ -133,19 +133,18 @@ def _load_checkpoint(subject: Subject, path: Path, declaration: Any = None) -> N
     subject.checkpoint_path = str(path)
 
 
-def _inspect_dir(subject: Subject, path: Path) -> list[str]:
-    kinds = []
+def _inspect_dir(subject: Subject, path: Path, kinds: list[str]) -> list[str]:
     if any((path / name).is_file() for name in TOKENIZER_FILES) or list(path.glob("*.tiktoken")):
-        _load_tokenizer(subject, path)
         kinds.append("tokenizer")
+        _load_tokenizer(subject, path)
     config = path / "tokenizer_config.json"
     if config.is_file() and subject.tokenizer_config is None:
         _load_tokenizer_config(subject, config)
     if (path / "chat_template.jinja").is_file() or (config.is_file() and subject.template):
         kinds.append("chat template")
     if any((path / name).is_file() for name in CHECKPOINT_FILES):
-        _load_checkpoint(subject, path)
         kinds.append("checkpoint")
+        _load_checkpoint(subject, path)
     for name in ("dataset.json", "manifest.json"):
         doc_path = path / name
         if doc_path.is_file() and _json_kind(doc := read_json(doc_path)) == "dataset manifest":
@@ -154,7 +153,7 @@ def _inspect_dir(subject: Subject, path: Path) -> list[str]:
     return kinds
 
 
-def _inspect_file(subject: Subject, path: Path) -> list[str]:
+def _inspect_file(subject: Subject, path: Path, kinds: list[str]) -> list[str]:
     name = path.name
     if name.endswith((".npz", ".parquet")):
         subject.batches.append((str(path), load_batch(path)))
@@ -166,13 +165,15 @@ def _inspect_file(subject: Subject, path: Path) -> list[str]:
         subject.template = path.read_text(encoding="utf-8")
         subject.template_path = str(path)
         return ["chat template"]
-    if name.endswith((".tiktoken", ".model")):
+    if name.endswith(".tiktoken") or ".model" in name:
+        kinds.append("tokenizer")
         _load_tokenizer(subject, path)
         return ["tokenizer"]
     if name.endswith(".json"):
         doc = read_json(path)
         kind = _json_kind(doc)
         if kind == "tokenizer":
+            kinds.append(kind)
             _load_tokenizer(subject, path)
         elif kind == "tokenizer config":
             _load_tokenizer_config(subject, path)
@@ -182,7 +183,7 @@ def _inspect_file(subject: Subject, path: Path) -> list[str]:
         elif kind == "dataset manifest":
             subject.manifests.append((str(path), doc))
         return [kind] if kind else []
-    return []
+    return kinds
 
 
 def gather(
@@ -197,12 +198,14 @@ def gather(
     inspected = []
     for raw in paths:
         path = Path(raw)
+        kinds: list[str] = []
         try:
             if not path.exists():
                 raise FileNotFoundError(f"{path} does not exist")
-            kinds = _inspect_dir(subject, path) if path.is_dir() else _inspect_file(subject, path)
+            inspect = _inspect_dir if path.is_dir() else _inspect_file
+            kinds = list(dict.fromkeys(inspect(subject, path, kinds)))
             problem = None if kinds else "not a tokenizer, template, batch, checkpoint or manifest"
         except (TokenpactError, OSError, ValueError, KeyError, TypeError) as exc:
-            kinds, problem = [], f"{type(exc).__name__}: {exc}"
+            problem = f"{type(exc).__name__}: {exc}"
         inspected.append(Inspected(str(path), tuple(kinds), problem))
     return subject, inspected

@@ -48,7 +48,7 @@ def _ink(text: str) -> str:
 @detector(
     "special-id-collision",
     failure="special IDs collide with base IDs",
-    needs=("tokenizer", "hf_json"),
+    needs=("hf_json",),
 )
 def special_id_collision(subject: Subject) -> Found:
     doc = subject.hf_json
@@ -228,7 +228,7 @@ def _model(subject: Subject) -> dict[str, Any]:
 @detector(
     "wordpiece-continuation-lost",
     failure="WordPiece continuation convention lost",
-    needs=("tokenizer", "hf_json"),
+    needs=("hf_json",),
 )
 def wordpiece_continuation_lost(subject: Subject) -> Found:
     model = _model(subject)
@@ -248,7 +248,7 @@ def wordpiece_continuation_lost(subject: Subject) -> Found:
 @detector(
     "unigram-scores-missing",
     failure="Unigram probabilities missing",
-    needs=("tokenizer", "hf_json"),
+    needs=("hf_json",),
 )
 def unigram_scores_missing(subject: Subject) -> Found:
     model = _model(subject)
