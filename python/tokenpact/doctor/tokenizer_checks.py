@@ -205,7 +205,9 @@ def partial_utf8_tokens(subject: Subject) -> Found:
     partial = []
     for token_id in range(tok.vocab_size):
         try:
-            piece = tok.token_bytes(token_id)
+            # decode_bytes, not token_bytes: a SentencePiece byte-fallback piece is spelled
+            # "<0x80>" but decodes to the single byte 0x80.
+            piece = tok.decode_bytes([token_id])
         except TokenpactError:
             continue
         try:
@@ -215,7 +217,7 @@ def partial_utf8_tokens(subject: Subject) -> Found:
     if partial:
         yield (
             f"{len(partial)} tokens are not whole UTF-8 (for example ID {partial[0]} = "
-            f"{tok.token_bytes(partial[0])!r}); decode([id]) shows U+FFFD for them",
+            f"{tok.decode_bytes([partial[0]])!r}); decode([id]) shows U+FFFD for them",
             "inspect tokens with token_bytes(id), not decode([id]); decode whole sequences",
         )
 
