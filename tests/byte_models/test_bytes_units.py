@@ -124,3 +124,22 @@ def test_megabyte_leak_is_flagged() -> None:
     problems = check_global_inputs(leaking, 4)
     assert [k for k, _ in problems] == [0, 1, 2, 3]
     assert "shift the global input" in problems[0][1]
+
+
+def test_corpus_must_be_a_list_of_texts() -> None:
+    with pytest.raises(InvalidInputError, match="wrap a single text"):
+        ByteNGramModel.train("just one string")
+
+
+def test_bpe_shaped_patches_need_unnormalized_pieces() -> None:
+    import tokenpact as tp
+    from tokenpact.bytes import BpeShapedPatcher
+
+    tok = tp.Tokenizer.from_merges([(ord("a"), ord("b"))])
+    patcher = BpeShapedPatcher(tok)
+    assert patcher.starts(b"abab cd").tolist() == [0, 2, 4, 5, 6]
+    with pytest.raises(InvalidInputError, match="whole UTF-8"):
+        patcher.starts("é".encode()[:1])
+    blt = BLTConfig(patcher=patcher)
+    assert blt.account("abab cd").n_global == 5
+    assert blt.to_config()["patcher"]["tokenizer"] == tok.semantic_hash

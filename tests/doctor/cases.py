@@ -80,12 +80,19 @@ case("unigram-scores-missing", CLEAN)(lambda t: ([hf_unigram(t, flat=False)], {}
 
 
 # ----------------------------------------------------------------------------- templates
-def _chat(tmp: Path, template: str, *, specials: bool = True, bos_post: bool = False) -> Built:
+def _chat(
+    tmp: Path,
+    template: str,
+    *,
+    specials: bool = True,
+    bos_post: bool = False,
+    config: dict[str, object] | None = None,
+) -> Built:
     names = ("<s>", "</s>", "<pad>", "<|im_start|>", "<|im_end|>") if specials else ("<s>",)
     folder = hf_bpe(tmp / "chat", specials=names, bos_post=bos_post)
     _write_json(
         folder / "tokenizer_config.json",
-        {"bos_token": "<s>", "eos_token": "</s>", "chat_template": template},
+        {"bos_token": "<s>", "eos_token": "</s>", "chat_template": template, **(config or {})},
     )
     return [folder], {}
 
@@ -97,6 +104,9 @@ case("template-markers-as-text", TRIGGER)(lambda t: _chat(t, IM, specials=False)
 case("template-markers-as-text", CLEAN)(lambda t: _chat(t, IM))
 case("boundary-twice", TRIGGER)(lambda t: _chat(t, "{{ bos_token }}" + IM, bos_post=True))
 case("boundary-twice", CLEAN)(lambda t: _chat(t, IM, bos_post=True))
+BOS_IM = "{{ bos_token }}" + IM
+case("boundary-flag-twice", TRIGGER)(lambda t: _chat(t, BOS_IM, config={"add_bos_token": True}))
+case("boundary-flag-twice", CLEAN)(lambda t: _chat(t, BOS_IM, config={"add_bos_token": False}))
 
 
 # ----------------------------------------------------------------------------- batches

@@ -90,3 +90,51 @@ def test_a_batch_is_checked_against_a_tokenizer(tmp_path: Path) -> None:
     report = diagnose([folder, batch_file(tmp_path, arrays)])
     found = next(f for f in report.findings if f.code == "id-out-of-vocab")
     assert "99999" in found.evidence
+
+
+def test_broken_template_is_a_finding_not_a_crash(tmp_path: Path) -> None:
+    from .cases import _chat
+
+    paths, _ = _chat(tmp_path, "{% for m in messages %}{{ m.content }")  # syntax error
+    report = diagnose(paths)
+    assert "template-render-failed" in report.codes()
+
+
+def test_hf_style_unshifted_packed_batch_is_clean(tmp_path: Path) -> None:
+    from tokenpact.batch import collate_packed
+
+    from .fixtures import RECORDS
+
+    batch = collate_packed(RECORDS, label_convention="unshifted")
+    arrays = {
+        "input_ids": batch.input_ids,
+        "labels": batch.labels,
+        "position_ids": batch.position_ids,
+        "cu_seqlens": batch.cu_seqlens,
+        "tokenizer_hash": np.asarray("sha256:" + "00" * 32),
+    }
+    assert diagnose([batch_file(tmp_path, arrays)]).findings == []
+    # Keeping the first label of a record lets the model's own shift cross the boundary.
+    arrays["labels"] = batch.input_ids.copy()
+    report = diagnose([batch_file(tmp_path, arrays, "crossing.npz")])
+    assert "label-crosses-boundary" in report.codes()
+
+
+def test_declared_stream_policy_keeps_positions(tmp_path: Path) -> None:
+    from .fixtures import packed
+
+    arrays = packed(position_ids=np.arange(12), packing_policy=np.asarray("stream"))
+    report = diagnose([batch_file(tmp_path, arrays)])
+    assert "positions-not-reset" not in report.codes()
+
+
+def test_malformed_batch_arrays_are_reported(tmp_path: Path) -> None:
+    bad_shape = batch_file(
+        tmp_path, {"input_ids": np.zeros((2, 3), np.int64), "labels": np.zeros((2, 4), np.int64)}
+    )
+    floats = batch_file(tmp_path, {"input_ids": np.zeros((2, 3), dtype=np.float32)}, "f.npz")
+    no_ids = batch_file(tmp_path, {"labels": np.zeros(3)}, "n.npz")
+    report = diagnose([bad_shape, floats, no_ids])
+    problems = [i.problem or "" for i in report.inspected]
+    assert all(problems) and report.exit_code == 1
+    assert "shape" in problems[0] and "dtype" in problems[1] and "input_ids" in problems[2]

@@ -36,7 +36,7 @@ def real_tokenizers() -> dict[str, Path]:
 EXPECTED = {
     "cl100k_base.tiktoken": {"digit-grouping", "partial-utf8-tokens"},
     "llama-3.2 tokenizer.json + config": {"digit-grouping", "partial-utf8-tokens"},
-    "deepseek-v3 tokenizer.json + config": {"boundary-twice", "pad-equals-eos"},
+    "deepseek-v3 tokenizer.json + config": {"boundary-flag-twice", "pad-equals-eos"},
     "all-MiniLM-L6-v2 tokenizer.json": {"whitespace-collapse", "decode-not-normalized"},
 }
 

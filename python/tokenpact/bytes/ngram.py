@@ -150,6 +150,10 @@ class ByteNGramModel:
         """Count ``(previous context_bytes bytes, next byte)`` over documents."""
         if not isinstance(context_bytes, int) or not 0 <= context_bytes <= MAX_CONTEXT_BYTES:
             raise ConfigError(f"context_bytes must be 0..{MAX_CONTEXT_BYTES}")
+        if isinstance(documents, (str, bytes, bytearray)):
+            raise InvalidInputError(
+                "documents must be an iterable of texts; wrap a single text in a list"
+            )
         from tqdm.auto import tqdm
 
         keys = np.zeros(0, dtype=np.int64)

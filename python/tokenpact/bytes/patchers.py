@@ -117,14 +117,21 @@ class BpeShapedPatcher:
         return {"patcher": "bpe_shaped", "tokenizer": self.tokenizer.semantic_hash}
 
     def pieces(self, data: bytes) -> list[bytes]:
+        data = as_bytes(data)
         try:
-            text = as_bytes(data).decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InvalidInputError(
                 f"BPE-shaped patching needs whole UTF-8 characters; byte {exc.start} starts "
                 "an invalid or cut sequence. Cut inputs at character boundaries"
             ) from None
-        return [self.tokenizer.token_bytes(i) for i in self.tokenizer.encode(text)]
+        pieces = [self.tokenizer.token_bytes(i) for i in self.tokenizer.encode(text)]
+        if b"".join(pieces) != data:
+            raise InvalidInputError(
+                "the tokenizer's pieces do not concatenate to the input bytes (it normalizes "
+                "or drops text); BPE-shaped patches need a tokenizer without a normalizer"
+            )
+        return pieces
 
     def starts(self, data: bytes) -> NDArray[np.int64]:
         lengths = np.fromiter((len(p) for p in self.pieces(data)), dtype=np.int64)

@@ -246,6 +246,8 @@ def positions_not_reset(subject: Subject) -> Found:
     batch = subject.batch
     if batch is None or batch.position_ids is None or batch.cu_seqlens is None:
         return
+    if batch.metadata.get("packing_policy", "").startswith("stream"):
+        return  # a declared stream policy continues positions across records on purpose
     late = []
     for row, cu in enumerate(batch.cu_seqlens):
         for start in cu[1:-1].tolist():

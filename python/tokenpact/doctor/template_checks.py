@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import TokenpactError
 from .findings import detector
 from .subject import Subject
 from .tokenizer_checks import MARKER
@@ -46,8 +45,8 @@ def _render_uncached(subject: Subject) -> tuple[str | None, str | None]:
                 subject.template or "", subject.tokenizer, special_tokens=_specials(subject)
             )
             return template.render_text(list(messages), add_generation_prompt=True).text, None
-        except (TokenpactError, TypeError, ValueError) as exc:
-            errors.append(str(exc))
+        except Exception as exc:  # noqa: BLE001 - any template error is the finding
+            errors.append(f"{type(exc).__name__}: {exc}")
     return None, " / ".join(errors)
 
 
@@ -58,7 +57,7 @@ def _specials(subject: Subject) -> dict[str, Any]:
 @detector(
     "template-render-failed",
     failure="chat template cannot format a plain conversation",
-    needs=("template",),
+    needs=("template", "tokenizer"),
 )
 def template_render_failed(subject: Subject) -> Found:
     if not subject.template or subject.tokenizer is None:
@@ -109,12 +108,7 @@ def boundary_twice(subject: Subject) -> Found:
     if text is None:
         return
     ids = tok.encode(text, allowed_special="all", add_special_tokens=True)
-    plain = tok.encode(text, allowed_special="all")
-    config = subject.tokenizer_config or {}
-    for name, token_id, pair, printed, flag in (
-        ("BOS", tok.bos_id, ids[:2], plain[:1], "add_bos_token"),
-        ("EOS", tok.eos_id, ids[-2:], plain[-1:], "add_eos_token"),
-    ):
+    for name, token_id, pair in (("BOS", tok.bos_id, ids[:2]), ("EOS", tok.eos_id, ids[-2:])):
         if token_id is None:
             continue
         if pair == [token_id, token_id]:
@@ -125,11 +119,37 @@ def boundary_twice(subject: Subject) -> Found:
                 "encode rendered chat text with add_special_tokens=False (transformers: "
                 "apply_chat_template(tokenize=True) does this), or drop the marker from one side",
             )
-        elif printed == [token_id] and config.get(flag) is True:
+
+
+@detector(
+    "boundary-flag-twice",
+    failure="BOS/EOS inserted twice (by loaders that honor add_bos_token)",
+    needs=("template", "tokenizer"),
+    severity="warning",
+)
+def boundary_flag_twice(subject: Subject) -> Found:
+    tok = subject.tokenizer
+    if not subject.template or tok is None:
+        return
+    text, _ = _render(subject)
+    if text is None:
+        return
+    ids = tok.encode(text, allowed_special="all", add_special_tokens=True)
+    plain = tok.encode(text, allowed_special="all")
+    config = subject.tokenizer_config or {}
+    for name, token_id, printed, added, flag in (
+        ("BOS", tok.bos_id, plain[:1], ids[:2], "add_bos_token"),
+        ("EOS", tok.eos_id, plain[-1:], ids[-2:], "add_eos_token"),
+    ):
+        doubled_here = token_id is not None and added == [token_id, token_id]
+        if token_id is None or doubled_here or printed != [token_id]:
+            continue
+        if config.get(flag) is True:
             yield (
                 f"the template prints {name} ({token_id}) and tokenizer_config.json sets "
-                f"{flag}: true; loaders that honor it (transformers' Llama tokenizer classes) "
-                f"add a second {name} when the rendered text is encoded",
+                f"{flag}: true; this tokenizer.json's post-processor does not add it, but "
+                f"loaders that honor the flag (transformers' Llama tokenizer classes before "
+                f"v5) add a second {name} when the rendered text is encoded",
                 f"set {flag} to false (the template owns {name}) or encode rendered chat "
                 "text with add_special_tokens=False",
             )
