@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -123,11 +124,11 @@ def main() -> int:
         patcher = EntropyPatcher(model, EntropyRule(kind="global", threshold=threshold))
         patchers[k] = patcher
         _ = model.entropy_table  # built once per model, not per call
-        seconds, starts = _common.timed(lambda p=patcher: p.starts(data), repeat=3)
+        seconds, starts = _common.timed(lambda p=patcher: p.starts(data), repeat=5)
         rows.append((f"entropy, {k}-byte context (fast)", _common.mb_per_s(len(data), seconds),
                      len(data) / len(starts)))  # fmt: skip
         relative = EntropyPatcher(model, EntropyRule(kind="relative", threshold=1.0))
-        seconds, starts = _common.timed(lambda p=relative: p.starts(data), repeat=3)
+        seconds, starts = _common.timed(lambda p=relative: p.starts(data), repeat=5)
         rows.append((f"entropy relative jump, {k}-byte context (fast)",
                      _common.mb_per_s(len(data), seconds), len(data) / len(starts)))  # fmt: skip
     piece = data[: int(args.reference_kb * 1000)]
@@ -140,7 +141,7 @@ def main() -> int:
         ("whitespace", WhitespacePatcher()),
         ("fixed stride 4", FixedStridePatcher(stride=4)),
     ):
-        seconds, starts = _common.timed(lambda o=other: o.starts(data), repeat=3)
+        seconds, starts = _common.timed(lambda o=other: o.starts(data), repeat=5)
         rows.append((name, _common.mb_per_s(len(data), seconds), len(data) / len(starts)))
     enc = _tiktoken_encoder()
     if enc is not None:
@@ -193,8 +194,9 @@ def main() -> int:
     )  # fmt: skip
     markdown = (
         "## Byte models: entropy patching (`tokenpact.bytes`)\n\n"
-        f"Machine: {_common.machine_info()}; shared with other agents while measured, so "
-        "figures are noisy. Patcher throughput on held-out bench-mixed text "
+        f"Machine: {_common.machine_info()}; shared with other agents while measured (load "
+        f"average {os.getloadavg()[0]:.1f} at the end of the run), so figures are noisy. "
+        "Patcher throughput on held-out bench-mixed text "
         f"({len(data) / 1e6:.1f} MB; model trained on every tenth record; global threshold = "
         "75th percentile of training entropies). Target: >= 50 MB/s.\n\n"
         f"{speed}\n\nBytes per patch per bench-mixed slice (2-byte context, global rule):\n\n"
