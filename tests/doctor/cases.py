@@ -77,6 +77,9 @@ case("wordpiece-continuation-lost", TRIGGER)(lambda t: ([hf_wordpiece(t, decoder
 case("wordpiece-continuation-lost", CLEAN)(lambda t: ([hf_wordpiece(t)], {}))
 case("unigram-scores-missing", TRIGGER)(lambda t: ([hf_unigram(t, flat=True)], {}))
 case("unigram-scores-missing", CLEAN)(lambda t: ([hf_unigram(t, flat=False)], {}))
+URL_CHARS = "zq7"  # the probe's characters after BERT's lowercasing
+case("long-span-lost", TRIGGER)(lambda t: ([hf_wordpiece(t, chars=URL_CHARS)], {}))
+case("long-span-lost", CLEAN)(lambda t: ([byte_bpe_artifact(t / "a")], {}))
 
 
 # ----------------------------------------------------------------------------- templates
@@ -163,6 +166,8 @@ bad_cu = K["cu_seqlens"].copy()
 bad_cu[1] += 1
 case("cu-seqlens-inconsistent", TRIGGER)(_batch(packed(cu_seqlens=bad_cu)))
 case("cu-seqlens-inconsistent", CLEAN)(_batch(packed()))
+case("sample-ids-dropped", TRIGGER)(_batch(packed(seq_idx=np.zeros(12, dtype=np.int32))))
+case("sample-ids-dropped", CLEAN)(_batch(packed()))
 case("batch-without-identity", TRIGGER)(_batch(padded()))
 case("batch-without-identity", CLEAN)(_batch(padded(tokenizer_hash=np.asarray(OTHER_HASH))))
 case("batch-tokenizer-mismatch", TRIGGER)(

@@ -65,8 +65,12 @@ def hf_bpe(
     return folder
 
 
-def hf_wordpiece(folder: Path, *, decoder: Any = "wordpiece") -> Path:
-    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "a", "b", "the", "cat", "##s", "."])}
+def hf_wordpiece(folder: Path, *, decoder: Any = "wordpiece", chars: str = "") -> Path:
+    """A tiny BERT-style WordPiece; ``chars`` adds each character and its ``##`` form."""
+    pieces = ["[PAD]", "[UNK]", "a", "b", "the", "cat", "##s", "."]
+    for ch in dict.fromkeys(chars):
+        pieces += [p for p in (ch, f"##{ch}") if p not in pieces]
+    vocab = {t: i for i, t in enumerate(pieces)}
     tok = HFTokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
@@ -123,6 +127,7 @@ def packed(**overrides: Any) -> dict[str, Any]:
         "position_ids": batch.position_ids.copy(),
         "cu_seqlens": batch.cu_seqlens.copy(),
         "lengths": batch.lengths.copy(),
+        "seq_idx": batch.seq_idx.copy(),
     }
     out.update(overrides)
     return out

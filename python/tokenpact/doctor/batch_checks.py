@@ -339,3 +339,39 @@ def batch_tokenizer_mismatch(subject: Subject) -> Found:
             f"{tok.semantic_hash[:19]}...",
             "re-encode with this tokenizer or use the one named in the batch",
         )
+
+
+@detector(
+    "sample-ids-dropped",
+    failure="sample IDs dropped during sorting or packing",
+    needs=("batch",),
+)
+def sample_ids_dropped(subject: Subject) -> Found:
+    batch = subject.batch
+    if batch is None:
+        return
+    problems = []
+    seq_idx = batch.extras.get("seq_idx")
+    if seq_idx is not None and batch.cu_seqlens is not None and batch.input_ids.shape[0] == 1:
+        cu = batch.cu_seqlens[0]
+        expected = np.repeat(np.arange(cu.size - 1), np.diff(cu)) if cu.size > 1 else cu[:0]
+        got = np.asarray(seq_idx).reshape(-1)
+        if got.shape != expected.shape or np.any(got != expected):
+            problems.append(f"seq_idx {got[:8].tolist()} does not number the cu_seqlens records")
+    names = batch.extras.get("sample_ids")
+    if names is not None and batch.cu_seqlens is not None:
+        records = sum(c.size - 1 for c in batch.cu_seqlens)
+        if names.size != records or len(set(names.tolist())) != names.size:
+            distinct = len(set(names.tolist()))
+            problems.append(f"{names.size} sample_ids ({distinct} distinct) for {records} records")
+    sample_index = batch.extras.get("sample_index")
+    if sample_index is not None and sample_index.shape == batch.input_ids.shape:
+        lost = batch.real & (sample_index < 0)
+        if lost.any():
+            problems.append(f"{int(lost.sum())} real tokens have no sample (sample_index -1)")
+    if problems:
+        yield (
+            "; ".join(problems),
+            "carry sample IDs through sorting and packing (collate with tokenpact.batch, which "
+            "keeps seq_idx and sample ownership); per-sample loss and replay need them",
+        )

@@ -33,6 +33,8 @@ class BatchView:
     cu_seqlens: list[NDArray[np.int64]] | None = None
     lengths: NDArray[np.int64] | None = None
     metadata: dict[str, str] = field(default_factory=dict)
+    # Other arrays of the file (seq_idx, sample_index, ...), by name.
+    extras: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def packed(self) -> bool:
@@ -94,6 +96,8 @@ def _from_npz(path: Path) -> BatchView:
         view.cu_seqlens = [cu.reshape(-1)] if ids.shape[0] == 1 else list(_two_d("cu", cu))
     if "lengths" in arrays:
         view.lengths = np.asarray(arrays["lengths"]).astype(np.int64).reshape(-1)
+    known = {*FIELDS, "cu_seqlens", "lengths"}
+    view.extras = {k: v for k, v in arrays.items() if k not in known and v.ndim > 0}
     return view
 
 

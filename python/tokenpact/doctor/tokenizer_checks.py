@@ -264,3 +264,30 @@ def unigram_scores_missing(subject: Subject) -> Found:
             "prefer one segmentation, so the result is an arbitrary tie-break",
             "ship the trained log-probabilities with the vocabulary",
         )
+
+
+@detector(
+    "long-span-lost",
+    failure="very long no-whitespace span ignores chunking limits",
+    needs=("tokenizer",),
+    severity="warning",
+)
+def long_span_lost(subject: Subject) -> Found:
+    tok = subject.tokenizer
+    if tok is None:
+        return
+    # 300 letters and digits with no whitespace or punctuation (a hash, base64, a long
+    # identifier): no pre-tokenizer splits it for BERT, so WordPiece sees one word.
+    span = "Zq7" * 100
+    short = span[:40]
+    normalized, decoded = _decode(tok, span)
+    short_normalized, short_decoded = _decode(tok, short)
+    # Only a loss that the short prefix does not show is about the span's length.
+    if _ink(decoded) != _ink(normalized) and _ink(short_decoded) == _ink(short_normalized):
+        yield (
+            f"a {len(span)}-character span without whitespace decodes as {decoded[:60]!r} "
+            f"while its first {len(short)} characters round-trip: a per-word length limit "
+            "(WordPiece max_input_chars_per_word) replaced it",
+            "raise the word-length limit or pre-split long spans (URLs, base64, hashes) "
+            "before encoding; the model cannot see text that became one unknown token",
+        )
