@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from ..errors import ConfigError, InvalidInputError
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from .. import Tokenizer
 
 
 class Patcher(Protocol):

@@ -16,7 +16,7 @@ from ..errors import InvalidInputError
 from .patchers import as_bytes
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from .. import Tokenizer
 
 # A segmenter returns patch starts (ints) or the pieces themselves (bytes).
 Segmenter = Callable[[bytes], Sequence[int] | Sequence[bytes] | Any]

@@ -18,7 +18,7 @@ from .batch_view import BatchView, load_batch
 from .findings import Inspected
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from .. import Tokenizer
 
 MAX_JSON_BYTES = 256 * 1024 * 1024  # tokenizer.json files reach tens of MB; bound the read
 TOKENIZER_FILES = ("tokenpact.json", "tokenizer.json", "tokenizer.model")
@@ -88,7 +88,7 @@ def _json_kind(doc: Any) -> str | None:
 
 
 def _load_tokenizer(subject: Subject, path: Path) -> None:
-    from ..tokenizer import Tokenizer
+    from .. import Tokenizer
 
     subject.tokenizer_path = str(path)
     folder = path if path.is_dir() else path.parent

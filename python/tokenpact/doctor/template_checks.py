@@ -36,7 +36,7 @@ def _render(subject: Subject) -> tuple[str | None, str | None]:
 
 
 def _render_uncached(subject: Subject) -> tuple[str | None, str | None]:
-    from ..chat.hf_template import ChatTemplate
+    from ..chat import ChatTemplate
 
     errors = []
     for messages in CONVERSATIONS:

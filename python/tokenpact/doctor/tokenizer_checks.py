@@ -11,7 +11,7 @@ from .findings import detector
 from .subject import Subject
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from .. import Tokenizer
 
 Found = Iterator[tuple[str, str]]
 
