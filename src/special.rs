@@ -157,6 +157,19 @@ impl SpecialMatcher {
             .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
     }
 
+    /// The trust gate for plain matchers: non-overlapping raw matches, left to right,
+    /// minus every match that overlaps an untrusted byte range. A dropped match stays
+    /// ordinary text, so content spans never produce control IDs. Every encoder that
+    /// honours untrusted spans goes through this or `trusted_span`, nothing else.
+    pub fn trusted_matches<'a>(
+        &'a self,
+        text: &'a str,
+        untrusted: &'a [(usize, usize)],
+    ) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
+        self.find_all(text)
+            .filter(move |&(s, e, _)| trusted_span(untrusted, s, e))
+    }
+
     /// HF's first pass: raw-text tokens of `text` as (start, end, id), flags applied.
     /// `trusted(a, b)` says whether bytes `a..b` may belong to a token.
     pub fn raw_matches(
@@ -179,6 +192,13 @@ impl SpecialMatcher {
             find_matches(&set.ac, &set.ids, &set.flags, text, trusted, out);
         }
     }
+}
+
+/// Whether raw bytes `a..b` avoid every untrusted range (sorted, disjoint): the one
+/// definition of the project's trust rule (a control ID never comes from content).
+pub fn trusted_span(untrusted: &[(usize, usize)], a: usize, b: usize) -> bool {
+    let i = untrusted.partition_point(|&(_, end)| end <= a);
+    i == untrusted.len() || untrusted[i].0 >= b
 }
 
 impl AddedFlags {

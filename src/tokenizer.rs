@@ -218,14 +218,7 @@ impl CoreTokenizer {
         }
         let mut pos = 0;
         if let Some(matcher) = allowed {
-            let mut u = 0;
-            for (s, e, idx) in matcher.find_all(text) {
-                while u < untrusted.len() && untrusted[u].1 <= s {
-                    u += 1;
-                }
-                if u < untrusted.len() && untrusted[u].0 < e {
-                    continue; // overlaps content: ordinary text
-                }
+            for (s, e, idx) in matcher.trusted_matches(text, untrusted) {
                 self.ordinary_with_offsets(text, pos, s, ids, offsets)?;
                 ids.push(matcher.ids[idx]);
                 offsets.push((s as u32, e as u32));

@@ -25,7 +25,9 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "batch": ("batch", None),
     "chat": ("chat", None),
     "components": ("components", None),
+    "bytes": ("bytes", None),
     "contract": ("contract", None),
+    "doctor": ("doctor", None),
     "errors": ("errors", None),
     "stochastic": ("stochastic", None),
     # errors

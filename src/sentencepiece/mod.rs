@@ -345,14 +345,7 @@ impl SentencePieceCore {
         let bytes = text.as_bytes();
         let mut pos = 0;
         if let Some(matcher) = allowed {
-            let mut u = 0;
-            for (s, e, idx) in matcher.find_all(text) {
-                while u < untrusted.len() && untrusted[u].1 <= s {
-                    u += 1;
-                }
-                if u < untrusted.len() && untrusted[u].0 < e {
-                    continue; // inside untrusted content: ordinary text
-                }
+            for (s, e, idx) in matcher.trusted_matches(text, untrusted) {
                 self.encode_sentence(&bytes[pos..s], pos, ids, offsets.as_deref_mut());
                 ids.push(matcher.ids[idx]);
                 if let Some(o) = offsets.as_deref_mut() {

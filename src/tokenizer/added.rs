@@ -11,13 +11,7 @@
 use super::CoreTokenizer;
 use crate::error::CoreResult;
 use crate::normalize::NormalizedString;
-use crate::special::SpecialMatcher;
-
-/// Whether raw bytes `a..b` avoid every untrusted range (sorted, disjoint).
-fn trusted_span(untrusted: &[(usize, usize)], a: usize, b: usize) -> bool {
-    let i = untrusted.partition_point(|&(_, end)| end <= a);
-    i == untrusted.len() || untrusted[i].0 >= b
-}
+use crate::special::{trusted_span, SpecialMatcher};
 
 impl CoreTokenizer {
     /// `encode` / `encode_with_offsets` for a matcher that is not plain.

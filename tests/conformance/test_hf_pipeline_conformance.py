@@ -215,7 +215,12 @@ def test_minilm_worked_example(tp: ModuleType) -> None:
 def test_pairs_match_hf(pair, texts: list[str]) -> None:
     """Sentence pairs: template type IDs, sequence IDs and per-sequence offsets."""
     name, ours, peer = pair
-    sample = [t for t in texts if len(t) < 2000][::40]
+    # Pairs test the template, not special matching: HF recognizes special spellings in
+    # text where tokenpact keeps them plain by default, so texts holding one are left out
+    # (which texts the harvest yields depends on the machine's gettext catalogs).
+    gated = {**ours.special_tokens, **ours.added_tokens}
+    plain = [t for t in texts if len(t) < 2000 and not any(s in t for s in gated)]
+    sample = plain[::40]
     for a, b in zip(sample, sample[1:], strict=False):
         for add in (True, False):
             ref = peer.encode(a, b, add_special_tokens=add)

@@ -62,6 +62,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "reconcile_cmd",
         "Check a bundle (corpus, tokenizer, template, golden, dataset, checkpoint): every hash...",
     ),
+    "doctor": (
+        "doctor_cmd",
+        "doctor",
+        "Inspect tokenizers, chat templates, batch files (.npz/Parquet), safetensors...",
+    ),
 }
 
 

@@ -1,0 +1,211 @@
+"""Sniff the paths given to ``tokenpact doctor`` and load what they hold.
+
+A directory may hold several things at once (a Hugging Face model folder has a
+tokenizer, a chat template, a model config and weights); each is loaded once into a
+:class:`Subject` that the detectors read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import TokenpactError
+from .batch_view import BatchView, load_batch
+from .findings import Inspected
+
+if TYPE_CHECKING:
+    from .. import Tokenizer
+
+MAX_JSON_BYTES = 256 * 1024 * 1024  # tokenizer.json files reach tens of MB; bound the read
+TOKENIZER_FILES = ("tokenpact.json", "tokenizer.json", "tokenizer.model")
+CHECKPOINT_FILES = ("model.safetensors.index.json", "model.safetensors")
+
+
+@dataclass
+class Subject:
+    """What the doctor loaded; detectors read the fields they need."""
+
+    tokenizer: Tokenizer | None = None
+    tokenizer_path: str = ""
+    hf_json: dict[str, Any] | None = None
+    tokenizer_config: dict[str, Any] | None = None
+    template: str | None = None
+    template_path: str = ""
+    template_specials: dict[str, Any] = field(default_factory=dict)
+    checkpoint: dict[str, Any] | None = None
+    checkpoint_path: str = ""
+    batches: list[tuple[str, BatchView]] = field(default_factory=list)
+    manifests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # The one batch or manifest a batch/manifest detector is looking at.
+    batch: BatchView | None = None
+    manifest: dict[str, Any] | None = None
+    # Overrides from the command line (a batch file rarely says which ID is EOS).
+    eos_id: int | None = None
+    pad_id: int | None = None
+    ignore_index: int = -100
+    # Results several detectors share (the rendered template), computed once.
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    def focus(self, *, batch: BatchView | None = None, manifest: Any = None) -> Subject:
+        return replace(self, batch=batch, manifest=manifest)
+
+    @property
+    def eos(self) -> int | None:
+        if self.eos_id is not None:
+            return self.eos_id
+        return self.tokenizer.eos_id if self.tokenizer is not None else None
+
+    @property
+    def vocab_size(self) -> int | None:
+        return self.tokenizer.vocab_size if self.tokenizer is not None else None
+
+
+def read_json(path: Path) -> Any:
+    if path.stat().st_size > MAX_JSON_BYTES:
+        raise ValueError(f"{path} is larger than {MAX_JSON_BYTES} bytes")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _json_kind(doc: Any) -> str | None:
+    if not isinstance(doc, dict):
+        return None
+    kind = doc.get("kind")
+    if kind == "tokenpact.checkpoint":
+        return "checkpoint declaration"
+    if kind in ("tokenpact.dataset", "tokenpact.corpus") or "cache_key" in doc:
+        return "dataset manifest"
+    if "model" in doc and ("added_tokens" in doc or "normalizer" in doc):
+        return "tokenizer"
+    if "chat_template" in doc or "bos_token" in doc or "eos_token" in doc:
+        return "tokenizer config"
+    if "architectures" in doc or "vocab_size" in doc:
+        return "model config"
+    return None
+
+
+def _load_tokenizer(subject: Subject, path: Path) -> None:
+    from .. import Tokenizer
+
+    subject.tokenizer_path = str(path)
+    folder = path if path.is_dir() else path.parent
+    raw = path if path.is_file() else folder / "tokenizer.json"
+    if raw.suffix == ".json" and raw.is_file():
+        # Read before loading: the raw-file detectors still run when the load fails.
+        doc = read_json(raw)
+        subject.hf_json = doc if isinstance(doc, dict) and "model" in doc else None
+    config = folder / "tokenizer_config.json"
+    if subject.tokenizer_config is None and config.is_file():
+        _load_tokenizer_config(subject, config)
+    subject.tokenizer = Tokenizer.load(path)
+
+
+def _load_tokenizer_config(subject: Subject, path: Path) -> None:
+    doc = read_json(path)
+    if not isinstance(doc, dict):
+        raise ValueError("tokenizer_config.json is not a JSON object")
+    subject.tokenizer_config = doc
+    template = doc.get("chat_template")
+    if isinstance(template, list):  # transformers' named-template form
+        named = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}
+        template = named.get("default") or next(iter(named.values()), None)
+    jinja = path.parent / "chat_template.jinja"
+    if jinja.is_file():
+        template = jinja.read_text(encoding="utf-8")
+    if isinstance(template, str) and subject.template is None:
+        subject.template = template
+        subject.template_path = str(jinja if jinja.is_file() else path)
+    subject.template_specials = {
+        k: doc.get(k) for k in ("bos_token", "eos_token", "pad_token", "unk_token")
+    }
+
+
+def _load_checkpoint(subject: Subject, path: Path, declaration: Any = None) -> None:
+    from ..contract import CheckpointDeclaration, checkpoint_from_safetensors
+
+    if declaration is not None:
+        subject.checkpoint = CheckpointDeclaration.from_json(declaration).to_json()
+    else:
+        subject.checkpoint = checkpoint_from_safetensors(path).to_json()
+    subject.checkpoint_path = str(path)
+
+
+def _inspect_dir(subject: Subject, path: Path, kinds: list[str]) -> list[str]:
+    if any((path / name).is_file() for name in TOKENIZER_FILES) or list(path.glob("*.tiktoken")):
+        kinds.append("tokenizer")
+        _load_tokenizer(subject, path)
+    config = path / "tokenizer_config.json"
+    if config.is_file() and subject.tokenizer_config is None:
+        _load_tokenizer_config(subject, config)
+    if (path / "chat_template.jinja").is_file() or (config.is_file() and subject.template):
+        kinds.append("chat template")
+    if any((path / name).is_file() for name in CHECKPOINT_FILES):
+        kinds.append("checkpoint")
+        _load_checkpoint(subject, path)
+    for name in ("dataset.json", "manifest.json"):
+        doc_path = path / name
+        if doc_path.is_file() and _json_kind(doc := read_json(doc_path)) == "dataset manifest":
+            subject.manifests.append((str(doc_path), doc))
+            kinds.append("dataset manifest")
+    return kinds
+
+
+def _inspect_file(subject: Subject, path: Path, kinds: list[str]) -> list[str]:
+    name = path.name
+    if name.endswith((".npz", ".parquet")):
+        subject.batches.append((str(path), load_batch(path)))
+        return ["batch"]
+    if name.endswith(".safetensors") or name.endswith(".safetensors.index.json"):
+        _load_checkpoint(subject, path)
+        return ["checkpoint"]
+    if name.endswith(".jinja"):
+        subject.template = path.read_text(encoding="utf-8")
+        subject.template_path = str(path)
+        return ["chat template"]
+    if name.endswith(".tiktoken") or ".model" in name:
+        kinds.append("tokenizer")
+        _load_tokenizer(subject, path)
+        return ["tokenizer"]
+    if name.endswith(".json"):
+        doc = read_json(path)
+        kind = _json_kind(doc)
+        if kind == "tokenizer":
+            kinds.append(kind)
+            _load_tokenizer(subject, path)
+        elif kind == "tokenizer config":
+            _load_tokenizer_config(subject, path)
+            return ["chat template"] if subject.template else ["tokenizer config"]
+        elif kind == "checkpoint declaration":
+            _load_checkpoint(subject, path, declaration=doc)
+        elif kind == "dataset manifest":
+            subject.manifests.append((str(path), doc))
+        return [kind] if kind else []
+    return kinds
+
+
+def gather(
+    paths: list[str | os.PathLike[str]],
+    *,
+    eos_id: int | None = None,
+    pad_id: int | None = None,
+    ignore_index: int = -100,
+) -> tuple[Subject, list[Inspected]]:
+    """Load every path; a path that cannot be read is reported, not raised."""
+    subject = Subject(eos_id=eos_id, pad_id=pad_id, ignore_index=ignore_index)
+    inspected = []
+    for raw in paths:
+        path = Path(raw)
+        kinds: list[str] = []
+        try:
+            if not path.exists():
+                raise FileNotFoundError(f"{path} does not exist")
+            inspect = _inspect_dir if path.is_dir() else _inspect_file
+            kinds = list(dict.fromkeys(inspect(subject, path, kinds)))
+            problem = None if kinds else "not a tokenizer, template, batch, checkpoint or manifest"
+        except (TokenpactError, OSError, ValueError, KeyError, TypeError) as exc:
+            problem = f"{type(exc).__name__}: {exc}"
+        inspected.append(Inspected(str(path), tuple(kinds), problem))
+    return subject, inspected
