@@ -64,8 +64,12 @@ class CandidateReport:
     def eligible(self) -> bool:
         return not self.failures
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "eligible": self.eligible}
+    def to_dict(self, *, sample: int = 50) -> dict[str, Any]:
+        """JSON-able; under-exposed rows as a count plus the first ``sample`` IDs."""
+        out = {**asdict(self), "eligible": self.eligible}
+        out["underexposed_count"] = len(self.underexposed_rows)
+        out["underexposed_rows"] = self.underexposed_rows[:sample]
+        return out
 
 
 def candidate_set_hash(semantic_hashes: Sequence[str]) -> str:

@@ -8,6 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 import click
 
 from ._common import TokenpactGroup
+from .audit_cmd import audit
 from .chat_cmd import chat
 from .contract_cmds import hash_cmd, reconcile_cmd, verify_cmd
 from .convert_cmd import convert
@@ -48,6 +49,7 @@ for _command in (
     hash_cmd,
     verify_cmd,
     reconcile_cmd,
+    audit,
 ):
     cli.add_command(_command)
 
