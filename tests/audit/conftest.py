@@ -35,3 +35,32 @@ def shared_corpus_file(name: str) -> Path:
     if not path.is_file():
         pytest.skip(f"{name} is not at {path} (the shared corpus sits beside the checkout)")
     return path
+
+
+def gettext_parallel_items(
+    domain: str = "iso_3166-1.mo", languages: int = 30
+) -> list[dict[str, str]]:
+    """Parallel items harvested from the system's gettext catalogs of one domain.
+
+    Each msgid (English) with its translations: real multi-script parallel text that
+    every Debian machine carries. Deterministic: sorted locales and msgids.
+    """
+    import gettext
+    import glob
+
+    paths = sorted(glob.glob(f"/usr/share/locale/*/LC_MESSAGES/{domain}"))[:languages]
+    items: dict[str, dict[str, str]] = {}
+    for path in paths:
+        lang = path.split("/")[-3]
+        try:
+            with open(path, "rb") as handle:
+                catalog = getattr(gettext.GNUTranslations(handle), "_catalog", {})
+        except (OSError, ValueError, LookupError, UnicodeDecodeError):
+            continue
+        for msgid, text in catalog.items():
+            if isinstance(msgid, str) and msgid and text and text != msgid:
+                items.setdefault(msgid, {"en": msgid})[lang] = text
+    out = [items[k] for k in sorted(items) if len(items[k]) >= 3]
+    if len(out) < 20:
+        pytest.skip(f"fewer than 20 parallel items in the system catalogs {domain}")
+    return out
