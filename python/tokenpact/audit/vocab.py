@@ -64,7 +64,7 @@ UNASSIGNED = 255
 # pre-tokenizer regexes split (letters, digits, spaces, newlines, punctuation).
 _LEFT = ("", " ", "a", "A", "0", ".", "\n", "'", "(", "\u4e00")
 _RIGHT = ("", " ", "a", "0", ".", "\n", "!", ")")
-_MAX_COMPLETIONS = 16
+_MAX_COMPLETIONS = 6
 _FILLS = (0x80, 0x90, 0xA0)
 _PAD_LEFT = [b""] + [
     bytes([lead]) + bytes([fill]) * k
@@ -213,7 +213,9 @@ def _utf8_contexts(piece: bytes, *, limit: int = _MAX_COMPLETIONS) -> list[str]:
     """
     out: list[str] = []
     seen: set[str] = set()
-    for left in _PAD_LEFT:
+    # Only a piece that starts inside a character can take a left pad.
+    lefts = _PAD_LEFT if piece and 0x80 <= piece[0] < 0xC0 else _PAD_LEFT[:1]
+    for left in lefts:
         for right in _PAD_RIGHT:
             try:
                 text = (left + piece + right).decode("utf-8")
