@@ -116,6 +116,10 @@ def screenshot(out_png: Path) -> None:
             page.goto((Path(tmp) / "report.html").as_uri())
             page.screenshot(path=str(out_png), full_page=True)
             browser.close()
+    from PIL import Image
+
+    # A 128-colour palette keeps the committed PNG small; the charts use few colours.
+    Image.open(out_png).convert("RGB").quantize(colors=128).save(out_png, optimize=True)
     print(f"wrote {out_png}")
 
 
