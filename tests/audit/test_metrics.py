@@ -45,7 +45,7 @@ def _reference(tok: Any, texts: list[str], context: int) -> dict[str, Any]:
         "bytes_per_token": sum(len(t.encode()) for t in texts) / n,
         "codepoints_per_token": sum(map(len, texts)) / n,
         "graphemes_per_token": sum(map(count_graphemes, texts)) / n,
-        "fertility": n / sum(map(count_words, texts)),
+        "fertility": n / words if (words := sum(map(count_words, texts))) else None,
         "single_byte_fraction": single / n,
         "partial_utf8_fraction": partial / n,
         "p50": rank(50),
