@@ -112,3 +112,23 @@ def test_large_vocabulary_classifies_every_id(tp: Any) -> None:
     assert sum(counts.values()) == tok.vocab_size
     assert counts["alone"] > 0.99 * tok.vocab_size
     assert np.all(audit.classes < len(CLASSES))
+
+
+@pytest.mark.parametrize("kind", ["wordpiece", "sentencepiece"])
+def test_non_bpe_models_get_sound_witnesses(tp: Any, kind: str) -> None:
+    from tests.conformance import peer_data
+
+    path = (
+        peer_data.minilm_tokenizer_json() if kind == "wordpiece" else peer_data.mistral_models()[-1]
+    )
+    tok = tp.Tokenizer.load(path)
+    audit = audit_vocabulary(tok)
+    counts = audit.counts()
+    assert counts["unreachable"] == 0  # no proof is claimed outside rank BPE
+    assert counts["alone"] > 0.4 * tok.vocab_size
+    for token_id, text in list(audit.witnesses.items())[:300]:
+        assert token_id in tok.encode(text)
+    if kind == "wordpiece":
+        assert audit.class_of(tok.token_id("##ing")) == "context"
+    else:
+        assert counts["byte_fallback"] == 256

@@ -65,6 +65,7 @@ UNASSIGNED = 255
 _LEFT = ("", " ", "a", "A", "0", ".", "\n", "'", "(", "\u4e00")
 _RIGHT = ("", " ", "a", "0", ".", "\n", "!", ")")
 _MAX_COMPLETIONS = 6
+_SP_SPACE = "\u2581"
 _FILLS = (0x80, 0x90, 0xA0)
 _PAD_LEFT = [b""] + [
     bytes([lead]) + bytes([fill]) * k
@@ -229,6 +230,35 @@ def _utf8_contexts(piece: bytes, *, limit: int = _MAX_COMPLETIONS) -> list[str]:
     return out
 
 
+def _mark_alone(
+    tok: Any, table: TokenTable, classes: np.ndarray, todo: np.ndarray, *, strip_space: bool
+) -> None:
+    texts = [table.pieces[i].decode("utf-8") for i in todo.tolist()]
+    if strip_space:
+        texts = [t.replace(_SP_SPACE, " ") for t in texts]
+        texts = [t[1:] if t.startswith(" ") else t for t in texts]
+    if not texts:
+        return
+    ids, offsets = tok.encode_batch_flat(texts)
+    single = np.diff(offsets) == 1
+    alone = np.zeros(todo.size, dtype=bool)
+    alone[single] = ids[offsets[:-1][single]] == todo[single]
+    classes[todo[alone]] = _CODE["alone"]
+
+
+def _probe_core(piece: bytes, continuing_prefix: str | None) -> str:
+    """The text a probe embeds: WordPiece's ``##ing`` is spelled ``ing`` after a letter,
+    SentencePiece's U+2581 is a space."""
+    text = piece.decode("utf-8").replace(_SP_SPACE, " ")
+    if (
+        continuing_prefix
+        and text.startswith(continuing_prefix)
+        and len(text) > len(continuing_prefix)
+    ):
+        return text[len(continuing_prefix) :]
+    return text
+
+
 def audit_vocabulary(
     tok: Any,
     *,
@@ -257,17 +287,14 @@ def audit_vocabulary(
     witnesses: dict[int, str] = {}
     proofs: dict[int, list[int]] = {}
 
-    # 1. Alone: one parallel batch over every remaining valid-UTF-8 piece.
+    # 1. Alone: one parallel batch over every remaining valid-UTF-8 piece. A
+    # SentencePiece piece "\u2581the" decodes to " the" but the model adds that space
+    # itself (dummy prefix), so it is also tried without its leading space.
     todo = np.flatnonzero((classes == UNASSIGNED) & ~table.partial_utf8)
-    texts = [table.pieces[i].decode("utf-8") for i in todo.tolist()]
-    if texts:
-        ids, offsets = tok.encode_batch_flat(texts)
-        lengths = np.diff(offsets)
-        single = lengths == 1
-        starts = offsets[:-1][single]
-        alone = np.zeros(todo.size, dtype=bool)
-        alone[single] = ids[starts] == todo[single]
-        classes[todo[alone]] = _CODE["alone"]
+    _mark_alone(tok, table, classes, todo, strip_space=False)
+    if tok.semantics == "sentencepiece":
+        retry = np.flatnonzero((classes == UNASSIGNED) & ~table.partial_utf8)
+        _mark_alone(tok, table, classes, retry, strip_space=True)
     # 2. Exposure: anything the corpus emitted is reachable.
     if exposure is not None:
         seen = (exposure[:n] > 0) & (classes == UNASSIGNED)
@@ -291,6 +318,8 @@ def audit_vocabulary(
                 proofs[i] = own
     # 4. Context probes for what is left (partial pieces: a few completions, few contexts).
     if probe:
+        model = (tok.source.get("pipeline") or {}).get("model") or {}
+        prefix = model.get("continuing_subword_prefix") if isinstance(model, dict) else None
         probes: list[str] = []
         owner: list[int] = []
         lefts: tuple[str, ...]
@@ -299,7 +328,7 @@ def audit_vocabulary(
             if table.partial_utf8[i]:
                 cores, lefts, rights = contexts.get(i, []), _LEFT[:3], _RIGHT[:2]
             else:
-                cores, lefts, rights = [table.pieces[i].decode("utf-8")], _LEFT, _RIGHT
+                cores, lefts, rights = [_probe_core(table.pieces[i], prefix)], _LEFT, _RIGHT
             for core in cores:
                 for lft in lefts:
                     for rgt in rights:
