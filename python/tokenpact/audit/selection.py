@@ -59,6 +59,7 @@ class CandidateReport:
     underexposed_rows: list[int]
     slice_amplification: dict[str, float]
     failures: list[str] = field(default_factory=list)
+    exposure_checked: bool = True
 
     @property
     def eligible(self) -> bool:
@@ -67,7 +68,7 @@ class CandidateReport:
     def to_dict(self, *, sample: int = 50) -> dict[str, Any]:
         """JSON-able; under-exposed rows as a count plus the first ``sample`` IDs."""
         out = {**asdict(self), "eligible": self.eligible}
-        out["underexposed_count"] = len(self.underexposed_rows)
+        out["underexposed_count"] = len(self.underexposed_rows) if self.exposure_checked else None
         out["underexposed_rows"] = self.underexposed_rows[:sample]
         return out
 
@@ -99,7 +100,7 @@ def evaluate_candidate(
     gates: Gates,
     baseline: Any | None = None,
 ) -> CandidateReport:
-    """Encode ``validation`` (and ``fit`` for exposure) and apply every gate."""
+    """Encode ``validation`` (and ``fit``, when the exposure gate is on) and apply every gate."""
     if len(validation_slices) != len(validation):
         raise ConfigError("give one slice name per validation record")
     ids, offsets = _encode(tok, validation)
@@ -118,11 +119,14 @@ def evaluate_candidate(
         tok.decode(ids[offsets[k] : offsets[k + 1]], errors="replace") != text
         for k, text in enumerate(validation)
     )
-    fit_ids, _ = _encode(tok, fit)
-    exposure = exposure_counts(fit_ids, tok.vocab_size)
-    table = token_table(tok)
-    learned = (table.byte_len > 1) & ~table.special & ~table.added
-    under = np.flatnonzero(learned & (exposure < gates.min_exposure)).tolist()
+    under: list[int] = []
+    if gates.max_underexposed_rows is not None:
+        # Only an active exposure gate pays for encoding the (large) fit split.
+        fit_ids, _ = _encode(tok, fit)
+        exposure = exposure_counts(fit_ids, tok.vocab_size)
+        table = token_table(tok)
+        learned = (table.byte_len > 1) & ~table.special & ~table.added
+        under = np.flatnonzero(learned & (exposure < gates.min_exposure)).tolist()
     amplification: dict[str, float] = {}
     if baseline is not None:
         _, base_lengths = _lengths(baseline, validation)
@@ -161,6 +165,7 @@ def evaluate_candidate(
         underexposed_rows=under,
         slice_amplification=amplification,
         failures=failures,
+        exposure_checked=gates.max_underexposed_rows is not None,
     )
 
 
