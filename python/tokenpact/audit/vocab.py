@@ -187,6 +187,10 @@ def _bpe_model(tok: Any, table: TokenTable) -> tuple[_LazyMergeTable | None, boo
     for i, piece in enumerate(table.model_pieces):
         if piece and not table.special[i]:
             index.setdefault(piece, i)
+    if any(bytes([b]) not in index for b in range(256)):
+        # A BPE over characters (pieces like "\u2581the", byte fallback as "<0xHH>"):
+        # its symbols are not bytes, so the byte-level argument does not apply.
+        return None, False, "no proof: the BPE is not byte-level (witnesses only)"
     if semantics == "tiktoken_ranks":
         return (
             _LazyMergeTable(table.model_pieces, index, None),
@@ -288,13 +292,18 @@ def audit_vocabulary(
     proofs: dict[int, list[int]] = {}
 
     # 1. Alone: one parallel batch over every remaining valid-UTF-8 piece. A
-    # SentencePiece piece "\u2581the" decodes to " the" but the model adds that space
-    # itself (dummy prefix), so it is also tried without its leading space.
+    # SentencePiece-style piece "\u2581the" stands for " the" but the model adds that
+    # space itself (dummy prefix), so such pieces are also tried without it.
     todo = np.flatnonzero((classes == UNASSIGNED) & ~table.partial_utf8)
     _mark_alone(tok, table, classes, todo, strip_space=False)
-    if tok.semantics == "sentencepiece":
-        retry = np.flatnonzero((classes == UNASSIGNED) & ~table.partial_utf8)
-        _mark_alone(tok, table, classes, retry, strip_space=True)
+    marker = _SP_SPACE.encode("utf-8")
+    retry = [
+        i
+        for i in np.flatnonzero((classes == UNASSIGNED) & ~table.partial_utf8).tolist()
+        if marker in table.pieces[i]
+        or (tok.semantics == "sentencepiece" and table.pieces[i][:1] == b" ")
+    ]
+    _mark_alone(tok, table, classes, np.asarray(retry, dtype=np.int64), strip_space=True)
     # 2. Exposure: anything the corpus emitted is reachable.
     if exposure is not None:
         seen = (exposure[:n] > 0) & (classes == UNASSIGNED)
