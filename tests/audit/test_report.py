@@ -139,3 +139,8 @@ def test_usage_and_data_errors_exit_codes(inputs: dict[str, Path], tmp_path: Pat
     gated = run_audit(inputs, tmp_path / "g", "--max-vocab-params", "10")
     assert gated.exit_code == 1
     assert "no candidate passes" in gated.output
+    # The evidence is still written; the test split stays sealed.
+    report = json.loads((tmp_path / "g" / "report.json").read_text())
+    assert report["selection"]["selection"]["winner"] is None
+    assert report["selection"]["test"] is None
+    assert "No winner" in (tmp_path / "g" / "report.html").read_text()

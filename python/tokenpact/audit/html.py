@@ -326,7 +326,18 @@ def _decision(report: Mapping[str, Any]) -> str:
         f"<p>Split by {escape(str(split['group_field'] or 'record id'))}: fit {split['fit']:,}, "
         f"validation {split['validation']:,}, test {split['test']:,} records. Model shape: "
         f"{escape(str(sel['shape']))}. Gates: {gate_text}. Amplification baseline: "
-        f"{escape(sel['baseline'])}.</p>{table}"
+        f"{escape(sel['baseline'])}.</p>{table}" + _verdict(decision, test)
+    )
+
+
+def _verdict(decision: Mapping[str, Any], test: Mapping[str, Any] | None) -> str:
+    if decision["winner"] is None or test is None:
+        return (
+            '<p class="decision fail" id="decision">No winner: no candidate passes every '
+            f"gate. {escape(str(decision.get('error', '')))} The test split stays sealed. "
+            f"Candidate set hash <code>{escape(decision['candidate_set_hash'])}</code>.</p>"
+        )
+    return (
         f'<p class="decision" id="decision">Winner: <b>{escape(decision["winner"])}</b> '
         f"(minimum {escape(decision['key'])} among candidates passing every gate). "
         f"Candidate set hash <code>{escape(decision['candidate_set_hash'])}</code>. "

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ContractError
 from .corpus import AuditCorpus
 from .encoded import EncodedCorpus, encode_corpus
 from .metrics import (
@@ -28,6 +28,7 @@ from .selection import (
     Gates,
     ModelShape,
     SealedTestSplit,
+    candidate_set_hash,
     evaluate_candidates,
     select,
 )
@@ -269,9 +270,23 @@ def run_selection(
         gates=config.gates,
         baseline=baseline,
     )
-    selection = select(reports)
-    result["selection"] = selection.to_dict()
     result["baseline"] = baseline
+    try:
+        selection = select(reports)
+    except ContractError as exc:
+        # Keep the evidence: the report shows every gate failure; the test split stays
+        # sealed because nothing was frozen.
+        result["selection"] = {
+            "winner": None,
+            "error": str(exc),
+            "candidate_set_hash": candidate_set_hash([r.semantic_hash for r in reports]),
+            "key": "(validation_tokens, vocab_params, candidate_id)",
+            "test_consulted": False,
+            "candidates": [r.to_dict() for r in sorted(reports, key=lambda r: r.candidate_id)],
+        }
+        result["test"] = None
+        return result
+    result["selection"] = selection.to_dict()
     sealed = SealedTestSplit(test)
     result["test"] = sealed.evaluate(selection, candidates[selection.winner])
     return result

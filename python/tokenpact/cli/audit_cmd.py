@@ -7,7 +7,13 @@ from typing import Any
 
 import click
 
-from ._common import load_tokenizer, progress_option, resolve_progress, threads_option
+from ._common import (
+    fail,
+    load_tokenizer,
+    progress_option,
+    resolve_progress,
+    threads_option,
+)
 
 
 def _parse_tokenizer(spec: str) -> tuple[str, Path]:
@@ -150,9 +156,11 @@ def audit(**kw: Any) -> None:
             f"fertility {m['fertility']:.3f}"
         )
     sel = report.get("selection") or {}
+    click.echo(f"wrote {json_path} and {html_path}")
+    if sel and sel["selection"]["winner"] is None:
+        fail(sel["selection"]["error"])
     if sel:
         click.echo(
             f"winner: {sel['selection']['winner']} "
             f"(test split: {sel['test']['positions']:,} positions)"
         )
-    click.echo(f"wrote {json_path} and {html_path}")
