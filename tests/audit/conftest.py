@@ -37,6 +37,35 @@ def shared_corpus_file(name: str) -> Path:
     return path
 
 
+FALLBACK_PARALLEL = [
+    {
+        "en": "Open file",
+        "de": "Datei öffnen",
+        "fr": "Ouvrir le fichier",
+        "ru": "Открыть файл",
+        "ja": "ファイルを開く",
+        "hi": "फ़ाइल खोलें",
+    },
+    {
+        "en": "Save changes?",
+        "de": "Änderungen speichern?",
+        "fr": "Enregistrer les modifications ?",
+        "ru": "Сохранить изменения?",
+        "ja": "変更を保存しますか?",
+        "hi": "परिवर्तन सहेजें?",
+    },
+    {
+        "en": "Permission denied",
+        "de": "Zugriff verweigert",
+        "fr": "Permission refusée",
+        "ru": "Доступ запрещён",
+        "ja": "許可がありません",
+        "hi": "अनुमति अस्वीकृत",
+    },
+    {"en": "Search", "de": "Suchen", "fr": "Rechercher", "ru": "Поиск", "ja": "検索", "hi": "खोजें"},
+]
+
+
 def gettext_parallel_items(
     domain: str = "iso_3166-1.mo", languages: int = 30
 ) -> list[dict[str, str]]:
@@ -61,6 +90,6 @@ def gettext_parallel_items(
             if isinstance(msgid, str) and msgid and text and text != msgid:
                 items.setdefault(msgid, {"en": msgid})[lang] = text
     out = [items[k] for k in sorted(items) if len(items[k]) >= 3]
-    if len(out) < 20:
-        pytest.skip(f"fewer than 20 parallel items in the system catalogs {domain}")
-    return out
+    # Without system catalogs (a minimal image) the report still needs parallel text:
+    # a few common UI strings keep the premium chart and the browser test meaningful.
+    return out if len(out) >= 20 else FALLBACK_PARALLEL

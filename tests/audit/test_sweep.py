@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tokenpact.audit import cost
 from tokenpact.audit.corpus import AuditCorpus
@@ -53,3 +55,17 @@ def test_bad_sizes_are_config_errors() -> None:
         vocabulary_sweep(["a"], ["a"], [100], shape=SHAPE)
     with pytest.raises(ConfigError):
         vocabulary_sweep([], ["a"], [300], shape=SHAPE)
+
+
+@settings(max_examples=15)
+@given(
+    st.lists(st.text(alphabet="abcde fgh\n", min_size=1, max_size=40), min_size=1, max_size=8),
+    st.lists(st.integers(256, 300), min_size=2, max_size=4),
+)
+def test_bpe_training_is_prefix_stable_so_sweeps_nest(texts: list[str], sizes: list[int]) -> None:
+    points, toks = vocabulary_sweep(texts, texts, sizes, shape=SHAPE, min_frequency=1)
+    check_nested(toks)  # raises ContractError if a larger size rewrote an earlier merge
+    lengths = [p.validation_tokens for p in points]
+    # Extra merges rank after all earlier ones: they only act on the smaller vocabulary's
+    # final segmentation, so a nested larger vocabulary never lengthens any text.
+    assert lengths == sorted(lengths, reverse=True)
