@@ -132,3 +132,16 @@ def test_non_bpe_models_get_sound_witnesses(tp: Any, kind: str) -> None:
         assert audit.class_of(tok.token_id("##ing")) == "context"
     else:
         assert counts["byte_fallback"] == 256
+
+
+@settings(max_examples=60)
+@given(
+    st.lists(st.tuples(st.integers(97, 100), st.integers(97, 100)), max_size=8),
+    st.binary(min_size=1, max_size=10).map(lambda b: bytes(97 + x % 4 for x in b)),
+)
+def test_proof_bpe_equals_the_reference_oracle(pairs: list[tuple[int, int]], piece: bytes) -> None:
+    from tokenpact.audit.vocab import bpe_own_bytes
+    from tokenpact.reference.bpe import encode_reference, merges_to_rank
+
+    table = merges_to_rank(pairs)
+    assert bpe_own_bytes(piece, table, list(range(256))) == encode_reference(piece, table)

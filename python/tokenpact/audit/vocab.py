@@ -44,7 +44,6 @@ from typing import Any
 
 import numpy as np
 
-from ..reference.bpe import encode_reference
 from .token_table import BYTE_LEVEL_SEMANTICS, TokenTable, token_table
 
 CLASSES = (
@@ -176,6 +175,27 @@ class _LazyMergeTable(Mapping[tuple[int, int], tuple[int, int]]):
 
     def __len__(self) -> int:  # pragma: no cover
         return len(self._index)
+
+
+def bpe_own_bytes(
+    piece: bytes, merge_table: Mapping[tuple[int, int], tuple[int, int]], byte_ids: list[int]
+) -> list[int]:
+    """BPE of ``piece`` alone: repeatedly merge the minimum ``(rank, position)`` pair.
+
+    ``merge_table[(left, right)] = (rank, new_id)``. Only short pieces are ever passed
+    (the few IDs that do not encode alone), so the quadratic scan is irrelevant.
+    """
+    ids = [byte_ids[b] for b in piece]
+    while len(ids) > 1:
+        best: tuple[int, int, int] | None = None
+        for pos in range(len(ids) - 1):
+            found = merge_table.get((ids[pos], ids[pos + 1]))
+            if found is not None and (best is None or (found[0], pos) < best[:2]):
+                best = (found[0], pos, found[1])
+        if best is None:
+            break
+        ids[best[1] : best[1] + 2] = [best[2]]
+    return ids
 
 
 def _bpe_model(tok: Any, table: TokenTable) -> tuple[_LazyMergeTable | None, bool, str]:
@@ -321,7 +341,7 @@ def audit_vocabulary(
         for i in np.flatnonzero(classes == UNASSIGNED).tolist():
             if whole_first and not table.partial_utf8[i]:
                 continue
-            own = encode_reference(table.model_pieces[i], merge_table, byte_ids=byte_ids)
+            own = bpe_own_bytes(table.model_pieces[i], merge_table, byte_ids)
             if own != [i]:
                 classes[i] = _CODE["unreachable"]
                 proofs[i] = own
