@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, TokenpactError
 from .corpus import group_sums
 from .encoded import EncodedCorpus
 from .text_units import TextUnits
@@ -236,7 +236,7 @@ def offset_accuracy(
             counts["tokens"] += 1
             try:
                 piece = tok.decode([token_id])
-            except Exception:  # noqa: BLE001 - DecodeError and friends: no text of its own
+            except TokenpactError:  # DecodeError: a partial character has no text of its own
                 counts["unchecked"] += 1
                 continue
             span = text[s:e]

@@ -94,8 +94,8 @@ def token_premium(
     over the reference tokens of the same items). Items whose reference text encodes
     to zero tokens are skipped. Every text is encoded once, in one parallel batch.
 
-    >>> import tokenpact as tp  # doctest: +SKIP
-    >>> token_premium(tok, [{"en": "Hello", "de": "Hallo"}])["languages"]["de"]["median"]
+    Example: ``token_premium(tok, [{"en": "Hello", "de": "Hallo"}])["languages"]["de"]``
+    holds ``items``, ``median``, ``p95``, ``max``, ``mean`` and ``ratio_of_totals``.
     """
     if isinstance(corpus, ParallelCorpus):
         items = corpus.items
