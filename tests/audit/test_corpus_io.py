@@ -68,3 +68,13 @@ def test_parallel_reader_keeps_items_with_the_reference(tmp_path: Path) -> None:
     corpus = load_parallel(path)
     assert corpus.items == [{"en": "Hi", "de": "Hallo"}]
     assert corpus.languages() == ["de"]
+
+
+def test_parallel_reader_errors(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_text('["en", "de"]\n', encoding="utf-8")
+    with pytest.raises(InvalidInputError, match="JSON object"):
+        load_parallel(path)
+    path.write_bytes(b'{"en": "caf\xe9"}\n')
+    with pytest.raises(InvalidInputError, match="UTF-8"):
+        load_parallel(path)

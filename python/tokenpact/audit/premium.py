@@ -52,19 +52,32 @@ def load_parallel(
         else (lambda: open(p, encoding="utf-8"))
     )
     items: list[dict[str, str]] = []
-    with opener() as handle:
-        for lineno, line in enumerate(handle, 1):
-            if limit is not None and len(items) >= limit:
-                break
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInputError(f"{p}:{lineno}: not valid JSON ({exc})") from None
-            items.append(
-                {k: v for k, v in obj.items() if k not in skip_fields and isinstance(v, str) and v}
-            )
+    try:
+        with opener() as handle:
+            for lineno, line in enumerate(handle, 1):
+                if limit is not None and len(items) >= limit:
+                    break
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InvalidInputError(f"{p}:{lineno}: not valid JSON ({exc})") from None
+                if not isinstance(obj, dict):
+                    raise InvalidInputError(
+                        f"{p}:{lineno}: each line must be a JSON object of language -> text"
+                    )
+                items.append(
+                    {
+                        k: v
+                        for k, v in obj.items()
+                        if k not in skip_fields and isinstance(v, str) and v
+                    }
+                )
+    except (UnicodeDecodeError, OSError, EOFError) as exc:
+        raise InvalidInputError(
+            f"cannot read {p}: {exc}; give a UTF-8 (optionally gzipped) file"
+        ) from None
     return ParallelCorpus([i for i in items if reference in i], reference)
 
 
