@@ -136,6 +136,20 @@ def test_usage_and_data_errors_exit_codes(inputs: dict[str, Path], tmp_path: Pat
     )
     assert bad_field.exit_code == 1
     assert "--slice-field" in bad_field.output
+    tiny = tmp_path / "tiny.jsonl"
+    tiny.write_text('{"text": "a"}\n{"text": "b"}\n', encoding="utf-8")
+    few = runner.invoke(
+        cli,
+        ["audit", "-t", str(inputs["small"]), "--corpus", str(tiny), "--out", str(tmp_path / "t")],
+    )
+    assert few.exit_code == 1 and "--no-select" in few.output
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    none = runner.invoke(
+        cli,
+        ["audit", "-t", str(inputs["small"]), "--corpus", str(empty), "--out", str(tmp_path / "e")],
+    )
+    assert none.exit_code == 1 and "no records" in none.output
     gated = run_audit(inputs, tmp_path / "g", "--max-vocab-params", "10")
     assert gated.exit_code == 1
     assert "no candidate passes" in gated.output

@@ -94,6 +94,8 @@ def audit_tokenizers(
     """Every metric of every tokenizer (the report's ``tokenizers`` and ``corpus``)."""
     if not tokenizers:
         raise ConfigError("give at least one tokenizer to audit (--tokenizer PATH)")
+    if len(corpus) == 0:
+        raise ConfigError(f"{corpus.name} has no records; give a corpus with at least one text")
     names = list(tokenizers)
     reference = options.reference or names[0]
     if reference not in tokenizers:
@@ -202,7 +204,13 @@ def split_records(
     records = [
         SplitRecord(ids[i], groups[i], roles[i], slices[i], corpus.texts[i]) for i in range(n)
     ]
-    validate_split_manifest(records)
+    try:
+        validate_split_manifest(records)
+    except ContractError as exc:
+        raise ConfigError(
+            f"{exc}: {n} records in {len(set(groups))} groups are too few for fit, validation "
+            "and test; use a larger corpus, or --no-select to audit without selection"
+        ) from None
     return records
 
 

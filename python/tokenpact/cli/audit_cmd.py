@@ -24,6 +24,10 @@ def _parse_tokenizer(spec: str) -> tuple[str, Path]:
     return name, Path(path)
 
 
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
 def _sizes(value: str) -> list[int]:
     if not value.strip():
         return []
@@ -152,8 +156,8 @@ def audit(**kw: Any) -> None:
     for name, t in report["tokenizers"].items():
         m = t["metrics"]["overall"]
         click.echo(
-            f"{name}: {m['tokens']:,} tokens, {m['bytes_per_token']:.3f} bytes/token, "
-            f"fertility {m['fertility']:.3f}"
+            f"{name}: {m['tokens']:,} tokens, {_fmt(m['bytes_per_token'])} bytes/token, "
+            f"fertility {_fmt(m['fertility'])}"
         )
     sel = report.get("selection") or {}
     click.echo(f"wrote {json_path} and {html_path}")
