@@ -21,6 +21,7 @@ TYPE_CHECKING = False
 # every entry resolves and that ``__all__`` lists exactly these names.
 _EXPORTS: dict[str, tuple[str, str | None]] = {
     # subpackages and modules
+    "audit": ("audit", None),
     "baselines": ("baselines", None),
     "batch": ("batch", None),
     "chat": ("chat", None),

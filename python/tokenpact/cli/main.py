@@ -67,6 +67,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "doctor",
         "Inspect tokenizers, chat templates, batch files (.npz/Parquet), safetensors...",
     ),
+    "audit": (
+        "audit_cmd",
+        "audit",
+        "Audit tokenizers on a corpus; write OUT/report.json and a self-contained report.html.",
+    ),
 }
 
 
