@@ -47,6 +47,11 @@ def check_extensible(tok: Tokenizer) -> None:
 def canonical_layout(tok: Tokenizer) -> CanonicalLayout:
     """Map ``tok``'s IDs onto the canonical layout (bytes by value, merges by rank)."""
     vocab = tok.vocab()
+    if tok.semantics == "merge_ranks":
+        # train_bpe / from_merges layout: byte b is ID b, merge r creates 256 + r.
+        merges = [(int(a), int(b)) for a, b in tok.merges]
+        size = 256 + len(merges)
+        return CanonicalLayout(to_id=list(range(size)), pieces=vocab[:size], merges=merges)
     index: dict[bytes, int] = {}
     for i, piece in enumerate(vocab):
         index.setdefault(piece, i)
