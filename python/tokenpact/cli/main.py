@@ -14,7 +14,9 @@ from .convert_cmd import convert
 from .decode_cmd import decode
 from .encode_cmd import encode
 from .inspect_cmd import inspect
+from .migrate_cmd import migrate_group
 from .quickstart_cmd import quickstart
+from .release_cmd import release_group
 from .train_cmd import train
 
 
@@ -48,6 +50,8 @@ for _command in (
     hash_cmd,
     verify_cmd,
     reconcile_cmd,
+    migrate_group,
+    release_group,
 ):
     cli.add_command(_command)
 

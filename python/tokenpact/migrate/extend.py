@@ -128,6 +128,11 @@ def build_extended(
 
 
 def _feed(trainer: Any, texts: Iterable[str]) -> None:
+    from ..corpus import TextFiles
+
+    if isinstance(texts, TextFiles):  # read by Rust, no Python strings
+        trainer.add_files(list(texts.paths), list(texts.formats), texts.text_field)
+        return
     if isinstance(texts, (str, bytes)):
         raise ConfigError("texts must be an iterable of strings, not one string; pass [text]")
     batch: list[str] = []
