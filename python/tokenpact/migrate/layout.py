@@ -49,9 +49,9 @@ def canonical_layout(tok: Tokenizer) -> CanonicalLayout:
     vocab = tok.vocab()
     if tok.semantics == "merge_ranks":
         # train_bpe / from_merges layout: byte b is ID b, merge r creates 256 + r.
-        merges = [(int(a), int(b)) for a, b in tok.merges]
-        size = 256 + len(merges)
-        return CanonicalLayout(to_id=list(range(size)), pieces=vocab[:size], merges=merges)
+        ranked = [(int(a), int(b)) for a, b in tok.merges]
+        size = 256 + len(ranked)
+        return CanonicalLayout(to_id=list(range(size)), pieces=vocab[:size], merges=ranked)
     index: dict[bytes, int] = {}
     for i, piece in enumerate(vocab):
         index.setdefault(piece, i)
