@@ -284,3 +284,16 @@ def test_resize_round_trip_keeps_old_rows(
         assert b[name].shape[0] == max(rows, 272)
         old_part = src_bytes[a[name].begin : a[name].begin + 268 * width]
         assert dst_bytes[b[name].begin : b[name].begin + 268 * width] == old_part
+
+
+def test_padding_only_resize_adds_no_ids(tmp_path: Path) -> None:
+    """Same tokenizer, rows rounded up for tensor-core friendly shapes: nothing to init."""
+    old, _ = _toks()
+    before = tiny_lm.build(tmp_path / "a", rows=268, tied=False)
+    plan = migrate.resize_checkpoint(
+        tmp_path / "a", tmp_path / "b", old, old, pad_to_multiple_of=16
+    )
+    after = tiny_lm.load(tmp_path / "b")
+    assert plan.new_rows == 272 and after[tiny_lm.EMB].shape == (272, 16)
+    assert not after[tiny_lm.EMB][268:].any()
+    _assert_old_logits(before, after, tied=False, old_ids=268)

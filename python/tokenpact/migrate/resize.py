@@ -369,6 +369,8 @@ def resize_checkpoint(
         count = plan.new_ids - plan.old_ids
         if t.role == "slot":
             new_bytes[t.name] = bytes(max(count, 0) * row_bytes(t.info))
+        elif count <= 0:
+            new_bytes[t.name] = b""
         else:
             source = values[t.param if t.role == "copy" else t.name]
             new_bytes[t.name] = encode(source.reshape(count, -1), t.info.dtype)
