@@ -10,6 +10,7 @@ Example::
 
 from __future__ import annotations
 
+from . import release
 from .decompose import decompositions, id_space, prefix_problems
 from .diff import TRANSITIONS, TransitionReport, diff
 from .extend import add_tokens, build_extended, extend_bpe, extend_merges, extend_vocab
@@ -26,6 +27,7 @@ __all__ = [
     "decompositions",
     "plan_resize",
     "prefix_problems",
+    "release",
     "resize_checkpoint",
     "add_tokens",
     "build_extended",

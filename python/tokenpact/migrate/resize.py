@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,10 +41,12 @@ from .decompose import decompositions, id_space, prefix_problems
 from .files import atomic_write_text
 from .row_init import check_policy, init_rows
 from .safetensors_stream import (
+    FLOAT_DTYPES,
     OutTensor,
     check_float,
     copy_segment,
     encode,
+    fill_segment,
     row_bytes,
     write_safetensors,
 )
@@ -204,6 +207,40 @@ def plan_resize(
 ) -> ResizePlan:
     """Check that the change is append-only and the checkpoint covers the old tokenizer,
     then list every tensor to resize and where each new row comes from."""
+    plan, _ = _build_plan(
+        src_dir,
+        old_tok,
+        new_tok,
+        init=init,
+        seed=seed,
+        pad_to_multiple_of=pad_to_multiple_of,
+        embedding_name=embedding_name,
+        output_name=output_name,
+        tied=tied,
+    )
+    _finish_plan(plan, old_tok, new_tok)
+    return plan
+
+
+def _finish_plan(plan: ResizePlan, old_tok: Tokenizer, new_tok: Tokenizer) -> None:
+    """The Python-heavy parts of a plan: FVT decompositions and both semantic hashes."""
+    plan.sources = decompositions(old_tok, new_tok) if plan.init == "fvt" else {}
+    plan.old_semantic_hash = old_tok.semantic_hash
+    plan.new_semantic_hash = new_tok.semantic_hash
+
+
+def _build_plan(
+    src_dir: str | os.PathLike[str],
+    old_tok: Tokenizer,
+    new_tok: Tokenizer,
+    *,
+    init: str,
+    seed: int,
+    pad_to_multiple_of: int | None,
+    embedding_name: str | None,
+    output_name: str | None,
+    tied: bool | None,
+) -> tuple[ResizePlan, CheckpointTensors]:
     check_policy(init)
     problems = prefix_problems(old_tok, new_tok)
     if problems:
@@ -250,15 +287,13 @@ def plan_resize(
         tied=is_tied,
         tie_evidence=evidence,
         tensors=[*params, *slots],
-        sources=decompositions(old_tok, new_tok) if init == "fvt" else {},
-        old_semantic_hash=old_tok.semantic_hash,
-        new_semantic_hash=new_tok.semantic_hash,
+        sources={},
     )
     for t in plan.tensors:
         plan.shapes[t.name] = (list(t.info.shape), [new_rows, *t.info.shape[1:]])
     if out is not None and out.name not in plan.shapes:  # shared storage: same new shape
         plan.shapes[out.name] = plan.shapes[emb.name]
-    return plan
+    return plan, ckpt
 
 
 def _new_values(plan: ResizePlan, t: VocabTensor, bias_init: str) -> np.ndarray:
@@ -280,9 +315,8 @@ def _new_values(plan: ResizePlan, t: VocabTensor, bias_init: str) -> np.ndarray:
             seed=plan.seed,
         )
     # Tokens without an old decomposition (control tokens, reserved IDs) get the mean.
-    rows = np.empty(
-        (count, row_bytes(t.info) // np.dtype(_np(t.info.dtype)).itemsize), dtype=np.float64
-    )
+    width = row_bytes(t.info) // FLOAT_DTYPES[t.info.dtype].itemsize
+    rows = np.empty((count, width), dtype=np.float64)
     with_source = [i for i in ids if plan.sources.get(i)]
     without = [i for i in ids if not plan.sources.get(i)]
     if with_source:
@@ -302,15 +336,14 @@ def _new_values(plan: ResizePlan, t: VocabTensor, bias_init: str) -> np.ndarray:
     return rows
 
 
-def _np(dtype: str) -> str:
-    return {"F32": "<f4", "F16": "<f2", "BF16": "<u2", "F64": "<f8"}[dtype]
-
-
-def _segments(plan: ResizePlan, info: TensorInfo, new_rows_bytes: bytes) -> list[tuple[Any, ...]]:
+def _segments(
+    plan: ResizePlan, info: TensorInfo, new_bytes: Future[dict[str, bytes]]
+) -> list[tuple[Any, ...]]:
     """Old-ID rows copied, new-ID rows computed, old padding kept, new padding zero."""
     width = row_bytes(info)
     segs: list[tuple[Any, ...]] = [copy_segment(info, 0, plan.old_ids)]
-    segs.append(("bytes", new_rows_bytes))
+    count = max(plan.new_ids - plan.old_ids, 0)
+    segs.append(fill_segment(lambda: new_bytes.result()[info.name], count * width))
     if plan.new_ids < plan.old_rows:
         segs.append(copy_segment(info, plan.new_ids, plan.old_rows))
     grow = plan.new_rows - max(plan.old_rows, plan.new_ids)
@@ -341,7 +374,7 @@ def resize_checkpoint(
     dst = Path(dst_dir)
     if dst.exists() and (not dst.is_dir() or any(dst.iterdir())):
         raise ConfigError(f"{dst} already exists; resize into a new directory")
-    plan = plan_resize(
+    plan, ckpt = _build_plan(
         src_dir,
         old_tok,
         new_tok,
@@ -352,34 +385,24 @@ def resize_checkpoint(
         output_name=output_name,
         tied=tied,
     )
-    ckpt = load_checkpoint(src_dir)
     by_name = {t.name: t for t in plan.tensors}
-    values: dict[str, np.ndarray] = {}
-    emb_name = next(t.name for t in plan.tensors if t.role == "embedding")
-    for t in plan.tensors:
-        if t.role in ("embedding", "output", "bias"):
-            if t.role == "output" and plan.tied:
-                continue  # a tied head gets exactly the embedding's new rows
-            values[t.name] = _new_values(plan, t, bias_init)
-    for t in plan.tensors:
-        if t.role == "output" and plan.tied:
-            values[t.name] = values[emb_name]
-    new_bytes: dict[str, bytes] = {}
-    for t in plan.tensors:
-        count = plan.new_ids - plan.old_ids
-        if t.role == "slot":
-            new_bytes[t.name] = bytes(max(count, 0) * row_bytes(t.info))
-        elif count <= 0:
-            new_bytes[t.name] = b""
-        else:
-            source = values[t.param if t.role == "copy" else t.name]
-            new_bytes[t.name] = encode(source.reshape(count, -1), t.info.dtype)
+
+    def compute() -> dict[str, bytes]:
+        _finish_plan(plan, old_tok, new_tok)
+        return _new_row_bytes(plan, bias_init)
+
     tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
+    # The new rows (and the hashes the config binds) are computed in a thread while the
+    # kernel copies the old bytes (copy_file_range releases the GIL); the writer waits
+    # for them only when it reaches the first new row.
     try:
-        sizes = _write_files(plan, ckpt, by_name, new_bytes, tmp, progress)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            future = pool.submit(compute)
+            sizes = _write_files(plan, ckpt, by_name, future, tmp, progress)
+            future.result()
         _write_side_files(Path(src_dir), tmp, ckpt, plan, sizes)
         if dst.exists():
             dst.rmdir()
@@ -390,11 +413,36 @@ def resize_checkpoint(
     return plan
 
 
+def _new_row_bytes(plan: ResizePlan, bias_init: str) -> dict[str, bytes]:
+    """Encoded bytes of rows ``old_ids..new_ids-1`` of every resized tensor."""
+    values: dict[str, np.ndarray] = {}
+    emb_name = next(t.name for t in plan.tensors if t.role == "embedding")
+    for t in plan.tensors:
+        if t.role in ("embedding", "output", "bias"):
+            if t.role == "output" and plan.tied:
+                continue  # a tied head gets exactly the embedding's new rows
+            values[t.name] = _new_values(plan, t, bias_init)
+    for t in plan.tensors:
+        if t.role == "output" and plan.tied:
+            values[t.name] = values[emb_name]
+    count = plan.new_ids - plan.old_ids
+    new_bytes: dict[str, bytes] = {}
+    for t in plan.tensors:
+        if t.role == "slot":
+            new_bytes[t.name] = bytes(max(count, 0) * row_bytes(t.info))
+        elif count <= 0:
+            new_bytes[t.name] = b""
+        else:
+            source = values[t.param if t.role == "copy" else t.name]
+            new_bytes[t.name] = encode(source.reshape(count, -1), t.info.dtype)
+    return new_bytes
+
+
 def _write_files(
     plan: ResizePlan,
     ckpt: CheckpointTensors,
     by_name: dict[str, VocabTensor],
-    new_bytes: dict[str, bytes],
+    new_bytes: Future[dict[str, bytes]],
     out_dir: Path,
     progress: bool,
 ) -> dict[str, int]:
@@ -422,9 +470,7 @@ def _write_files(
                 out = OutTensor(names, info.dtype, info.shape, [copy_segment(info)])
             else:
                 shape = (plan.new_rows, *info.shape[1:])
-                out = OutTensor(
-                    names, info.dtype, shape, _segments(plan, info, new_bytes[info.name])
-                )
+                out = OutTensor(names, info.dtype, shape, _segments(plan, info, new_bytes))
             outs.append(out)
         sizes[path.name] = write_safetensors(out_dir / path.name, outs, ckpt.metadata[path])
         if bar is not None:
