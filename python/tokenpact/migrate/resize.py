@@ -44,11 +44,12 @@ from .safetensors_stream import (
     FLOAT_DTYPES,
     OutTensor,
     check_float,
+    commit,
     copy_segment,
     encode,
     fill_segment,
     row_bytes,
-    write_safetensors,
+    write_unsynced,
 )
 from .vocab_tensors import (
     INDEX_FILE,
@@ -453,31 +454,54 @@ def _write_files(
 
         bar = tqdm(total=len(files), desc="files", unit="file", leave=False)
     sizes: dict[str, int] = {}
-    for path in files:
-        infos = sorted(
-            (i for i in ckpt.tensors.values() if i.file == path), key=lambda i: (i.begin, i.name)
-        )
-        # Names over one byte range share storage (a tied head) and stay shared.
-        groups: dict[tuple[int, int, int], list[TensorInfo]] = {}
-        for info in infos:
-            key = (info.begin, info.end, 0 if info.end > info.begin else id(info))
-            groups.setdefault(key, []).append(info)
-        outs: list[OutTensor] = []
-        for group in groups.values():
-            names = [i.name for i in group]
-            info = next((i for i in group if i.name in by_name), group[0])
-            if info.name not in by_name:
-                out = OutTensor(names, info.dtype, info.shape, [copy_segment(info)])
-            else:
-                shape = (plan.new_rows, *info.shape[1:])
-                out = OutTensor(names, info.dtype, shape, _segments(plan, info, new_bytes))
-            outs.append(out)
-        sizes[path.name] = write_safetensors(out_dir / path.name, outs, ckpt.metadata[path])
-        if bar is not None:
-            bar.update(1)
+    # Each finished file is fsynced in a thread while the next one is written.
+    with ThreadPoolExecutor(max_workers=1) as syncer:
+        pending = [
+            syncer.submit(
+                commit, *_write_one(plan, ckpt, by_name, new_bytes, out_dir, path, sizes, bar)
+            )
+            for path in files
+        ]
+        for job in pending:
+            job.result()
     if bar is not None:
         bar.close()
     return sizes
+
+
+def _write_one(
+    plan: ResizePlan,
+    ckpt: CheckpointTensors,
+    by_name: dict[str, VocabTensor],
+    new_bytes: Future[dict[str, bytes]],
+    out_dir: Path,
+    path: Path,
+    sizes: dict[str, int],
+    bar: Any,
+) -> tuple[Path, Path]:
+    """Write one output file unsynced; returns (temp path, final path)."""
+    infos = sorted(
+        (i for i in ckpt.tensors.values() if i.file == path), key=lambda i: (i.begin, i.name)
+    )
+    # Names over one byte range share storage (a tied head) and stay shared.
+    groups: dict[tuple[int, int, int], list[TensorInfo]] = {}
+    for info in infos:
+        key = (info.begin, info.end, 0 if info.end > info.begin else id(info))
+        groups.setdefault(key, []).append(info)
+    outs: list[OutTensor] = []
+    for group in groups.values():
+        names = [i.name for i in group]
+        info = next((i for i in group if i.name in by_name), group[0])
+        if info.name not in by_name:
+            out = OutTensor(names, info.dtype, info.shape, [copy_segment(info)])
+        else:
+            shape = (plan.new_rows, *info.shape[1:])
+            out = OutTensor(names, info.dtype, shape, _segments(plan, info, new_bytes))
+        outs.append(out)
+    tmp, sizes[path.name] = write_unsynced(out_dir / path.name, outs, ckpt.metadata[path])
+    if bar is not None:
+        bar.update(1)
+    return tmp, out_dir / path.name
 
 
 def _write_side_files(

@@ -151,7 +151,31 @@ def fill_segment(produce: Callable[[], bytes], length: int) -> Segment:
 def write_safetensors(
     path: Path, tensors: list[OutTensor], metadata: dict[str, str] | None = None
 ) -> int:
-    """Write ``path`` atomically (temp file + rename); returns the data size in bytes."""
+    """Write ``path`` atomically (temp file, fsync, rename); returns the data size."""
+    tmp, size = write_unsynced(path, tensors, metadata)
+    commit(tmp, path)
+    return size
+
+
+def commit(tmp: Path, path: Path) -> None:
+    """fsync a file written by ``write_unsynced`` and rename it into place. Separate so
+    a caller can flush one file while it writes the next (fsync releases the GIL)."""
+    try:
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_unsynced(
+    path: Path, tensors: list[OutTensor], metadata: dict[str, str] | None = None
+) -> tuple[Path, int]:
+    """Write the file to a temp name beside ``path``; returns (temp path, data size)."""
     header: dict[str, Any] = {}
     if metadata:
         header["__metadata__"] = dict(metadata)
@@ -181,7 +205,6 @@ def write_safetensors(
                     view = memoryview(data)
                     while view:
                         view = view[os.write(fd, view) :]
-        os.fsync(fd)
     except BaseException:
         os.close(fd)
         tmp.unlink(missing_ok=True)
@@ -190,5 +213,4 @@ def write_safetensors(
         for src in sources.values():
             os.close(src)
     os.close(fd)
-    os.replace(tmp, path)
-    return offset
+    return tmp, offset
