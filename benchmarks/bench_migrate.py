@@ -223,6 +223,7 @@ def main() -> None:
             "wall s (best)",
             "all runs s",
             "vs fastest copy",
+            "vs durable copy",
             "peak RSS MB",
         ],
         rows,

@@ -33,6 +33,8 @@ def check_extensible(tok: Tokenizer) -> None:
             f"extend_bpe needs a byte-level BPE tokenizer; this one has {tok.semantics} "
             "semantics (use add_tokens(), or extend_vocab() for WordPiece/Unigram)"
         )
+    if tok.semantics == "merge_ranks":
+        return  # built from merges: one regex, no normalizer, by construction
     config = tok.to_config()
     if config.get("normalizer") is not None or config["pre_tokenizer"].get("type") != (
         "regex_split"
