@@ -156,6 +156,8 @@ def plan_cmd(
 @click.option("--bias-init", default="zero", show_default=True, type=click.Choice(["zero", "mean"]))
 @click.option("--pad-to-multiple-of", type=int, default=None)
 @click.option("--tied/--untied", default=None, help="Override the tie detection.")
+@click.option("--adapter", type=_PATH, default=None, help="A LoRA adapter trained on it.")
+@click.option("--adapter-out", type=_PATH, default=None, help="Where the resized adapter goes.")
 @click.option("--json", "as_json", is_flag=True)
 @progress_option
 def apply_cmd(
@@ -168,17 +170,23 @@ def apply_cmd(
     bias_init: str,
     pad_to_multiple_of: int | None,
     tied: bool | None,
+    adapter: Path | None,
+    adapter_out: Path | None,
     as_json: bool,
     progress: bool | None,
 ) -> None:
-    """Write a resized copy of a safetensors checkpoint (old rows bit-identical)."""
-    from ..migrate import resize_checkpoint
+    """Write a resized copy of a safetensors checkpoint (old rows bit-identical), and of
+    a LoRA adapter trained on it (``--adapter``), so the adapter keeps loading."""
+    from ..migrate import resize_adapter, resize_checkpoint
 
+    if (adapter is None) != (adapter_out is None):
+        raise click.UsageError("--adapter and --adapter-out go together")
+    old, new = load_tokenizer(old_path), load_tokenizer(new_path)
     plan = resize_checkpoint(
         checkpoint,
         out,
-        load_tokenizer(old_path),
-        load_tokenizer(new_path),
+        old,
+        new,
         init=init,
         seed=seed,
         bias_init=bias_init,
@@ -186,8 +194,13 @@ def apply_cmd(
         tied=tied,
         progress=resolve_progress(progress),
     )
+    adapter_shapes = {}
+    if adapter is not None and adapter_out is not None:
+        adapter_shapes = resize_adapter(
+            adapter, adapter_out, old, new, rows=plan.new_rows, init=init, seed=seed
+        )
     if as_json:
-        click.echo(json.dumps(plan.to_dict(), indent=2))
+        click.echo(json.dumps({**plan.to_dict(), "adapter_shapes": adapter_shapes}, indent=2))
         return
     echo_rows(
         [
@@ -195,6 +208,7 @@ def apply_cmd(
             ("tied head", str(plan.tied)),
             ("tensors resized", ", ".join(plan.shapes)),
             ("new trainable values", str(plan.added_parameters)),
+            ("adapter tensors resized", str(len(adapter_shapes))),
             ("written", str(out)),
         ]
     )

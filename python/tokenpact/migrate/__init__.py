@@ -11,6 +11,7 @@ Example::
 from __future__ import annotations
 
 from . import release
+from .adapters import resize_adapter
 from .decompose import decompositions, id_space, prefix_problems
 from .diff import TRANSITIONS, TransitionReport, diff
 from .extend import add_tokens, build_extended, extend_bpe, extend_merges, extend_vocab
@@ -28,6 +29,7 @@ __all__ = [
     "plan_resize",
     "prefix_problems",
     "release",
+    "resize_adapter",
     "resize_checkpoint",
     "add_tokens",
     "build_extended",

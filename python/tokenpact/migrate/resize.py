@@ -39,9 +39,8 @@ from ..errors import ConfigError, ContractError
 from ..tokenizer import Tokenizer
 from .decompose import decompositions, id_space, prefix_problems
 from .files import atomic_write_text
-from .row_init import check_policy, init_rows
+from .row_init import check_policy, init_new_rows, init_rows
 from .safetensors_stream import (
-    FLOAT_DTYPES,
     OutTensor,
     check_float,
     commit,
@@ -306,35 +305,13 @@ def _new_values(plan: ResizePlan, t: VocabTensor, bias_init: str) -> np.ndarray:
         return init_rows(
             t.info, old_ids=plan.old_ids, decompositions=[[]] * count, init="mean", seed=0
         )
-    ids = range(plan.old_ids, plan.new_ids)
-    if plan.init != "fvt":
-        return init_rows(
-            t.info,
-            old_ids=plan.old_ids,
-            decompositions=[[]] * count,
-            init=plan.init,
-            seed=plan.seed,
-        )
-    # Tokens without an old decomposition (control tokens, reserved IDs) get the mean.
-    width = row_bytes(t.info) // FLOAT_DTYPES[t.info.dtype].itemsize
-    rows = np.empty((count, width), dtype=np.float64)
-    with_source = [i for i in ids if plan.sources.get(i)]
-    without = [i for i in ids if not plan.sources.get(i)]
-    if with_source:
-        got = init_rows(
-            t.info,
-            old_ids=plan.old_ids,
-            decompositions=[plan.sources[i] for i in with_source],
-            init="fvt",
-            seed=0,
-        )
-        rows[[i - plan.old_ids for i in with_source]] = got
-    if without:
-        got = init_rows(
-            t.info, old_ids=plan.old_ids, decompositions=[[]] * len(without), init="mean", seed=0
-        )
-        rows[[i - plan.old_ids for i in without]] = got
-    return rows
+    return init_new_rows(
+        t.info,
+        old_ids=plan.old_ids,
+        decompositions=[plan.sources.get(i, []) for i in range(plan.old_ids, plan.new_ids)],
+        init=plan.init,
+        seed=plan.seed,
+    )
 
 
 def _segments(

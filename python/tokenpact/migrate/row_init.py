@@ -98,3 +98,35 @@ def init_rows(
         return np.repeat(mean[None, :], count, axis=0).astype(dtype)
     draws = rng.standard_normal(size=(count, width))
     return (mean + draws @ chol.T).astype(dtype)
+
+
+def init_new_rows(
+    info: TensorInfo,
+    *,
+    old_ids: int,
+    decompositions: Sequence[Sequence[int]],
+    init: str,
+    seed: int,
+) -> np.ndarray:
+    """``init_rows`` for a mix of tokens: under ``fvt`` a token without an old
+    decomposition (a control token, a reserved ID) gets the mean row instead."""
+    count = len(decompositions)
+    if init != "fvt":
+        return init_rows(info, old_ids=old_ids, decompositions=[[]] * count, init=init, seed=seed)
+    width = int(np.prod(info.shape[1:], dtype=np.int64)) if len(info.shape) > 1 else 1
+    rows = np.empty((count, width), dtype=np.float64)
+    have = [k for k, d in enumerate(decompositions) if d]
+    lack = [k for k, d in enumerate(decompositions) if not d]
+    if have:
+        rows[have] = init_rows(
+            info,
+            old_ids=old_ids,
+            decompositions=[decompositions[k] for k in have],
+            init="fvt",
+            seed=seed,
+        )
+    if lack:
+        rows[lack] = init_rows(
+            info, old_ids=old_ids, decompositions=[[]] * len(lack), init="mean", seed=seed
+        )
+    return rows.astype(_float(info))

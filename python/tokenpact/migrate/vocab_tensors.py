@@ -52,7 +52,7 @@ class CheckpointTensors:
     index: dict[str, Any] | None
 
 
-def _metadata(path: Path) -> dict[str, str] | None:
+def file_metadata(path: Path) -> dict[str, str] | None:
     with open(path, "rb") as handle:
         length = int.from_bytes(handle.read(8), "little")
         header = json.loads(handle.read(length).decode("utf-8"))
@@ -84,7 +84,7 @@ def load_checkpoint(src: str | os.PathLike[str]) -> CheckpointTensors:
     for path in files:
         try:
             header = read_safetensors_header(path)
-            metadata[path] = _metadata(path)
+            metadata[path] = file_metadata(path)
         except (OSError, ValueError) as exc:
             raise ArtifactError(f"{path}: {exc}") from None
         for name, info in header.items():
