@@ -30,6 +30,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "contract": ("contract", None),
     "doctor": ("doctor", None),
     "errors": ("errors", None),
+    "migrate": ("migrate", None),
     "stochastic": ("stochastic", None),
     # errors
     "ArtifactError": ("errors", "ArtifactError"),

@@ -236,6 +236,41 @@ impl Trainer {
             return Some(StopReason::BelowMinFrequency);
         }
         let (a, b) = unpack(pair);
+        self.apply_merge(a, b, score);
+        None
+    }
+
+    /// Continues from an existing tokenizer (vocabulary extension): applies `merges`,
+    /// in rank order, as if training had chosen them, so later merges are learned on the
+    /// old segmentation and get the IDs after them. Call before the first `step`.
+    pub fn replay(&mut self, merges: &[(u32, u32)]) -> CoreResult<()> {
+        if !self.merges.is_empty() {
+            return Err(CoreError::Config(
+                "replay the existing merges before training any new one".into(),
+            ));
+        }
+        for (rank, &(a, b)) in merges.iter().enumerate() {
+            let next = 256 + self.merges.len() as u32;
+            if a >= next || b >= next {
+                return Err(CoreError::Config(format!(
+                    "merge {rank} uses ID {} before it exists (IDs < {next} are defined here)",
+                    a.max(b)
+                )));
+            }
+            let score = self
+                .scores
+                .get(&pair_key(a, b))
+                .copied()
+                .unwrap_or(0)
+                .max(0);
+            self.apply_merge(a, b, score as u64);
+        }
+        Ok(())
+    }
+
+    /// Creates ID `256 + merges.len()` from `(a, b)` and rewrites every unit holding it.
+    fn apply_merge(&mut self, a: u32, b: u32, score: u64) {
+        let pair = pair_key(a, b);
         let new_id = 256 + self.merges.len() as u32;
         let mut piece = self.pieces[a as usize].to_vec();
         piece.extend_from_slice(&self.pieces[b as usize]);
@@ -262,7 +297,6 @@ impl Trainer {
         self.merges.push((a, b));
         self.merge_scores.push(score);
         self.merge_replacements.push(replaced);
-        None
     }
 
     /// Rewrites unit `w`, records score deltas; returns weighted replacements.

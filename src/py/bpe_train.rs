@@ -146,6 +146,15 @@ impl BpeTrainer {
         Ok(())
     }
 
+    /// Applies an existing tokenizer's merges (rank order) before new ones are learned.
+    fn seed_merges(&mut self, py: Python<'_>, merges: Vec<(u32, u32)>) -> PyResult<()> {
+        let t = self
+            .trainer
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("call start() before seed_merges()"))?;
+        py.detach(|| t.replay(&merges)).map_err(|e| to_py(py, e))
+    }
+
     /// Runs up to `steps` merges; returns the stop reason once finished.
     fn step(&mut self, py: Python<'_>, steps: usize) -> PyResult<Option<&'static str>> {
         let t = self

@@ -72,6 +72,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "audit",
         "Audit tokenizers on a corpus; write OUT/report.json and a self-contained report.html.",
     ),
+    "migrate": (
+        "migrate_cmd",
+        "migrate_group",
+        "Change a tokenizer that a checkpoint depends on (seed 000 0x0C2).",
+    ),
+    "release": (
+        "release_cmd",
+        "release_group",
+        "Release bundles: mechanical admission, atomic promotion, whole-bundle rollback.",
+    ),
 }
 
 

@@ -1,0 +1,131 @@
+"""``tokenpact release seal|check|promote|rollback``: release a tokenizer only together
+with the template, dataset, checkpoint and cache namespace bound to it.
+
+Exit codes: 0 every check passed, 1 a check failed or an input could not be read, 2 usage.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..contract import Report
+from ._common import TokenpactGroup, echo_rows, fail
+
+_PATH = click.Path(path_type=Path)
+
+
+@click.group("release", cls=TokenpactGroup)
+def release_group() -> None:
+    """Release bundles: mechanical admission, atomic promotion, whole-bundle rollback."""
+
+
+@release_group.command("seal")
+@click.option("--name", required=True)
+@click.option("--tokenizer", required=True, type=_PATH, help="Artifact directory (tok.save).")
+@click.option("--dataset", required=True, type=_PATH, help="Dataset declaration JSON.")
+@click.option("--checkpoint", required=True, type=_PATH, help="Checkpoint directory.")
+@click.option("--template", type=_PATH, default=None, help="Template declaration JSON.")
+@click.option("--canary", type=_PATH, default=None, help="JSONL of {slice, text}.")
+@click.option(
+    "--max-token-ratio",
+    multiple=True,
+    metavar="SLICE=RATIO",
+    help="Canary limit of tokens new/old per slice ('default=1.0').",
+)
+@click.option("--previous", type=_PATH, default=None, help="Bundle this one replaces.")
+@click.option("--out", "-o", required=True, type=_PATH, help="Bundle file to write.")
+def seal_cmd(
+    name: str,
+    tokenizer: Path,
+    dataset: Path,
+    checkpoint: Path,
+    template: Path | None,
+    canary: Path | None,
+    max_token_ratio: tuple[str, ...],
+    previous: Path | None,
+    out: Path,
+) -> None:
+    """Write a bundle naming the current hashes of every component."""
+    from ..migrate.release import seal_release
+
+    limits: dict[str, float] = {}
+    for item in max_token_ratio:
+        key, _, value = item.partition("=")
+        try:
+            limits[key] = float(value)
+        except ValueError:
+            raise click.BadParameter(f"{item!r} is not SLICE=RATIO") from None
+    bundle = seal_release(
+        out,
+        name=name,
+        tokenizer=tokenizer,
+        dataset=dataset,
+        checkpoint=checkpoint,
+        template=template,
+        canary=canary,
+        max_token_ratio=limits or None,
+        previous=previous,
+    )
+    echo_rows(
+        [
+            ("bundle", str(out)),
+            ("transition", str(bundle["transition"])),
+            ("cache namespace", bundle["cache_namespace"]),
+        ]
+    )
+
+
+def _emit(report: Report, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(report.format(verbose=True))
+    if not report.ok:
+        raise SystemExit(1)
+
+
+@release_group.command("check")
+@click.argument("bundle", type=_PATH)
+@click.option(
+    "--pointer",
+    type=_PATH,
+    default=None,
+    help="Pointer file of the promoted release to compare with.",
+)
+@click.option("--previous", type=_PATH, default=None, help="Or the previous bundle itself.")
+@click.option("--json", "as_json", is_flag=True)
+def check_cmd(bundle: Path, pointer: Path | None, previous: Path | None, as_json: bool) -> None:
+    """Run every admission check; all must pass (exit 1 otherwise)."""
+    from ..migrate.release import check_release, current_bundle
+
+    if pointer is not None and previous is None:
+        previous = current_bundle(pointer)
+    _emit(check_release(bundle, previous=previous), as_json)
+
+
+@release_group.command("promote")
+@click.argument("bundle", type=_PATH)
+@click.option("--pointer", required=True, type=_PATH, help="Pointer file (e.g. current.json).")
+@click.option("--json", "as_json", is_flag=True)
+def promote_cmd(bundle: Path, pointer: Path, as_json: bool) -> None:
+    """Check the bundle and, only if everything passes, switch the pointer atomically."""
+    from ..migrate.release import promote
+
+    report = promote(bundle, pointer=pointer)
+    _emit(report, as_json)
+    click.echo(f"promoted {bundle}")
+
+
+@release_group.command("rollback")
+@click.option("--pointer", required=True, type=_PATH)
+def rollback_cmd(pointer: Path) -> None:
+    """Switch back to the previous bundle: every component together."""
+    from ..migrate.release import rollback
+
+    bundle = rollback(pointer=pointer)
+    if bundle is None:
+        fail("nothing was rolled back")
+    echo_rows([("current", bundle["name"]), ("cache namespace", bundle["cache_namespace"])])

@@ -1,0 +1,389 @@
+"""Release bundles: a tokenizer is released only together with everything bound to it.
+
+A bundle file (``*.bundle.json``) names, by hash, every component of one release::
+
+    {"kind": "tokenpact.release", "version": 1, "name": "balanced-272",
+     "tokenizer": {"path": "tok", "semantic_hash": "sha256:..", "release_hash": "sha256:.."},
+     "template": {"path": "template.json", "hash": "sha256:.."} | null,
+     "dataset": {"path": "dataset.json", "hash": "sha256:.."},
+     "checkpoint": {"path": "ckpt", "hash": "sha256:.."},
+     "cache_namespace": "tp-3f2a...",
+     "transition": "append-only",
+     "canary": {"path": "canary.jsonl", "max_token_ratio": {"default": 1.0}} | null}
+
+Paths are relative to the bundle file. ``check_release`` re-derives every hash and runs
+every admission check (reconcile's dataset and checkpoint checks, golden vectors, the
+prefix proof against the promoted release, cache-namespace rotation, canary slices);
+all must pass. ``promote`` switches the pointer file by rename; ``rollback`` switches it
+back to the previous bundle, which names every component, so no component is ever
+rolled back alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..contract import (
+    Report,
+    checkpoint_from_safetensors,
+    file_sha256,
+    framed_hash,
+    template_hash,
+)
+from ..contract.hashing import dataset_hash
+from ..contract.reconcile import check_checkpoint, check_dataset
+from ..contract.semantics import max_id, special_policy
+from ..errors import ConfigError, ContractError, TokenpactError
+from ..tokenizer import Tokenizer
+from .diff import TRANSITIONS, diff
+from .files import atomic_write_json
+
+KIND = "tokenpact.release"
+POINTER_KIND = "tokenpact.release-pointer"
+CHECKPOINT_FILES = "checkpoint-files-v1"
+CACHE_NAMESPACE = "cache-namespace-v1"
+BINDING_KEY = "tokenpact"
+
+
+def cache_namespace(semantic: str, template: str) -> str:
+    """A cache namespace derived from the tokenizer and template identities: it changes
+    whenever either changes, so no prefix or tokenization cache outlives its contract."""
+    digest = framed_hash(CACHE_NAMESPACE, {"tokenizer": semantic, "template": template})
+    return "tp-" + digest.split(":", 1)[1][:24]
+
+
+def checkpoint_hash(folder: str | os.PathLike[str]) -> str:
+    """Identity of a checkpoint directory: the raw SHA-256 of every file, by path."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise ContractError(f"checkpoint {root} is not a directory")
+    files = [
+        {"path": p.relative_to(root).as_posix(), "sha256": file_sha256(p)}
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    ]
+    return framed_hash(CHECKPOINT_FILES, files)
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ContractError(f"cannot read the {what} {path}: {exc}") from None
+
+
+def load_bundle(path: str | os.PathLike[str]) -> dict[str, Any]:
+    bundle = _read_json(Path(path), "release bundle")
+    if not isinstance(bundle, dict) or bundle.get("kind") != KIND:
+        raise ContractError(f"{path} is not a release bundle (kind must be {KIND!r})")
+    missing = [
+        k
+        for k in ("name", "tokenizer", "dataset", "checkpoint", "cache_namespace")
+        if k not in bundle
+    ]
+    if missing:
+        raise ContractError(f"release bundle {path} lacks {missing}; re-seal it")
+    return bundle
+
+
+def seal_release(
+    out: str | os.PathLike[str],
+    *,
+    name: str,
+    tokenizer: str | os.PathLike[str],
+    dataset: str | os.PathLike[str],
+    checkpoint: str | os.PathLike[str],
+    template: str | os.PathLike[str] | None = None,
+    canary: str | os.PathLike[str] | None = None,
+    max_token_ratio: Mapping[str, float] | None = None,
+    transition: str | None = None,
+    previous: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """Write a bundle file naming the current hashes of the given components.
+
+    ``transition`` (what the release claims relative to ``previous``) defaults to the
+    class ``diff`` finds; ``check_release`` re-derives it and fails on a mismatch.
+    """
+    target = Path(out)
+    base = target.parent
+
+    def rel(p: str | os.PathLike[str]) -> str:
+        return os.path.relpath(Path(p).resolve(), base.resolve())
+
+    tok = Tokenizer.load(tokenizer)
+    tmpl = _read_json(Path(template), "template") if template is not None else None
+    semantic, thash = tok.semantic_hash, template_hash(tmpl)
+    if transition is None and previous is not None:
+        old = load_bundle(previous)
+        old_tok = Tokenizer.load(Path(previous).parent / old["tokenizer"]["path"])
+        transition = diff(old_tok, tok).transition
+    bundle = {
+        "kind": KIND,
+        "version": 1,
+        "name": name,
+        "tokenizer": {
+            "path": rel(tokenizer),
+            "semantic_hash": semantic,
+            "release_hash": tok.release_hash,
+        },
+        "template": None if template is None else {"path": rel(template), "hash": thash},
+        "dataset": {
+            "path": rel(dataset),
+            "hash": dataset_hash(_read_json(Path(dataset), "dataset declaration")),
+        },
+        "checkpoint": {"path": rel(checkpoint), "hash": checkpoint_hash(checkpoint)},
+        "cache_namespace": cache_namespace(semantic, thash),
+        "transition": transition,
+        "canary": None
+        if canary is None
+        else {"path": rel(canary), "max_token_ratio": dict(max_token_ratio or {"default": 1.0})},
+    }
+    atomic_write_json(target, bundle)
+    return bundle
+
+
+class _Loaded:
+    """The components of a bundle, loaded once (each failure becomes a check)."""
+
+    def __init__(self, path: Path, bundle: dict[str, Any], report: Report) -> None:
+        self.path, self.bundle = path, bundle
+        base = path.parent
+        self.tok: Tokenizer | None = None
+        try:
+            # Loading an artifact directory verifies its manifest and golden vectors.
+            self.tok = Tokenizer.load(base / bundle["tokenizer"]["path"])
+            report.passed("tokenizer.golden", "manifest and golden vectors verified on load")
+        except TokenpactError as exc:
+            report.failed("tokenizer.golden", f"the tokenizer does not load cleanly: {exc}")
+        self.template = None
+        if bundle.get("template") is not None:
+            self.template = _read_json(base / bundle["template"]["path"], "template")
+        self.template_hash = template_hash(self.template)
+        self.dataset = _read_json(base / bundle["dataset"]["path"], "dataset declaration")
+        self.checkpoint_dir = base / bundle["checkpoint"]["path"]
+
+
+def _check_identities(c: _Loaded, report: Report) -> None:
+    b = c.bundle
+    if c.tok is not None:
+        for key, actual in (
+            ("semantic_hash", c.tok.semantic_hash),
+            ("release_hash", c.tok.release_hash),
+        ):
+            report.expect(
+                f"hashes.tokenizer_{key}",
+                b["tokenizer"][key] == actual,
+                f"bundle names {b['tokenizer'][key]}, the files give {actual}",
+            )
+    if b.get("template") is not None:
+        report.expect(
+            "hashes.template",
+            b["template"]["hash"] == c.template_hash,
+            "the template changed after the bundle was sealed",
+        )
+    report.expect(
+        "hashes.dataset",
+        b["dataset"]["hash"] == dataset_hash(c.dataset),
+        "the dataset declaration changed after the bundle was sealed",
+    )
+    actual = checkpoint_hash(c.checkpoint_dir)
+    report.expect(
+        "hashes.checkpoint",
+        b["checkpoint"]["hash"] == actual,
+        f"checkpoint files hash to {actual}, bundle names {b['checkpoint']['hash']}",
+    )
+
+
+def _check_bindings(c: _Loaded, report: Report) -> None:
+    if c.tok is None:
+        report.skipped("bindings", "the tokenizer did not load")
+        return
+    semantic = c.tok.semantic_hash
+    config = c.tok.to_config()
+    check_dataset(
+        report, c.dataset, semantic=semantic, top_id=max_id(config), template=c.template_hash
+    )
+    cfg_path = c.checkpoint_dir / "config.json"
+    cfg = _read_json(cfg_path, "model config") if cfg_path.is_file() else {}
+    binding = cfg.get(BINDING_KEY) or {}
+    declaration = checkpoint_from_safetensors(
+        c.checkpoint_dir,
+        tokenizer_hash=binding.get("tokenizer_semantic_hash"),
+        template_hash=binding.get("template_hash", c.template_hash),
+    )
+    check_checkpoint(
+        report,
+        declaration.to_json(),
+        semantic=semantic,
+        template=c.template_hash,
+        policy=special_policy(config),
+        top_id=max_id(config),
+    )
+    expected = cache_namespace(semantic, c.template_hash)
+    report.expect(
+        "cache.namespace",
+        c.bundle["cache_namespace"] == expected,
+        f"cache namespace {c.bundle['cache_namespace']!r} is not the one derived "
+        f"from this tokenizer and template ({expected!r}); re-seal the bundle",
+    )
+
+
+def _check_against_previous(c: _Loaded, prev: _Loaded | None, report: Report) -> None:
+    declared = c.bundle.get("transition")
+    if prev is None:
+        report.passed("transition.first_release", "no promoted release to migrate from")
+        return
+    if prev.tok is None or c.tok is None:
+        report.failed("transition", "a tokenizer did not load; the transition is unknown")
+        return
+    result = diff(prev.tok, c.tok, old_template=prev.template, new_template=c.template)
+    report.expect(
+        "transition.declared",
+        declared == result.transition,
+        f"bundle declares {declared!r} but the change is {result.transition!r}",
+    )
+    report.expect(
+        "transition.known",
+        result.transition in TRANSITIONS[:4] or declared == "incompatible",
+        "the tokenizer change is incompatible; declare it and retrain",
+    )
+    if result.transition == "append-only":
+        report.expect(
+            "transition.prefix_proof",
+            result.prefix_proof["holds"],
+            "; ".join(result.prefix_proof["problems"][:3]),
+        )
+    rotated = c.bundle["cache_namespace"] != prev.bundle["cache_namespace"]
+    changed = result.transition not in ("byte-identical", "repackage")
+    report.expect(
+        "cache.rotated",
+        rotated or not changed,
+        "the tokenizer or template changed but the cache namespace did not; "
+        "caches built for the old contract would be served",
+    )
+    old_roles, new_roles = special_policy(prev.tok.to_config()), special_policy(c.tok.to_config())
+    moved = [
+        r
+        for r in ("bos", "eos", "pad", "eot")
+        if old_roles[r] is not None and old_roles[r] != new_roles[r]
+    ]
+    report.expect(
+        "canary.stop_ids",
+        not moved and old_roles["stop"] == new_roles["stop"],
+        f"control IDs moved for roles {moved or ['stop']}",
+    )
+    _check_canary(c, prev, report)
+
+
+def _check_canary(c: _Loaded, prev: _Loaded, report: Report) -> None:
+    spec = c.bundle.get("canary")
+    if spec is None:
+        report.failed("canary", "the bundle declares no canary set; add canary= when sealing")
+        return
+    if c.tok is None or prev.tok is None:
+        return
+    slices: dict[str, list[str]] = defaultdict(list)
+    with open(c.path.parent / spec["path"], encoding="utf-8") as handle:
+        for n, line in enumerate(handle):
+            if line.strip():
+                row = json.loads(line)
+                if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+                    raise ContractError(f"canary line {n + 1} needs {{'slice', 'text'}}")
+                slices[str(row.get("slice", "default"))].append(row["text"])
+    limits = spec.get("max_token_ratio") or {}
+    for name in sorted(slices):
+        texts = slices[name]
+        old = sum(len(x) for x in prev.tok.encode_batch(texts))
+        new = sum(len(x) for x in c.tok.encode_batch(texts))
+        limit = float(limits.get(name, limits.get("default", 1.0)))
+        ratio = new / old if old else 1.0
+        report.expect(
+            f"canary.{name}",
+            ratio <= limit,
+            f"tokens new/old = {ratio:.4f} exceeds the declared limit {limit}",
+            f"tokens new/old = {ratio:.4f} <= {limit}",
+        )
+
+
+def check_release(
+    bundle_path: str | os.PathLike[str], *, previous: str | os.PathLike[str] | None = None
+) -> Report:
+    """Run every admission check of a bundle; ``previous`` is the promoted bundle (the
+    transition, cache rotation and canary compare against it)."""
+    path = Path(bundle_path)
+    report = Report("release")
+    bundle = load_bundle(path)
+    current = _Loaded(path, bundle, report)
+    _check_identities(current, report)
+    _check_bindings(current, report)
+    prev = None
+    if previous is not None:
+        prev_report = Report("previous")
+        prev = _Loaded(Path(previous), load_bundle(previous), prev_report)
+    _check_against_previous(current, prev, report)
+    return report
+
+
+def _read_pointer(pointer: Path) -> dict[str, Any]:
+    if not pointer.exists():
+        return {"kind": POINTER_KIND, "version": 1, "current": None, "history": []}
+    data = _read_json(pointer, "release pointer")
+    if not isinstance(data, dict) or data.get("kind") != POINTER_KIND:
+        raise ContractError(f"{pointer} is not a release pointer")
+    return data
+
+
+def current_bundle(pointer: str | os.PathLike[str]) -> Path | None:
+    """The bundle the pointer file names now (None before the first promotion)."""
+    data = _read_pointer(Path(pointer))
+    return None if data["current"] is None else Path(pointer).parent / data["current"]["bundle"]
+
+
+def promote(bundle_path: str | os.PathLike[str], *, pointer: str | os.PathLike[str]) -> Report:
+    """Check the bundle against the promoted one and, only if every check passes,
+    switch the pointer to it (one atomic rename). Returns the check report."""
+    ptr = Path(pointer)
+    state = _read_pointer(ptr)
+    previous = current_bundle(ptr)
+    report = check_release(bundle_path, previous=previous)
+    if not report.ok:
+        return report
+    bundle = load_bundle(bundle_path)
+    entry = {
+        "bundle": os.path.relpath(Path(bundle_path).resolve(), ptr.parent.resolve()),
+        "name": bundle["name"],
+        "bundle_sha256": file_sha256(bundle_path),
+    }
+    history = list(state["history"])
+    if state["current"] is not None:
+        history.append(state["current"])
+    atomic_write_json(
+        ptr, {"kind": POINTER_KIND, "version": 1, "current": entry, "history": history}
+    )
+    return report
+
+
+def rollback(*, pointer: str | os.PathLike[str]) -> dict[str, Any]:
+    """Point back at the previous bundle: tokenizer, template, dataset, checkpoint and
+    cache namespace together. The previous bundle's files must still match its hashes."""
+    ptr = Path(pointer)
+    state = _read_pointer(ptr)
+    if not state["history"]:
+        raise ConfigError(f"{ptr} has no earlier release to roll back to")
+    target = state["history"][-1]
+    path = ptr.parent / target["bundle"]
+    if file_sha256(path) != target["bundle_sha256"]:
+        raise ContractError(f"bundle {path} changed since it was promoted; cannot roll back to it")
+    report = check_release(path)
+    if not report.ok:
+        raise ContractError("the previous release no longer passes its checks:\n" + report.format())
+    atomic_write_json(
+        ptr,
+        {"kind": POINTER_KIND, "version": 1, "current": target, "history": state["history"][:-1]},
+    )
+    return load_bundle(path)

@@ -1,0 +1,216 @@
+"""Streaming safetensors I/O: read a few rows, copy byte ranges, write a file atomically.
+
+A safetensors file is ``u64 little-endian header length | JSON header | raw bytes``.
+We write it ourselves so untouched tensors never enter Python memory: their bytes are
+copied file-to-file by the kernel (``copy_file_range``, falling back to ``sendfile`` and
+then to bounded chunks). Only the rows we compute are ever materialized. bf16 is handled
+as raw ``uint16`` bits (numpy has no bfloat16): widening is a 16-bit shift, narrowing
+rounds to nearest-even like PyTorch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..contract.checkpoint_reader import TensorInfo
+from ..errors import ArtifactError
+
+FLOAT_DTYPES: dict[str, np.dtype[Any]] = {
+    "F32": np.dtype("<f4"),
+    "F16": np.dtype("<f2"),
+    "BF16": np.dtype("<u2"),
+    "F64": np.dtype("<f8"),
+}
+CHUNK_BYTES = 8 << 20
+
+
+def row_bytes(info: TensorInfo) -> int:
+    width = FLOAT_DTYPES[info.dtype].itemsize
+    return width * int(np.prod(info.shape[1:], dtype=np.int64)) if len(info.shape) > 1 else width
+
+
+def check_float(info: TensorInfo) -> None:
+    if info.dtype not in FLOAT_DTYPES:
+        raise ArtifactError(
+            f"tensor {info.name!r} has dtype {info.dtype}; vocabulary tensors must be "
+            f"F32, F16 or BF16 to be resized (quantized tables need their own migration)"
+        )
+
+
+def decode(raw: bytes | np.ndarray, dtype: str) -> np.ndarray:
+    """Raw little-endian bytes of ``dtype`` -> float32 (float64 stays float64)."""
+    arr = np.frombuffer(raw, dtype=FLOAT_DTYPES[dtype]) if isinstance(raw, bytes) else raw
+    if dtype == "BF16":
+        return (arr.astype(np.uint32) << 16).view(np.float32)
+    if dtype == "F64":
+        return arr.astype(np.float64)
+    return arr.astype(np.float32)
+
+
+def encode(values: np.ndarray, dtype: str) -> bytes:
+    """float array -> raw little-endian bytes of ``dtype`` (bf16: round to nearest even)."""
+    if dtype == "BF16":
+        bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+        rounded = (bits + (((bits >> 16) & 1) + 0x7FFF)) >> 16
+        # NaN must stay NaN (rounding could carry it into infinity): keep a quiet NaN.
+        nan = np.isnan(values.astype(np.float32))
+        out = np.where(nan, (bits >> 16) | 0x40, rounded).astype("<u2")
+        return out.tobytes()
+    return np.ascontiguousarray(values, dtype=FLOAT_DTYPES[dtype]).tobytes()
+
+
+def read_rows(info: TensorInfo, start: int, stop: int) -> np.ndarray:
+    """Rows ``start:stop`` of a tensor as float32 ``[n, row]``, read with one pread."""
+    width = row_bytes(info)
+    count = max(0, stop - start)
+    with open(info.file, "rb") as handle:
+        raw = os.pread(handle.fileno(), count * width, info.begin + start * width)
+    if len(raw) != count * width:
+        raise ArtifactError(f"{info.file}: tensor {info.name!r} is truncated")
+    return decode(raw, info.dtype).reshape(count, -1)
+
+
+def iter_row_blocks(info: TensorInfo, stop: int) -> Iterator[np.ndarray]:
+    """Rows ``0:stop`` in float blocks of about CHUNK_BYTES (bounded memory)."""
+    per = max(1, CHUNK_BYTES // max(1, row_bytes(info)))
+    for start in range(0, stop, per):
+        yield read_rows(info, start, min(stop, start + per))
+
+
+def copy_range(src: int, dst: int, offset: int, length: int) -> None:
+    """Append ``length`` bytes of ``src`` from ``offset`` to ``dst`` (kernel-side copy)."""
+    remaining = length
+    try:
+        while remaining:
+            done = os.copy_file_range(src, dst, min(remaining, 1 << 30), offset)
+            if done <= 0:
+                break
+            offset += done
+            remaining -= done
+    except OSError:
+        pass
+    try:
+        while remaining:
+            done = os.sendfile(dst, src, offset, min(remaining, 1 << 30))
+            if done <= 0:
+                break
+            offset += done
+            remaining -= done
+    except OSError:
+        pass
+    while remaining:
+        chunk = os.pread(src, min(remaining, CHUNK_BYTES), offset)
+        if not chunk:
+            raise ArtifactError("source checkpoint ended early while copying; is it truncated?")
+        os.write(dst, chunk)
+        offset += len(chunk)
+        remaining -= len(chunk)
+
+
+# A piece of a tensor's output bytes: ("copy", file, offset, length) or ("bytes", data)
+# or ("fill", producer returning bytes, length) so large computed parts are made lazily.
+Segment = tuple[Any, ...]
+
+
+@dataclass
+class OutTensor:
+    """One output storage range; ``names`` > 1 keeps shared storage (a tied head)."""
+
+    names: list[str]
+    dtype: str
+    shape: tuple[int, ...]
+    segments: list[Segment] = field(default_factory=list)
+
+    @property
+    def nbytes(self) -> int:
+        total = 0
+        for seg in self.segments:
+            total += seg[3] if seg[0] == "copy" else seg[2] if seg[0] == "fill" else len(seg[1])
+        return total
+
+
+def copy_segment(info: TensorInfo, start: int | None = None, stop: int | None = None) -> Segment:
+    """Bytes of rows ``start:stop`` (whole tensor by default) copied from the source."""
+    if start is None:
+        return ("copy", info.file, info.begin, info.end - info.begin)
+    width = row_bytes(info)
+    return ("copy", info.file, info.begin + start * width, (stop - start) * width)  # type: ignore[operator]
+
+
+def fill_segment(produce: Callable[[], bytes], length: int) -> Segment:
+    return ("fill", produce, length)
+
+
+def write_safetensors(
+    path: Path, tensors: list[OutTensor], metadata: dict[str, str] | None = None
+) -> int:
+    """Write ``path`` atomically (temp file, fsync, rename); returns the data size."""
+    tmp, size = write_unsynced(path, tensors, metadata)
+    commit(tmp, path)
+    return size
+
+
+def commit(tmp: Path, path: Path) -> None:
+    """fsync a file written by ``write_unsynced`` and rename it into place. Separate so
+    a caller can flush one file while it writes the next (fsync releases the GIL)."""
+    try:
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_unsynced(
+    path: Path, tensors: list[OutTensor], metadata: dict[str, str] | None = None
+) -> tuple[Path, int]:
+    """Write the file to a temp name beside ``path``; returns (temp path, data size)."""
+    header: dict[str, Any] = {}
+    if metadata:
+        header["__metadata__"] = dict(metadata)
+    offset = 0
+    for t in tensors:
+        end = offset + t.nbytes
+        for name in t.names:
+            header[name] = {"dtype": t.dtype, "shape": list(t.shape), "data_offsets": [offset, end]}
+        offset = end
+    raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    raw += b" " * (-len(raw) % 8)  # data starts 8-byte aligned, as safetensors writes it
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    sources: dict[Path, int] = {}
+    try:
+        os.write(fd, len(raw).to_bytes(8, "little") + raw)
+        for t in tensors:
+            for seg in t.segments:
+                if seg[0] == "copy":
+                    if seg[1] not in sources:
+                        sources[seg[1]] = os.open(seg[1], os.O_RDONLY)
+                    copy_range(sources[seg[1]], fd, seg[2], seg[3])
+                else:
+                    data = seg[1]() if seg[0] == "fill" else seg[1]
+                    if seg[0] == "fill" and len(data) != seg[2]:
+                        raise ArtifactError("internal: computed rows have the wrong size")
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view) :]
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        for src in sources.values():
+            os.close(src)
+    os.close(fd)
+    return tmp, offset

@@ -1,0 +1,140 @@
+"""Release bundles: mechanical admission, atomic promotion, whole-bundle rollback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import tiny_lm
+import tokenpact as tp
+from tokenpact import migrate
+from tokenpact.contract import DatasetDeclaration
+from tokenpact.errors import ConfigError
+from tokenpact.migrate import release
+
+TEXTS = ["the cat sat on the mat", "a dog ran far", "error here and there"] * 4
+CORPUS_HASH = "sha256:" + "ab" * 32
+
+
+def _dataset(path: Path, tok: tp.Tokenizer, template_hash: str) -> Path:
+    ids = tok.encode_batch(TEXTS)
+    decl = DatasetDeclaration(
+        CORPUS_HASH, tok.semantic_hash, template_hash, len(ids), max(max(x) for x in ids)
+    )
+    path.write_text(json.dumps(decl.to_json()))
+    return path
+
+
+def _bind(folder: Path, tok: tp.Tokenizer) -> None:
+    config = json.loads((folder / "config.json").read_text())
+    roles = tok.special_tokens
+    config.update(
+        bos_token_id=roles["<|bos|>"],
+        pad_token_id=roles["<|pad|>"],
+        eos_token_id=[roles["<|eos|>"], roles["<|eot|>"]],
+    )
+    config.setdefault("tokenpact", {})["tokenizer_semantic_hash"] = tok.semantic_hash
+    (folder / "config.json").write_text(json.dumps(config))
+
+
+@pytest.fixture
+def releases(tmp_path: Path) -> dict[str, Path]:
+    old = tp.train_bpe(TEXTS, vocab_size=280)
+    old.save(tmp_path / "tok-v1")
+    tiny_lm.build(tmp_path / "ckpt-v1", rows=old.vocab_size, tied=True)
+    _bind(tmp_path / "ckpt-v1", old)
+    none_template = tp.contract.template_hash(None)
+    canary = tmp_path / "canary.jsonl"
+    canary.write_text(
+        "\n".join(
+            json.dumps({"slice": s, "text": t})
+            for s, t in [("prose", "the cat sat"), ("code", "x = error(10)")]
+        )
+    )
+    v1 = tmp_path / "v1.bundle.json"
+    release.seal_release(
+        v1,
+        name="v1",
+        tokenizer=tmp_path / "tok-v1",
+        dataset=_dataset(tmp_path / "data-v1.json", old, none_template),
+        checkpoint=tmp_path / "ckpt-v1",
+        canary=canary,
+    )
+    new = migrate.extend_bpe(old, ["error error terror mirror"] * 5, add_merges=3)
+    new.save(tmp_path / "tok-v2")
+    migrate.resize_checkpoint(tmp_path / "ckpt-v1", tmp_path / "ckpt-v2", old, new)
+    v2 = tmp_path / "v2.bundle.json"
+    release.seal_release(
+        v2,
+        name="v2",
+        tokenizer=tmp_path / "tok-v2",
+        dataset=_dataset(tmp_path / "data-v2.json", new, none_template),
+        checkpoint=tmp_path / "ckpt-v2",
+        canary=canary,
+        max_token_ratio={"default": 1.0},
+        previous=v1,
+    )
+    return {"root": tmp_path, "v1": v1, "v2": v2, "pointer": tmp_path / "current.json"}
+
+
+def test_promote_and_rollback_whole_bundles(releases: dict[str, Path]) -> None:
+    pointer = releases["pointer"]
+    report = release.promote(releases["v1"], pointer=pointer)
+    assert report.ok, report.format(verbose=True)
+    assert release.current_bundle(pointer).name == "v1.bundle.json"
+    report = release.promote(releases["v2"], pointer=pointer)
+    assert report.ok, report.format(verbose=True)
+    names = {c.name for c in report}
+    assert {
+        "transition.prefix_proof",
+        "cache.rotated",
+        "canary.prose",
+        "canary.code",
+        "checkpoint.input_rows",
+        "dataset.tokenizer_hash",
+        "tokenizer.golden",
+    } <= names
+    assert json.loads(releases["v2"].read_text())["transition"] == "append-only"
+    restored = release.rollback(pointer=pointer)
+    assert restored["name"] == "v1"
+    assert release.current_bundle(pointer).name == "v1.bundle.json"
+    with pytest.raises(ConfigError, match="no earlier release"):
+        release.rollback(pointer=pointer)
+
+
+def test_tokenizer_released_before_its_checkpoint_is_refused(releases: dict[str, Path]) -> None:
+    """Bug: a tokenizer is released before the checkpoint and dataset that need it."""
+    root = releases["root"]
+    bundle = json.loads(releases["v2"].read_text())
+    bundle["checkpoint"] = {"path": "ckpt-v1", "hash": release.checkpoint_hash(root / "ckpt-v1")}
+    early = root / "early.bundle.json"
+    early.write_text(json.dumps(bundle))
+    assert release.promote(releases["v1"], pointer=releases["pointer"]).ok
+    report = release.promote(early, pointer=releases["pointer"])
+    assert not report.ok
+    failed = {c.name for c in report.failures}
+    assert {"checkpoint.tokenizer_hash", "checkpoint.input_rows"} <= failed
+    assert release.current_bundle(releases["pointer"]).name == "v1.bundle.json"
+
+
+def test_cache_namespace_must_rotate_and_canary_limits_apply(releases: dict[str, Path]) -> None:
+    root = releases["root"]
+    v1 = json.loads(releases["v1"].read_text())
+    bundle = json.loads(releases["v2"].read_text())
+    bundle["cache_namespace"] = v1["cache_namespace"]
+    bundle["canary"]["max_token_ratio"] = {"default": 1.0, "code": 0.5}
+    stale = root / "stale.bundle.json"
+    stale.write_text(json.dumps(bundle))
+    report = release.check_release(stale, previous=releases["v1"])
+    failed = {c.name for c in report.failures}
+    assert {"cache.namespace", "cache.rotated", "canary.code"} <= failed
+    assert "canary.prose" not in failed
+
+
+def test_drifted_component_fails_its_hash(releases: dict[str, Path]) -> None:
+    ckpt = releases["root"] / "ckpt-v2" / "config.json"
+    ckpt.write_text(ckpt.read_text().replace('"hidden_size": 16', '"hidden_size": 17'))
+    report = release.check_release(releases["v2"], previous=releases["v1"])
+    assert "hashes.checkpoint" in {c.name for c in report.failures}
