@@ -322,7 +322,11 @@ def build(
         owners=tuple(o.label for o in owners),
         assistant_mask=assistant_mask.astype(np.int8).tolist(),
         prompt_boundary=int(prompt_boundary),
-        stop_policy=stop_policy.with_prompt_length(int(prompt_boundary)),
+        stop_policy=(
+            stop_policy
+            if stop_policy.prompt_length == prompt_boundary
+            else stop_policy.with_prompt_length(int(prompt_boundary))
+        ),
         tokenizer_hash=tokenizer.semantic_hash,
         template_hash=template_hash,
         mode=mode,

@@ -50,28 +50,36 @@ class Tokens:
 
 def tokenize_rendered(tokenizer: Any, info: TokenizerFacts, rendered: RenderedText) -> Tokens:
     """Encode the rendered text once and own each token."""
-    enc = _encode.encode_untrusted_spans(
-        tokenizer, rendered.text, [(a, b) for a, b, _ in rendered.spans], info
-    )
-    n_spans = len(rendered.spans)
-    span_owner = np.array([o for *_, o in rendered.spans], dtype=np.int64)
+    text = rendered.text
+    spans = rendered.spans
+    try:
+        flat = _encode.utf8_offsets(text, [x for a, b, _ in spans for x in (a, b)])
+        ids, starts, ends = _encode.encode_byte_spans(tokenizer, info, text, flat)
+    except UnicodeEncodeError:
+        tokenizer.encode(text)  # raises the tokenizer's own InvalidInputError naming the fix
+        raise
+    span_starts = np.array(flat[0::2], dtype=np.int64)
+    span_ends = np.array(flat[1::2], dtype=np.int64)
+    span_owner = np.array([o for *_, o in spans], dtype=np.int64)
+    n_spans = len(spans)
+    # A token that overlaps no content span gets owner -1, which reads the trailing
+    # TEMPLATE entry of owner_kind.
+    owner_kind = np.array([o.kind for o in rendered.owners] + [TEMPLATE], dtype=np.int64)
     if n_spans:
         # The span a token overlaps, if any: spans are sorted and disjoint.
-        k = np.searchsorted(enc.span_ends, enc.starts, side="right")
-        kc = np.minimum(k, n_spans - 1)
-        hit = (k < n_spans) & (enc.span_starts[kc] < enc.ends)
-        owner = np.where(hit, span_owner[kc], -1)
+        k = np.searchsorted(span_ends, starts, side="right")
+        np.minimum(k, n_spans - 1, out=k)
+        hit = span_starts[k] < ends
+        hit &= span_ends[k] > starts
+        owner = np.where(hit, span_owner[k], -1)
+        kinds = owner_kind[owner]
+        # A token overlapping content stays content even if its ID is a control ID, so
+        # that Conversation.validate() reports such a token instead of it passing as trusted.
+        kinds[~hit & info.is_control[ids]] = CONTROL
     else:
-        owner = np.full(enc.ids.shape[0], -1, dtype=np.int64)
-    # Index -1 (no owner) reads the trailing TEMPLATE entry.
-    owner_kind = np.array([o.kind for o in rendered.owners] + [TEMPLATE], dtype=np.int64)
-    kinds = owner_kind[owner]
-    # A token overlapping content stays content even if its ID is a control ID, so that
-    # Conversation.validate() reports such a token instead of it passing as trusted.
-    kinds[(owner < 0) & info.is_control[enc.ids]] = CONTROL
-    return Tokens(
-        enc.ids, enc.starts, enc.ends, kinds, owner, enc.span_starts, enc.span_ends, span_owner
-    )
+        owner = np.full(len(ids), -1, dtype=np.int64)
+        kinds = np.where(info.is_control[ids], CONTROL, TEMPLATE)
+    return Tokens(ids, starts, ends, kinds, owner, span_starts, span_ends, span_owner)
 
 
 def add_post_processor_markers(tokens: Tokens, info: TokenizerFacts) -> Tokens:
