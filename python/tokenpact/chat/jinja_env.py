@@ -38,6 +38,7 @@ import jinja2.ext
 import jinja2.nodes
 from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.filters import make_attrgetter
+from jinja2.runtime import Macro
 from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
 
 from . import limits
@@ -292,7 +293,10 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
     # Compiled templates call these through the module global ``environment``.
     @staticmethod
     def concat(pieces: Iterable[object]) -> str:  # type: ignore[override]
-        return check_size(concat(pieces))  # type: ignore[no-any-return]
+        out = concat(pieces)
+        if len(out) > limits.max_chars():
+            raise limits.too_large(len(out), "a string")
+        return out
 
     @staticmethod
     def span_str_join(values: Iterable[object]) -> str:
@@ -343,18 +347,40 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
         return super().getattr(obj, attribute)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
-        # A builtin bound method (``content.strip``) has no attributes to mark it unsafe,
-        # so the sandbox's check always passes; padding methods get their width checked.
-        if type(__obj) is _BUILTIN_METHOD:
-            if __obj.__name__ in _WIDTH_METHODS and isinstance(__obj.__self__, str):
+        # These callables cannot carry the ``unsafe_callable``/``alters_data``
+        # marks the sandbox looks for, nor Jinja's ``pass_context`` marks: builtin bound
+        # methods (``content.startswith``), SpanStr's own methods, template macros and
+        # ``namespace``.
+        # For them the sandbox check always passes and Context.call reduces to a plain
+        # call (with its StopIteration rule), so they are called directly.
+        kind = type(__obj)
+        if (
+            kind is _BUILTIN_METHOD
+            or kind is Macro
+            or __obj is _TemplateNamespace
+            or (kind is types.MethodType and type(__obj.__self__) is SpanStr)
+        ):
+            if kwargs:  # the compiler passes the active loop/block variables
+                kwargs.pop("_block_vars", None)
+                kwargs.pop("_loop_vars", None)
+            if kind is _BUILTIN_METHOD and __obj.__name__ in _WIDTH_METHODS:
                 for value in (*args, *kwargs.values()):
                     check_width(value, f"a str.{__obj.__name__} width")
-            return __context.call(__obj, *args, **kwargs)
+            try:
+                return __obj(*args, **kwargs)
+            except StopIteration:
+                return __self.undefined(
+                    "value was undefined because a callable raised a StopIteration exception"
+                )
         return super().call(__context, __obj, *args, **kwargs)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "+":
-            return check_size(left + right)
+            out = left + right
+            if type(out) is not int and isinstance(out, (str, list, tuple)):
+                if len(out) > limits.max_chars():
+                    raise limits.too_large(len(out), "a string or list")
+            return out
         if operator == "*":
             seq, count = (left, right) if isinstance(left, (str, list, tuple)) else (right, left)
             if isinstance(seq, (str, list, tuple)) and isinstance(count, int):

@@ -74,6 +74,11 @@ def current() -> TemplateLimits:
     return _BUDGET.limits
 
 
+def max_chars() -> int:
+    """This thread's bound on the size of any string or list the template builds."""
+    return _BUDGET.max_chars
+
+
 def _too_many_iterations() -> TemplateLimitError:
     limit = _BUDGET.limits.max_loop_iterations
     return TemplateLimitError(
