@@ -27,9 +27,10 @@ import jinja2
 
 from ..contract import template_hash as _template_hash
 from ..contract.declarations import template_declaration
-from . import _encode
-from .conversation import CONTROL, Conversation, build
 from ..errors import TokenpactError
+from . import _encode
+from .batch_render import render_many
+from .conversation import CONTROL, Conversation, build
 from .errors import ChatTemplateError, UntrackedContentError
 from .hf_inputs import Tracker, plain_data, wrap_documents, wrap_messages, wrap_tools
 from .jinja_env import GENERATION_OWNER, compile_template, has_generation_blocks
@@ -422,6 +423,37 @@ class ChatTemplate:
             text=rendered.text,
             byte_offsets=(tokens.starts, tokens.ends),
         )
+
+    def render_batch(
+        self,
+        conversations: Sequence[Any],
+        *,
+        threads: int | None = None,
+        add_generation_prompt: bool = False,
+        continue_final_message: bool | str = False,
+        tools: Sequence[Any] | None = None,
+        documents: Sequence[Any] | None = None,
+        add_special_tokens: bool = False,
+        validate: bool = False,
+        **template_kwargs: Any,
+    ) -> list[Conversation]:
+        """:meth:`render` of each conversation, on ``threads`` threads (default: the CPUs
+        available, at most 8); the result is identical to the serial loop, in order.
+
+        A conversation is a list of messages or ``{"messages": [...], "tools": [...],
+        "documents": [...]}``. The tokenizer releases the GIL while it encodes, so the
+        threads overlap one conversation's encoding with another's rendering.
+        """
+        options = dict(
+            add_generation_prompt=add_generation_prompt,
+            continue_final_message=continue_final_message,
+            tools=tools,
+            documents=documents,
+            add_special_tokens=add_special_tokens,
+            validate=validate,
+            **template_kwargs,
+        )
+        return render_many(self.render, conversations, threads, options)
 
     def format(
         self,

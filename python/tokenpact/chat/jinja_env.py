@@ -77,7 +77,6 @@ class _SpanCodeGenerator(CodeGenerator):
         self.write("))")
 
 
-
 class GenerationExtension(jinja2.ext.Extension):
     """``{% generation %}...{% endgeneration %}``: marks the assistant-generated output."""
 
