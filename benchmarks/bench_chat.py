@@ -237,6 +237,26 @@ def batch_rows(name: str, texts: list[str], args: argparse.Namespace) -> list[li
     return rows
 
 
+# Issue 21's targets on the CPU-time ratio: short conversations (incl. two messages) >= 3x,
+# long ones >= 4x.
+TARGETS = {"two": 3.0, "short": 3.0, "long": 4.0}
+
+
+def target_lines(rows: list[list[Any]]) -> str:
+    """One line per template: each targeted workload's ratio and whether it is met."""
+    lines = []
+    for name in dict.fromkeys(row[0] for row in rows):
+        parts = []
+        for row in rows:
+            if row[0] == name and row[1] in TARGETS:
+                ratio = float(str(row[7]).rstrip("x"))
+                verdict = "met" if ratio >= TARGETS[row[1]] else "not met"
+                parts.append(f"{row[1]} {ratio:.2f}x (>= {TARGETS[row[1]]:g}x: {verdict})")
+        if parts:
+            lines.append(f"- {name}: " + ", ".join(parts))
+    return "Targets (CPU-time ratio):\n\n" + "\n".join(lines) if lines else ""
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
@@ -286,6 +306,7 @@ def main(argv: list[str] | None = None) -> None:
             [row for name in args.models for row in batch_rows(name, texts, args)],
         )
     )
+    targets = target_lines(rows)
     versions = ", ".join(
         f"{name} {package_version(name)}" for name in ("transformers", "tokenizers", "jinja2")
     )
@@ -304,7 +325,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{args.rounds} interleaved rounds, CPU time of the process (wall-clock ratio "
         f"beside it). Machine: {machine_info()}, shared with other jobs"
         + (f" (load average {load_average:.1f} at start)" if load_average is not None else "")
-        + f". Peers: {versions}.\n\n{table}\n"
+        + f". Peers: {versions}.\n\n{table}\n\n{targets}\n"
         + (
             "\n`render_batch(records, threads=2)` vs `threads=1`, training mode, wall time; "
             "encoder share = CPU time in the GIL-free encoder / serial CPU time.\n\n"
