@@ -328,8 +328,15 @@ def main(argv: list[str] | None = None) -> None:
         + f". Peers: {versions}.\n\n{table}\n\n{targets}\n"
         + (
             "\n`render_batch(records, threads=2)` vs `threads=1`, training mode, wall time; "
-            "encoder share = CPU time in the GIL-free encoder / serial CPU time.\n\n"
-            f"{batch}\n"
+            "encoder share = CPU time in the GIL-free encoder / serial CPU time; two threads "
+            "can at best reach the bound, 1 / max(1 - share, 0.5)."
+            + (
+                f" The load average ({load_average:.1f}) exceeded the {os.cpu_count()} CPUs: a "
+                "second thread found no free core, so the wall ratio measures contention here."
+                if load_average is not None and load_average > (os.cpu_count() or 1)
+                else ""
+            )
+            + f"\n\n{batch}\n"
             if batch
             else ""
         )
