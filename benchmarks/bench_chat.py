@@ -237,6 +237,11 @@ def batch_rows(name: str, texts: list[str], args: argparse.Namespace) -> list[li
     return rows
 
 
+WORKLOADS = (
+    "Workloads (messages are slices of the mixed-language benchmark corpus): two = system + "
+    "user, 20-600 characters each; short = system, 1-3 exchanges, user, 20-600; default = "
+    "system, 1-4 exchanges, user, 40-1000; long = system, 2-5 exchanges, user, 200-4000."
+)
 # Issue 21's targets on the CPU-time ratio: short conversations (incl. two messages) >= 3x,
 # long ones >= 4x.
 TARGETS = {"two": 3.0, "short": 3.0, "long": 4.0}
@@ -325,7 +330,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{args.rounds} interleaved rounds, CPU time of the process (wall-clock ratio "
         f"beside it). Machine: {machine_info()}, shared with other jobs"
         + (f" (load average {load_average:.1f} at start)" if load_average is not None else "")
-        + f". Peers: {versions}.\n\n{table}\n\n{targets}\n"
+        + f". Peers: {versions}.\n{WORKLOADS}\n\n{table}\n\n{targets}\n"
         + (
             "\n`render_batch(records, threads=2)` vs `threads=1`, training mode, wall time; "
             "encoder share = CPU time in the GIL-free encoder / serial CPU time; two threads "
