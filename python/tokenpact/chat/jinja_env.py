@@ -95,6 +95,11 @@ class GenerationExtension(jinja2.ext.Extension):
         return make(text, (*spans_of(text), (0, len(text), GENERATION_OWNER)))
 
 
+def _attributes_of(namespace: jinja2.utils.Namespace) -> dict[str, Any]:
+    # object.__getattribute__ skips Namespace's Python-level __getattribute__.
+    return object.__getattribute__(namespace, "_Namespace__attrs")  # type: ignore[no-any-return]
+
+
 class _TemplateNamespace(jinja2.utils.Namespace):
     """``namespace()`` that refuses underscore attributes (no path to CPython internals)."""
 
@@ -109,11 +114,11 @@ class _TemplateNamespace(jinja2.utils.Namespace):
     def __setitem__(self, name: str, value: Any) -> None:
         if type(name) is not str or name[:1] == "_":
             _TemplateNamespace._check_name(name)
-        self._Namespace__attrs[name] = value  # type: ignore[attr-defined]
+        _attributes_of(self)[name] = value
 
     def attributes(self) -> dict[str, Any]:
         """The namespace's attributes (the sandbox reads them without ``__getattribute__``)."""
-        return self._Namespace__attrs  # type: ignore[attr-defined, no-any-return]
+        return _attributes_of(self)
 
     @staticmethod
     def _check_name(name: object) -> None:
@@ -257,7 +262,9 @@ _WIDTH_FILTERS: dict[str, tuple[str, int] | None] = {
 # str methods a template can call that pad to an integer width.
 _WIDTH_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
 _BUILTIN_METHOD = types.BuiltinMethodType
-_NAMESPACE_ATTRS = _TemplateNamespace.attributes
+_NAMESPACE_ATTRS = _attributes_of
+# Only these can be str.format / str.format_map methods, which the sandbox wraps.
+_METHOD_TYPES = (types.BuiltinMethodType, types.MethodType)
 _SAFE_CACHE_SIZE = 4096
 # Attributes of dict itself: ``d.items`` is the method, any other name is a key lookup.
 _DICT_ATTRIBUTES = frozenset(dir(dict))
@@ -341,8 +348,10 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
                 value = _NAMESPACE_ATTRS(obj)[attribute]
             except KeyError:
                 return self.undefined(obj=obj, name=attribute)
-            fmt = self.wrap_str_format(value)
-            return value if fmt is None else fmt
+            if type(value) in _METHOD_TYPES:
+                fmt = self.wrap_str_format(value)
+                return value if fmt is None else fmt
+            return value
         return super().getattr(obj, attribute)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
