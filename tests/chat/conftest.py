@@ -33,6 +33,19 @@ class ChatModel:
 
 _LOADED: dict[str, ChatModel] = {}
 
+# transformers 5's Qwen2Tokenizer class replaces the pre-tokenizer of tokenizer.json with
+# Qwen 2's pattern (no \p{M}), so for Qwen 3.5 ``AutoTokenizer`` splits Thai and other
+# combining-mark scripts differently from the published file (and from ``tokenizers``).
+# Its generic backend loads the file as published; that is the reference here.
+GENERIC_BACKEND = frozenset({"qwen-3.5"})
+
+
+def hf_tokenizer(transformers: ModuleType, name: str, directory: Any) -> Any:
+    """The transformers tokenizer whose IDs are the reference for ``name``."""
+    if name in GENERIC_BACKEND:
+        return transformers.PreTrainedTokenizerFast.from_pretrained(str(directory))
+    return transformers.AutoTokenizer.from_pretrained(str(directory))
+
 
 def load_model(name: str, tp: ModuleType) -> ChatModel:
     """Load (once per session) a chat model; skip with the reason when it cannot load."""
@@ -43,7 +56,7 @@ def load_model(name: str, tp: ModuleType) -> ChatModel:
     directory = model_dir(name)
     tok = tp.Tokenizer.load(directory)
     template = tp.chat.ChatTemplate.from_hf(directory, tok)
-    hf = transformers.AutoTokenizer.from_pretrained(str(directory))
+    hf = hf_tokenizer(transformers, name, directory)
     _LOADED[name] = ChatModel(name, tok, template, hf)
     return _LOADED[name]
 

@@ -31,6 +31,7 @@ from .grammar import (
     SequenceGrammar,
     TurnLength,
 )
+from .limits import TemplateLimitError, TemplateLimits
 from .messages import (
     MODES,
     ROLES,
@@ -75,6 +76,8 @@ __all__ = [
     "SEED_SPECIAL_TOKENS",
     "ChatTemplate",
     "ChatTemplateError",
+    "TemplateLimitError",
+    "TemplateLimits",
     "Conversation",
     "ConversationError",
     "Document",

@@ -112,6 +112,25 @@ def byte_positions(text: str, positions: np.ndarray) -> np.ndarray:
     return starts[positions.astype(np.int64)]
 
 
+def utf8_offsets(text: str, positions: list[int]) -> list[int]:
+    """UTF-8 byte offsets of the sorted codepoint ``positions`` in ``text``.
+
+    Few positions (span boundaries) on a short text: summing the encoded length of each
+    stretch between two positions beats scanning the whole text with numpy.
+    """
+    if text.isascii() or not positions:
+        return positions
+    out = []
+    cursor = offset = 0
+    for position in positions:
+        if position < cursor:  # not sorted: start over from the beginning
+            cursor = offset = 0
+        offset += len(text[cursor:position].encode("utf-8"))
+        cursor = position
+        out.append(offset)
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class Encoded:
     """IDs of a rendered text, with UTF-8 byte offsets of each token and of each span."""
@@ -131,29 +150,41 @@ def encode_untrusted_spans(
     ``spans`` must be sorted and disjoint.
     """
     info = info or facts(tok)
-    flat = byte_positions(text, np.asarray(spans, dtype=np.int64).reshape(-1))
-    span_starts, span_ends = flat[0::2], flat[1::2]
+    try:
+        flat = utf8_offsets(text, [x for span in spans for x in span])
+        ids, starts, ends = encode_byte_spans(tok, info, text, flat)
+    except UnicodeEncodeError:
+        tok.encode(text)  # raises the tokenizer's own InvalidInputError naming the fix
+        raise
+    return Encoded(
+        ids, starts, ends, np.array(flat[0::2], dtype=np.int64), np.array(flat[1::2], np.int64)
+    )
+
+
+def encode_byte_spans(
+    tok: Any, info: TokenizerFacts, text: str, flat: list[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """IDs and UTF-8 byte offsets of ``text`` with control tokens allowed outside the
+    byte spans ``flat`` (``[start0, end0, start1, end1, ...]``, sorted, disjoint)."""
     core = getattr(tok, "_core", None)
     if core is not None and info.matcher is not None:
         # Fast path: the engine call behind Tokenizer.encode_structured, without building
         # per-token strings (Conversation derives pieces lazily when they are displayed).
-        byte_spans = list(zip(span_starts.tolist(), span_ends.tolist(), strict=True))
-        try:
-            ids, starts, ends = core.encode_with_offsets(text, info.matcher, byte_spans or None)
-        except UnicodeEncodeError:
-            tok.encode(text)  # raises the tokenizer's own InvalidInputError naming the fix
-            raise
-        return Encoded(
-            np.asarray(ids, dtype=np.int64),
-            np.asarray(starts, dtype=np.int64),
-            np.asarray(ends, dtype=np.int64),
-            span_starts,
-            span_ends,
-        )
+        byte_spans = list(zip(flat[0::2], flat[1::2], strict=True)) if flat else None
+        ids, starts, ends = core.encode_with_offsets(text, info.matcher, byte_spans)
+        return ids, starts, ends
+    codepoints = _codepoint_spans(text, flat)
     enc = tok.encode_structured(
-        text, allowed_special="all", coordinate="raw_utf8_bytes", untrusted_spans=spans
+        text, allowed_special="all", coordinate="raw_utf8_bytes", untrusted_spans=codepoints
     )
     offsets = np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2)
-    return Encoded(
-        np.asarray(enc.ids, dtype=np.int64), offsets[:, 0], offsets[:, 1], span_starts, span_ends
-    )
+    return np.asarray(enc.ids, dtype=np.int64), offsets[:, 0], offsets[:, 1]
+
+
+def _codepoint_spans(text: str, flat: list[int]) -> list[tuple[int, int]]:
+    """Byte spans back to codepoint spans (the public API takes codepoints)."""
+    if text.isascii():
+        return list(zip(flat[0::2], flat[1::2], strict=True))
+    data = text.encode("utf-8")
+    points = [len(data[:b].decode("utf-8")) for b in flat]
+    return list(zip(points[0::2], points[1::2], strict=True))

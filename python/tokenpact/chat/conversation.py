@@ -315,14 +315,18 @@ def build(
     message_of = np.array([o.message_index for o in owners] + [-1], dtype=np.int64)
     return Conversation(
         input_ids=ids.tolist(),
-        special_tokens_mask=(kinds == CONTROL).astype(np.int8).tolist(),
+        special_tokens_mask=(kinds == CONTROL).view(np.int8).tolist(),
         origin=_KIND_ARRAY[kinds].tolist(),
         message_index=message_of[owner].tolist(),
         owner_index=owner.tolist(),
         owners=tuple(o.label for o in owners),
-        assistant_mask=assistant_mask.astype(np.int8).tolist(),
+        assistant_mask=assistant_mask.astype(np.int8, copy=False).tolist(),
         prompt_boundary=int(prompt_boundary),
-        stop_policy=stop_policy.with_prompt_length(int(prompt_boundary)),
+        stop_policy=(
+            stop_policy
+            if stop_policy.prompt_length == prompt_boundary
+            else stop_policy.with_prompt_length(int(prompt_boundary))
+        ),
         tokenizer_hash=tokenizer.semantic_hash,
         template_hash=template_hash,
         mode=mode,

@@ -27,11 +27,15 @@ import jinja2
 
 from ..contract import template_hash as _template_hash
 from ..contract.declarations import template_declaration
+from ..errors import TokenpactError
 from . import _encode
+from .batch_render import render_many
 from .conversation import CONTROL, Conversation, build
 from .errors import ChatTemplateError, UntrackedContentError
 from .hf_inputs import Tracker, plain_data, wrap_documents, wrap_messages, wrap_tools
 from .jinja_env import GENERATION_OWNER, compile_template, has_generation_blocks
+from .limits import DEFAULT_LIMITS, TemplateLimitError, TemplateLimits, too_large
+from .limits import start as start_budget
 from .messages import as_messages, validate_messages
 from .ownership import (
     RenderedText,
@@ -41,7 +45,7 @@ from .ownership import (
     response_start,
     tokenize_rendered,
 )
-from .spans import SpanStr, clipped
+from .spans import clipped, concat, spans_of
 from .stop import StopPolicy
 
 # transformers' SPECIAL_TOKENS_ATTRIBUTES: the named tokens passed to every template.
@@ -55,6 +59,10 @@ SPECIAL_TOKEN_NAMES = (
     "mask_token",
 )
 _CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+# render()'s own options; any other keyword is a template variable.
+_RENDER_OPTIONS = frozenset(
+    {"add_generation_prompt", "continue_final_message", "tools", "documents"}
+)
 
 
 def _token_string(value: Any) -> str | None:
@@ -85,6 +93,7 @@ class ChatTemplate:
         *,
         special_tokens: Mapping[str, Any] | None = None,
         name: str = "chat_template",
+        limits: TemplateLimits = DEFAULT_LIMITS,
     ) -> None:
         if isinstance(template, str):
             sources = {"default": template}
@@ -95,7 +104,13 @@ class ChatTemplate:
         if not sources:
             raise ChatTemplateError("no chat template given")
         self._sources = sources
-        self._compiled = {key: compile_template(src) for key, src in sources.items()}
+        self._compiled = {}
+        for key, src in sources.items():
+            compiled = compile_template(src)
+            self._compiled[key] = (compiled, dict(compiled.globals))
+        if not isinstance(limits, TemplateLimits):
+            raise ChatTemplateError("limits must be a tokenpact.chat.TemplateLimits")
+        self.limits = limits
         self.tokenizer = tokenizer
         self.name = name
         self.special_tokens = {
@@ -229,11 +244,11 @@ class ChatTemplate:
         self, messages: Sequence[Any], options: dict[str, Any], defang: bool
     ) -> RenderedText:
         """``render_text``; ``defang`` replaces control spellings in inputs with filler."""
-        options = dict(options)
-        add_generation_prompt = options.pop("add_generation_prompt", False)
-        continue_final_message = options.pop("continue_final_message", False)
-        tools = options.pop("tools", None)
-        documents = options.pop("documents", None)
+        add_generation_prompt = options.get("add_generation_prompt", False)
+        continue_final_message = options.get("continue_final_message", False)
+        tools = options.get("tools")
+        documents = options.get("documents")
+        extra = [k for k in options if k not in _RENDER_OPTIONS]
         if isinstance(messages, (list, tuple)) and not messages:
             raise ChatTemplateError(
                 "Cannot apply chat template to an empty conversation. Provide at least one message."
@@ -253,16 +268,19 @@ class ChatTemplate:
             filler = lambda s: pattern.sub(lambda m: "_" * len(m.group(0)), s)  # noqa: E731
         tracker = Tracker(info.find_control_spelling, filler)
         chat = wrap_messages(messages, tracker)
-        context = {
-            **self.special_tokens,
-            **plain_data(options),
-            "messages": chat,
-            "tools": wrap_tools(tools, tracker),
-            "documents": wrap_documents(documents, tracker),
-            "add_generation_prompt": add_generation_prompt,
-        }
+        # The template's globals are merged here once, so Jinja can use this dict as the
+        # context as is (``shared=True``) instead of copying it.
+        template, context = self._compiled[key]
+        context = {**context, **self.special_tokens}
+        if extra:
+            context.update(plain_data({k: options[k] for k in extra}))
+        context["messages"] = chat
+        context["tools"] = None if tools is None else wrap_tools(tools, tracker)
+        context["documents"] = None if documents is None else wrap_documents(documents, tracker)
+        context["add_generation_prompt"] = add_generation_prompt
         final = self._tag_final_message(chat, continue_final_message, key)
-        text, spans, generation = self._generate(self._compiled[key], context)
+        text, spans, generation = self._generate(template, context)
+        spans.sort()
         if final is not None:
             text, spans, generation = _cut_at_tag(text, spans, generation, final)
         roles = tuple(str(m.get("role", "")) for m in chat)
@@ -305,28 +323,45 @@ class ChatTemplate:
             last[f] = last[f] + _CONTINUE_TAG
         return str.__str__(final)
 
-    @staticmethod
     def _generate(
-        template: jinja2.Template, context: dict[str, Any]
+        self, template: jinja2.Template, context: dict[str, Any]
     ) -> tuple[str, list[tuple[int, int, int]], list[tuple[int, int]]]:
+        """Run the template once, within this template's limits, keeping the spans."""
+        start_budget(self.limits)
+        max_chars = self.limits.max_output_chars
         parts: list[str] = []
-        spans: list[tuple[int, int, int]] = []
-        generation: list[tuple[int, int]] = []
-        pos = 0
+        size = 0
         try:
-            for piece in template.generate(context):
-                if type(piece) is SpanStr:
-                    for a, b, owner in piece.spans:
-                        if owner == GENERATION_OWNER:
-                            generation.append((a + pos, b + pos))
-                        else:
-                            spans.append((a + pos, b + pos, owner))
+            for piece in template.root_render_func(template.new_context(context, shared=True)):
                 parts.append(piece)
-                pos += len(piece)
+                size += len(piece)
+                if size > max_chars:
+                    raise too_large(size, "an output")
+        except TokenpactError:
+            raise
         except jinja2.TemplateError as exc:
             raise ChatTemplateError(f"the chat template failed: {exc}") from exc
-        spans.sort()
-        return "".join(parts), spans, generation
+        except RecursionError as exc:
+            raise TemplateLimitError(
+                "the chat template recursed too deeply (a macro or recursive loop that "
+                "does not terminate); fix the template"
+            ) from exc
+        except MemoryError as exc:
+            raise TemplateLimitError(
+                "the chat template ran out of memory building its output; lower "
+                "TemplateLimits(max_output_chars=...) or fix the template"
+            ) from exc
+        except Exception as exc:  # noqa: BLE001 - template code raising a Python error
+            raise ChatTemplateError(
+                f"the chat template failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        text = concat(parts)
+        found = spans_of(text)
+        if not found:
+            return text, [], []
+        spans = [s for s in found if s[2] != GENERATION_OWNER]
+        generation = [(a, b) for a, b, o in found if o == GENERATION_OWNER]
+        return str.__str__(text), spans, generation
 
     def render(
         self,
@@ -388,6 +423,37 @@ class ChatTemplate:
             text=rendered.text,
             byte_offsets=(tokens.starts, tokens.ends),
         )
+
+    def render_batch(
+        self,
+        conversations: Sequence[Any],
+        *,
+        threads: int | None = None,
+        add_generation_prompt: bool = False,
+        continue_final_message: bool | str = False,
+        tools: Sequence[Any] | None = None,
+        documents: Sequence[Any] | None = None,
+        add_special_tokens: bool = False,
+        validate: bool = False,
+        **template_kwargs: Any,
+    ) -> list[Conversation]:
+        """:meth:`render` of each conversation, on ``threads`` threads (default: the CPUs
+        available, at most 8); the result is identical to the serial loop, in order.
+
+        A conversation is a list of messages or ``{"messages": [...], "tools": [...],
+        "documents": [...]}``. The tokenizer releases the GIL while it encodes, so the
+        threads overlap one conversation's encoding with another's rendering.
+        """
+        options = dict(
+            add_generation_prompt=add_generation_prompt,
+            continue_final_message=continue_final_message,
+            tools=tools,
+            documents=documents,
+            add_special_tokens=add_special_tokens,
+            validate=validate,
+            **template_kwargs,
+        )
+        return render_many(self.render, conversations, threads, options)
 
     def format(
         self,

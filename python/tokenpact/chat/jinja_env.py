@@ -6,12 +6,29 @@ and keeps the ownership spans of :class:`~tokenpact.chat.spans.SpanStr` values t
 Jinja's own joins: every render buffer is joined by ``environment.concat`` (replaced
 here), ``~`` is compiled to a span-keeping join, and ``tojson`` and ``join`` locate the
 content they print.
+
+Speed without giving up the sandbox. Jinja's sandbox decides on every attribute access
+whether the attribute is safe, through a chain of ``isinstance`` checks (against ABCs
+for the mutability rule); for a template reading ``message['role']``, ``ns.flag`` and
+``loop.last`` per message, those checks cost more than the rendering. The decision only
+depends on the object's type and the attribute name, so :class:`SpanEnvironment` caches
+it per ``(type, name)`` (dropping the cache whenever an ABC registration could change an
+``isinstance`` answer) and asks the unchanged sandbox rules on a miss. Templates compile
+once per source (:func:`compile_template` is cached) in one shared environment.
+
+Bounds (:mod:`tokenpact.chat.limits`): every ``{% for %}`` iterable is compiled through
+a counting filter (iterations are counted), ``+``, ``*``, ``**``, ``~``,
+buffers and the padding filters check sizes, and ``range`` beyond the sandbox's maximum
+raises a typed error instead of ``OverflowError``.
 """
 
 from __future__ import annotations
 
+import abc
+import functools
 import json
 import re
+import types
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
@@ -21,15 +38,31 @@ import jinja2.ext
 import jinja2.nodes
 from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.filters import make_attrgetter
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.runtime import Macro
+from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
 
+from . import limits
 from .errors import ChatTemplateError
+from .limits import TemplateLimitError, check_size, check_width
 from .spans import SpanStr, concat, make, spans_of, str_join
 
 _GENERATION_TAG = re.compile(r"\{%-?\s*generation\s*-?%\}")
 
 GENERATION_OWNER = -2
 """Owner of the spans that mark ``{% generation %}`` output (assistant-mask source)."""
+
+
+# The filter every loop's iterable is compiled through (Jinja allows no custom nodes).
+_BOUNDED_ITER = "tokenpact_bounded_iter"
+
+
+@jinja2.pass_context  # a context filter is never constant-folded at compile time
+def _bounded_iter(context: Any, value: Any) -> Any:
+    """A loop's iterable, its iterations charged to the render's budget."""
+    if type(value) in (list, tuple, dict, str, range, SpanStr):
+        limits.charge_iterations(len(value))
+        return value
+    return limits.counted(value)
 
 
 class _SpanCodeGenerator(CodeGenerator):
@@ -62,19 +95,30 @@ class GenerationExtension(jinja2.ext.Extension):
         return make(text, (*spans_of(text), (0, len(text), GENERATION_OWNER)))
 
 
+def _attributes_of(namespace: jinja2.utils.Namespace) -> dict[str, Any]:
+    # object.__getattribute__ skips Namespace's Python-level __getattribute__.
+    return object.__getattribute__(namespace, "_Namespace__attrs")  # type: ignore[no-any-return]
+
+
 class _TemplateNamespace(jinja2.utils.Namespace):
     """``namespace()`` that refuses underscore attributes (no path to CPython internals)."""
 
     def __init__(*args: Any, **kwargs: Any) -> None:  # noqa: N805 - Jinja's signature trick
         self, rest = args[0], args[1:]
-        attrs = dict(*rest, **kwargs)
+        attrs = dict(*rest, **kwargs) if rest else kwargs
         for name in attrs:
-            _TemplateNamespace._check_name(name)
+            if type(name) is not str or name[:1] == "_":
+                _TemplateNamespace._check_name(name)
         jinja2.utils.Namespace.__init__(self, attrs)
 
     def __setitem__(self, name: str, value: Any) -> None:
-        _TemplateNamespace._check_name(name)
-        jinja2.utils.Namespace.__setitem__(self, name, value)
+        if type(name) is not str or name[:1] == "_":
+            _TemplateNamespace._check_name(name)
+        _attributes_of(self)[name] = value
+
+    def attributes(self) -> dict[str, Any]:
+        """The namespace's attributes (the sandbox reads them without ``__getattribute__``)."""
+        return _attributes_of(self)
 
     @staticmethod
     def _check_name(name: object) -> None:
@@ -180,10 +224,58 @@ def _join(
     return concat(out)
 
 
+def _bounded_range(*args: int) -> range:
+    """The sandbox's ``range`` with a typed error (Jinja raises ``OverflowError``)."""
+    rng = range(*args)
+    if len(rng) > MAX_RANGE:
+        raise TemplateLimitError(
+            f"the chat template asks for range{args} ({len(rng):,} numbers); the sandbox "
+            f"allows at most {MAX_RANGE:,}, the template is broken or hostile"
+        )
+    return rng
+
+
+def _width_checked(name: str, fn: Callable[..., Any], width: tuple[str, int] | None) -> Any:
+    """A filter whose width argument (``center``'s ``width`` ...) and result must fit."""
+
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        if width is not None:
+            keyword, position = width
+            value = args[position] if len(args) > position else kwargs.get(keyword)
+            check_width(value, f"a {name} width")
+        return check_size(fn(*args, **kwargs), f"a {name} result")
+
+    return checked
+
+
+# Filters that can build output much larger than their input: (width keyword, position).
+_WIDTH_FILTERS: dict[str, tuple[str, int] | None] = {
+    "center": ("width", 1),
+    "indent": ("width", 1),
+    "tojson": ("indent", 2),
+    "batch": ("linecount", 1),
+    "format": None,
+    "replace": None,
+    "join": None,
+}
+# str methods a template can call that pad to an integer width.
+_WIDTH_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
+_BUILTIN_METHOD = types.BuiltinMethodType
+_NAMESPACE_ATTRS = _attributes_of
+# Only these can be str.format / str.format_map methods, which the sandbox wraps.
+_METHOD_TYPES = (types.BuiltinMethodType, types.MethodType)
+_SAFE_CACHE_SIZE = 4096
+# Attributes of dict itself: ``d.items`` is the method, any other name is a key lookup.
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+
+
 class SpanEnvironment(ImmutableSandboxedEnvironment):
-    """The sandbox ``transformers`` uses, with span-keeping joins."""
+    """The sandbox ``transformers`` uses, with span-keeping joins, cached safety decisions
+    and execution bounds (see the module docstring)."""
 
     code_generator_class = _SpanCodeGenerator
+    intercepted_binops = frozenset({"+", "*", "**"})
 
     def __init__(self) -> None:
         super().__init__(
@@ -193,22 +285,132 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
         )
         self.filters["tojson"] = tojson
         self.filters["join"] = _join
+        self.filters[_BOUNDED_ITER] = _bounded_iter
+        for name, width in _WIDTH_FILTERS.items():
+            self.filters[name] = _width_checked(name, self.filters[name], width)
         self.globals["raise_exception"] = _raise_exception
         self.globals["strftime_now"] = _strftime_now
         self.globals["dict"] = _TemplateDict()
         self.globals["namespace"] = _TemplateNamespace
+        self.globals["range"] = _bounded_range
+        self._safe: dict[tuple[type, str], bool] = {}
+        self._abc_token = abc.get_cache_token()
 
     # Compiled templates call these through the module global ``environment``.
-    concat = staticmethod(concat)  # type: ignore[assignment]
-    span_str_join = staticmethod(str_join)
+    @staticmethod
+    def concat(pieces: Iterable[object]) -> str:  # type: ignore[override]
+        out = concat(pieces)
+        if len(out) > limits.max_chars():
+            raise limits.too_large(len(out), "a string")
+        return out
+
+    @staticmethod
+    def span_str_join(values: Iterable[object]) -> str:
+        return check_size(str_join(values))  # type: ignore[no-any-return]
+
+    def _parse(self, source: str, name: str | None, filename: str | None) -> jinja2.nodes.Template:
+        """Parse, then route every loop's iterable through the iteration budget."""
+        tree = super()._parse(source, name, filename)
+        for loop in tree.find_all(jinja2.nodes.For):
+            it = loop.iter
+            loop.iter = jinja2.nodes.Filter(it, _BOUNDED_ITER, [], [], None, None, lineno=it.lineno)
+        return tree
+
+    # ------------------------------------------------------------------ sandbox
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        """The sandbox's rule, cached: it depends only on ``type(obj)`` and ``attr``
+        (``isinstance`` checks and the name), never on ``value``."""
+        token = abc.get_cache_token()
+        if token != self._abc_token:  # an ABC registration may change isinstance()
+            self._safe.clear()
+            self._abc_token = token
+        key = (type(obj), attr)
+        safe = self._safe.get(key)
+        if safe is None:
+            safe = super().is_safe_attribute(obj, attr, value)
+            if len(self._safe) < _SAFE_CACHE_SIZE:
+                self._safe[key] = safe
+        return safe
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        # Template data are plain dicts: ``message.role`` is a key lookup unless the name
+        # is a dict attribute. Same result as the sandbox, without raising AttributeError.
+        kind = type(obj)
+        if kind is dict and type(attribute) is str and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                return self.undefined(obj=obj, name=attribute)
+        if kind is _TemplateNamespace and type(attribute) is str and attribute[:1] != "_":
+            # ``ns.flag``: a namespace holds no methods, its attributes are a dict; the
+            # sandbox would allow any name without an underscore.
+            try:
+                value = _NAMESPACE_ATTRS(obj)[attribute]
+            except KeyError:
+                return self.undefined(obj=obj, name=attribute)
+            if type(value) in _METHOD_TYPES:
+                fmt = self.wrap_str_format(value)
+                return value if fmt is None else fmt
+            return value
+        return super().getattr(obj, attribute)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+        # These callables cannot carry the ``unsafe_callable``/``alters_data``
+        # marks the sandbox looks for, nor Jinja's ``pass_context`` marks: builtin bound
+        # methods (``content.startswith``), SpanStr's own methods, template macros and
+        # ``namespace``.
+        # For them the sandbox check always passes and Context.call reduces to a plain
+        # call (with its StopIteration rule), so they are called directly.
+        kind = type(__obj)
+        if (
+            kind is _BUILTIN_METHOD
+            or kind is Macro
+            or __obj is _TemplateNamespace
+            or (kind is types.MethodType and type(__obj.__self__) is SpanStr)
+        ):
+            if kwargs:  # the compiler passes the active loop/block variables
+                kwargs.pop("_block_vars", None)
+                kwargs.pop("_loop_vars", None)
+            if kind is _BUILTIN_METHOD and __obj.__name__ in _WIDTH_METHODS:
+                for value in (*args, *kwargs.values()):
+                    check_width(value, f"a str.{__obj.__name__} width")
+            try:
+                return __obj(*args, **kwargs)
+            except StopIteration:
+                return __self.undefined(
+                    "value was undefined because a callable raised a StopIteration exception"
+                )
+        return super().call(__context, __obj, *args, **kwargs)
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "+":
+            out = left + right
+            if type(out) is not int and isinstance(out, (str, list, tuple)):
+                if len(out) > limits.max_chars():
+                    raise limits.too_large(len(out), "a string or list")
+            return out
+        if operator == "*":
+            seq, count = (left, right) if isinstance(left, (str, list, tuple)) else (right, left)
+            if isinstance(seq, (str, list, tuple)) and isinstance(count, int):
+                check_width(len(seq) * count, "a repeated string or list")
+            return left * right
+        if operator == "**":
+            limits.check_power(left, right)
+        return super().call_binop(context, operator, left, right)
 
 
+@functools.lru_cache(maxsize=1)
+def _environment() -> SpanEnvironment:
+    return SpanEnvironment()
+
+
+@functools.lru_cache(maxsize=64)
 def compile_template(source: str) -> jinja2.Template:
-    """Compile a chat template in the span-tracking sandbox."""
+    """Compile a chat template in the span-tracking sandbox (cached per source)."""
     if not isinstance(source, str) or not source:
         raise ChatTemplateError("the chat template must be a non-empty string of Jinja source")
     try:
-        return SpanEnvironment().from_string(source)
+        return _environment().from_string(source)
     except jinja2.TemplateSyntaxError as exc:
         raise ChatTemplateError(
             f"the chat template does not compile (line {exc.lineno}: {exc.message}); "

@@ -45,33 +45,42 @@ class Tokens:
     span_starts: np.ndarray
     span_ends: np.ndarray
     span_owner: np.ndarray
+    span_lo: list[int]  # tokens [span_lo[k], span_hi[k]) overlap content span k
+    span_hi: list[int]
     shift: int = 0
 
 
 def tokenize_rendered(tokenizer: Any, info: TokenizerFacts, rendered: RenderedText) -> Tokens:
     """Encode the rendered text once and own each token."""
-    enc = _encode.encode_untrusted_spans(
-        tokenizer, rendered.text, [(a, b) for a, b, _ in rendered.spans], info
-    )
-    n_spans = len(rendered.spans)
-    span_owner = np.array([o for *_, o in rendered.spans], dtype=np.int64)
-    if n_spans:
-        # The span a token overlaps, if any: spans are sorted and disjoint.
-        k = np.searchsorted(enc.span_ends, enc.starts, side="right")
-        kc = np.minimum(k, n_spans - 1)
-        hit = (k < n_spans) & (enc.span_starts[kc] < enc.ends)
-        owner = np.where(hit, span_owner[kc], -1)
-    else:
-        owner = np.full(enc.ids.shape[0], -1, dtype=np.int64)
-    # Index -1 (no owner) reads the trailing TEMPLATE entry.
+    text = rendered.text
+    spans = rendered.spans
+    try:
+        flat = _encode.utf8_offsets(text, [x for a, b, _ in spans for x in (a, b)])
+        ids, starts, ends = _encode.encode_byte_spans(tokenizer, info, text, flat)
+    except UnicodeEncodeError:
+        tokenizer.encode(text)  # raises the tokenizer's own InvalidInputError naming the fix
+        raise
+    span_starts = np.array(flat[0::2], dtype=np.int64)
+    span_ends = np.array(flat[1::2], dtype=np.int64)
+    owners = [o for *_, o in spans]
+    owner = np.full(len(ids), -1, dtype=np.int64)
+    if not spans:
+        kinds = np.where(info.is_control[ids], CONTROL, TEMPLATE)
+        return Tokens(ids, starts, ends, kinds, owner, span_starts, span_ends, owner[:0], [], [])
+    # Tokens are sorted and contiguous, so the tokens overlapping a span form the range
+    # [first token ending after its start, first token starting at or after its end).
+    lo = np.searchsorted(ends, span_starts, side="right").tolist()
+    hi = np.searchsorted(starts, span_ends, side="left").tolist()
+    for k in range(len(owners) - 1, -1, -1):  # a token straddling two spans: the first owns it
+        owner[lo[k] : hi[k]] = owners[k]
+    # Owner -1 (no content) reads the trailing TEMPLATE entry of owner_kind.
     owner_kind = np.array([o.kind for o in rendered.owners] + [TEMPLATE], dtype=np.int64)
     kinds = owner_kind[owner]
     # A token overlapping content stays content even if its ID is a control ID, so that
     # Conversation.validate() reports such a token instead of it passing as trusted.
-    kinds[(owner < 0) & info.is_control[enc.ids]] = CONTROL
-    return Tokens(
-        enc.ids, enc.starts, enc.ends, kinds, owner, enc.span_starts, enc.span_ends, span_owner
-    )
+    kinds[(owner < 0) & info.is_control[ids]] = CONTROL
+    span_owner = np.array(owners, dtype=np.int64)
+    return Tokens(ids, starts, ends, kinds, owner, span_starts, span_ends, span_owner, lo, hi)
 
 
 def add_post_processor_markers(tokens: Tokens, info: TokenizerFacts) -> Tokens:
@@ -104,6 +113,8 @@ def add_post_processor_markers(tokens: Tokens, info: TokenizerFacts) -> Tokens:
         tokens.span_starts,
         tokens.span_ends,
         tokens.span_owner,
+        [i + f for i in tokens.span_lo],
+        [i + f for i in tokens.span_hi],
         f,
     )
 
@@ -136,9 +147,7 @@ def message_regions(tokens: Tokens, rendered: RenderedText, role: str) -> dict[i
         return regions
     owners = rendered.owners
     roles = rendered.roles
-    los = np.searchsorted(tokens.ends, tokens.span_starts, side="right").tolist()
-    his = np.searchsorted(tokens.starts, tokens.span_ends, side="left").tolist()
-    for o, lo, hi in zip(tokens.span_owner.tolist(), los, his, strict=True):
+    for o, lo, hi in zip(tokens.span_owner.tolist(), tokens.span_lo, tokens.span_hi, strict=True):
         index = owners[o].message_index
         if index < 0 or index >= len(roles) or roles[index] != role:
             continue

@@ -180,8 +180,11 @@ class SpanStr(str):
         return make(str.__getitem__(self, slice(start, end)), clipped(self._spans, start, end))
 
     def strip(self, chars: str | None = None) -> str:
+        size = len(str.strip(self, chars))
+        if size == len(self):
+            return self  # nothing to strip (the common case): spans unchanged
         start = len(self) - len(str.lstrip(self, chars))
-        return self._slice(start, max(start, len(str.rstrip(self, chars))))
+        return self._slice(start, start + size)
 
     def lstrip(self, chars: str | None = None) -> str:
         return self._slice(len(self) - len(str.lstrip(self, chars)), len(self))

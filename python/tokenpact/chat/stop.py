@@ -45,11 +45,16 @@ class StopPolicy:
     include_prompt: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "stop_ids", tuple(int(i) for i in self.stop_ids))
-        sequences = tuple(tuple(int(i) for i in s) for s in self.stop_sequences)
-        if any(not s for s in sequences):
-            raise ConfigError("a stop sequence needs at least one ID")
-        object.__setattr__(self, "stop_sequences", sequences)
+        ids = self.stop_ids
+        if type(ids) is not tuple or any(type(i) is not int for i in ids):
+            object.__setattr__(self, "stop_ids", tuple(int(i) for i in ids))
+        if self.stop_sequences:
+            sequences = tuple(tuple(int(i) for i in s) for s in self.stop_sequences)
+            if any(not s for s in sequences):
+                raise ConfigError("a stop sequence needs at least one ID")
+            object.__setattr__(self, "stop_sequences", sequences)
+        elif type(self.stop_sequences) is not tuple:
+            object.__setattr__(self, "stop_sequences", ())
         if self.prompt_length < 0:
             raise ConfigError(f"prompt_length must be >= 0, not {self.prompt_length}")
 
