@@ -9,6 +9,7 @@ pub mod corpus;
 pub mod decoder;
 pub mod error;
 pub mod hf_unigram;
+pub mod id_space;
 pub mod model;
 pub mod normalize;
 pub mod offsets;

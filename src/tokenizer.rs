@@ -70,6 +70,11 @@ impl CoreTokenizer {
                 )));
             }
         }
+        // Tables indexed by ID (the Python int cache, piece strings) are sized by the
+        // largest ID: bound it by the number of entries before anything is allocated.
+        if let Some(&top) = map.keys().max() {
+            crate::id_space::check(model.vocab().len() + map.len(), top, "added tokens")?;
+        }
         Ok(CoreTokenizer {
             model,
             normalizer,
@@ -259,6 +264,13 @@ impl CoreTokenizer {
             }
         })?;
         failed
+    }
+
+    /// `max ID + 1` over the model vocabulary and the special tokens (bounded by
+    /// `id_space::check` at construction).
+    pub fn id_space(&self) -> u32 {
+        let specials = self.specials.keys().max().map_or(0, |&m| m + 1);
+        (self.model.vocab().len() as u32).max(specials)
     }
 
     pub fn token_bytes(&self, id: u32) -> Option<&[u8]> {

@@ -13,6 +13,36 @@ def _text_arg(text: object) -> str:
     return text
 
 
+def _texts_arg(texts: object, method: str) -> list[str]:
+    """The texts of a batch call; one ``str`` is refused (iterating it would encode
+    each character as its own text)."""
+    if isinstance(texts, str | bytes):
+        raise InvalidInputError(
+            f"{method} takes a list of texts, got one {type(texts).__name__}; "
+            f"pass [text], or call encode(text) for a single text"
+        )
+    try:
+        return [_text_arg(t) for t in texts]  # type: ignore[attr-defined]
+    except TypeError:
+        raise ConfigError(
+            f"{method} takes an iterable of str, got {type(texts).__name__}"
+        ) from None
+
+
+def _threads_arg(threads: object) -> int | None:
+    """``threads``: None (all cores) or a positive int; more than the pool has is capped
+    at the pool size (``tokenpact._native.max_threads()``) by the engine."""
+    if threads is None:
+        return None
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ConfigError(
+            f"threads must be a positive integer or None (all cores), got {threads!r}"
+        )
+    from . import _native
+
+    return min(threads, int(_native.max_threads()))
+
+
 def _byte_ranges(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     """Codepoint ranges of ``text`` as UTF-8 byte ranges."""
     out = []

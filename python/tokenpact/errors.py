@@ -45,3 +45,8 @@ class ContractError(TokenpactError, ValueError):
 
 class BatchError(TokenpactError, ValueError):
     """Records cannot be collated into a batch as requested."""
+
+
+class AddedTokenIdWarning(UserWarning):
+    """A ``tokenizer.json`` writes added-token IDs that Hugging Face ``tokenizers``
+    reassigns on load; tokenpact uses the reassigned IDs (as ``tokenizers`` does)."""

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._text import _threads_arg
 from .errors import ConfigError
 
 RNG_NAME = "splitmix64-counter/1"
@@ -186,7 +187,7 @@ def bpe_dropout_batch(
             f"bpe_dropout_batch: {len(texts)} texts but {len(keys)} keys; pass one key per text"
         )
     streams = [k.stream() for k in keys]
-    out: list[list[int]] = _engine(tokenizer).encode_batch(texts, p, streams, threads)
+    out: list[list[int]] = _engine(tokenizer).encode_batch(texts, p, streams, _threads_arg(threads))
     return out
 
 

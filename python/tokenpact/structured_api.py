@@ -39,6 +39,8 @@ class StructuredEncodingMixin:
         def token_bytes(self, token_id: int) -> bytes: ...
         @property
         def pad_id(self) -> int | None: ...
+        @property
+        def vocab_size(self) -> int: ...
 
     def _content(
         self,
@@ -126,7 +128,17 @@ class StructuredEncodingMixin:
     def _piece_texts(self, ids: list[int]) -> list[str]:
         """Piece text of each ID, built in one native call from cached strings."""
         if not hasattr(self._core, "piece_strs"):
-            return [self.token_bytes(i).decode("utf-8", errors="replace") for i in ids]
+            # One string per ID, made once (a validated token_bytes call per token was
+            # nine tenths of a SentencePiece encode_structured).
+            strs = getattr(self, "_piece_strs_cache", None)
+            if strs is None:
+                core = self._core
+                strs = [
+                    bytes(core.token_bytes(i) or b"").decode("utf-8", errors="replace")
+                    for i in range(self.vocab_size)
+                ]
+                self._piece_strs_cache = strs
+            return [strs[i] for i in ids]
         return list(self._core.piece_strs(np.asarray(ids, dtype=np.uint32)))
 
     def encode_structured(

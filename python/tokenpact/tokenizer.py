@@ -17,7 +17,7 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from . import _native
-from ._text import _surrogate_error, _text_arg
+from ._text import _surrogate_error, _text_arg, _texts_arg, _threads_arg
 from .config_mixin import ConfigMixin
 from .errors import (
     ConfigError,
@@ -26,6 +26,7 @@ from .errors import (
     UnknownTokenError,
 )
 from .patterns import resolve_pattern
+from .peer_names import PeerNamesMixin
 from .special import AddedTokenFlags, SpecialToken
 from .special_policy import SpecialPolicyMixin, SpecialSpec
 from .structured_api import StructuredEncodingMixin
@@ -46,7 +47,7 @@ KNOWN_ROLES = {
 }
 
 
-class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin):
+class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNamesMixin):
     """A byte-level BPE tokenizer with declared special tokens and pre-tokenization."""
 
     def __init__(
@@ -239,8 +240,8 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin):
     # ------------------------------------------------------------------ properties
     @property
     def vocab_size(self) -> int:
-        """Number of IDs: model vocabulary plus special tokens (max ID + 1)."""
-        top = max(self._special_ids.values(), default=-1)
+        """Number of IDs: model vocabulary plus special and added tokens (max ID + 1)."""
+        top = max([*self._special_ids.values(), *self._added.values()], default=-1)
         return max(int(self._core.model_size()), top + 1)
 
     @property
@@ -372,7 +373,7 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin):
     def _batch_args(
         self, texts: Iterable[str], allowed_special: SpecialSpec, disallowed_special: SpecialSpec
     ) -> tuple[list[str], Any]:
-        items = [_text_arg(t) for t in texts]
+        items = _texts_arg(texts, "encode_batch")
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         try:
             if disallowed is not None:
@@ -394,7 +395,7 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin):
         """Encode many texts in parallel (GIL released); same result as ``encode`` each."""
         items, allowed = self._batch_args(texts, allowed_special, disallowed_special)
         try:
-            out: list[list[int]] = self._core.encode_batch(items, allowed, threads)
+            out: list[list[int]] = self._core.encode_batch(items, allowed, _threads_arg(threads))
         except UnicodeEncodeError as exc:
             raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
         return [self._post(ids) for ids in out] if add_special_tokens else out
@@ -413,7 +414,7 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin):
         """
         items, allowed = self._batch_args(texts, allowed_special, disallowed_special)
         try:
-            ids, offsets = self._core.encode_batch_flat(items, allowed, threads)
+            ids, offsets = self._core.encode_batch_flat(items, allowed, _threads_arg(threads))
         except UnicodeEncodeError as exc:
             raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
         return ids, offsets
@@ -439,9 +440,22 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin):
     # ------------------------------------------------------------------ decoding
     def _ids(self, ids: Iterable[int]) -> np.ndarray:
         """Validated IDs as a contiguous uint32 array (vectorized: no per-ID Python loop)."""
-        arr = ids if isinstance(ids, np.ndarray) else np.asarray(list(ids))
+        if isinstance(ids, str | bytes):
+            raise UnknownTokenError("token IDs must be a sequence of ints, not a string")
+        try:
+            arr = ids if isinstance(ids, np.ndarray) else np.asarray(list(ids))
+        except (TypeError, ValueError):
+            raise UnknownTokenError("token IDs must be a flat sequence of ints") from None
         if arr.size == 0:
             return np.zeros(0, dtype=np.uint32)
+        if arr.ndim == 1 and arr.dtype == object:
+            # Ints too large for int64 (numpy falls back to objects): out of range.
+            items = arr.tolist()
+            if all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+                far = max(items, key=abs)
+                raise UnknownTokenError(
+                    f"{far} is not a token ID of this tokenizer (IDs are 0..{self.vocab_size - 1})"
+                )
         if arr.ndim != 1 or arr.dtype.kind not in "iu":
             bad = next((i for i in arr.ravel().tolist() if not isinstance(i, int)), arr.dtype)
             raise UnknownTokenError(f"token IDs must be a flat sequence of ints; got {bad!r}")
@@ -457,10 +471,21 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin):
         """Concatenated byte pieces of ``ids`` (no UTF-8 decoding)."""
         return bytes(self._core.decode_bytes(self._ids(ids)))
 
-    def decode(self, ids: Iterable[int], *, errors: Literal["strict", "replace"] = "strict") -> str:
-        """Decode IDs to text. ``errors="strict"`` raises DecodeError on invalid UTF-8."""
+    def decode(
+        self,
+        ids: Iterable[int],
+        *,
+        errors: Literal["strict", "replace"] = "strict",
+        skip_special_tokens: bool = False,
+    ) -> str:
+        """Decode IDs to text. ``errors="strict"`` raises DecodeError on invalid UTF-8;
+        ``skip_special_tokens`` drops special-token IDs first (as in HF tokenizers)."""
         if errors not in ("strict", "replace"):
             raise ConfigError(f'errors must be "strict" or "replace", not {errors!r}')
+        if skip_special_tokens:
+            arr = self._ids(ids)
+            specials = np.fromiter(self._special_ids.values(), dtype=np.uint32)
+            ids = arr[~np.isin(arr, specials)]
         if errors == "replace" and self._semantics == "sentencepiece":
             # SentencePiece's own replacement rule: one U+FFFD per ill-formed byte.
             return str(self._core.decode_text(self._ids(ids)))
@@ -542,9 +567,12 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin):
 
         Only exact for models whose IDs are ranks in tiktoken's sense; a ranked-merge
         model is exported with ``rank = ID`` which tiktoken applies with its own rule.
+        Other models (WordPiece, Unigram, SentencePiece, normalizers) raise ConfigError
+        instead of writing a file that encodes differently.
         """
-        from .formats.tiktoken_file import write_tiktoken
+        from .formats.tiktoken_file import check_exact_tiktoken, write_tiktoken
 
+        check_exact_tiktoken(self)
         write_tiktoken(path, self.vocab())
 
     def __repr__(self) -> str:

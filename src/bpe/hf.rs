@@ -43,6 +43,12 @@ pub fn pieces(
         .map(|&(_, i)| i as usize + 1)
         .max()
         .unwrap_or(0);
+    // Holes may be filled by added tokens, so they count as entries here.
+    crate::id_space::check(
+        vocab.len() + added.len(),
+        size.saturating_sub(1) as u32,
+        "model.vocab",
+    )?;
     let mut pieces: Vec<Option<Vec<u8>>> = vec![None; size];
     for &(token, id) in vocab {
         let piece: Option<Vec<u8>> = if byte_level {

@@ -156,8 +156,7 @@ fn build_core(
 impl BpeCore {
     fn ints(&self, py: Python<'_>) -> &Vec<Py<PyInt>> {
         self.ints.get_or_init(|| {
-            let top = self.inner.model.vocab().len() as u32
-                + self.inner.specials.keys().max().map_or(0, |&m| m + 1);
+            let top = self.inner.id_space();
             (0..top)
                 .map(|i| i.into_pyobject(py).map(|b| b.unbind()).expect("int"))
                 .collect()
@@ -281,7 +280,9 @@ impl BpeCore {
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
         let n = texts.len();
-        let workers = threads.unwrap_or_else(rayon::current_num_threads).max(1);
+        let workers = threads
+            .unwrap_or_else(rayon::current_num_threads)
+            .clamp(1, super::max_threads());
         if workers == 1 || n < 2 {
             let lists = self.encode_all(py, &texts, allowed, threads)?;
             let out = PyList::empty(py);
@@ -441,8 +442,7 @@ impl BpeCore {
         ids: PyReadonlyArray1<'py, u32>,
     ) -> PyResult<Bound<'py, PyList>> {
         let strs = self.strs.get_or_init(|| {
-            let top = self.inner.model.vocab().len() as u32
-                + self.inner.specials.keys().max().map_or(0, |&m| m + 1);
+            let top = self.inner.id_space();
             (0..top)
                 .map(|i| {
                     let piece = self.inner.token_bytes(i).unwrap_or(&[]);

@@ -33,7 +33,15 @@ pub(crate) fn to_py(py: Python<'_>, err: CoreError) -> PyErr {
     }
 }
 
+/// The most workers a pool may have: the global pool's size (one per core unless
+/// `RAYON_NUM_THREADS` says otherwise). More threads than cores only add overhead, and
+/// an unchecked count from a caller (`threads=10**6`) would start that many OS threads.
+pub(crate) fn max_threads() -> usize {
+    rayon::current_num_threads().max(1)
+}
+
 fn pool(n: usize) -> PyResult<Arc<rayon::ThreadPool>> {
+    let n = n.min(max_threads());
     type Pools = Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>;
     static POOLS: OnceLock<Pools> = OnceLock::new();
     let mut pools = POOLS
@@ -105,6 +113,19 @@ pub(crate) fn flatten(lists: &[Vec<u32>]) -> (Vec<u32>, Vec<i64>) {
     (ids, offsets)
 }
 
+/// The largest useful `threads` value (the global pool's size).
+#[pyfunction]
+#[pyo3(name = "max_threads")]
+fn max_threads_py() -> usize {
+    max_threads()
+}
+
+/// The largest ID space (`max_id + 1`) allowed for `entries` IDs (docs/SECURITY.md).
+#[pyfunction]
+fn id_space_limit(entries: usize) -> usize {
+    crate::id_space::limit(entries)
+}
+
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -115,5 +136,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     pipeline::register(m)?;
     trainers::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(max_threads_py, m)?)?;
+    m.add_function(wrap_pyfunction!(id_space_limit, m)?)?;
     Ok(())
 }

@@ -58,6 +58,16 @@ def test_valid_file_loads(tmp_path: Path) -> None:
     assert tok.encode("abc ab") == [257, 32, 256]
 
 
+def test_added_token_written_over_a_vocabulary_id_gets_tokenizers_id(tmp_path: Path) -> None:
+    # tokenizers ignores the written ID of a token that is not in the vocabulary and gives
+    # it the next free one (issue 13: the two libraries used to disagree silently).
+    data = copy.deepcopy(_valid())
+    data["added_tokens"][0]["id"] = 256
+    with pytest.warns(tp.errors.AddedTokenIdWarning, match="written as 256 and gets 258"):
+        tok = tp.Tokenizer.load(_write(tmp_path, data))
+    assert tok.special_tokens["<|eos|>"] == 258
+
+
 @pytest.mark.parametrize(
     "edit,match",
     [
@@ -67,7 +77,6 @@ def test_valid_file_loads(tmp_path: Path) -> None:
         (lambda d: d["model"]["merges"].append("abc"), "separated by a space"),
         (lambda d: d["model"]["vocab"].update({_mapped(b"zz"): 5}), "used twice"),
         (lambda d: d["model"]["vocab"].update({_mapped(b"zz"): 300}), "has no piece"),
-        (lambda d: d["added_tokens"][0].update(id=256), "different vocabulary piece"),
         (lambda d: d["added_tokens"][0].update(lstrip="yes"), r"added_tokens\[0\]\.lstrip"),
         (lambda d: d["added_tokens"][0].update(rstrip=1), r"added_tokens\[0\]\.rstrip"),
         (lambda d: d["added_tokens"][0].update(single_word=None), r"\[0\]\.single_word"),

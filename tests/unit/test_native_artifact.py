@@ -123,10 +123,18 @@ def test_write_refuses_invalid_artifact(tmp_path: Path) -> None:
     with pytest.raises(ArtifactError, match=r"model\.vocab\[257\]"):
         write_native(tmp_path, art)
     art = merge_artifact()
-    art.training = {"loss": float("nan")}
+    art.training = {"loss": object()}
     with pytest.raises(ArtifactError, match="JSON values"):
         write_native(tmp_path, art)
     assert not (tmp_path / FILENAME).exists()
+
+
+def test_non_finite_training_values_are_written_as_strings(tmp_path: Path) -> None:
+    # JSON has no inf/nan; a training trace holds them (issue 13: -inf in Unigram EM).
+    art = merge_artifact()
+    art.training = {"loss": float("nan"), "trace": [[0, float("-inf")], [1, -3.5]]}
+    write_native(tmp_path, art)
+    assert read_native(tmp_path).training == {"loss": "nan", "trace": [[0, "-inf"], [1, -3.5]]}
 
 
 def test_vocab_from_merges_rejects_forward_reference() -> None:

@@ -22,6 +22,7 @@ from .errors import (
     ChatTemplateError,
     ConversationError,
     FixedGrammarExceedsContext,
+    MessageContentError,
     UntrackedContentError,
 )
 from .grammar import (
@@ -86,6 +87,7 @@ __all__ = [
     "Group",
     "LengthModel",
     "Message",
+    "MessageContentError",
     "RenderedText",
     "SequenceCompiler",
     "SequenceGrammar",

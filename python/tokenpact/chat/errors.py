@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from ..errors import TokenpactError
+from ..errors import InvalidInputError, TokenpactError
 
 
 class ConversationError(TokenpactError, ValueError):
     """Messages break the conversation grammar (role order, tool pairing, mode, alignment)."""
+
+
+class MessageContentError(ConversationError, InvalidInputError):
+    """A message, tool call or document holds a value that is not text (a number, a list,
+    ``None`` where text belongs), text with a lone surrogate, or ``messages`` is not a
+    list of messages. Also an :class:`~tokenpact.errors.InvalidInputError`."""
 
 
 class ChatTemplateError(TokenpactError, ValueError):

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from .conversation import CONTENT, DOCUMENT, TOOLS, Owner
-from .errors import ChatTemplateError
-from .messages import Document, Message
+from .errors import ChatTemplateError, MessageContentError
+from .messages import Document, Message, check_text
 from .spans import SpanStr
 
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
@@ -63,36 +63,53 @@ def plain_data(value: Any) -> Any:
     return _wrap(value, None, CONTENT, -1, "")
 
 
-def _wrap(value: Any, tracker: Tracker | None, kind: int, index: int, label: str) -> Any:
+# Deepest nesting of structured content (tool arguments, content parts) a template sees.
+MAX_CONTENT_DEPTH = 64
+
+
+def _wrap(
+    value: Any, tracker: Tracker | None, kind: int, index: int, label: str, depth: int = 0
+) -> Any:
     if value is None or type(value) in (int, float, bool):
         return value
     if isinstance(value, str):
         if tracker is None:
             return str.__str__(value)
+        check_text(value, label)
         return tracker.string(value, kind, index, label)
     if isinstance(value, (bool, int)):
         return int.__int__(value)
     if isinstance(value, float):
         return float.__float__(value)
+    if depth >= MAX_CONTENT_DEPTH:
+        # Also stops a structure that contains itself.
+        raise MessageContentError(
+            f"{label} nests deeper than {MAX_CONTENT_DEPTH} levels; flatten it"
+        )
+    deeper = depth + 1
     if isinstance(value, Mapping):
         out = {}
         for key, item in value.items():
             # Keys inside content (tool-call argument names) are content too; templates
             # print them through tojson.
             k = _wrap(key, tracker, kind, index, f"{label}.{key}#key") if tracker else key
-            out[k] = _wrap(item, tracker, kind, index, f"{label}.{key}")
+            out[k] = _wrap(item, tracker, kind, index, f"{label}.{key}", deeper)
         return out
     if isinstance(value, list):
-        return [_wrap(v, tracker, kind, index, f"{label}[{k}]") for k, v in enumerate(value)]
+        return [
+            _wrap(v, tracker, kind, index, f"{label}[{k}]", deeper) for k, v in enumerate(value)
+        ]
     if isinstance(value, tuple):
-        return tuple(_wrap(v, tracker, kind, index, f"{label}[{k}]") for k, v in enumerate(value))
+        return tuple(
+            _wrap(v, tracker, kind, index, f"{label}[{k}]", deeper) for k, v in enumerate(value)
+        )
     if isinstance(value, np.generic):
-        return _wrap(value.item(), tracker, kind, index, label)
+        return _wrap(value.item(), tracker, kind, index, label, deeper)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-        return _wrap(fields, tracker, kind, index, label)
+        return _wrap(fields, tracker, kind, index, label, deeper)
     if callable(getattr(value, "model_dump", None)):
-        return _wrap(value.model_dump(), tracker, kind, index, label)
+        return _wrap(value.model_dump(), tracker, kind, index, label, deeper)
     return f"<{type(value).__name__}>"
 
 
@@ -127,6 +144,11 @@ def _check_name(value: Any, index: int, what: str) -> str:
 
 def wrap_messages(messages: Sequence[Any], tracker: Tracker) -> list[dict[str, Any]]:
     """Messages as template data: None values dropped, strings tracked, reasoning aliased."""
+    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
+        raise MessageContentError(
+            f"messages must be a list of messages, not {type(messages).__name__}; "
+            "wrap a single message in a list"
+        )
     out = []
     string = tracker.string
     for i, raw in enumerate(messages):
@@ -138,6 +160,7 @@ def wrap_messages(messages: Sequence[Any], tracker: Tracker) -> list[dict[str, A
             if key == "role":
                 message[key] = _check_name(value, i, "role")
             elif type(value) is str:  # the common case, without _wrap's type dispatch
+                check_text(value, f"messages[{i}].{key}")
                 message[key] = string(value, CONTENT, i, f"messages[{i}].{key}")
             else:
                 message[key] = _wrap(value, tracker, CONTENT, i, f"messages[{i}].{key}")

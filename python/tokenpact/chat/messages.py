@@ -19,11 +19,28 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .errors import ConversationError
+from .errors import ConversationError, MessageContentError
 
 Mode = Literal["training", "generation", "prefill"]
 MODES: tuple[str, ...] = ("training", "generation", "prefill")
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+
+
+def check_text(value: Any, what: str) -> str:
+    """``value`` if it is a str of valid Unicode (no lone surrogate), else
+    :class:`MessageContentError` naming ``what``."""
+    if not isinstance(value, str):
+        raise MessageContentError(
+            f"{what} must be a str, not {type(value).__name__}; convert it to text first"
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise MessageContentError(
+            f"{what} holds a lone surrogate {value[exc.start]!r} at index {exc.start}, which "
+            "is not valid Unicode; decode the source with errors='replace' or remove it"
+        ) from None
+    return value
 
 
 @dataclass(frozen=True)
@@ -33,6 +50,12 @@ class ToolCall:
     call_id: str
     name: str
     arguments: str | Mapping[str, Any] = "{}"
+
+    def __post_init__(self) -> None:
+        check_text(self.call_id, "a tool call's id")
+        check_text(self.name, f"the name of tool call {self.call_id!r}")
+        if not isinstance(self.arguments, Mapping):
+            check_text(self.arguments, f"the arguments of tool call {self.call_id!r}")
 
     def arguments_text(self) -> str:
         """The arguments as JSON text (mappings are dumped without ASCII escaping)."""
@@ -60,16 +83,23 @@ class Message:
     tool_call_id: str | None = None
 
     def __post_init__(self) -> None:
+        check_text(self.role, "a message role")
         if self.role not in ROLES:
             raise ConversationError(
                 f"message role {self.role!r} is not one of {', '.join(ROLES)}; "
                 "map other roles (developer, ipython, observation) before formatting"
             )
-        if not isinstance(self.content, str):
-            raise ConversationError(
-                f"{self.role} message content must be a str, not {type(self.content).__name__}"
-            )
+        check_text(self.content, f"{self.role} message content")
+        if self.tool_call_id is not None:
+            check_text(self.tool_call_id, "a tool result's tool_call_id")
+        if isinstance(self.tool_calls, str | bytes | Mapping):
+            raise MessageContentError("tool_calls must be a list of tool calls")
         object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        for call in self.tool_calls:
+            if not isinstance(call, ToolCall):
+                raise MessageContentError(
+                    f"a tool call must be a ToolCall, not {type(call).__name__}"
+                )
         if self.tool_calls and self.role != "assistant":
             raise ConversationError(f"a {self.role} message cannot carry tool calls")
         if self.role == "tool" and not self.tool_call_id:
@@ -94,8 +124,15 @@ class Message:
         if not isinstance(data, Mapping) or "role" not in data:
             raise ConversationError(f"a message must be a mapping with a 'role', got {data!r}")
         calls = []
-        for raw in data.get("tool_calls") or ():
-            function = raw.get("function", raw)
+        raw_calls = data.get("tool_calls") or ()
+        if not isinstance(raw_calls, list | tuple):
+            raise MessageContentError(f"tool_calls must be a list, not {type(raw_calls).__name__}")
+        for raw in raw_calls:
+            function = raw.get("function", raw) if isinstance(raw, Mapping) else None
+            if not isinstance(function, Mapping) or "name" not in function:
+                raise MessageContentError(
+                    f"tool call {raw!r:.80} is not {{'id', 'function': {{'name', 'arguments'}}}}"
+                )
             call_id = raw.get("id") or raw.get("call_id")
             if not call_id:
                 raise ConversationError(f"tool call {raw!r} has no id; every call needs one")
@@ -114,6 +151,11 @@ class Document:
 
     text: str
     title: str | None = None
+
+    def __post_init__(self) -> None:
+        check_text(self.text, "a document's text")
+        if self.title is not None:
+            check_text(self.title, "a document's title")
 
     def to_hf(self) -> dict[str, Any]:
         out = {"text": self.text}
@@ -140,6 +182,11 @@ def tool_result(call_id: str, content: str) -> Message:
 
 def as_messages(items: Iterable[Message | Mapping[str, Any]]) -> tuple[Message, ...]:
     """Messages from ``Message`` objects or their dict form."""
+    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+        raise MessageContentError(
+            f"messages must be a list of messages, not {type(items).__name__}; "
+            "wrap a single message in a list"
+        )
     return tuple(Message.from_hf(m) for m in items)  # type: ignore[arg-type]
 
 

@@ -77,7 +77,8 @@ def plan_groups(messages: Sequence[Message]) -> list[Group]:
     starts = [k for k in users if k < current]
     if starts and starts[0] > lead:
         starts.insert(0, lead)  # messages before the first user message join the first exchange
-    for a, b in zip(starts, [*starts[1:], current], strict=True):
+    # One boundary per start: the next start, or the current exchange for the last one.
+    for a, b in zip(starts, [*starts[1:], current][: len(starts)], strict=True):
         groups.append(Group(tuple(range(a, b)), "droppable", "exchange"))
     if current < n:
         groups.append(Group(tuple(range(current, n)), "fixed", "current"))
@@ -119,8 +120,8 @@ def truncate(
     ``messages`` may be ``Message`` objects or dicts (dicts are passed to the formatter
     unchanged, so extra keys reach a Hugging Face template).
     """
-    if limit <= 0:
-        raise ConversationError(f"limit must be a positive number of tokens, not {limit}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+        raise ConversationError(f"limit must be a positive number of tokens, not {limit!r}")
     typed = as_messages(messages)
     validate_messages(typed, mode=mode)
     plan = list(groups) if groups is not None else plan_groups(typed)

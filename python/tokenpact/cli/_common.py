@@ -1,11 +1,13 @@
 """Shared CLI pieces: options, text input, error-to-exit-code mapping, small printers.
 
 Exit codes scripts can rely on: 0 success, 1 a tokenpact error (``error: <message>``
-on stderr, no traceback), 2 a usage error (click's own handling).
+on stderr, no traceback; a missing or unreadable file is always one), 2 a usage error
+(click's own handling).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -29,12 +31,50 @@ T = TypeVar("T")
 class TokenpactGroup(click.Group):
     """A click group that turns a :class:`TokenpactError` into ``error: ...`` and exit 1."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # No shell can pass a NUL byte; a program that does gets a usage error, not the
+        # ValueError every OS call would raise on such a path.
+        if any("\x00" in arg for arg in args):
+            raise click.UsageError("an argument contains a NUL character", ctx)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except TokenpactError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(EXIT_ERROR)
+        except UnicodeError as exc:
+            # A lone surrogate in an argument (undecodable bytes in argv or a file name).
+            click.echo(
+                f"error: an argument is not valid Unicode text ({exc}); rename the file "
+                "or pass the text with --file",
+                err=True,
+            )
+            ctx.exit(EXIT_ERROR)
+        except OSError as exc:
+            # A bad output path, a full disk, a name too long: a clean message, exit 1.
+            where = f" {exc.filename}" if exc.filename else ""
+            click.echo(
+                f"error: cannot access{where}: {exc.strerror or exc}; check the path, its "
+                "permissions and the free space",
+                err=True,
+            )
+            ctx.exit(EXIT_ERROR)
+
+
+class InputPath(click.Path):
+    """``click.Path(exists=True)`` whose missing file is a tokenpact error (exit 1, like
+    every other missing or unreadable input), not a usage error (exit 2)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            missing = self.exists and not Path(os.fsdecode(value)).exists()
+        except (OSError, ValueError):
+            missing = True
+        if missing:
+            raise ArtifactError(f"{os.fsdecode(value)} does not exist; check the path")
+        return super().convert(value, param, ctx)
 
 
 def fail(message: str) -> NoReturn:
@@ -154,7 +194,10 @@ def load_tokenizer(path: Path) -> Tokenizer:
         )
     import tokenpact as tp
 
-    return tp.Tokenizer.load(path)
+    ctx = click.get_current_context(silent=True)
+    settings = ctx.find_root().obj if ctx is not None else None
+    verify = settings.get("verify", True) if isinstance(settings, dict) else True
+    return tp.Tokenizer.load(path, verify=verify)
 
 
 def progress_bar(

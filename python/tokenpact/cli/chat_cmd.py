@@ -13,6 +13,7 @@ from ..chat import Conversation, SequenceCompiler, SequenceGrammar, truncate
 from ..errors import InvalidInputError
 from ._common import (
     EXIT_ERROR,
+    InputPath,
     TokenpactGroup,
     decode_utf8,
     echo_rows,
@@ -146,7 +147,7 @@ def chat() -> None:
 )
 @click.option(
     "--template",
-    type=click.Path(path_type=Path, exists=True),
+    type=InputPath(path_type=Path, exists=True),
     default=None,
     help="Model directory, tokenizer_config.json or *.jinja with the chat template "
     "(default: the tokenizer_config.json beside the tokenizer).",

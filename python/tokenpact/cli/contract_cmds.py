@@ -23,6 +23,7 @@ from ..contract.report import Report
 from ..contract.schema import declaration_errors, kind_of
 from ..contract.semantics import max_id, special_policy
 from ..errors import TokenpactError
+from ._common import InputPath
 
 _KIND_HASHES = {
     "corpus": hashing.corpus_hash,
@@ -122,7 +123,7 @@ def _engine_identities(path: Path) -> dict[str, str]:
 
 
 @click.command("hash")
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("path", type=InputPath(exists=True, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
 def hash_cmd(path: Path, as_json: bool) -> None:
     """Print the identities of PATH.
@@ -160,22 +161,22 @@ def _declaration(report: Report, document: Any, kind: str) -> bool:
 
 
 @click.command("verify")
-@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("directory", type=InputPath(exists=True, file_okay=False, path_type=Path))
 @click.option(
-    "--dataset", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    "--dataset", type=InputPath(exists=True, dir_okay=False, path_type=Path),
     help="Encoded-dataset declaration (JSON) that must be bound to this tokenizer.",
 )  # fmt: skip
 @click.option(
-    "--checkpoint", type=click.Path(exists=True, path_type=Path),
+    "--checkpoint", type=InputPath(exists=True, path_type=Path),
     help="Checkpoint declaration (JSON), .safetensors file, sharded index or model directory.",
 )  # fmt: skip
 @click.option(
-    "--template", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    "--template", type=InputPath(exists=True, dir_okay=False, path_type=Path),
     help="Template declaration the dataset and checkpoint must be bound to.",
 )  # fmt: skip
 @click.option("--replay", "do_replay", is_flag=True, help="Retrain from --corpus and compare.")
 @click.option(
-    "--corpus", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    "--corpus", multiple=True, type=InputPath(exists=True, dir_okay=False, path_type=Path),
     help="Training file for --replay (repeat, in the original order).",
 )  # fmt: skip
 @click.option("--text-field", default="text", show_default=True, help="JSONL text field.")
@@ -235,9 +236,9 @@ def verify_cmd(
 
 
 @click.command("reconcile")
-@click.argument("bundle", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("bundle", type=InputPath(exists=True, dir_okay=False, path_type=Path))
 @click.option(
-    "--root", type=click.Path(exists=True, file_okay=False, path_type=Path),
+    "--root", type=InputPath(exists=True, file_okay=False, path_type=Path),
     help="Directory holding the released tokenizer files; their bytes are re-hashed.",
 )  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")

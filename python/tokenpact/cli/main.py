@@ -147,12 +147,20 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: Any) -> N
     callback=_print_version,
     help="Show the version and exit.",
 )
-def cli() -> None:
+@click.option(
+    "--no-verify",
+    is_flag=True,
+    help="Load saved tokenizers without checking manifest.json and golden.json "
+    "(an artifact without them is refused otherwise).",
+)
+@click.pass_context
+def cli(ctx: click.Context, no_verify: bool) -> None:
     """tokenpact: tokenizers as versioned contracts.
 
-    Exit codes: 0 success, 1 a tokenpact error (message on stderr), 2 a usage error.
-    Start with `tokenpact quickstart`.
+    Exit codes: 0 success, 1 a tokenpact error (message on stderr; a missing or unreadable
+    file is one too), 2 a usage error. Start with `tokenpact quickstart`.
     """
+    ctx.ensure_object(dict)["verify"] = not no_verify
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -71,7 +71,7 @@ def _harvest(max_bytes: int) -> tuple[list[Document], dict[str, Any]]:
     "-o",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Where to save the artifact (default: a new temporary directory, printed).",
+    help="Where to save the artifact (default: a temporary directory, removed at the end).",
 )
 @click.option(
     "--max-bytes",
@@ -95,10 +95,23 @@ def quickstart(
     sources and docstrings) and the system's gettext catalogs, in a deterministic order.
     Exits 1 if any document fails to round-trip or the reloaded tokenizer disagrees.
     """
+    show = resolve_progress(progress)
+    if output is not None:
+        _run(vocab_size, output, max_bytes, threads, show, kept=True)
+        return
+    # Without --output the artifact only proves the round trip: nothing is left behind.
+    with tempfile.TemporaryDirectory(prefix="tokenpact-quickstart-") as scratch:
+        _run(vocab_size, Path(scratch) / "artifact", max_bytes, threads, show, kept=False)
+
+
+def _run(
+    vocab_size: int, out_dir: Path, max_bytes: int, threads: int | None, show: bool, *, kept: bool
+) -> None:
     import tokenpact as tp
 
-    show = resolve_progress(progress)
     start = time.perf_counter()
+    # Harvesting reads thousands of files for a few seconds: say so before it starts.
+    click.echo("harvesting the built-in corpus (stdlib sources, docstrings, gettext) ...")
     docs, digest = _harvest(max_bytes)
     texts = [doc.text for doc in docs]
 
@@ -115,10 +128,9 @@ def quickstart(
     )
     train_s = time.perf_counter() - t0
 
-    out_dir = output or Path(tempfile.mkdtemp(prefix="tokenpact-quickstart-"))
     tok.save(out_dir)
     loaded = tp.Tokenizer.load(out_dir)
-    click.echo(f"saved to {out_dir} and reloaded")
+    click.echo(f"saved to {out_dir} and reloaded" if kept else "saved and reloaded")
 
     # Flat batch output avoids a Python int per token, so this measures the encoder.
     t0 = time.perf_counter()
@@ -184,7 +196,7 @@ def quickstart(
         ),
         ("round trip", _verdict(n, round_trip_bad)),
         ("reload identical", _verdict(n, reload_bad) + ("" if same_model else ", MODEL DIFFERS")),
-        ("artifact", str(out_dir)),
+        ("artifact", str(out_dir) if kept else "removed (pass --output DIR to keep it)"),
         ("total time", fmt_seconds(time.perf_counter() - start)),
     ]
     click.echo("summary")

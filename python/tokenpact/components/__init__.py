@@ -30,13 +30,14 @@ from typing import Any
 
 from ..errors import ConfigError
 from . import decoders, models, normalizers, pre_tokenizers, processors
-from ._base import Component, Regex, from_config, known_types
+from ._base import Component, Regex, component_class, from_config, known_types
 
 __all__ = [
     "AddedToken",
     "Component",
     "Pipeline",
     "Regex",
+    "component_class",
     "decoders",
     "from_config",
     "known_types",

@@ -134,6 +134,11 @@ def from_config(kind: str, node: Mapping[str, Any], where: str | None = None) ->
     return component
 
 
+def component_class(kind: str, type_name: str) -> type[Component] | None:
+    """The component class of ``kind`` named ``type_name`` (None when tokenpact has none)."""
+    return _REGISTRY[kind].get(type_name)
+
+
 def known_types(kind: str) -> list[str]:
     """The ``type`` names of ``kind`` that tokenpact can describe."""
     return sorted(_REGISTRY[kind])

@@ -19,13 +19,13 @@ the new artifact: never a mix.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .._io import atomic_write_bytes
 from ..errors import ArtifactError, ContractError
-from .canonical import CanonicalError, canonical_bytes, loads, pretty_text
+from .canonical import CanonicalError, canonical_bytes, loads, nesting_depth, pretty_text
 from .golden import generate, verify
 from .hashing import check_release_path
 from .manifest import GOLDEN_FILE, MANIFEST_FILE, build_manifest, check_manifest
@@ -41,7 +41,7 @@ _STRUCTURAL = frozenset(
 )  # fmt: skip
 _FIX = (
     "If the change is intended, re-save the tokenizer with tok.save(directory); "
-    "to load it anyway, pass verify=False."
+    "to load it anyway, pass verify=False (command line: tokenpact --no-verify ...)."
 )
 
 
@@ -67,8 +67,10 @@ def _stage(root: Path, writes: Mapping[str, bytes]) -> None:
         atomic_write_bytes(_staged_path(root, name), data)
 
 
-def _write_journal(root: Path, names: list[str]) -> None:
-    record = {"kind": "tokenpact.commit", "version": 1, "files": sorted(names)}
+def _write_journal(root: Path, names: list[str], remove: list[str]) -> None:
+    record: dict[str, Any] = {"kind": "tokenpact.commit", "version": 1, "files": sorted(names)}
+    if remove:
+        record["remove"] = sorted(remove)
     atomic_write_bytes(root / JOURNAL_FILE, canonical_bytes(record))
 
 
@@ -76,7 +78,8 @@ def _roll_forward(root: Path) -> None:
     try:
         record = loads((root / JOURNAL_FILE).read_bytes())
         names = [_plain_name(n) for n in record["files"]]
-    except (OSError, CanonicalError, ContractError, KeyError, TypeError) as exc:
+        remove = [_plain_name(n) for n in record.get("remove", [])]
+    except (OSError, CanonicalError, ContractError, KeyError, TypeError, AttributeError) as exc:
         raise ArtifactError(
             f"the commit record {root / JOURNAL_FILE} is damaged ({exc}); delete it and "
             "re-save the tokenizer"
@@ -85,6 +88,8 @@ def _roll_forward(root: Path) -> None:
         staged = _staged_path(root, name)
         if staged.exists():
             os.replace(staged, root / name)
+    for name in remove:
+        (root / name).unlink(missing_ok=True)
     _fsync_dir(root)
     (root / JOURNAL_FILE).unlink(missing_ok=True)
     _fsync_dir(root)
@@ -116,13 +121,15 @@ def recover_interrupted_save(directory: str | os.PathLike[str]) -> bool:
     return False
 
 
-def _commit(root: Path, writes: Mapping[str, bytes]) -> None:
-    """Stage every file, write the commit record, then move the files into place."""
+def _commit(root: Path, writes: Mapping[str, bytes], remove: list[str]) -> None:
+    """Stage every file, write the commit record, then move the files into place and
+    delete ``remove`` (the other kinds' stale files)."""
     root.mkdir(parents=True, exist_ok=True)
     recover_interrupted_save(root)
+    remove = [name for name in remove if name not in writes and (root / name).exists()]
     try:
         _stage(root, writes)
-        _write_journal(root, list(writes))
+        _write_journal(root, list(writes), remove)
     except BaseException:
         for name in writes:
             _staged_path(root, name).unlink(missing_ok=True)
@@ -144,12 +151,14 @@ def write_contract_files(
     *,
     release_files: Mapping[str, bytes] | None = None,
     golden_options: Mapping[str, Any] | None = None,
+    remove: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Write ``golden.json`` and ``manifest.json`` for ``tok`` and return the manifest.
 
     ``release_files`` maps relative paths to the bytes of the tokenizer files; they are
     written in the same commit (pass the native file here from ``Tokenizer.save``). When
     omitted, the existing ``tokenpact.json`` in ``directory`` is sealed as it is.
+    ``remove`` names files deleted in the same commit (stale files of another kind).
     """
     root = Path(directory)
     if release_files is None:
@@ -168,18 +177,44 @@ def write_contract_files(
     manifest = build_manifest(tok, files=files, golden=golden)
     writes[GOLDEN_FILE] = canonical_bytes(golden) + b"\n"
     writes[MANIFEST_FILE] = pretty_text(manifest).encode("utf-8")
-    _commit(root, writes)
+    _commit(root, writes, [_plain_name(n) for n in remove])
     return manifest
 
 
+_UNREADABLE = object()
+# Contract files nest a dozen levels; checking a deeper one would recurse out of stack.
+MAX_DOCUMENT_DEPTH = 64
+
+
 def _read_document(path: Path, name: str, report: Report) -> Any:
+    """The parsed document, or ``_UNREADABLE`` (with the failure reported). A document
+    that is not a JSON object (``null``, a list, a number) fails too: it must never read
+    as "nothing to check"."""
     try:
-        return loads(path.read_bytes())
+        document = loads(path.read_bytes())
     except FileNotFoundError:
         report.failed(name, f"{path.name} is missing from {path.parent}")
-    except (OSError, CanonicalError) as exc:
+        return _UNREADABLE
+    except (OSError, CanonicalError, ContractError) as exc:
         report.failed(name, f"cannot read {path.name}: {exc}")
-    return None
+        return _UNREADABLE
+    except RecursionError:
+        report.failed(name, f"cannot read {path.name}: nested too deeply")
+        return _UNREADABLE
+    if nesting_depth(document) > MAX_DOCUMENT_DEPTH:
+        report.failed(
+            name,
+            f"{path.name} nests deeper than {MAX_DOCUMENT_DEPTH} levels; re-save the tokenizer",
+        )
+        return _UNREADABLE
+    if not isinstance(document, dict):
+        report.failed(
+            name,
+            f"{path.name} holds {type(document).__name__ if document is not None else 'null'} "
+            "instead of a JSON object; re-save the tokenizer to rewrite it",
+        )
+        return _UNREADABLE
+    return document
 
 
 def inspect_contract_files(
@@ -201,10 +236,10 @@ def inspect_contract_files(
         report.failed("artifact.manifest", f"{where}; re-save the tokenizer to write one")
         return report
     manifest = _read_document(root / MANIFEST_FILE, "artifact.manifest", report)
-    if manifest is None:
+    if manifest is _UNREADABLE:
         return report
     golden = None
-    tests = manifest.get("tests") if isinstance(manifest, dict) else None
+    tests = manifest.get("tests")
     golden_file = tests.get("golden_file") if isinstance(tests, dict) else None
     if isinstance(golden_file, str):
         try:
@@ -213,6 +248,13 @@ def inspect_contract_files(
             report.failed("artifact.golden", str(exc))
         else:
             golden = _read_document(golden_path, "artifact.golden", report)
+            if golden is _UNREADABLE:
+                golden = None
+    elif (root / GOLDEN_FILE).exists():
+        report.failed(
+            "artifact.golden",
+            f"{GOLDEN_FILE} exists but the manifest declares no golden file; re-save the tokenizer",
+        )
     checked = check_manifest(manifest, config=tok, golden=golden, directory=root)
     report.extend(checked)
     if golden is not None and "manifest.schema" not in checked.failed_names:
@@ -226,6 +268,9 @@ def inspect_contract_files(
         # The manifest check already compared the tokenizer's semantic hash; skip the
         # second (costly on large vocabularies) hash inside verify().
         report.extend(verify(tok, golden, check_hash=False))
+    if not any(check.status == "pass" for check in report):
+        # Fail closed: a report with nothing checked must never read as a pass.
+        report.failed("artifact.manifest", "no contract check could run")
     return report
 
 

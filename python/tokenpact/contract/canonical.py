@@ -222,8 +222,28 @@ def loads(data: str | bytes) -> Any:
         )
     except json.JSONDecodeError as exc:
         raise CanonicalError(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise CanonicalError(f"nesting deeper than {MAX_DEPTH}; flatten the document") from None
     check_canonical(value)
     return value
+
+
+def nesting_depth(value: Any) -> int:
+    """How deeply lists and objects nest in ``value`` (0 for a scalar), without
+    recursion, so a hostile document cannot exhaust the stack while it is measured."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def is_canonical(data: bytes) -> bool:

@@ -35,7 +35,7 @@ from .hashing import (
     vocabulary_hash,
 )
 from .report import Report
-from .schema import manifest_errors
+from .schema import declaration_errors, manifest_errors
 from .semantics import (
     LITERAL_TEXT_POLICY,
     SPECIAL_ROLES,
@@ -320,7 +320,8 @@ def _changed_parts(manifest: Mapping[str, Any], config: Mapping[str, Any]) -> li
 
 def _check_against_config(
     manifest: Mapping[str, Any], config: Mapping[str, Any], report: Report
-) -> None:
+) -> bool:
+    """Compare the semantic hash and max_id; True when the semantic hash matches."""
     declared = manifest["tokenizer"]["semantic_hash"]
     actual = semantic_hash(config)
     # Component digests are computed only to explain a mismatch: equal semantic hashes
@@ -339,6 +340,66 @@ def _check_against_config(
         "manifest.max_id",
         manifest["compatibility"]["max_id"] == top,
         f"max_id is {manifest['compatibility']['max_id']} but the tokenizer emits up to {top}",
+    )
+    return declared == actual
+
+
+# Manifest fields that describe where and how an artifact was made rather than what the
+# tokenizer does; they are not compared with the tokenizer (docs/SECURITY.md lists them).
+# Every other field is re-derived from the tokenizer and must match.
+INFORMATIONAL_FIELDS = (
+    "library.name",
+    "library.version",
+    "library.build",
+    "normalization.unicode_version",
+    "compatibility.model_config_hash",
+    "compatibility.stable_id_prefix",
+)
+# Checked elsewhere: against the files on disk, the golden set, or by _check_internal.
+_CHECKED_ELSEWHERE = ("tokenizer.files", "tokenizer.release_hash", "tests", "schema")
+
+
+def _leaves(value: Any, prefix: str) -> dict[str, Any]:
+    if isinstance(value, Mapping) and value:
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            out.update(_leaves(item, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix: value}
+
+
+def _skipped_field(path: str) -> bool:
+    return any(
+        path == skip or path.startswith(skip + ".")
+        for skip in (*INFORMATIONAL_FIELDS, *_CHECKED_ELSEWHERE)
+    )
+
+
+def _check_descriptive(
+    manifest: Mapping[str, Any], tok_or_config: Any, config: Mapping[str, Any], report: Report
+) -> None:
+    """Every descriptive field (pattern, merge count, roles, insertions, training facts,
+    ...) must equal what the tokenizer itself gives: a manifest that lies about any of
+    them fails, even when the semantic hash is right."""
+    training = None if isinstance(tok_or_config, Mapping) else tok_or_config.training
+    derived = build_manifest(config, files={}, training=training)
+    if isinstance(tok_or_config, Mapping) and manifest.get("training") is not None:
+        derived["training"] = manifest["training"]  # a bare config has no training record
+    expected, declared = _leaves(derived, ""), _leaves(dict(manifest), "")
+    wrong = [
+        path
+        for path in sorted(set(expected) | set(declared))
+        if not _skipped_field(path) and expected.get(path) != declared.get(path)
+    ]
+    shown = "; ".join(
+        f"{path} is {declared.get(path)!r:.60} but the tokenizer gives {expected.get(path)!r:.60}"
+        for path in wrong[:3]
+    )
+    report.expect(
+        "manifest.fields",
+        not wrong,
+        f"{len(wrong)} manifest field(s) do not describe this tokenizer ({shown}); re-save the "
+        "tokenizer to rewrite the manifest",
     )
 
 
@@ -383,17 +444,34 @@ def check_manifest(
     _check_internal(manifest, report)
     if config is not None:
         try:
-            _check_against_config(manifest, config_of(config), report)
+            plain = config_of(config)
+            if _check_against_config(manifest, plain, report):
+                # Same behaviour: now the descriptive fields must not lie about it.
+                _check_descriptive(manifest, config, plain, report)
         except ContractError as exc:
             report.failed("manifest.semantic_hash", f"cannot hash the tokenizer config: {exc}")
+    if golden is not None and declaration_errors(golden, "golden"):
+        for error in declaration_errors(golden, "golden"):
+            report.failed("golden.schema", error)
+        golden = None
     if golden is not None:
         declared = manifest["tests"]["golden_hash"]
         actual = golden_hash(golden)
-        report.expect(
+        golden_ok = report.expect(
             "manifest.golden_hash",
             declared == actual,
             f"golden.json hashes to {actual}, but the manifest declares {declared}; "
             "regenerate the golden set by re-saving the tokenizer",
+        )
+        tests = manifest["tests"]
+        described = _tests_section(golden)
+        # With the golden hash right, the other digests must describe the same file.
+        report.expect(
+            "manifest.tests",
+            not golden_ok
+            or all(tests.get(k) == v for k, v in described.items() if k != "golden_file"),
+            "the manifest's golden digests or case count do not describe golden.json; "
+            "re-save the tokenizer",
         )
     if directory is not None:
         _check_files(manifest, Path(directory), report)

@@ -177,9 +177,12 @@ def model_size(tok_or_config: HasConfig | Mapping[str, Any]) -> int:
 
 
 def max_id(tok_or_config: HasConfig | Mapping[str, Any]) -> int:
-    """Return the largest ID the tokenizer can emit (model pieces or special tokens)."""
+    """Return the largest ID the tokenizer can emit (model pieces, special or added tokens)."""
     config = require_valid(tok_or_config)
     ids = [t["id"] for t in config["special_tokens"]]
+    # Non-special added tokens (Qwen3's <think>, ...) may lie beyond the model vocabulary.
+    added = config.get("added_tokens") or []
+    ids += [t["id"] for t in added if isinstance(t, Mapping) and isinstance(t.get("id"), int)]
     return max([model_size(config) - 1, *ids])
 
 

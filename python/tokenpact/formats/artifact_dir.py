@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..contract.canonical import nesting_depth
 from ..errors import ArtifactError
 from ..special import SpecialToken
 from . import native
@@ -88,7 +89,13 @@ TRAINING_FILE = "training.json"
 def training_bytes(training: dict[str, Any]) -> bytes:
     """``training.json``: the training record as sorted, indented JSON."""
     try:
-        text = json.dumps(training, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False)
+        text = json.dumps(
+            native.json_safe(training),
+            sort_keys=True,
+            indent=1,
+            ensure_ascii=False,
+            allow_nan=False,
+        )
     except (TypeError, ValueError) as exc:
         raise ArtifactError(
             f"the training record cannot be written as JSON ({exc}); keep its values to "
@@ -104,10 +111,15 @@ def read_training(root: Path) -> dict[str, Any] | None:
         return None
     try:
         record = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ArtifactError(f"{path}: cannot read the training record ({exc})") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ArtifactError(f"{path}: cannot read the training record ({exc!r:.200})") from None
     if not isinstance(record, dict):
         raise ArtifactError(f"{path}: the training record must be a JSON object")
+    if nesting_depth(record) > native.MAX_RECORD_DEPTH:
+        raise ArtifactError(
+            f"{path}: the training record nests deeper than {native.MAX_RECORD_DEPTH} levels; "
+            "re-save the tokenizer"
+        )
     return record
 
 
@@ -135,13 +147,45 @@ def release_files(tok: Tokenizer) -> dict[str, bytes]:
     return {native.FILENAME: native.artifact_to_json(to_artifact(tok)).encode("utf-8")}
 
 
+# Every tokenizer file a save of any kind writes. Saving one kind over a directory that
+# holds another removes the other kind's files in the same commit, so no stale
+# tokenpact.json / tokenizer.json is left for a later load (or another tool) to read.
+TOKENIZER_FILES = (native.FILENAME, HF_FILE, "tokenizer_config.json", SP_FILE, TRAINING_FILE)
+
+
 def save_tokenizer(tok: Tokenizer, directory: Path) -> Path:
     """Write the tokenizer file, ``manifest.json`` and ``golden.json`` as one commit."""
     from ..contract import write_contract_files
 
-    directory.mkdir(parents=True, exist_ok=True)
-    write_contract_files(tok, directory, release_files=release_files(tok))
+    files = release_files(tok)  # before touching the disk: a failure leaves nothing behind
+    if directory.exists() and not directory.is_dir():
+        raise ArtifactError(
+            f"{directory} is a file; save into a directory (a new path, or an artifact "
+            "directory to replace)"
+        )
+    created = not directory.exists()
+    stale = [name for name in TOKENIZER_FILES if name not in files]
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        write_contract_files(tok, directory, release_files=files, remove=stale)
+    except OSError as exc:
+        _remove_if_empty(directory, created)
+        raise ArtifactError(
+            f"cannot save into {directory}: {exc.strerror or exc}; check the path and its "
+            "permissions"
+        ) from None
+    except BaseException:
+        _remove_if_empty(directory, created)
+        raise
     return directory
+
+
+def _remove_if_empty(directory: Path, created: bool) -> None:
+    if created:
+        try:
+            directory.rmdir()
+        except OSError:
+            pass
 
 
 def load_any(cls: type[Tokenizer], path: Path, *, pattern: str | None, verify: bool) -> Tokenizer:
@@ -153,6 +197,11 @@ def load_any(cls: type[Tokenizer], path: Path, *, pattern: str | None, verify: b
     """
     from .sentencepiece_model import looks_like_sentencepiece
 
+    if not path.exists():
+        raise ArtifactError(
+            f"{path} does not exist; check the path (Tokenizer.load reads an artifact "
+            "directory, tokenpact.json, tokenizer.json, *.tiktoken or a SentencePiece .model)"
+        )
     if path.is_file() and path.suffix != ".json" and path.name != native.FILENAME:
         with open(path, "rb") as handle:
             head = handle.read(1)
@@ -175,7 +224,9 @@ def _load_sealed(root: Path, load: Any, verify: bool) -> Tokenizer:
     """Finish an interrupted save, load, then check the manifest when there is one."""
     from ..contract import check_contract_files, recover_interrupted_save
 
-    sealed = (root / "manifest.json").exists()
+    # A tokenpact save always writes manifest.json; golden.json or training.json without
+    # it means the seal was removed, which must not read as "nothing to verify".
+    sealed = any((root / name).exists() for name in ("manifest.json", "golden.json", TRAINING_FILE))
     if sealed:
         recover_interrupted_save(root)
     tok: Tokenizer = load(root)
@@ -223,6 +274,9 @@ def load_tokenizer(cls: type[Tokenizer], path: Path, *, verify: bool = True) -> 
     if root.is_dir():
         recover_interrupted_save(root)
     tok = from_artifact(cls, native.read_native(target))
-    if verify and ((root / "manifest.json").exists() or (root / "golden.json").exists()):
+    if verify:
+        # Fail closed: tok.save() always writes the contract files, so a tokenpact.json
+        # without them is unverified (deleted, or never sealed): refused unless the caller
+        # opts out with verify=False.
         check_contract_files(tok, root)
     return tok

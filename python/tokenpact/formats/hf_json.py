@@ -35,6 +35,7 @@ from ..errors import ArtifactError
 from ..patterns import GPT2
 from ..special import AddedTokenFlags, SpecialToken
 from . import hf_pipeline
+from .hf_added import check_template_tokens, resolve_added_ids
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -247,27 +248,38 @@ def load_hf_json(
 ) -> Tokenizer:
     """Load a Hugging Face ``tokenizer.json`` (and roles from ``tokenizer_config.json``)."""
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-        data = json.loads(raw.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ArtifactError(f"{p}: cannot read tokenizer.json ({exc}); check the file") from None
+    raw = _read(p, "tokenizer.json", "check the path and the file")
+    data = _parse(p, raw, "tokenizer.json", "check the file")
     config_path = None
     config_raw = None
     if config is None:
         side = p.with_name("tokenizer_config.json")
         if side.is_file():
             config_path = str(side)
-            try:
-                config_raw = side.read_bytes()
-                config = json.loads(config_raw.decode("utf-8"))
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise ArtifactError(
-                    f"{side}: cannot read tokenizer_config.json ({exc}); fix or remove it"
-                ) from None
+            config_raw = _read(side, "tokenizer_config.json", "fix or remove it")
+            config = _parse(side, config_raw, "tokenizer_config.json", "fix or remove it")
     tok = load_hf_data(data, label=p, config=config, raw=raw, config_raw=config_raw)
     tok._source.update(path=str(p), config_path=config_path)
     return tok
+
+
+def _read(path: Path, what: str, fix: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ArtifactError(f"{path}: cannot read {what} ({exc.strerror or exc}); {fix}") from None
+
+
+def _parse(path: Path, raw: bytes, what: str, fix: str) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ArtifactError(f"{path}: cannot read {what} ({exc}); {fix}") from None
+    except RecursionError:
+        # json's C parser recurses once per nesting level.
+        raise ArtifactError(
+            f"{path}: {what} is nested too deeply to be a tokenizer file; {fix}"
+        ) from None
 
 
 def load_hf_data(
@@ -287,8 +299,15 @@ def load_hf_data(
     """
     from .. import _native
     from ..tokenizer import KNOWN_ROLES, Tokenizer
+    from .hf_schema import validate
 
     p = Path(label)
+    validate(p, data)
+    if config is not None and not isinstance(config, dict):
+        raise ArtifactError(
+            f"{p}: tokenizer_config.json must be a JSON object, found "
+            f"{type(config).__name__}; fix or remove it"
+        )
     if raw is None:
         raw = json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
     if config is not None and config_raw is None:
@@ -301,7 +320,8 @@ def load_hf_data(
     model = data.get("model") or {}
     kind = model.get("type")
     added_list = data.get("added_tokens") or []
-    added_ids = {t["content"]: int(t["id"]) for t in added_list}
+    resolved = resolve_added_ids(added_list, model, p)
+    added_ids = {t["content"]: i for t, i in zip(added_list, resolved, strict=True)}
     byte_level = False
     if kind == "BPE":
         pieces, records, steps, byte_level = _bpe_parts(p, data, model, added_ids)
@@ -317,6 +337,7 @@ def load_hf_data(
         raise _unsupported(p, "model", kind)
     hf_pipeline.check_decoder(p, data.get("decoder"), kind, byte_level=byte_level)
     template, trim = parse_post_processor(p, data.get("post_processor"))
+    check_template_tokens(p, template, {t["content"] for t in added_list if t.get("special")})
     implied = {"unk_token": model.get("unk_token")}
     implied["pad_token"] = (data.get("padding") or {}).get("pad_token")
     # The model's unknown token and the file's padding token have their roles unless
@@ -328,15 +349,20 @@ def load_hf_data(
     added: dict[str, int] = {}
     seen_roles: set[str] = set()
     flags = _added_flags(p, added_list, normalizer is not None)
+    seen_specials: set[str] = set()
     for t in added_list:
+        token_id = added_ids[t["content"]]
+        if t["content"] in seen_specials or t["content"] in added:
+            continue  # tokenizers keeps the first entry of a repeated token
         if t.get("special"):
             role = roles.get(t["content"], "reserved")
             if role in seen_roles:
                 role = "reserved"
             seen_roles.add(role)
-            specials.append((SpecialToken(t["content"], role), int(t["id"])))
+            specials.append((SpecialToken(t["content"], role), token_id))
+            seen_specials.add(t["content"])
         else:
-            added[t["content"]] = int(t["id"])
+            added[t["content"]] = token_id
     engine_specials = [(t.content, i) for t, i in specials] + sorted(added.items())
     pipeline = None
     if byte_level and normalizer is None:

@@ -40,6 +40,23 @@ def rewrites_text(pre_tokenizer: dict[str, Any] | None) -> bool:
     return any(str(step[1] or "").startswith(REWRITE_STEPS) for step in steps)
 
 
+def check_id_space(path: Path | str, where: str, entries: int, max_id: int) -> None:
+    """Raise ArtifactError unless ``max_id`` is within the bounded ID space of
+    ``entries`` IDs (dense up to a bounded number of holes; docs/SECURITY.md), before any
+    table sized by ``max_id`` is allocated."""
+    from .. import _native
+
+    limit = int(_native.id_space_limit(entries))
+    if max_id + 1 > limit:
+        raise fail(
+            Path(path),
+            where,
+            f"ID {max_id} is far beyond the {entries} entries (at most {limit} IDs are "
+            "allowed: IDs must be dense up to a bounded number of unused IDs)",
+            "renumber the tokens from 0 without large gaps",
+        )
+
+
 def fail(path: Path, where: str, problem: str, fix: str) -> ArtifactError:
     return ArtifactError(f"{path}: {where}: {problem}; {fix}")
 
@@ -115,6 +132,7 @@ def word_vocab(path: Path, model: dict[str, Any], added: dict[str, int]) -> list
     """Token strings by ID (UTF-8) of a WordPiece / WordLevel model."""
     vocab: dict[str, int] = model.get("vocab") or {}
     size = max([*vocab.values(), -1]) + 1
+    check_id_space(path, "model.vocab", len(vocab) + len(added), size - 1)
     pieces: list[bytes | None] = [None] * size
     for token, i in vocab.items():
         if pieces[i] is not None:

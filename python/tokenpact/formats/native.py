@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import os
 import re
 from collections.abc import Sequence
@@ -29,6 +30,7 @@ from typing import Any, NoReturn
 import regex
 
 from .._io import atomic_write_text
+from ..contract.canonical import nesting_depth
 from ..errors import ArtifactError
 from ..patterns import PATTERNS
 from ..special import ROLES
@@ -40,6 +42,9 @@ MERGE_RANKS = "merge_ranks"
 TIKTOKEN_RANKS = "tiktoken_ranks"
 # IDs cross the Rust boundary as uint32.
 MAX_ID = 2**32 - 1
+# Deepest nesting of a training record (real ones nest a few levels); deeper ones would
+# make the code that reads them recurse out of stack.
+MAX_RECORD_DEPTH = 64
 
 _REMAKE = "re-create the artifact with tok.save() instead of editing it by hand"
 _SAVE_BUG = "the code that built this artifact is inconsistent; please report it as a bug"
@@ -150,8 +155,21 @@ def _artifact_to_obj(a: NativeArtifact) -> dict[str, Any]:
         ],
         "post_processor": a.post_processor,
         "decoder": a.decoder,
-        "training": a.training,
+        "training": json_safe(a.training),
     }
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every non-finite float written as the string ``"inf"``, ``"-inf"``
+    or ``"nan"``: JSON has no such numbers, and a training trace may hold them (a
+    log-likelihood of ``-inf`` before the first EM step). Other values are unchanged."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
 
 
 def _dump(value: Any, indent: str) -> str:
@@ -248,6 +266,8 @@ def read_native(path: str | os.PathLike[str]) -> NativeArtifact:
         raise ArtifactError(
             f"{target}: key {exc.args[0]!r} appears twice in one object; keep one, or {_REMAKE}"
         ) from exc
+    except RecursionError:
+        raise ArtifactError(f"{target}: nested too deeply to be an artifact; {_REMAKE}") from None
     return _Validator(str(target)).artifact(obj)
 
 
@@ -360,6 +380,8 @@ class _Validator:
         training = top["training"]
         if training is not None and not isinstance(training, dict):
             self.fail("training", f"expected an object or null, found {type(training).__name__}")
+        if nesting_depth(training) > MAX_RECORD_DEPTH:
+            self.fail("training", f"nested deeper than {MAX_RECORD_DEPTH} levels")
         art.training = training
         return art
 
@@ -521,6 +543,12 @@ class _Validator:
             by_content.add(content)
             roles[role] = content
             tokens.append(NativeSpecialToken(token_id, content, role))
+        top = max((t.id for t in tokens), default=-1)
+        if top >= 0:
+            from .hf_pipeline import check_id_space
+
+            # Tables are sized by the largest ID: bound it before anything is built.
+            check_id_space(self.source, "special_tokens", model_size + len(tokens), top)
         return tokens
 
     def post_processor(

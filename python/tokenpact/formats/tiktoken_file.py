@@ -15,12 +15,12 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from .._io import atomic_write_bytes
 from ..errors import ArtifactError, ConfigError
 
-__all__ = ["read_tiktoken", "write_tiktoken"]
+__all__ = ["check_exact_tiktoken", "read_tiktoken", "write_tiktoken"]
 
 _FIX = "regenerate the file with tok.export_tiktoken(path) or tiktoken's dump_tiktoken_bpe"
 
@@ -107,3 +107,33 @@ def write_tiktoken(path: str | os.PathLike[str], ranks: list[bytes]) -> None:
     if not parts:
         raise ConfigError("cannot write a tiktoken file without tokens")
     atomic_write_bytes(path, b"".join(parts))
+
+
+# Byte-level BPE models whose pieces tiktoken can rank (ID == rank) with the same result.
+_RANKED = ("tiktoken_ranks", "merge_ranks", "merge_records")
+
+
+def check_exact_tiktoken(tok: Any) -> None:
+    """Raise ConfigError unless a ``*.tiktoken`` file (pieces by rank, nothing else) can
+    reproduce ``tok``: a byte-level BPE over raw bytes, every single byte a token, no
+    normalizer or text-rewriting pre-tokenizer. Anything else (WordPiece, Unigram,
+    SentencePiece, normalizers) would be written as a file that encodes differently."""
+    semantics = tok.semantics
+    source = tok.source or {}
+    pipeline = source.get("pipeline") or {}
+    problem = None
+    if semantics not in _RANKED:
+        model = (pipeline.get("model") or {}).get("type") or semantics
+        problem = f"it is a {model} tokenizer, not a byte-level BPE"
+    elif pipeline.get("normalizer") is not None:
+        problem = "it has a normalizer, which a tiktoken file cannot hold"
+    else:
+        pieces = set(tok.vocab())
+        missing = [b for b in range(256) if bytes([b]) not in pieces]
+        if missing:
+            problem = f"{len(missing)} single bytes have no token (first {missing[0]:#04x})"
+    if problem is not None:
+        raise ConfigError(
+            f"cannot convert to tiktoken exactly: {problem}; a *.tiktoken file holds only "
+            "byte-level BPE ranks. Convert to hf (tokenizer.json) or native instead"
+        )

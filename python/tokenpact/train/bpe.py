@@ -103,6 +103,12 @@ def train_bpe(
         raise ConfigError(f"unknown tie_break {tie_break!r}; use one of {TIE_BREAKS}")
     if threads is not None:
         _check_int("threads", threads, 1)
+    if not isinstance(pattern, str) or not pattern:
+        # Checked before training: an empty pattern would train, then fail to save.
+        raise ConfigError(
+            f"pattern must be a built-in name (gpt2, gpt4, o200k, llama3) or a non-empty "
+            f"regex, got {pattern!r}"
+        )
     name, source = resolve_pattern(pattern)
     max_merges = vocab_size - 256 - len(specials)
     trainer = _native.BpeTrainer(
