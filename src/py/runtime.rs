@@ -1,0 +1,137 @@
+//! Bindings for the serving runtime engines (`crate::runtime`): conversion and errors only.
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use rustc_hash::FxHashSet;
+
+use super::bpe::BpeCore;
+use super::sentencepiece::SentencePieceCore;
+use super::to_py;
+use crate::runtime::decode::{DecodeFailure, DecodeSource, IncrementalDecoder};
+use crate::runtime::utf8::InvalidUtf8;
+
+fn decode_error(py: Python<'_>, e: &InvalidUtf8) -> PyErr {
+    let msg = format!(
+        "the IDs decode to bytes that are not valid UTF-8 (byte {}: {:?}); a token boundary \
+         may split a character. Use errors='replace' for display, or decode_bytes() for the \
+         raw bytes.",
+        e.offset,
+        PyBytes::new(py, &e.bytes)
+    );
+    match py
+        .import("tokenpact.errors")
+        .and_then(|m| m.getattr("DecodeError"))
+    {
+        Ok(cls) => PyErr::from_type(cls.cast_into().expect("error class is a type"), msg),
+        Err(_) => PyRuntimeError::new_err(msg),
+    }
+}
+
+fn failure(py: Python<'_>, f: DecodeFailure) -> PyErr {
+    match f {
+        DecodeFailure::UnknownId(e) => to_py(py, e),
+        DecodeFailure::Invalid(e) => decode_error(py, &e),
+    }
+}
+
+fn source(core: &Bound<'_, PyAny>) -> PyResult<DecodeSource> {
+    if let Ok(c) = core.cast::<BpeCore>() {
+        return Ok(DecodeSource::Core(c.get().inner.clone()));
+    }
+    if let Ok(c) = core.cast::<SentencePieceCore>() {
+        return Ok(DecodeSource::SentencePiece(c.get().inner.clone()));
+    }
+    Err(PyRuntimeError::new_err(
+        "incremental decoding needs a tokenpact engine (BpeCore or SentencePieceCore)",
+    ))
+}
+
+/// The incremental decoder engine; `tokenpact.runtime.IncrementalDecoder` wraps it.
+#[pyclass(module = "tokenpact._native")]
+struct IncrementalDecoderCore {
+    inner: IncrementalDecoder,
+    /// Set after an error: the stream is no longer consistent with the batch decoder.
+    failed: bool,
+}
+
+impl IncrementalDecoderCore {
+    fn guard(&self) -> PyResult<()> {
+        if self.failed {
+            return Err(PyRuntimeError::new_err(
+                "this decoder stream failed earlier; start a new IncrementalDecoder",
+            ));
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, py: Python<'_>, ids: &[u32], finish: bool) -> PyResult<String> {
+        self.guard()?;
+        let mut out = String::new();
+        let r = if finish {
+            self.inner
+                .push(ids, &mut out)
+                .and_then(|()| self.inner.finish(&mut out))
+        } else {
+            self.inner.push(ids, &mut out)
+        };
+        r.map_err(|f| {
+            self.failed = true;
+            failure(py, f)
+        })?;
+        Ok(out)
+    }
+}
+
+#[pymethods]
+impl IncrementalDecoderCore {
+    #[new]
+    #[pyo3(signature = (core, strict, skip_ids))]
+    fn new(core: &Bound<'_, PyAny>, strict: bool, skip_ids: Vec<u32>) -> PyResult<Self> {
+        let skip: FxHashSet<u32> = skip_ids.into_iter().collect();
+        Ok(IncrementalDecoderCore {
+            inner: IncrementalDecoder::new(source(core)?, strict, skip),
+            failed: false,
+        })
+    }
+
+    /// Text that no later ID can change, after decoding `ids`.
+    fn push(&mut self, py: Python<'_>, ids: Vec<u32>) -> PyResult<String> {
+        if ids.len() > 4096 {
+            let mut out = String::new();
+            self.guard()?;
+            let inner = &mut self.inner;
+            let r = py.detach(|| inner.push(&ids, &mut out));
+            r.map_err(|f| {
+                self.failed = true;
+                failure(py, f)
+            })?;
+            return Ok(out);
+        }
+        self.step(py, &ids, false)
+    }
+
+    /// `push` of one ID.
+    fn push_one(&mut self, py: Python<'_>, id: u32) -> PyResult<String> {
+        self.step(py, &[id], false)
+    }
+
+    /// The rest of the text; the stream ends.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<String> {
+        self.step(py, &[], true)
+    }
+
+    /// Bytes held back right now.
+    fn held(&self) -> usize {
+        self.inner.held()
+    }
+
+    /// IDs consumed so far.
+    fn count(&self) -> usize {
+        self.inner.count
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<IncrementalDecoderCore>()
+}
