@@ -1,5 +1,6 @@
 //! Bindings for the serving runtime engines (`crate::runtime`): conversion and errors only.
 
+use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -8,6 +9,7 @@ use rustc_hash::FxHashSet;
 use super::bpe::BpeCore;
 use super::sentencepiece::SentencePieceCore;
 use super::to_py;
+use crate::runtime::block_keys::{tokenpact_chain, vllm_chain};
 use crate::runtime::decode::{DecodeFailure, DecodeSource, IncrementalDecoder};
 use crate::runtime::utf8::InvalidUtf8;
 
@@ -132,6 +134,43 @@ impl IncrementalDecoderCore {
     }
 }
 
+/// tokenpact's block-key chain: 32-byte keys of the complete blocks, concatenated.
+#[pyfunction]
+fn block_keys_tokenpact<'py>(
+    py: Python<'py>,
+    ids: PyReadonlyArray1<'py, u32>,
+    block_size: usize,
+    namespace: Vec<u8>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let ids = ids.as_slice()?;
+    let namespace: [u8; 32] = namespace
+        .try_into()
+        .map_err(|_| PyRuntimeError::new_err("the namespace digest must be 32 bytes"))?;
+    let keys = py
+        .detach(|| tokenpact_chain(ids, block_size, &namespace))
+        .map_err(|e| to_py(py, e))?;
+    Ok(PyBytes::new(py, &keys))
+}
+
+/// vLLM's `hash_block_tokens` chain with `sha256_cbor` (extra keys pre-encoded as CBOR).
+#[pyfunction]
+fn block_keys_vllm<'py>(
+    py: Python<'py>,
+    ids: PyReadonlyArray1<'py, u32>,
+    block_size: usize,
+    none_hash: Vec<u8>,
+    extra_first: Vec<u8>,
+    extra_rest: Vec<u8>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let ids = ids.as_slice()?;
+    let keys = py
+        .detach(|| vllm_chain(ids, block_size, &none_hash, &extra_first, &extra_rest))
+        .map_err(|e| to_py(py, e))?;
+    Ok(PyBytes::new(py, &keys))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<IncrementalDecoderCore>()
+    m.add_class::<IncrementalDecoderCore>()?;
+    m.add_function(wrap_pyfunction!(block_keys_tokenpact, m)?)?;
+    m.add_function(wrap_pyfunction!(block_keys_vllm, m)?)
 }

@@ -1,6 +1,7 @@
 //! Serving runtime engines (seed 000 0x0D): incremental decoding, stop matching,
 //! prefix-cache block keys. No Python types here; `py/runtime.rs` binds them.
 
+pub mod block_keys;
 pub mod chain;
 pub mod decode;
 pub mod utf8;
