@@ -9,6 +9,7 @@ use rustc_hash::FxHashSet;
 use super::bpe::BpeCore;
 use super::sentencepiece::SentencePieceCore;
 use super::to_py;
+use crate::pretok::builtin::Builtin;
 use crate::runtime::block_keys::{tokenpact_chain, vllm_chain};
 use crate::runtime::decode::{DecodeFailure, DecodeSource, IncrementalDecoder};
 use crate::runtime::utf8::InvalidUtf8;
@@ -169,8 +170,22 @@ fn block_keys_vllm<'py>(
     Ok(PyBytes::new(py, &keys))
 }
 
+/// Characters of `text` covered by pre-tokens of the named built-in pattern that no
+/// continuation can change (`Builtin::final_prefix`); None for other patterns.
+#[pyfunction]
+fn final_pretoken_prefix(py: Python<'_>, text: &str, name: &str) -> Option<usize> {
+    let builtin = Builtin::from_name(name)?;
+    let bytes = if text.len() > 4096 {
+        py.detach(|| builtin.final_prefix(text))
+    } else {
+        builtin.final_prefix(text)
+    };
+    Some(text[..bytes].chars().count())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<IncrementalDecoderCore>()?;
+    m.add_function(wrap_pyfunction!(final_pretoken_prefix, m)?)?;
     m.add_function(wrap_pyfunction!(block_keys_tokenpact, m)?)?;
     m.add_function(wrap_pyfunction!(block_keys_vllm, m)?)
 }

@@ -15,6 +15,7 @@ from .decode_cmd import decode
 from .encode_cmd import encode
 from .inspect_cmd import inspect
 from .quickstart_cmd import quickstart
+from .stream_cmd import stream
 from .train_cmd import train
 
 
@@ -48,6 +49,7 @@ for _command in (
     hash_cmd,
     verify_cmd,
     reconcile_cmd,
+    stream,
 ):
     cli.add_command(_command)
 

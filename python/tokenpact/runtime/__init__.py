@@ -8,6 +8,7 @@ from .decode import IncrementalDecoder
 from .output import OutputDelta, OutputStream
 from .request import CompiledRequest, compile_request
 from .stops import StopPolicy
+from .stream_encode import StreamingEncoder
 
 __all__ = [
     "BlockKeys",
@@ -17,6 +18,7 @@ __all__ = [
     "OutputDelta",
     "OutputStream",
     "StopPolicy",
+    "StreamingEncoder",
     "block_keys",
     "compile_request",
     "vllm_block_hashes",
