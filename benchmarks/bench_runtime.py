@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tokenpact as tp  # noqa: E402
 from _common import (  # noqa: E402
     corpus_path,
     fmt,
@@ -47,8 +48,6 @@ from _common import (  # noqa: E402
     update_performance_section,
     use_repo_tests,
 )
-
-import tokenpact as tp  # noqa: E402
 from tokenpact.runtime import (  # noqa: E402
     CacheNamespace,
     IncrementalDecoder,
@@ -74,6 +73,7 @@ def load_models() -> dict[str, tuple[Any, Any]]:
     """name -> (tokenpact tokenizer, tokenizers.Tokenizer or None)."""
     use_repo_tests()
     import tokenizers
+
     from conformance import peer_data
     from conformance.test_hf_char_bpe_conformance import converted_sentencepiece
 
@@ -120,9 +120,7 @@ def bench_decode(models: dict[str, tuple[Any, Any]], text: str, rounds: int) -> 
                 return "".join([step(hf, i) or "" for i in ids])
 
             t_hf = best(peer, rounds)
-        dec = IncrementalDecoder(tok)
-        t_bulk = best(lambda: IncrementalDecoder(tok).push(ids), rounds)
-        del dec
+        t_bulk = best(lambda ids=ids, tok=tok: IncrementalDecoder(tok).push(ids), rounds)
         rows.append(
             [
                 name,
@@ -189,7 +187,7 @@ def bench_keys(rounds: int) -> list[list[str]]:
 
             part = ids[:200_000].tolist()
 
-            def python_vllm(size: int = size) -> None:
+            def python_vllm(size: int = size, part: list[int] = part) -> None:
                 parent = none_hash
                 for i in range(len(part) // size):
                     block = tuple(part[i * size : (i + 1) * size])

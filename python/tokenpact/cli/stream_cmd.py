@@ -112,12 +112,14 @@ def stream(
     click.echo(f"input: {len(data)} bytes in chunks of {chunk_bytes} (commit rule: {encoder.rule})")
     for row in inbound:
         click.echo(
-            f"  {row['chunk']:<{3 * chunk_bytes}}  committed={row['committed']}  provisional={row['provisional']}"
+            f"  {row['chunk']:<{3 * chunk_bytes}}  committed={row['committed']}  "
+            f"provisional={row['provisional']}"
         )
     click.echo(f"output: {len(ids)} IDs replayed one at a time")
     for row in outbound:
         click.echo(
-            f"  {row['id']!s:>7} {row['piece']:<14} visible={row['visible']!r:<16} held={row['held']!r}"
+            f"  {row['id']!s:>7} {row['piece']:<14} visible={row['visible']!r:<16} "
+            f"held={row['held']!r}"
         )
     echo_rows(
         [
