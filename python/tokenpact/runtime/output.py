@@ -71,13 +71,24 @@ class OutputStream:
         self._text_len = 0  # chars decoded so far
         self._visible_len = 0
         self.processed_ids: list[int] = []
-        self.visible_text = ""
+        # Visible text as parts (joining a growing str per token would be quadratic).
+        self._visible: list[str] = []
+        # Characters that can start a stop string: text without any of them cannot
+        # advance the automaton from its root, so it skips the per-character walk.
+        self._starts = frozenset(s[0] for s in policy.stop_strings)
         self.finish_reason: FinishReason | None = None
         self.matched_stop: int | tuple[int, ...] | str | None = None
 
     @property
     def finished(self) -> bool:
         return self.finish_reason is not None
+
+    @property
+    def visible_text(self) -> str:
+        """All text made visible so far."""
+        if len(self._visible) > 1:
+            self._visible[:] = ["".join(self._visible)]
+        return self._visible[0] if self._visible else ""
 
     @property
     def held_text(self) -> str:
@@ -88,7 +99,7 @@ class OutputStream:
     def push(self, ids: int | Iterable[int]) -> OutputDelta:
         """Process generated IDs (in order) until a stop; returns the new visible text."""
         batch = [ids] if isinstance(ids, int) else list(ids)
-        start = len(self.visible_text)
+        mark = len(self._visible)
         consumed = 0
         for token_id in batch:
             if self.finished:
@@ -100,20 +111,20 @@ class OutputStream:
             self._step(token_id)
         if not self.finished:
             self._release_safe()
-        return self._delta(start, consumed)
+        return self._delta(mark, consumed)
 
     def finish(self) -> OutputDelta:
         """The source ran out: flush everything held (no stop can complete any more)."""
-        start = len(self.visible_text)
+        mark = len(self._visible)
         if not self.finished:
             if not self._scan(self._decoder.finish()):
                 self._end("end", None, len(self._pending))
-        return self._delta(start, 0)
+        return self._delta(mark, 0)
 
     # ------------------------------------------------------------------ steps
-    def _delta(self, start: int, consumed: int) -> OutputDelta:
+    def _delta(self, mark: int, consumed: int) -> OutputDelta:
         return OutputDelta(
-            self.visible_text[start:],
+            "".join(self._visible[mark:]),
             self.finished,
             self.finish_reason,
             self.matched_stop,
@@ -161,7 +172,7 @@ class OutputStream:
         if not text:
             return False
         ac = self._text_ac
-        if not ac.patterns:
+        if not ac.patterns or (self._text_state == 0 and self._starts.isdisjoint(text)):
             self._pending += text
             self._text_len += len(text)
             return False
@@ -192,14 +203,14 @@ class OutputStream:
             boundary = min(boundary, self._id_offsets[-live_ids])
         n = boundary - self._visible_len
         if n > 0:
-            self.visible_text += self._pending[:n]
+            self._visible.append(self._pending[:n])
             self._pending = self._pending[n:]
             self._visible_len += n
 
     def _end(
         self, reason: FinishReason, matched: int | tuple[int, ...] | str | None, cut: int
     ) -> None:
-        self.visible_text += self._pending[: max(0, cut)]
+        self._visible.append(self._pending[: max(0, cut)])
         self._visible_len += max(0, cut)
         self._pending = ""
         self.finish_reason = reason
