@@ -162,3 +162,8 @@ def test_invalid_utf8_is_a_typed_error() -> None:
     enc.push_bytes(b"\xe2")
     with pytest.raises(InvalidInputError, match="inside a UTF-8 character"):
         enc.finish()
+
+
+def test_lone_surrogate_is_a_typed_error() -> None:
+    with pytest.raises(InvalidInputError, match="surrogate"):
+        StreamingEncoder(input_vocab()).push("a\ud800")

@@ -91,6 +91,7 @@ class StreamingEncoder:
         )
         self._guard_prefixes = {g[:k] for g in self._guards for k in range(1, len(g))}
         self._guard_len = max((len(g) for g in self._guards), default=0)
+        self._engine_encode = tok.engine.encode
         self.reset()
 
     # ------------------------------------------------------------------ public
@@ -110,6 +111,12 @@ class StreamingEncoder:
                 "push() after push_bytes() left an incomplete UTF-8 character; finish the "
                 "character with push_bytes()"
             )
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidInputError(
+                f"the text contains a lone surrogate at {exc.start}; pass valid Unicode text"
+            ) from None
         return self._add(text)
 
     def push_bytes(self, data: bytes) -> list[int]:
@@ -150,6 +157,10 @@ class StreamingEncoder:
     def _encode(self, text: str) -> list[int]:
         if not text:
             return []
+        if not self._guards:
+            # Nothing to recognize: the engine's ordinary encode is tok.encode(text)
+            # without the per-call policy checks (hot: called once per commit).
+            return list(self._engine_encode(text, None))
         return self.tokenizer.encode(text, allowed_special=self.allowed_special)
 
     def _add(self, text: str) -> list[int]:
@@ -161,18 +172,19 @@ class StreamingEncoder:
             return []  # rescan only after doubling: linear total work on hostile input
         out: list[int] = []
         while True:
-            cut = self._final_cut()
-            if cut == 0:
-                break
-            ids = self._encode(self._buffer[:cut])
-            out.extend(ids)
-            self._buffer = self._buffer[cut:]
+            cut, through_spelling = self._final_cut()
+            if cut:
+                out.extend(self._encode(self._buffer[:cut]))
+                self._buffer = self._buffer[cut:]
+            if not through_spelling:
+                break  # the tail's first pre-token is undecided: rescanning finds nothing
         self._scanned = len(self._buffer)
         self.committed.extend(out)
         return out
 
-    def _final_cut(self) -> int:
-        """Length of the longest buffer prefix whose IDs no continuation can change."""
+    def _final_cut(self) -> tuple[int, bool]:
+        """Length of the longest buffer prefix whose IDs no continuation can change, and
+        whether it ends with a special/added spelling (then more may be final after it)."""
         buf = self._buffer
         limit = len(buf)
         guard_at = None
@@ -194,7 +206,7 @@ class StreamingEncoder:
             rest = len(buf) - start
             starting = [g for g in self._guards if buf.startswith(g[:rest], start)]
             if len(starting) == 1 and len(starting[0]) <= rest:
-                return start + len(starting[0])
+                return start + len(starting[0]), True
         pattern = self.tokenizer.pattern_name or ""
         cut = _native.final_pretoken_prefix(buf[:limit], pattern)
-        return 0 if cut is None else int(cut)
+        return (0 if cut is None else int(cut)), False
