@@ -4,6 +4,7 @@ spellings split across chunks; the seed's euro and cancellation cases."""
 
 from __future__ import annotations
 
+import copy
 import random
 
 import pytest
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from tokenpact.errors import InvalidInputError
 from tokenpact.runtime import StreamingEncoder
 
+from . import families
 from .families import FAMILIES, family, peer_data, texts
 from .seed_vocab import input_vocab
 
@@ -25,7 +27,23 @@ def _byte_level(pattern: str):
     )
 
 
+def _metaspace(scheme: str):
+    def load():
+        data = copy.deepcopy(families._trained_unigram())
+        data["pre_tokenizer"] = {
+            "type": "Metaspace",
+            "replacement": "\u2581",
+            "prepend_scheme": scheme,
+            "split": True,
+        }
+        return families._load(data)
+
+    return load
+
+
 ENCODE_FAMILIES = {
+    "unigram-metaspace-first": _metaspace("first"),
+    "unigram-metaspace-never": _metaspace("never"),
     **{
         f"cl100k-ranks-{p}": (lambda p=p: _byte_level(p))
         for p in ("gpt4", "gpt2", "o200k", "llama3")
@@ -89,11 +107,21 @@ def test_stream_equals_one_shot_encode(name: str, data) -> None:
     assert got == tok.encode(text, allowed_special=allowed)
 
 
-@pytest.mark.parametrize("name", ["cl100k-ranks-gpt4", "llama3.2", "cl100k-ranks-o200k"])
-def test_byte_level_commits_while_streaming(name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "rule"),
+    [
+        ("cl100k-ranks-gpt4", "pretokens"),
+        ("llama3.2", "pretokens"),
+        ("cl100k-ranks-o200k", "pretokens"),
+        ("minilm-wordpiece", "whitespace"),
+        ("unigram-metaspace", "metaspace"),
+    ],
+)
+def test_commits_while_streaming(name: str, rule: str) -> None:
     """The pre-token rule really streams: on real text most IDs are committed before
     the end, and what is held is only the undecided tail."""
     tok = _tok(name)
+    assert StreamingEncoder(tok).rule == rule
     text = "\n".join(texts()[:60])
     ids, early = _stream(tok, text, [64], as_bytes=True)
     assert ids == tok.encode(text, allowed_special="all")

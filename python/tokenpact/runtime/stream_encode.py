@@ -14,9 +14,18 @@ until :meth:`StreamingEncoder.finish`):
   final for every continuation. Special/added spellings that may be recognized hold the
   text back from their first possible start; a complete spelling is committed with its
   ID once no other spelling can match there.
-- ``hold`` (every other family today: SentencePiece, Hugging Face regex/Metaspace/
-  WordPiece pipelines, normalizers, added tokens with lstrip/rstrip flags): the whole
-  tail stays provisional until ``finish``.
+- ``whitespace`` (Hugging Face WordPiece behind BertPreTokenizer/Whitespace/
+  WhitespaceSplit): the pre-tokenizer splits at every ASCII whitespace character and
+  drops it, WordPiece encodes words alone, so a cut right before such a character is
+  final.
+- ``metaspace`` (Hugging Face Unigram or BPE behind ``Metaspace(split=True)``): an
+  ASCII space becomes the ``▁`` that starts the next pre-token, so a cut right before
+  a space is final (the tail then starts with ``▁``: no prepend scheme changes it).
+  Both rules need a normalizer whose context never crosses an ASCII space or newline
+  (none, BertNormalizer, Lowercase, NFC/NFD/NFKC/NFKD, StripAccents).
+- ``hold`` (SentencePiece models, regex ``Split`` pipelines, other normalizers, a
+  recognized added token with lstrip/rstrip/single_word flags): the whole tail stays
+  provisional until ``finish``.
 
 Work per push is bounded: the buffer is rescanned on every push while it is short
 (4096 characters) and afterwards only each time it has doubled, so a 10 MB run with no
@@ -27,10 +36,10 @@ from __future__ import annotations
 
 import codecs
 import re
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .. import _native
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, TokenpactError
 
 if TYPE_CHECKING:
     from ..special_policy import SpecialSpec
@@ -41,7 +50,23 @@ __all__ = ["StreamingEncoder"]
 BUILTIN_PATTERNS = frozenset({"gpt2", "gpt4", "cl100k", "o200k", "llama3"})
 SCAN_ALWAYS_BELOW = 4096
 
-Rule = Literal["pretokens", "hold"]
+Rule = Literal["pretokens", "whitespace", "metaspace", "hold"]
+
+# Normalizers that act on each character alone, or whose context (NFC/NFKC composition,
+# canonical reordering, final-sigma lowercasing) never reaches across an ASCII space or
+# newline: none of those characters composes, reorders or is case-ignorable.
+LOCAL_NORMALIZERS = frozenset(
+    {"BertNormalizer", "Lowercase", "NFC", "NFD", "NFKC", "NFKD", "StripAccents"}
+)
+WORDPIECE_SPLITS = frozenset({"BertPreTokenizer", "Whitespace", "WhitespaceSplit"})
+
+
+def _local_normalizer(node: dict[str, Any] | None) -> bool:
+    if not node:
+        return True
+    if node.get("type") == "Sequence":
+        return all(_local_normalizer(n) for n in node.get("normalizers", []))
+    return node.get("type") in LOCAL_NORMALIZERS
 
 
 def commit_rule(tok: Tokenizer) -> Rule:
@@ -54,9 +79,22 @@ def commit_rule(tok: Tokenizer) -> Rule:
         and tok.pattern_name in BUILTIN_PATTERNS
         and not pipeline.get("normalizer")
         and not pipeline.get("pre_tokenizer")
-        and not tok.added_token_flags
     ):
         return "pretokens"
+    if tok.semantics != "hf_pipeline":
+        return "hold"
+    try:
+        config = tok.components().to_config()
+    except TokenpactError:
+        return "hold"
+    pre = config.get("pre_tokenizer") or {}
+    model = (config.get("model") or {}).get("type")
+    if not _local_normalizer(config.get("normalizer")):
+        return "hold"
+    if model == "WordPiece" and pre.get("type") in WORDPIECE_SPLITS:
+        return "whitespace"
+    if model in ("Unigram", "BPE") and pre.get("type") == "Metaspace" and pre.get("split", True):
+        return "metaspace"
     return "hold"
 
 
@@ -74,6 +112,12 @@ class StreamingEncoder:
         self.tokenizer = tok
         self.allowed_special = allowed_special
         self.rule: Rule = commit_rule(tok)
+        # Metaspace's "first" scheme prepends only at the start of the input: a tail
+        # encoded alone after a committed spelling would gain a prefix it lacks in place.
+        self._through_spellings = True
+        if self.rule == "metaspace":
+            pre = tok.components().to_config().get("pre_tokenizer") or {}
+            self._through_spellings = pre.get("prepend_scheme", "always") != "first"
         if allowed_special == "all":
             allowed = set(tok.special_tokens)
         else:
@@ -91,6 +135,9 @@ class StreamingEncoder:
         )
         self._guard_prefixes = {g[:k] for g in self._guards for k in range(1, len(g))}
         self._guard_len = max((len(g) for g in self._guards), default=0)
+        flags = tok.added_token_flags
+        if any(g in flags for g in self._guards):
+            self.rule = "hold"  # lstrip/rstrip/single_word reach across the spelling
         self._engine_encode = tok.engine.encode
         self.reset()
 
@@ -205,8 +252,15 @@ class StreamingEncoder:
             start = guard_at.start()
             rest = len(buf) - start
             starting = [g for g in self._guards if buf.startswith(g[:rest], start)]
-            if len(starting) == 1 and len(starting[0]) <= rest:
+            if len(starting) == 1 and len(starting[0]) <= rest and self._through_spellings:
                 return start + len(starting[0]), True
-        pattern = self.tokenizer.pattern_name or ""
-        cut = _native.final_pretoken_prefix(buf[:limit], pattern)
-        return (0 if cut is None else int(cut)), False
+        if self.rule == "pretokens":
+            pattern = self.tokenizer.pattern_name or ""
+            cut = _native.final_pretoken_prefix(buf[:limit], pattern)
+            return (0 if cut is None else int(cut)), False
+        # A cut right before an ASCII space (Metaspace: it becomes the ▁ that starts the
+        # next pre-token) or any ASCII whitespace (WordPiece: split there and dropped)
+        # splits the text for every continuation; the normalizer is local (see above).
+        spaces = " " if self.rule == "metaspace" else " \t\n\r"
+        cut = max(buf.rfind(c, 0, limit) for c in spaces)
+        return max(cut, 0), False
