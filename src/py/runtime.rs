@@ -12,6 +12,7 @@ use super::to_py;
 use crate::pretok::builtin::Builtin;
 use crate::runtime::block_keys::{tokenpact_chain, vllm_chain};
 use crate::runtime::decode::{DecodeFailure, DecodeSource, IncrementalDecoder};
+use crate::runtime::stops::StopScanner;
 use crate::runtime::utf8::InvalidUtf8;
 
 fn decode_error(py: Python<'_>, e: &InvalidUtf8) -> PyErr {
@@ -114,6 +115,12 @@ impl IncrementalDecoderCore {
         self.step(py, &ids, false)
     }
 
+    /// `push` of a numpy uint32 array (no per-element conversion).
+    fn push_array(&mut self, py: Python<'_>, ids: PyReadonlyArray1<'_, u32>) -> PyResult<String> {
+        let ids = ids.as_slice()?.to_vec();
+        self.push(py, ids)
+    }
+
     /// `push` of one ID.
     fn push_one(&mut self, py: Python<'_>, id: u32) -> PyResult<String> {
         self.step(py, &[id], false)
@@ -132,6 +139,32 @@ impl IncrementalDecoderCore {
     /// IDs consumed so far.
     fn count(&self) -> usize {
         self.inner.count
+    }
+}
+
+/// The stop-string automaton; `tokenpact.runtime.OutputStream` drives it.
+#[pyclass(module = "tokenpact._native")]
+struct StopScannerCore {
+    inner: StopScanner,
+}
+
+#[pymethods]
+impl StopScannerCore {
+    #[new]
+    fn new(patterns: Vec<String>) -> Self {
+        StopScannerCore {
+            inner: StopScanner::new(&patterns),
+        }
+    }
+
+    /// Feeds text; (characters consumed through the match, pattern index) on a stop.
+    fn feed(&mut self, text: &str) -> Option<(usize, usize)> {
+        self.inner.feed(text)
+    }
+
+    /// Characters of the live stop prefix at the end of the text fed so far.
+    fn depth(&self) -> usize {
+        self.inner.depth()
     }
 }
 
@@ -185,6 +218,7 @@ fn final_pretoken_prefix(py: Python<'_>, text: &str, name: &str) -> Option<usize
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<IncrementalDecoderCore>()?;
+    m.add_class::<StopScannerCore>()?;
     m.add_function(wrap_pyfunction!(final_pretoken_prefix, m)?)?;
     m.add_function(wrap_pyfunction!(block_keys_tokenpact, m)?)?;
     m.add_function(wrap_pyfunction!(block_keys_vllm, m)?)

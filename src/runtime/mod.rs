@@ -4,4 +4,5 @@
 pub mod block_keys;
 pub mod chain;
 pub mod decode;
+pub mod stops;
 pub mod utf8;

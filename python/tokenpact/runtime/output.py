@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from .. import _native
 from ..errors import InvalidInputError, UnknownTokenError
 from .automaton import Automaton
 from .decode import IncrementalDecoder
@@ -61,9 +62,12 @@ class OutputStream:
         self.policy = policy
         self._prompt_left = prompt_boundary
         self._decoder = IncrementalDecoder(tok, errors="replace")
-        self._text_ac = Automaton(policy.stop_strings)
+        # Stop strings: the Rust automaton (src/runtime/stops.rs); ID sequences are few
+        # and short, so their automaton stays in Python.
+        self._strings = _native.StopScannerCore(list(policy.stop_strings))
+        self._has_strings = bool(policy.stop_strings)
         self._ids_ac = Automaton(policy.stop_sequences)
-        self._text_state = 0
+        self._has_sequences = bool(policy.stop_sequences)
         self._ids_state = 0
         # Text length (chars) before each of the last IDs: where a sequence match starts.
         self._id_offsets: deque[int] = deque(maxlen=max(1, self._ids_ac.longest))
@@ -73,9 +77,6 @@ class OutputStream:
         self.processed_ids: list[int] = []
         # Visible text as parts (joining a growing str per token would be quadratic).
         self._visible: list[str] = []
-        # Characters that can start a stop string: text without any of them cannot
-        # advance the automaton from its root, so it skips the per-character walk.
-        self._starts = frozenset(s[0] for s in policy.stop_strings)
         self.finish_reason: FinishReason | None = None
         self.matched_stop: int | tuple[int, ...] | str | None = None
 
@@ -146,10 +147,12 @@ class OutputStream:
                 self._pending += extra
             self._end("stop", token_id, len(self._pending))
             return
-        self._id_offsets.append(self._text_len)
-        self._ids_state = self._ids_ac.step(self._ids_state, token_id)
         text = self._decoder.push(token_id)
-        hit = self._ids_ac.match(self._ids_state)
+        hit = -1
+        if self._has_sequences:
+            self._id_offsets.append(self._text_len)
+            self._ids_state = self._ids_ac.step(self._ids_state, token_id)
+            hit = self._ids_ac.match(self._ids_state)
         if hit >= 0:
             sequence = self._ids_ac.patterns[hit]
             if policy.include_stop_in_output:
@@ -171,33 +174,24 @@ class OutputStream:
         """Feed decoded text to the stop-string automaton; True if a stop completed."""
         if not text:
             return False
-        ac = self._text_ac
-        if not ac.patterns or (self._text_state == 0 and self._starts.isdisjoint(text)):
+        found = self._strings.feed(text) if self._has_strings else None
+        if found is None:
             self._pending += text
             self._text_len += len(text)
             return False
-        state = self._text_state
-        for k, char in enumerate(text):
-            state = ac.step(state, char)
-            hit = ac.match(state)
-            if hit >= 0:
-                stop = ac.patterns[hit]
-                self._pending += text[: k + 1]
-                self._text_len += k + 1
-                cut = len(self._pending)
-                if not self.policy.include_stop_in_output:
-                    cut -= len(stop)
-                self._text_state = state
-                self._end("stop", "".join(stop), cut)  # type: ignore[arg-type]
-                return True
-        self._text_state = state
-        self._pending += text
-        self._text_len += len(text)
-        return False
+        used, index = found
+        stop = self.policy.stop_strings[index]
+        self._pending += text[:used]
+        self._text_len += used
+        cut = len(self._pending)
+        if not self.policy.include_stop_in_output:
+            cut -= len(stop)
+        self._end("stop", stop, cut)
+        return True
 
     def _release_safe(self) -> None:
         """Make visible everything before the earliest live stop prefix."""
-        boundary = self._text_len - self._text_ac.depth[self._text_state]
+        boundary = self._text_len - (self._strings.depth() if self._has_strings else 0)
         live_ids = self._ids_ac.depth[self._ids_state]
         if live_ids:
             boundary = min(boundary, self._id_offsets[-live_ids])
