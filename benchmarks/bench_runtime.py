@@ -120,7 +120,8 @@ def bench_decode(models: dict[str, tuple[Any, Any]], text: str, rounds: int) -> 
                 return "".join([step(hf, i) or "" for i in ids])
 
             t_hf = best(peer, rounds)
-        t_bulk = best(lambda ids=ids, tok=tok: IncrementalDecoder(tok).push(ids), rounds)
+        arr = np.asarray(ids, dtype=np.uint32)
+        t_bulk = best(lambda arr=arr, tok=tok: IncrementalDecoder(tok).push(arr), rounds)
         rows.append(
             [
                 name,

@@ -128,6 +128,16 @@ def test_invalid_bytes_raise_as_soon_as_proven() -> None:
         dec.push([tok.token_id(b"\xe2"), tok.token_id(b"A")])
 
 
+def test_numpy_input_equals_list_input() -> None:
+    import numpy as np
+
+    tok = family("llama3.2")
+    ids = tok.encode("naïve café 日本語 😀")
+    assert IncrementalDecoder(tok).push(np.asarray(ids)) == IncrementalDecoder(tok).push(ids)
+    with pytest.raises(UnknownTokenError):
+        IncrementalDecoder(tok).push(np.asarray([-1]))
+
+
 def test_unknown_id_is_a_typed_error() -> None:
     tok = family("llama3.2")
     for bad in ([tok.vocab_size + 5], [-1], ["x"]):

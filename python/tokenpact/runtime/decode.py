@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
+import numpy as np
+
 from .. import _native
 from ..errors import ConfigError, InvalidInputError, UnknownTokenError
 
@@ -23,6 +25,14 @@ if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
 
 __all__ = ["IncrementalDecoder"]
+
+
+def _uint32(ids: np.ndarray) -> np.ndarray:
+    if ids.ndim != 1 or ids.dtype.kind not in "iu":
+        raise UnknownTokenError("token IDs must be a flat array of ints")
+    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= 2**32):
+        raise UnknownTokenError("token IDs must be in 0..2**32-1")
+    return np.ascontiguousarray(ids, dtype=np.uint32)
 
 
 class IncrementalDecoder:
@@ -51,13 +61,15 @@ class IncrementalDecoder:
         self._engine = _native.IncrementalDecoderCore(tok.engine, errors == "strict", skip)
         self._finished = False
 
-    def push(self, ids: int | Iterable[int]) -> str:
+    def push(self, ids: int | Iterable[int] | np.ndarray) -> str:
         """Decode more IDs; returns the text that no later ID can change."""
         if self._finished:
             raise InvalidInputError("this decoder has finished; start a new one")
         try:
             if isinstance(ids, int):
                 return str(self._engine.push_one(ids))
+            if isinstance(ids, np.ndarray):
+                return str(self._engine.push_array(_uint32(ids)))
             return str(self._engine.push(list(ids)))
         except (OverflowError, TypeError):
             raise UnknownTokenError(

@@ -144,7 +144,10 @@ class StreamingEncoder:
     # ------------------------------------------------------------------ public
     def reset(self) -> None:
         """Cancel: drop undecided text, incomplete UTF-8 bytes and provisional IDs."""
-        self._buffer = ""
+        # Undecided text as parts: appending to one growing str per push would copy the
+        # whole tail each time (quadratic on a long run without a boundary).
+        self._parts: list[str] = []
+        self._size = 0
         self._utf8 = codecs.getincrementaldecoder("utf-8")("strict")
         self._scanned = 0
         self.committed: list[int] = []
@@ -180,12 +183,12 @@ class StreamingEncoder:
     def provisional(self) -> list[int]:
         """IDs of the uncommitted tail as they would be if the stream ended now (an
         incomplete trailing UTF-8 character is not text yet and is left out)."""
-        return self._encode(self._buffer)
+        return self._encode(self._buffer())
 
     @property
     def pending_text(self) -> str:
         """Decoded text that is not committed yet."""
-        return self._buffer
+        return self._buffer()
 
     def finish(self) -> list[int]:
         """End of stream: commit the rest and start over."""
@@ -194,13 +197,22 @@ class StreamingEncoder:
                 "the stream ends inside a UTF-8 character; send its remaining bytes, or "
                 "reset() to cancel"
             )
-        ids = self._encode(self._buffer)
+        ids = self._encode(self._buffer())
         self.committed.extend(ids)
-        self._buffer = ""
+        self._set_buffer("")
         self._scanned = 0
         return ids
 
     # ------------------------------------------------------------------ internals
+    def _buffer(self) -> str:
+        if len(self._parts) > 1:
+            self._parts[:] = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
+    def _set_buffer(self, text: str) -> None:
+        self._parts[:] = [text] if text else []
+        self._size = len(text)
+
     def _encode(self, text: str) -> list[int]:
         if not text:
             return []
@@ -211,28 +223,30 @@ class StreamingEncoder:
         return self.tokenizer.encode(text, allowed_special=self.allowed_special)
 
     def _add(self, text: str) -> list[int]:
-        self._buffer += text
+        self._parts.append(text)
+        self._size += len(text)
         if self.rule == "hold":
             return []
-        size = len(self._buffer)
+        size = self._size
         if size > SCAN_ALWAYS_BELOW and size < 2 * self._scanned:
             return []  # rescan only after doubling: linear total work on hostile input
         out: list[int] = []
         while True:
             cut, through_spelling = self._final_cut()
             if cut:
-                out.extend(self._encode(self._buffer[:cut]))
-                self._buffer = self._buffer[cut:]
+                buf = self._buffer()
+                out.extend(self._encode(buf[:cut]))
+                self._set_buffer(buf[cut:])
             if not through_spelling:
                 break  # the tail's first pre-token is undecided: rescanning finds nothing
-        self._scanned = len(self._buffer)
+        self._scanned = self._size
         self.committed.extend(out)
         return out
 
     def _final_cut(self) -> tuple[int, bool]:
         """Length of the longest buffer prefix whose IDs no continuation can change, and
         whether it ends with a special/added spelling (then more may be final after it)."""
-        buf = self._buffer
+        buf = self._buffer()
         limit = len(buf)
         guard_at = None
         if self._guard_re is not None:
