@@ -13,7 +13,7 @@ decoder holds back.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -66,8 +66,11 @@ class IncrementalDecoder:
         if self._finished:
             raise InvalidInputError("this decoder has finished; start a new one")
         try:
+            if type(ids) is int:
+                text: str = self._engine.push_one(ids)
+                return text
             if isinstance(ids, int):
-                return str(self._engine.push_one(ids))
+                return str(self._engine.push_one(int(ids)))
             if isinstance(ids, np.ndarray):
                 return str(self._engine.push_array(_uint32(ids)))
             return str(self._engine.push(list(ids)))
@@ -75,6 +78,12 @@ class IncrementalDecoder:
             raise UnknownTokenError(
                 f"token IDs must be ints in 0..{self.tokenizer.vocab_size - 1}; got {ids!r}"
             ) from None
+
+    @property
+    def engine_push_one(self) -> Callable[[int], str]:
+        """The native one-ID push (no argument checks: for runtime engines' hot loops)."""
+        push: Callable[[int], str] = self._engine.push_one
+        return push
 
     def finish(self) -> str:
         """The rest of the text (held-back bytes resolved); the stream ends."""

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from .. import _native
 from ..errors import InvalidInputError, UnknownTokenError
@@ -29,8 +28,7 @@ __all__ = ["FinishReason", "OutputDelta", "OutputStream"]
 FinishReason = Literal["stop", "length", "end"]
 
 
-@dataclass(frozen=True)
-class OutputDelta:
+class OutputDelta(NamedTuple):
     """What one :meth:`OutputStream.push` made visible.
 
     ``consumed``: how many of the pushed IDs were processed (IDs after a stop are not).
@@ -62,6 +60,9 @@ class OutputStream:
         self.policy = policy
         self._prompt_left = prompt_boundary
         self._decoder = IncrementalDecoder(tok, errors="replace")
+        # The hot path calls the engine directly (one native call per ID).
+        self._decode_one = self._decoder.engine_push_one
+        self._stop_ids = policy.stop_token_ids
         # Stop strings: the Rust automaton (src/runtime/stops.rs); ID sequences are few
         # and short, so their automaton stays in Python.
         self._strings = _native.StopScannerCore(list(policy.stop_strings))
@@ -99,18 +100,24 @@ class OutputStream:
     # ------------------------------------------------------------------ public
     def push(self, ids: int | Iterable[int]) -> OutputDelta:
         """Process generated IDs (in order) until a stop; returns the new visible text."""
-        batch = [ids] if isinstance(ids, int) else list(ids)
+        batch = (ids,) if isinstance(ids, int) else ids
         mark = len(self._visible)
         consumed = 0
-        for token_id in batch:
-            if self.finished:
-                break
-            consumed += 1
-            if self._prompt_left:
-                self._prompt_left -= 1
-                continue
-            self._step(token_id)
-        if not self.finished:
+        try:
+            for token_id in batch:
+                if self.finish_reason is not None:
+                    break
+                consumed += 1
+                if self._prompt_left:
+                    self._prompt_left -= 1
+                    continue
+                self._step(token_id)
+        except OverflowError:
+            raise UnknownTokenError(
+                f"generated IDs must be token IDs of this tokenizer "
+                f"(0..{self.tokenizer.vocab_size - 1})"
+            ) from None
+        if self.finish_reason is None:
             self._release_safe()
         return self._delta(mark, consumed)
 
@@ -133,11 +140,13 @@ class OutputStream:
         )
 
     def _step(self, token_id: int) -> None:
-        if not isinstance(token_id, int) or isinstance(token_id, bool):
-            raise UnknownTokenError(f"generated IDs must be ints; got {token_id!r}")
+        if type(token_id) is not int:
+            if not isinstance(token_id, int) or isinstance(token_id, bool):
+                raise UnknownTokenError(f"generated IDs must be ints; got {token_id!r}")
+            token_id = int(token_id)
         policy = self.policy
         self.processed_ids.append(token_id)
-        if token_id in policy.stop_token_ids:
+        if token_id in self._stop_ids:
             # The text of the IDs before the stop is final: resolve it first; a text
             # stop completing inside it is earlier than the stop ID.
             if self._scan(self._decoder.finish()):
@@ -147,7 +156,7 @@ class OutputStream:
                 self._pending += extra
             self._end("stop", token_id, len(self._pending))
             return
-        text = self._decoder.push(token_id)
+        text = self._decode_one(token_id)
         hit = -1
         if self._has_sequences:
             self._id_offsets.append(self._text_len)
