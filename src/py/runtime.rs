@@ -12,6 +12,7 @@ use super::to_py;
 use crate::pretok::builtin::Builtin;
 use crate::runtime::block_keys::{tokenpact_chain, vllm_chain};
 use crate::runtime::decode::{DecodeFailure, DecodeSource, IncrementalDecoder};
+use crate::runtime::output::{EngineSpec, Finish, OutputEngine};
 use crate::runtime::stops::StopScanner;
 use crate::runtime::utf8::InvalidUtf8;
 
@@ -142,6 +143,85 @@ impl IncrementalDecoderCore {
     }
 }
 
+/// The output-transport engine; `tokenpact.runtime.OutputStream` wraps it.
+#[pyclass(module = "tokenpact._native")]
+struct OutputEngineCore {
+    inner: OutputEngine,
+}
+
+#[pymethods]
+impl OutputEngineCore {
+    #[new]
+    #[pyo3(signature = (core, stop_ids, sequences, strings, budget, include, prompt_boundary))]
+    fn new(
+        core: &Bound<'_, PyAny>,
+        stop_ids: Vec<u32>,
+        sequences: Vec<Vec<u32>>,
+        strings: Vec<String>,
+        budget: Option<usize>,
+        include: bool,
+        prompt_boundary: usize,
+    ) -> PyResult<Self> {
+        let spec = EngineSpec {
+            stop_ids,
+            sequences,
+            strings,
+            budget,
+            include,
+            prompt_boundary,
+        };
+        Ok(OutputEngineCore {
+            inner: OutputEngine::new(source(core)?, spec),
+        })
+    }
+
+    /// (newly visible text, IDs consumed).
+    fn push(&mut self, py: Python<'_>, ids: Vec<u32>) -> PyResult<(String, usize)> {
+        let mut out = String::new();
+        let n = self
+            .inner
+            .push(&ids, &mut out)
+            .map_err(|f| failure(py, f))?;
+        Ok((out, n))
+    }
+
+    fn push_one(&mut self, py: Python<'_>, id: u32) -> PyResult<(String, usize)> {
+        let mut out = String::new();
+        let n = self
+            .inner
+            .push(&[id], &mut out)
+            .map_err(|f| failure(py, f))?;
+        Ok((out, n))
+    }
+
+    /// The source ran out: the rest of the visible text.
+    fn end(&mut self, py: Python<'_>) -> PyResult<String> {
+        let mut out = String::new();
+        self.inner.end(&mut out).map_err(|f| failure(py, f))?;
+        Ok(out)
+    }
+
+    /// None while running, else (kind, index or ID): kind is "stop_id", "sequence",
+    /// "string", "length" or "end".
+    fn finish_state(&self) -> Option<(&'static str, i64)> {
+        self.inner.finish.as_ref().map(|f| match f {
+            Finish::StopId(id) => ("stop_id", i64::from(*id)),
+            Finish::StopSequence(i) => ("sequence", *i as i64),
+            Finish::StopString(i) => ("string", *i as i64),
+            Finish::Length => ("length", -1),
+            Finish::End => ("end", -1),
+        })
+    }
+
+    fn processed(&self) -> Vec<u32> {
+        self.inner.processed.clone()
+    }
+
+    fn held(&self) -> String {
+        self.inner.held().to_owned()
+    }
+}
+
 /// The stop-string automaton; `tokenpact.runtime.OutputStream` drives it.
 #[pyclass(module = "tokenpact._native")]
 struct StopScannerCore {
@@ -219,6 +299,7 @@ fn final_pretoken_prefix(py: Python<'_>, text: &str, name: &str) -> Option<usize
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<IncrementalDecoderCore>()?;
     m.add_class::<StopScannerCore>()?;
+    m.add_class::<OutputEngineCore>()?;
     m.add_function(wrap_pyfunction!(final_pretoken_prefix, m)?)?;
     m.add_function(wrap_pyfunction!(block_keys_tokenpact, m)?)?;
     m.add_function(wrap_pyfunction!(block_keys_vllm, m)?)

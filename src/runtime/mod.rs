@@ -4,5 +4,6 @@
 pub mod block_keys;
 pub mod chain;
 pub mod decode;
+pub mod output;
 pub mod stops;
 pub mod utf8;

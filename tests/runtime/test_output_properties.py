@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokenpact.runtime import IncrementalDecoder, OutputStream, StopPolicy
+from tokenpact.runtime.output_reference import ReferenceOutputStream
 
 from .families import family, texts
 
@@ -118,13 +119,14 @@ def scenario(draw, tok):
     return ids, policy, sizes
 
 
+@pytest.mark.parametrize("impl", [OutputStream, ReferenceOutputStream], ids=["rust", "python"])
 @pytest.mark.parametrize("name", NAMES)
 @settings(suppress_health_check=[HealthCheck.too_slow], max_examples=60)
 @given(data=st.data())
-def test_stream_matches_reference_for_every_chunking(name: str, data) -> None:
+def test_stream_matches_reference_for_every_chunking(name: str, impl, data) -> None:
     tok = family(name)
     ids, policy, sizes = data.draw(scenario(tok))
-    out = OutputStream(tok, policy)
+    out = impl(tok, policy)
     text, at, i = "", 0, 0
     gen: list[int] = []
     offsets: list[int] = []

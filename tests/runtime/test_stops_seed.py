@@ -8,10 +8,14 @@ import pytest
 
 from tokenpact.errors import ConfigError
 from tokenpact.runtime import OutputStream, StopPolicy
+from tokenpact.runtime.output_reference import ReferenceOutputStream
 
 from .seed_vocab import output_vocab
 
 TOK = output_vocab()
+IMPLS = pytest.mark.parametrize(
+    "impl", [OutputStream, ReferenceOutputStream], ids=["rust", "python"]
+)
 
 
 def _chunkings(n: int):
@@ -29,8 +33,8 @@ def _chunkings(n: int):
             yield sizes
 
 
-def _run(policy: StopPolicy, ids: list[int], sizes: list[int]):
-    out = OutputStream(TOK, policy)
+def _run(policy: StopPolicy, ids: list[int], sizes: list[int], impl=OutputStream):
+    out = impl(TOK, policy)
     text, at = "", 0
     for n in itertools.cycle(sizes):
         if at >= len(ids):
@@ -93,16 +97,18 @@ CASES = [
 ]
 
 
+@IMPLS
 @pytest.mark.parametrize("case", CASES, ids=[str(c[1]) for c in CASES])
-def test_seed_output_cases(case) -> None:
+def test_seed_output_cases(case, impl) -> None:
     policy, ids, text, processed, reason, matched = case
     for sizes in _chunkings(len(ids)):
-        assert _run(policy, ids, sizes) == (text, processed, reason, matched), sizes
+        assert _run(policy, ids, sizes, impl) == (text, processed, reason, matched), sizes
 
 
-def test_hold_back_is_the_live_prefix_only() -> None:
+@IMPLS
+def test_hold_back_is_the_live_prefix_only(impl) -> None:
     """Seed table: S, ST, STO are held (h = 1, 2, 3); STOP is stripped."""
-    out = OutputStream(TOK, StopPolicy(stop_strings=["STOP"]))
+    out = impl(TOK, StopPolicy(stop_strings=["STOP"]))
     assert out.push([400]).text == "OK "
     for token_id, held in zip([83, 84, 79], ["S", "ST", "STO"], strict=True):
         assert out.push([token_id]).text == ""
@@ -110,40 +116,44 @@ def test_hold_back_is_the_live_prefix_only() -> None:
     delta = out.push([80])
     assert (delta.text, delta.finished, delta.matched_stop) == ("", True, "STOP")
     # Not a fixed max_len - 1 window: text that cannot start a stop is released at once.
-    out = OutputStream(TOK, StopPolicy(stop_strings=["STOP", "XYZW"]))
+    out = impl(TOK, StopPolicy(stop_strings=["STOP", "XYZW"]))
     assert out.push([400, 65, 83, 65]).text == "OK ASA"
 
 
-def test_split_utf8_is_never_visible_half_done() -> None:
-    out = OutputStream(TOK, StopPolicy(stop_token_ids=[260]))
+@IMPLS
+def test_split_utf8_is_never_visible_half_done(impl) -> None:
+    out = impl(TOK, StopPolicy(stop_token_ids=[260]))
     assert out.push([400, 401]).text == "OK "
     assert out.push([402]).text == "€"
 
 
-def test_prompt_never_seeds_the_matcher() -> None:
+@IMPLS
+def test_prompt_never_seeds_the_matcher(impl) -> None:
     """A stop-looking prompt (text, ID sequence and control ID) does not stop generation."""
     policy = StopPolicy(
         stop_token_ids=[260], stop_sequences=[[83, 84, 79, 80]], stop_strings=["STOP"]
     )
     prompt = [83, 84, 79, 80, 403, 79, 260, 83, 84]
-    out = OutputStream(TOK, policy, prompt_boundary=len(prompt))
+    out = impl(TOK, policy, prompt_boundary=len(prompt))
     delta = out.push(prompt + [79, 65])
     assert (delta.text, delta.finished) == ("OA", False)  # "O" after prompt "ST" is not STOP
     assert out.processed_ids == [79, 65]
 
 
-def test_include_stop_in_output() -> None:
+@IMPLS
+def test_include_stop_in_output(impl) -> None:
     policy = StopPolicy(stop_strings=["STOP"], include_stop_in_output=True)
-    assert _run(policy, [400, 403, 79, 80, 33], [1])[0] == "OK STOP"
+    assert _run(policy, [400, 403, 79, 80, 33], [1], impl)[0] == "OK STOP"
     policy = StopPolicy(stop_sequences=[[83, 84, 79, 80]], include_stop_in_output=True)
-    assert _run(policy, [400, 83, 84, 79, 80, 33], [2])[0] == "OK STOP"
+    assert _run(policy, [400, 83, 84, 79, 80, 33], [2], impl)[0] == "OK STOP"
 
 
-def test_earliest_completion_wins_ties_go_to_the_longest() -> None:
+@IMPLS
+def test_earliest_completion_wins_ties_go_to_the_longest(impl) -> None:
     policy = StopPolicy(stop_strings=["STOPX", "TO", "OK S"])
-    assert _run(policy, [400, 83, 84, 79], [1])[2:] == ("stop", "OK S")
+    assert _run(policy, [400, 83, 84, 79], [1], impl)[2:] == ("stop", "OK S")
     policy = StopPolicy(stop_strings=["P", "OP", "STOP"])
-    assert _run(policy, [400, 403, 79, 80], [1])[0::3] == ("OK ", "STOP")
+    assert _run(policy, [400, 403, 79, 80], [1], impl)[0::3] == ("OK ", "STOP")
 
 
 @pytest.mark.parametrize(
