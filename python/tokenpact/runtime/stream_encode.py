@@ -139,6 +139,7 @@ class StreamingEncoder:
         if any(g in flags for g in self._guards):
             self.rule = "hold"  # lstrip/rstrip/single_word reach across the spelling
         self._engine_encode = tok.engine.encode
+        self._pattern = tok.pattern_name or ""
         self.reset()
 
     # ------------------------------------------------------------------ public
@@ -269,8 +270,7 @@ class StreamingEncoder:
             if len(starting) == 1 and len(starting[0]) <= rest and self._through_spellings:
                 return start + len(starting[0]), True
         if self.rule == "pretokens":
-            pattern = self.tokenizer.pattern_name or ""
-            cut = _native.final_pretoken_prefix(buf[:limit], pattern)
+            cut = _native.final_pretoken_prefix(buf[:limit], self._pattern)
             return (0 if cut is None else int(cut)), False
         # A cut right before an ASCII space (Metaspace: it becomes the ▁ that starts the
         # next pre-token) or any ASCII whitespace (WordPiece: split there and dropped)
