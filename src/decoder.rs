@@ -189,7 +189,7 @@ fn push_steps(node: &Value, steps: &mut Vec<Step>) -> CoreResult<()> {
 
 /// `<0xXX>` as HF reads it: six bytes, two hex digits parsed by `from_str_radix` (which
 /// also takes a sign, so `<0x+1>` is byte 1 in HF too).
-fn fallback_byte(token: &str) -> Option<u8> {
+pub(crate) fn fallback_byte(token: &str) -> Option<u8> {
     if token.len() == 6 && token.starts_with("<0x") && token.ends_with('>') {
         u8::from_str_radix(token.get(3..5)?, 16).ok()
     } else {
@@ -197,7 +197,7 @@ fn fallback_byte(token: &str) -> Option<u8> {
     }
 }
 
-fn flush_bytes(bytes: &mut Vec<u8>, out: &mut Vec<String>) {
+pub(crate) fn flush_bytes(bytes: &mut Vec<u8>, out: &mut Vec<String>) {
     if bytes.is_empty() {
         return;
     }
@@ -211,7 +211,7 @@ fn flush_bytes(bytes: &mut Vec<u8>, out: &mut Vec<String>) {
 }
 
 impl Step {
-    fn apply(&self, tokens: Vec<String>) -> Vec<String> {
+    pub(crate) fn apply(&self, tokens: Vec<String>) -> Vec<String> {
         match self {
             Step::WordPiece { prefix, cleanup: c } => tokens
                 .into_iter()

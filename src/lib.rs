@@ -17,6 +17,7 @@ pub mod pair_merge;
 pub mod pipeline;
 pub mod pretok;
 pub mod rng;
+pub mod runtime;
 pub mod sentencepiece;
 pub mod special;
 pub mod tokenizer;

@@ -31,6 +31,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "doctor": ("doctor", None),
     "errors": ("errors", None),
     "migrate": ("migrate", None),
+    "runtime": ("runtime", None),
     "stochastic": ("stochastic", None),
     # errors
     "ArtifactError": ("errors", "ArtifactError"),

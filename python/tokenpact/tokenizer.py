@@ -341,6 +341,12 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
 
         return build_manifest(self, files=release_files(self), golden=generate(self))
 
+    @property
+    def engine(self) -> Any:
+        """The native engine behind this tokenizer (opaque; runtime engines such as
+        :class:`tokenpact.runtime.IncrementalDecoder` run on it directly)."""
+        return self._core
+
     def vocab(self) -> list[bytes]:
         """Byte piece of every model ID (special tokens excluded)."""
         return list(self._core.vocab())

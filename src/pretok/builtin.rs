@@ -6,6 +6,8 @@
 //! linear in the input. The regex sources in `tokenpact/patterns.py` are the contract;
 //! `tests/properties/test_pretokenize_vs_regex.py` checks span equality against `regex`.
 
+use std::cell::Cell;
+
 use super::classes::{classes, Classes, L, LL, LM, LO, LT, LU, M, N, WS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,22 +29,60 @@ impl Builtin {
         }
     }
 
+    /// The end of the longest run of leading pre-tokens of `text` that no continuation
+    /// of `text` can change: a pre-token is final when the scan that found it never
+    /// looked at the end of the text (every byte it read is in `text`, and the scanner is
+    /// a function of the bytes it reads). Streaming encoders commit up to here.
+    pub fn final_prefix(self, text: &str) -> usize {
+        let s = Scanner {
+            b: text.as_bytes(),
+            c: classes(),
+            end_seen: Cell::new(false),
+        };
+        let mut ends = Vec::new();
+        let mut i = 0;
+        while i < s.b.len() {
+            let end = self.next_end(&s, i);
+            if s.end_seen.get() {
+                break;
+            }
+            ends.push(end);
+            i = end;
+        }
+        // Committing means encoding `text[..cut]` alone, where the end of the text can
+        // change how its last pre-tokens split (`\s+(?!\S)` at the end takes the whole
+        // run). Keep the longest cut whose own split reproduces the final pre-tokens.
+        for (k, &cut) in ends.iter().enumerate().rev().take(4) {
+            let mut alone = Vec::with_capacity(k + 1);
+            self.split(&text[..cut], |_, e| alone.push(e));
+            if alone == ends[..=k] {
+                return cut;
+            }
+        }
+        0
+    }
+
+    fn next_end(self, s: &Scanner<'_>, i: usize) -> usize {
+        let end = match self {
+            Builtin::Gpt2 => s.gpt2(i),
+            Builtin::Gpt4 => s.gpt4(i),
+            Builtin::O200k => s.o200k(i),
+            Builtin::Llama3 => s.llama3(i),
+        };
+        // Every character matches some alternative; the max() guards progress anyway.
+        end.max(i + s.len_at(i))
+    }
+
     /// Calls `emit(start, end)` (byte offsets) for every pre-token of `text`, in order.
     pub fn split(self, text: &str, mut emit: impl FnMut(usize, usize)) {
         let s = Scanner {
             b: text.as_bytes(),
             c: classes(),
+            end_seen: Cell::new(false),
         };
         let mut i = 0;
         while i < s.b.len() {
-            let end = match self {
-                Builtin::Gpt2 => s.gpt2(i),
-                Builtin::Gpt4 => s.gpt4(i),
-                Builtin::O200k => s.o200k(i),
-                Builtin::Llama3 => s.llama3(i),
-            };
-            // Every character matches some alternative; the max() guards progress anyway.
-            let end = end.max(i + s.len_at(i));
+            let end = self.next_end(&s, i);
             emit(i, end);
             i = end;
         }
@@ -56,13 +96,19 @@ const UW_SET: u16 = LM | LO | M;
 struct Scanner<'a> {
     b: &'a [u8],
     c: &'static Classes,
+    /// Set when a scan asks about a position at or past the end of the text: its result
+    /// may then depend on text that has not arrived yet (see `final_prefix`).
+    end_seen: Cell<bool>,
 }
 
 impl<'a> Scanner<'a> {
     /// Decodes the char at byte offset `i` (text is valid UTF-8).
     #[inline]
     fn ch(&self, i: usize) -> Option<(char, usize)> {
-        let b0 = *self.b.get(i)?;
+        let Some(&b0) = self.b.get(i) else {
+            self.end_seen.set(true);
+            return None;
+        };
         if b0 < 0x80 {
             return Some((b0 as char, 1));
         }
@@ -79,6 +125,16 @@ impl<'a> Scanner<'a> {
         }
         // Safe: the input came from a &str, so every sequence is a valid scalar value.
         Some((char::from_u32(cp).unwrap_or('\u{FFFD}'), len))
+    }
+
+    /// `i == len`, recorded: the answer depends on whether more text follows.
+    #[inline]
+    fn at_end(&self, i: usize) -> bool {
+        let end = i >= self.b.len();
+        if end {
+            self.end_seen.set(true);
+        }
+        end
     }
 
     #[inline]
@@ -159,6 +215,7 @@ impl<'a> Scanner<'a> {
     /// U+017F LATIN SMALL LETTER LONG S.
     fn contraction(&self, i: usize, ignore_case: bool) -> Option<usize> {
         if self.b.get(i) != Some(&b'\'') {
+            self.end_seen.set(self.end_seen.get() || i >= self.b.len());
             return None;
         }
         let fold = |c: char| -> char {
@@ -205,7 +262,7 @@ impl<'a> Scanner<'a> {
     /// left for the next token unless the run ends the text.
     #[inline]
     fn ws_tail(&self, i: usize, j: usize) -> usize {
-        if j == self.b.len() {
+        if self.at_end(j) {
             return j;
         }
         let last = self.last_char_start(j);
@@ -293,7 +350,7 @@ impl<'a> Scanner<'a> {
         }
         // Whitespace.
         let (j, after_newline) = self.ws_run(i);
-        if ws_to_end_first && j == self.b.len() {
+        if ws_to_end_first && self.at_end(j) {
             return j;
         }
         if let Some(e) = after_newline {

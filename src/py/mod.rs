@@ -13,6 +13,7 @@ mod bpe;
 mod bpe_train;
 mod dropout;
 mod pipeline;
+mod runtime;
 mod sentencepiece;
 mod trainers;
 
@@ -134,6 +135,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dropout::register(m)?;
     sentencepiece::register(m)?;
     pipeline::register(m)?;
+    runtime::register(m)?;
     trainers::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(max_threads_py, m)?)?;

@@ -1,7 +1,7 @@
 //! Bindings for SentencePiece models (Unigram and BPE): the same method names as
 //! `BpeCore`, so `tokenpact.Tokenizer` holds either.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -31,8 +31,9 @@ fn norm(spec: NormSpec) -> (NormalizerConfig, Vec<u8>) {
 }
 
 #[pyclass(frozen, module = "tokenpact._native")]
-struct SentencePieceCore {
-    inner: Core,
+pub(crate) struct SentencePieceCore {
+    /// Shared so that runtime engines (incremental decoders) can hold the model.
+    pub(crate) inner: Arc<Core>,
     /// One Python int per ID, made once (see BpeCore::id_list).
     ints: OnceLock<Vec<Py<PyInt>>>,
 }
@@ -102,7 +103,7 @@ impl SentencePieceCore {
             denormalizer: denormalizer.map(norm),
             unk_surface,
         };
-        let inner = py.detach(|| Core::new(spec)).map_err(|e| to_py(py, e))?;
+        let inner = Arc::new(py.detach(|| Core::new(spec)).map_err(|e| to_py(py, e))?);
         Ok(SentencePieceCore {
             inner,
             ints: OnceLock::new(),

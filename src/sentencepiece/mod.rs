@@ -84,6 +84,18 @@ pub struct SentencePieceSpec {
     pub unk_surface: Vec<u8>,
 }
 
+/// One ID as `SentencePieceCore::decode` sees it.
+pub enum DecodePiece<'a> {
+    /// A `<0xXX>` byte piece.
+    Byte(u8),
+    /// A control piece: no text.
+    Control,
+    /// The unknown piece: the model's unknown surface.
+    Unknown(&'a [u8]),
+    /// Any other piece: its text, with `▁` meaning a space.
+    Text(&'a [u8]),
+}
+
 pub struct SentencePieceCore {
     pub pieces: Vec<Vec<u8>>,
     types: Vec<PieceType>,
@@ -420,6 +432,32 @@ impl SentencePieceCore {
             return Ok(out);
         }
         Ok(text)
+    }
+
+    /// How `decode` treats one ID, for decoders that run token by token (the runtime's
+    /// incremental decoder follows exactly the rules of `decode`).
+    pub fn decode_piece(&self, id: u32) -> Option<DecodePiece<'_>> {
+        let kind = self.types.get(id as usize)?;
+        let piece = &self.pieces[id as usize];
+        Some(match kind {
+            PieceType::Byte => DecodePiece::Byte(byte_value(piece)),
+            PieceType::Control => DecodePiece::Control,
+            PieceType::Unknown => DecodePiece::Unknown(&self.unk_surface),
+            _ => DecodePiece::Text(piece),
+        })
+    }
+
+    /// (add_dummy_prefix, remove_extra_whitespaces): the flags of `decode`'s leading-space rule.
+    pub fn decode_flags(&self) -> (bool, bool) {
+        (self.add_dummy_prefix, self.remove_extra_whitespaces)
+    }
+
+    /// Applies the denormalizer to decoded text; None when the model has none.
+    pub fn denormalize(&self, text: &[u8]) -> Option<Vec<u8>> {
+        let d = self.denormalizer.as_ref()?;
+        let mut out = Vec::with_capacity(text.len());
+        d.normalize(text, &mut out, None);
+        Some(out)
     }
 
     /// The normalized text (SentencePiece's `normalize`).

@@ -82,6 +82,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "release_group",
         "Release bundles: mechanical admission, atomic promotion, whole-bundle rollback.",
     ),
+    "stream": (
+        "stream_cmd",
+        "stream",
+        "Show committed/provisional IDs while TEXT streams in, then the stop decision while...",
+    ),
 }
 
 

@@ -1,0 +1,103 @@
+"""Incremental decoding: generated IDs in, text that can no longer change out.
+
+The concatenation of every :meth:`IncrementalDecoder.push` result and
+:meth:`IncrementalDecoder.finish` equals ``tok.decode(all_ids, errors=...)`` for every
+way of splitting the IDs, with the tokenizer's own decoder chain. Each ID costs
+constant work (no re-decoding of a growing window); see docs/RUNTIME.md for what each
+decoder holds back.
+
+>>> dec = IncrementalDecoder(tok)                      # doctest: +SKIP
+>>> dec.push([401]), dec.push([402]), dec.finish()     # doctest: +SKIP
+('', '€', '')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+from .. import _native
+from ..errors import ConfigError, InvalidInputError, UnknownTokenError
+
+if TYPE_CHECKING:
+    from ..tokenizer import Tokenizer
+
+__all__ = ["IncrementalDecoder"]
+
+
+def _uint32(ids: np.ndarray) -> np.ndarray:
+    if ids.ndim != 1 or ids.dtype.kind not in "iu":
+        raise UnknownTokenError("token IDs must be a flat array of ints")
+    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= 2**32):
+        raise UnknownTokenError("token IDs must be in 0..2**32-1")
+    return np.ascontiguousarray(ids, dtype=np.uint32)
+
+
+class IncrementalDecoder:
+    """Decode a stream of IDs exactly as ``tok.decode`` decodes them all at once.
+
+    ``errors="replace"`` emits U+FFFD where ``tok.decode(..., errors="replace")`` has
+    one (a literal U+FFFD piece is emitted as soon as it is complete);
+    ``errors="strict"`` raises :class:`~tokenpact.errors.DecodeError` as soon as the
+    bytes are proven invalid. ``skip_special_tokens`` drops the tokenizer's special
+    (control) IDs before decoding.
+    """
+
+    def __init__(
+        self,
+        tok: Tokenizer,
+        *,
+        errors: Literal["strict", "replace"] = "replace",
+        skip_special_tokens: bool = False,
+    ) -> None:
+        if errors not in ("strict", "replace"):
+            raise ConfigError(f'errors must be "strict" or "replace", not {errors!r}')
+        self.tokenizer = tok
+        self.errors = errors
+        self.skip_special_tokens = skip_special_tokens
+        skip = sorted(set(tok.special_tokens.values())) if skip_special_tokens else []
+        self._engine = _native.IncrementalDecoderCore(tok.engine, errors == "strict", skip)
+        self._finished = False
+
+    def push(self, ids: int | Iterable[int] | np.ndarray) -> str:
+        """Decode more IDs; returns the text that no later ID can change."""
+        if self._finished:
+            raise InvalidInputError("this decoder has finished; start a new one")
+        try:
+            if type(ids) is int:
+                text: str = self._engine.push_one(ids)
+                return text
+            if isinstance(ids, int):
+                return str(self._engine.push_one(int(ids)))
+            if isinstance(ids, np.ndarray):
+                return str(self._engine.push_array(_uint32(ids)))
+            return str(self._engine.push(list(ids)))
+        except (OverflowError, TypeError):
+            raise UnknownTokenError(
+                f"token IDs must be ints in 0..{self.tokenizer.vocab_size - 1}; got {ids!r}"
+            ) from None
+
+    @property
+    def engine_push_one(self) -> Callable[[int], str]:
+        """The native one-ID push (no argument checks: for runtime engines' hot loops)."""
+        push: Callable[[int], str] = self._engine.push_one
+        return push
+
+    def finish(self) -> str:
+        """The rest of the text (held-back bytes resolved); the stream ends."""
+        if self._finished:
+            return ""
+        self._finished = True
+        return str(self._engine.finish())
+
+    @property
+    def held_bytes(self) -> int:
+        """Bytes held back right now (an incomplete character, a decoder look-ahead)."""
+        return int(self._engine.held())
+
+    @property
+    def consumed(self) -> int:
+        """Number of IDs pushed so far."""
+        return int(self._engine.count())

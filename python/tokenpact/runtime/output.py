@@ -1,0 +1,148 @@
+"""Output transport (seed 000 0x0D): sampled IDs -> exact bytes -> valid text ->
+stop-safe client text.
+
+Every ID is processed one at a time, so the visible text, the processed IDs and the
+finish reason do not depend on how IDs are grouped into pushes. Text is held back only
+while it could still be stripped: an incomplete UTF-8 character (the decoder), the
+longest suffix that is a live prefix of some stop string (one Aho-Corasick automaton),
+and the text of IDs that are a live prefix of some stop ID sequence.
+
+The per-ID loop runs in Rust (``src/runtime/output.rs``);
+:class:`~tokenpact.runtime.output_reference.ReferenceOutputStream` is the same
+algorithm in Python, and the tests check both against a naive search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from .. import _native
+from ..errors import InvalidInputError, UnknownTokenError
+from .stops import StopPolicy
+
+if TYPE_CHECKING:
+    from ..tokenizer import Tokenizer
+
+__all__ = ["FinishReason", "OutputDelta", "OutputStream"]
+
+FinishReason = Literal["stop", "length", "end"]
+
+
+class OutputDelta(NamedTuple):
+    """What one :meth:`OutputStream.push` made visible.
+
+    ``consumed``: how many of the pushed IDs were processed (IDs after a stop are not).
+    ``matched_stop``: the stop ID, ID sequence or stop string that ended generation.
+    """
+
+    text: str
+    finished: bool
+    finish_reason: FinishReason | None
+    matched_stop: int | tuple[int, ...] | str | None
+    consumed: int
+
+
+class OutputStream:
+    """Stop-safe client text from generated IDs.
+
+    >>> out = OutputStream(tok, StopPolicy(stop_strings=["STOP"]))   # doctest: +SKIP
+    >>> out.push([400, 403, 79, 80, 33]).text                        # doctest: +SKIP
+    'OK '
+
+    ``prompt_boundary``: how many of the first pushed IDs are prompt; they are consumed
+    without being decoded or matched (a stop-looking prompt never stops generation).
+    When several kinds of stop complete on the same ID: stop ID, then ID sequence, then
+    stop string.
+    """
+
+    def __init__(self, tok: Tokenizer, policy: StopPolicy, *, prompt_boundary: int = 0) -> None:
+        if prompt_boundary < 0:
+            raise InvalidInputError("prompt_boundary must be >= 0")
+        self.tokenizer = tok
+        self.policy = policy
+        self._engine = _native.OutputEngineCore(
+            tok.engine,
+            sorted(policy.stop_token_ids),
+            [list(s) for s in policy.stop_sequences],
+            list(policy.stop_strings),
+            policy.max_new_tokens,
+            policy.include_stop_in_output,
+            prompt_boundary,
+        )
+        self._push_one = self._engine.push_one
+        self._visible: list[str] = []
+        self.finish_reason: FinishReason | None = None
+        self.matched_stop: int | tuple[int, ...] | str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.finish_reason is not None
+
+    @property
+    def visible_text(self) -> str:
+        """All text made visible so far."""
+        if len(self._visible) > 1:
+            self._visible[:] = ["".join(self._visible)]
+        return self._visible[0] if self._visible else ""
+
+    @property
+    def held_text(self) -> str:
+        """Decoded text held back because it may still be part of a stop."""
+        return str(self._engine.held())
+
+    @property
+    def processed_ids(self) -> list[int]:
+        """Generated IDs inspected so far, including the one that stopped generation."""
+        return list(self._engine.processed())
+
+    def push(self, ids: int | Iterable[int]) -> OutputDelta:
+        """Process generated IDs (in order) until a stop; returns the new visible text."""
+        if self.finish_reason is not None:
+            return OutputDelta("", True, self.finish_reason, self.matched_stop, 0)
+        try:
+            if type(ids) is int:
+                text, consumed = self._push_one(ids)
+            else:
+                batch = [ids] if isinstance(ids, int) else list(ids)
+                if any(type(i) is not int for i in batch):
+                    bad = next(i for i in batch if not isinstance(i, int) or isinstance(i, bool))
+                    raise UnknownTokenError(f"generated IDs must be ints; got {bad!r}")
+                text, consumed = self._engine.push([int(i) for i in batch])
+        except (OverflowError, TypeError, StopIteration):
+            raise UnknownTokenError(
+                "generated IDs must be token IDs of this tokenizer "
+                f"(0..{self.tokenizer.vocab_size - 1})"
+            ) from None
+        if text:
+            self._visible.append(text)
+        state = self._engine.finish_state()
+        if state is not None:
+            self._record(state)
+        return OutputDelta(text, state is not None, self.finish_reason, self.matched_stop, consumed)
+
+    def finish(self) -> OutputDelta:
+        """The source ran out: flush everything held (no stop can complete any more)."""
+        if self.finish_reason is not None:
+            return OutputDelta("", True, self.finish_reason, self.matched_stop, 0)
+        text = str(self._engine.end())
+        if text:
+            self._visible.append(text)
+        state = self._engine.finish_state()
+        if state is not None:
+            self._record(state)
+        return OutputDelta(text, True, self.finish_reason, self.matched_stop, 0)
+
+    def _record(self, state: tuple[str, int]) -> None:
+        kind, value = state
+        policy = self.policy
+        if kind == "stop_id":
+            self.finish_reason, self.matched_stop = "stop", value
+        elif kind == "sequence":
+            self.finish_reason, self.matched_stop = "stop", policy.stop_sequences[value]
+        elif kind == "string":
+            self.finish_reason, self.matched_stop = "stop", policy.stop_strings[value]
+        elif kind == "length":
+            self.finish_reason = "length"
+        else:
+            self.finish_reason = "end"

@@ -1,0 +1,280 @@
+"""Streaming encode (seed 000 0x07 "Encoding a stream of bytes", 0x0D "Passing stable
+input IDs to the model"): text or raw bytes arrive in transport chunks; IDs are
+committed only when no continuation can change them.
+
+Invariant, for every chunking: ``concat(push results) + finish() == tok.encode(text)``.
+
+Commit rules (exactness first: where a rule cannot be proven, nothing is committed
+until :meth:`StreamingEncoder.finish`):
+
+- ``pretokens`` (byte-level BPE with a built-in pattern: gpt2, gpt4/cl100k, o200k,
+  llama3; no normalizer): byte-level BPE encodes each pre-token alone, so IDs are final
+  once their pre-token is. The Rust scanner reports which leading pre-tokens it found
+  without ever asking whether the text ends there (``Builtin::final_prefix``); those are
+  final for every continuation. Special/added spellings that may be recognized hold the
+  text back from their first possible start; a complete spelling is committed with its
+  ID once no other spelling can match there.
+- ``whitespace`` (Hugging Face WordPiece behind BertPreTokenizer/Whitespace/
+  WhitespaceSplit): the pre-tokenizer splits at every ASCII whitespace character and
+  drops it, WordPiece encodes words alone, so a cut right before such a character is
+  final.
+- ``metaspace`` (Hugging Face Unigram or BPE behind ``Metaspace(split=True)``): an
+  ASCII space becomes the ``▁`` that starts the next pre-token, so a cut right before
+  a space is final (the tail then starts with ``▁``: no prepend scheme changes it).
+  Both rules need a normalizer whose context never crosses an ASCII space or newline
+  (none, BertNormalizer, Lowercase, NFC/NFD/NFKC/NFKD, StripAccents).
+- ``hold`` (SentencePiece models, regex ``Split`` pipelines, other normalizers, a
+  recognized added token with lstrip/rstrip/single_word flags): the whole tail stays
+  provisional until ``finish``.
+
+Work per push is bounded: the buffer is rescanned on every push while it is short
+(4096 characters) and afterwards only each time it has doubled, so a 10 MB run with no
+boundary costs linear time (commits then come later, never wrong).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from typing import TYPE_CHECKING, Any, Literal
+
+from .. import _native
+from ..errors import InvalidInputError, TokenpactError
+
+if TYPE_CHECKING:
+    from ..special_policy import SpecialSpec
+    from ..tokenizer import Tokenizer
+
+__all__ = ["StreamingEncoder"]
+
+BUILTIN_PATTERNS = frozenset({"gpt2", "gpt4", "cl100k", "o200k", "llama3"})
+SCAN_ALWAYS_BELOW = 4096
+
+Rule = Literal["pretokens", "whitespace", "metaspace", "hold"]
+
+# Normalizers that act on each character alone, or whose context (NFC/NFKC composition,
+# canonical reordering, final-sigma lowercasing) never reaches across an ASCII space or
+# newline: none of those characters composes, reorders or is case-ignorable.
+LOCAL_NORMALIZERS = frozenset(
+    {"BertNormalizer", "Lowercase", "NFC", "NFD", "NFKC", "NFKD", "StripAccents"}
+)
+WORDPIECE_SPLITS = frozenset({"BertPreTokenizer", "Whitespace", "WhitespaceSplit"})
+
+
+def _local_normalizer(node: dict[str, Any] | None) -> bool:
+    if not node:
+        return True
+    if node.get("type") == "Sequence":
+        return all(_local_normalizer(n) for n in node.get("normalizers", []))
+    return node.get("type") in LOCAL_NORMALIZERS
+
+
+def commit_rule(tok: Tokenizer) -> Rule:
+    """The strongest commit rule this module can prove for ``tok``."""
+    source = tok.source
+    pipeline = source.get("pipeline") or {}
+    byte_level = tok.semantics in ("merge_ranks", "merge_records", "tiktoken_ranks")
+    if (
+        byte_level
+        and tok.pattern_name in BUILTIN_PATTERNS
+        and not pipeline.get("normalizer")
+        and not pipeline.get("pre_tokenizer")
+    ):
+        return "pretokens"
+    if tok.semantics != "hf_pipeline":
+        return "hold"
+    try:
+        config = tok.components().to_config()
+    except TokenpactError:
+        return "hold"
+    pre = config.get("pre_tokenizer") or {}
+    model = (config.get("model") or {}).get("type")
+    if not _local_normalizer(config.get("normalizer")):
+        return "hold"
+    if model == "WordPiece" and pre.get("type") in WORDPIECE_SPLITS:
+        return "whitespace"
+    if model in ("Unigram", "BPE") and pre.get("type") == "Metaspace" and pre.get("split", True):
+        return "metaspace"
+    return "hold"
+
+
+class StreamingEncoder:
+    """Encode a stream of text chunks; return IDs as soon as they are final.
+
+    >>> enc = StreamingEncoder(tok)                    # doctest: +SKIP
+    >>> enc.push_bytes(b"\\xe2"), enc.push_bytes(b"\\x82"), enc.push_bytes(b"\\xac")
+    ([], [], [])
+    >>> enc.provisional(), enc.finish()                # doctest: +SKIP
+    ([260, 172], [260, 172])
+    """
+
+    def __init__(self, tok: Tokenizer, *, allowed_special: SpecialSpec = ()) -> None:
+        self.tokenizer = tok
+        self.allowed_special = allowed_special
+        self.rule: Rule = commit_rule(tok)
+        # Metaspace's "first" scheme prepends only at the start of the input: a tail
+        # encoded alone after a committed spelling would gain a prefix it lacks in place.
+        self._through_spellings = True
+        if self.rule == "metaspace":
+            pre = tok.components().to_config().get("pre_tokenizer") or {}
+            self._through_spellings = pre.get("prepend_scheme", "always") != "first"
+        if allowed_special == "all":
+            allowed = set(tok.special_tokens)
+        else:
+            allowed = set(allowed_special)
+            unknown = allowed - set(tok.special_tokens)
+            if unknown:
+                raise InvalidInputError(
+                    f"allowed_special names {sorted(unknown)!r}, which are not special tokens "
+                    "of this tokenizer"
+                )
+        # Spellings encode() may turn into control/added IDs: they must not be split.
+        self._guards = sorted(allowed | set(tok.added_tokens), key=len, reverse=True)
+        self._guard_re = (
+            re.compile("|".join(re.escape(g) for g in self._guards)) if self._guards else None
+        )
+        self._guard_prefixes = {g[:k] for g in self._guards for k in range(1, len(g))}
+        self._guard_len = max((len(g) for g in self._guards), default=0)
+        flags = tok.added_token_flags
+        if any(g in flags for g in self._guards):
+            self.rule = "hold"  # lstrip/rstrip/single_word reach across the spelling
+        self._engine_encode = tok.engine.encode
+        self._pattern = tok.pattern_name or ""
+        self.reset()
+
+    # ------------------------------------------------------------------ public
+    def reset(self) -> None:
+        """Cancel: drop undecided text, incomplete UTF-8 bytes and provisional IDs."""
+        # Undecided text as parts: appending to one growing str per push would copy the
+        # whole tail each time (quadratic on a long run without a boundary).
+        self._parts: list[str] = []
+        self._size = 0
+        self._utf8 = codecs.getincrementaldecoder("utf-8")("strict")
+        self._scanned = 0
+        self.committed: list[int] = []
+
+    def push(self, text: str) -> list[int]:
+        """Add text; returns the newly committed IDs."""
+        if not isinstance(text, str):
+            raise InvalidInputError("push() takes str; use push_bytes() for raw UTF-8")
+        if self._utf8.getstate()[0]:
+            raise InvalidInputError(
+                "push() after push_bytes() left an incomplete UTF-8 character; finish the "
+                "character with push_bytes()"
+            )
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidInputError(
+                f"the text contains a lone surrogate at {exc.start}; pass valid Unicode text"
+            ) from None
+        return self._add(text)
+
+    def push_bytes(self, data: bytes) -> list[int]:
+        """Add raw UTF-8 split anywhere (a code point may arrive in pieces)."""
+        try:
+            text = self._utf8.decode(bytes(data), final=False)
+        except UnicodeDecodeError as exc:
+            raise InvalidInputError(
+                f"the stream is not valid UTF-8 ({exc.reason} at byte {exc.start} of this "
+                "chunk); decode the transport with the right charset before encoding"
+            ) from None
+        return self._add(text) if text else []
+
+    def provisional(self) -> list[int]:
+        """IDs of the uncommitted tail as they would be if the stream ended now (an
+        incomplete trailing UTF-8 character is not text yet and is left out)."""
+        return self._encode(self._buffer())
+
+    @property
+    def pending_text(self) -> str:
+        """Decoded text that is not committed yet."""
+        return self._buffer()
+
+    def finish(self) -> list[int]:
+        """End of stream: commit the rest and start over."""
+        if self._utf8.getstate()[0]:
+            raise InvalidInputError(
+                "the stream ends inside a UTF-8 character; send its remaining bytes, or "
+                "reset() to cancel"
+            )
+        ids = self._encode(self._buffer())
+        self.committed.extend(ids)
+        self._set_buffer("")
+        self._scanned = 0
+        return ids
+
+    # ------------------------------------------------------------------ internals
+    def _buffer(self) -> str:
+        if len(self._parts) > 1:
+            self._parts[:] = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
+    def _set_buffer(self, text: str) -> None:
+        self._parts[:] = [text] if text else []
+        self._size = len(text)
+
+    def _encode(self, text: str) -> list[int]:
+        if not text:
+            return []
+        if not self._guards:
+            # Nothing to recognize: the engine's ordinary encode is tok.encode(text)
+            # without the per-call policy checks (hot: called once per commit).
+            return list(self._engine_encode(text, None))
+        return self.tokenizer.encode(text, allowed_special=self.allowed_special)
+
+    def _add(self, text: str) -> list[int]:
+        self._parts.append(text)
+        self._size += len(text)
+        if self.rule == "hold":
+            return []
+        size = self._size
+        if size > SCAN_ALWAYS_BELOW and size < 2 * self._scanned:
+            return []  # rescan only after doubling: linear total work on hostile input
+        out: list[int] = []
+        while True:
+            cut, through_spelling = self._final_cut()
+            if cut:
+                buf = self._buffer()
+                out.extend(self._encode(buf[:cut]))
+                self._set_buffer(buf[cut:])
+            if not through_spelling:
+                break  # the tail's first pre-token is undecided: rescanning finds nothing
+        self._scanned = self._size
+        self.committed.extend(out)
+        return out
+
+    def _final_cut(self) -> tuple[int, bool]:
+        """Length of the longest buffer prefix whose IDs no continuation can change, and
+        whether it ends with a special/added spelling (then more may be final after it)."""
+        buf = self._buffer()
+        limit = len(buf)
+        guard_at = None
+        if self._guard_re is not None:
+            # A spelling may start in the last (longest - 1) chars and complete later.
+            for k in range(min(self._guard_len - 1, len(buf)), 0, -1):
+                if buf[-k:] in self._guard_prefixes:
+                    limit = len(buf) - k
+                    break
+            found = self._guard_re.search(buf, 0, len(buf))
+            if found is not None and found.start() < limit:
+                limit = found.start()
+                guard_at = found
+        if guard_at is not None:
+            # The earliest possible spelling starts here. When exactly one spelling can
+            # match at this start and all of it has arrived, encode() must split the text
+            # there: the segment before it and the spelling's ID are final.
+            start = guard_at.start()
+            rest = len(buf) - start
+            starting = [g for g in self._guards if buf.startswith(g[:rest], start)]
+            if len(starting) == 1 and len(starting[0]) <= rest and self._through_spellings:
+                return start + len(starting[0]), True
+        if self.rule == "pretokens":
+            cut = _native.final_pretoken_prefix(buf[:limit], self._pattern)
+            return (0 if cut is None else int(cut)), False
+        # A cut right before an ASCII space (Metaspace: it becomes the ▁ that starts the
+        # next pre-token) or any ASCII whitespace (WordPiece: split there and dropped)
+        # splits the text for every continuation; the normalizer is local (see above).
+        spaces = " " if self.rule == "metaspace" else " \t\n\r"
+        cut = max(buf.rfind(c, 0, limit) for c in spaces)
+        return max(cut, 0), False

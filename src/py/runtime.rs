@@ -1,0 +1,306 @@
+//! Bindings for the serving runtime engines (`crate::runtime`): conversion and errors only.
+
+use numpy::PyReadonlyArray1;
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use rustc_hash::FxHashSet;
+
+use super::bpe::BpeCore;
+use super::sentencepiece::SentencePieceCore;
+use super::to_py;
+use crate::pretok::builtin::Builtin;
+use crate::runtime::block_keys::{tokenpact_chain, vllm_chain};
+use crate::runtime::decode::{DecodeFailure, DecodeSource, IncrementalDecoder};
+use crate::runtime::output::{EngineSpec, Finish, OutputEngine};
+use crate::runtime::stops::StopScanner;
+use crate::runtime::utf8::InvalidUtf8;
+
+fn decode_error(py: Python<'_>, e: &InvalidUtf8) -> PyErr {
+    let msg = format!(
+        "the IDs decode to bytes that are not valid UTF-8 (byte {}: {:?}); a token boundary \
+         may split a character. Use errors='replace' for display, or decode_bytes() for the \
+         raw bytes.",
+        e.offset,
+        PyBytes::new(py, &e.bytes)
+    );
+    match py
+        .import("tokenpact.errors")
+        .and_then(|m| m.getattr("DecodeError"))
+    {
+        Ok(cls) => PyErr::from_type(cls.cast_into().expect("error class is a type"), msg),
+        Err(_) => PyRuntimeError::new_err(msg),
+    }
+}
+
+fn failure(py: Python<'_>, f: DecodeFailure) -> PyErr {
+    match f {
+        DecodeFailure::UnknownId(e) => to_py(py, e),
+        DecodeFailure::Invalid(e) => decode_error(py, &e),
+    }
+}
+
+fn source(core: &Bound<'_, PyAny>) -> PyResult<DecodeSource> {
+    if let Ok(c) = core.cast::<BpeCore>() {
+        return Ok(DecodeSource::Core(c.get().inner.clone()));
+    }
+    if let Ok(c) = core.cast::<SentencePieceCore>() {
+        return Ok(DecodeSource::SentencePiece(c.get().inner.clone()));
+    }
+    Err(PyRuntimeError::new_err(
+        "incremental decoding needs a tokenpact engine (BpeCore or SentencePieceCore)",
+    ))
+}
+
+/// The incremental decoder engine; `tokenpact.runtime.IncrementalDecoder` wraps it.
+#[pyclass(module = "tokenpact._native")]
+struct IncrementalDecoderCore {
+    inner: IncrementalDecoder,
+    /// Set after an error: the stream is no longer consistent with the batch decoder.
+    failed: bool,
+}
+
+impl IncrementalDecoderCore {
+    fn guard(&self) -> PyResult<()> {
+        if self.failed {
+            return Err(PyRuntimeError::new_err(
+                "this decoder stream failed earlier; start a new IncrementalDecoder",
+            ));
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, py: Python<'_>, ids: &[u32], finish: bool) -> PyResult<String> {
+        self.guard()?;
+        let mut out = String::new();
+        let r = if finish {
+            self.inner
+                .push(ids, &mut out)
+                .and_then(|()| self.inner.finish(&mut out))
+        } else {
+            self.inner.push(ids, &mut out)
+        };
+        r.map_err(|f| {
+            self.failed = true;
+            failure(py, f)
+        })?;
+        Ok(out)
+    }
+}
+
+#[pymethods]
+impl IncrementalDecoderCore {
+    #[new]
+    #[pyo3(signature = (core, strict, skip_ids))]
+    fn new(core: &Bound<'_, PyAny>, strict: bool, skip_ids: Vec<u32>) -> PyResult<Self> {
+        let skip: FxHashSet<u32> = skip_ids.into_iter().collect();
+        Ok(IncrementalDecoderCore {
+            inner: IncrementalDecoder::new(source(core)?, strict, skip),
+            failed: false,
+        })
+    }
+
+    /// Text that no later ID can change, after decoding `ids`.
+    fn push(&mut self, py: Python<'_>, ids: Vec<u32>) -> PyResult<String> {
+        if ids.len() > 4096 {
+            let mut out = String::new();
+            self.guard()?;
+            let inner = &mut self.inner;
+            let r = py.detach(|| inner.push(&ids, &mut out));
+            r.map_err(|f| {
+                self.failed = true;
+                failure(py, f)
+            })?;
+            return Ok(out);
+        }
+        self.step(py, &ids, false)
+    }
+
+    /// `push` of a numpy uint32 array (no per-element conversion).
+    fn push_array(&mut self, py: Python<'_>, ids: PyReadonlyArray1<'_, u32>) -> PyResult<String> {
+        let ids = ids.as_slice()?.to_vec();
+        self.push(py, ids)
+    }
+
+    /// `push` of one ID.
+    fn push_one(&mut self, py: Python<'_>, id: u32) -> PyResult<String> {
+        self.step(py, &[id], false)
+    }
+
+    /// The rest of the text; the stream ends.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<String> {
+        self.step(py, &[], true)
+    }
+
+    /// Bytes held back right now.
+    fn held(&self) -> usize {
+        self.inner.held()
+    }
+
+    /// IDs consumed so far.
+    fn count(&self) -> usize {
+        self.inner.count
+    }
+}
+
+/// The output-transport engine; `tokenpact.runtime.OutputStream` wraps it.
+#[pyclass(module = "tokenpact._native")]
+struct OutputEngineCore {
+    inner: OutputEngine,
+}
+
+#[pymethods]
+impl OutputEngineCore {
+    #[new]
+    #[pyo3(signature = (core, stop_ids, sequences, strings, budget, include, prompt_boundary))]
+    fn new(
+        core: &Bound<'_, PyAny>,
+        stop_ids: Vec<u32>,
+        sequences: Vec<Vec<u32>>,
+        strings: Vec<String>,
+        budget: Option<usize>,
+        include: bool,
+        prompt_boundary: usize,
+    ) -> PyResult<Self> {
+        let spec = EngineSpec {
+            stop_ids,
+            sequences,
+            strings,
+            budget,
+            include,
+            prompt_boundary,
+        };
+        Ok(OutputEngineCore {
+            inner: OutputEngine::new(source(core)?, spec),
+        })
+    }
+
+    /// (newly visible text, IDs consumed).
+    fn push(&mut self, py: Python<'_>, ids: Vec<u32>) -> PyResult<(String, usize)> {
+        let mut out = String::new();
+        let n = self
+            .inner
+            .push(&ids, &mut out)
+            .map_err(|f| failure(py, f))?;
+        Ok((out, n))
+    }
+
+    fn push_one(&mut self, py: Python<'_>, id: u32) -> PyResult<(String, usize)> {
+        let mut out = String::new();
+        let n = self
+            .inner
+            .push(&[id], &mut out)
+            .map_err(|f| failure(py, f))?;
+        Ok((out, n))
+    }
+
+    /// The source ran out: the rest of the visible text.
+    fn end(&mut self, py: Python<'_>) -> PyResult<String> {
+        let mut out = String::new();
+        self.inner.end(&mut out).map_err(|f| failure(py, f))?;
+        Ok(out)
+    }
+
+    /// None while running, else (kind, index or ID): kind is "stop_id", "sequence",
+    /// "string", "length" or "end".
+    fn finish_state(&self) -> Option<(&'static str, i64)> {
+        self.inner.finish.as_ref().map(|f| match f {
+            Finish::StopId(id) => ("stop_id", i64::from(*id)),
+            Finish::StopSequence(i) => ("sequence", *i as i64),
+            Finish::StopString(i) => ("string", *i as i64),
+            Finish::Length => ("length", -1),
+            Finish::End => ("end", -1),
+        })
+    }
+
+    fn processed(&self) -> Vec<u32> {
+        self.inner.processed.clone()
+    }
+
+    fn held(&self) -> String {
+        self.inner.held().to_owned()
+    }
+}
+
+/// The stop-string automaton; `tokenpact.runtime.OutputStream` drives it.
+#[pyclass(module = "tokenpact._native")]
+struct StopScannerCore {
+    inner: StopScanner,
+}
+
+#[pymethods]
+impl StopScannerCore {
+    #[new]
+    fn new(patterns: Vec<String>) -> Self {
+        StopScannerCore {
+            inner: StopScanner::new(&patterns),
+        }
+    }
+
+    /// Feeds text; (characters consumed through the match, pattern index) on a stop.
+    fn feed(&mut self, text: &str) -> Option<(usize, usize)> {
+        self.inner.feed(text)
+    }
+
+    /// Characters of the live stop prefix at the end of the text fed so far.
+    fn depth(&self) -> usize {
+        self.inner.depth()
+    }
+}
+
+/// tokenpact's block-key chain: 32-byte keys of the complete blocks, concatenated.
+#[pyfunction]
+fn block_keys_tokenpact<'py>(
+    py: Python<'py>,
+    ids: PyReadonlyArray1<'py, u32>,
+    block_size: usize,
+    namespace: Vec<u8>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let ids = ids.as_slice()?;
+    let namespace: [u8; 32] = namespace
+        .try_into()
+        .map_err(|_| PyRuntimeError::new_err("the namespace digest must be 32 bytes"))?;
+    let keys = py
+        .detach(|| tokenpact_chain(ids, block_size, &namespace))
+        .map_err(|e| to_py(py, e))?;
+    Ok(PyBytes::new(py, &keys))
+}
+
+/// vLLM's `hash_block_tokens` chain with `sha256_cbor` (extra keys pre-encoded as CBOR).
+#[pyfunction]
+fn block_keys_vllm<'py>(
+    py: Python<'py>,
+    ids: PyReadonlyArray1<'py, u32>,
+    block_size: usize,
+    none_hash: Vec<u8>,
+    extra_first: Vec<u8>,
+    extra_rest: Vec<u8>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let ids = ids.as_slice()?;
+    let keys = py
+        .detach(|| vllm_chain(ids, block_size, &none_hash, &extra_first, &extra_rest))
+        .map_err(|e| to_py(py, e))?;
+    Ok(PyBytes::new(py, &keys))
+}
+
+/// Characters of `text` covered by pre-tokens of the named built-in pattern that no
+/// continuation can change (`Builtin::final_prefix`); None for other patterns.
+#[pyfunction]
+fn final_pretoken_prefix(py: Python<'_>, text: &str, name: &str) -> Option<usize> {
+    let builtin = Builtin::from_name(name)?;
+    let bytes = if text.len() > 4096 {
+        py.detach(|| builtin.final_prefix(text))
+    } else {
+        builtin.final_prefix(text)
+    };
+    Some(text[..bytes].chars().count())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<IncrementalDecoderCore>()?;
+    m.add_class::<StopScannerCore>()?;
+    m.add_class::<OutputEngineCore>()?;
+    m.add_function(wrap_pyfunction!(final_pretoken_prefix, m)?)?;
+    m.add_function(wrap_pyfunction!(block_keys_tokenpact, m)?)?;
+    m.add_function(wrap_pyfunction!(block_keys_vllm, m)?)
+}

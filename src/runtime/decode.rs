@@ -1,0 +1,287 @@
+//! Incremental decoding: IDs arrive a few at a time; text is emitted as soon as no later
+//! ID can change it, and the concatenation of everything emitted (plus `finish`) is
+//! exactly the tokenizer's batch decode of all the IDs.
+//!
+//! Per-token work is constant (no re-decoding of a growing window). What is held back:
+//! - byte-level pieces: at most 3 bytes of an incomplete UTF-8 character;
+//! - SentencePiece: the same 3 bytes (a byte-piece run is validated character by
+//!   character, as SentencePiece does), nothing else; a model with a denormalizer
+//!   (rare) holds everything until `finish`, since the denormalizer rewrites the text;
+//! - Hugging Face decoder chains: see `chain.rs` (one token for BPEDecoder, the current
+//!   run of `<0xXX>` tokens while it is valid UTF-8 for ByteFallback, pattern length - 1
+//!   bytes for literal replacements after Fuse, `stop` characters for Strip after Fuse).
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashSet;
+
+use super::chain::ChainStream;
+use super::utf8::{InvalidUtf8, Utf8Stream};
+use crate::decoder::Decoder;
+use crate::error::CoreError;
+use crate::sentencepiece::normalizer::{char_len, SPACE_SYMBOL};
+use crate::sentencepiece::{DecodePiece, SentencePieceCore};
+use crate::tokenizer::CoreTokenizer;
+
+/// A tokenizer whose decoding can be run incrementally.
+#[derive(Clone)]
+pub enum DecodeSource {
+    Core(Arc<CoreTokenizer>),
+    SentencePiece(Arc<SentencePieceCore>),
+}
+
+/// Why decoding stopped.
+#[derive(Debug)]
+pub enum DecodeFailure {
+    UnknownId(CoreError),
+    Invalid(InvalidUtf8),
+}
+
+impl From<InvalidUtf8> for DecodeFailure {
+    fn from(e: InvalidUtf8) -> Self {
+        DecodeFailure::Invalid(e)
+    }
+}
+
+struct SpState {
+    is_bos_ws: bool,
+    bos_ws_seen: bool,
+    text_nonempty: bool,
+    /// Bytes of the current byte-piece run not yet resolved into characters (<= 3).
+    run: Vec<u8>,
+    /// Everything, when the model has a denormalizer (applied to the whole text).
+    whole: Option<Vec<u8>>,
+}
+
+enum Mode {
+    Bytes,
+    Chain(Box<ChainStream>),
+    Sp(Box<SpState>),
+}
+
+pub struct IncrementalDecoder {
+    source: DecodeSource,
+    mode: Mode,
+    utf8: Utf8Stream,
+    strict: bool,
+    skip: FxHashSet<u32>,
+    scratch: Vec<u8>,
+    /// IDs consumed so far.
+    pub count: usize,
+}
+
+fn unknown(id: u32, rows: usize) -> DecodeFailure {
+    DecodeFailure::UnknownId(CoreError::UnknownToken(format!(
+        "token ID {id} is not in this tokenizer (IDs are 0..{}); check that the IDs come from \
+         this tokenizer",
+        rows.saturating_sub(1)
+    )))
+}
+
+impl IncrementalDecoder {
+    /// `strict`: invalid UTF-8 is an error (else U+FFFD as the batch decoder's `replace`);
+    /// `skip`: IDs dropped before decoding (skip_special_tokens).
+    pub fn new(source: DecodeSource, strict: bool, skip: FxHashSet<u32>) -> IncrementalDecoder {
+        let mode = match &source {
+            DecodeSource::Core(core) => match &core.decoder {
+                Decoder::Bytes => Mode::Bytes,
+                Decoder::Tokens { steps, separator } => {
+                    Mode::Chain(Box::new(ChainStream::new(steps, separator)))
+                }
+            },
+            DecodeSource::SentencePiece(sp) => Mode::Sp(Box::new(SpState {
+                is_bos_ws: true,
+                bos_ws_seen: false,
+                text_nonempty: false,
+                run: Vec::new(),
+                whole: sp.denormalize(b"").map(|_| Vec::new()),
+            })),
+        };
+        IncrementalDecoder {
+            source,
+            mode,
+            utf8: Utf8Stream::new(strict),
+            strict,
+            skip,
+            scratch: Vec::new(),
+            count: 0,
+        }
+    }
+
+    /// Decodes `ids`, appending the text that no later ID can change to `out`.
+    pub fn push(&mut self, ids: &[u32], out: &mut String) -> Result<(), DecodeFailure> {
+        self.run(ids, false, out)
+    }
+
+    /// Ends the stream, appending the rest of the text.
+    pub fn finish(&mut self, out: &mut String) -> Result<(), DecodeFailure> {
+        self.run(&[], true, out)
+    }
+
+    /// Bytes held back right now (for tests of the documented bounds).
+    pub fn held(&self) -> usize {
+        let mode = match &self.mode {
+            Mode::Bytes => 0,
+            Mode::Chain(c) => c.held(),
+            Mode::Sp(s) => s.run.len() + s.whole.as_ref().map_or(0, Vec::len),
+        };
+        mode + self.utf8.pending().len()
+    }
+
+    fn run(&mut self, ids: &[u32], finish: bool, out: &mut String) -> Result<(), DecodeFailure> {
+        let source = self.source.clone();
+        match source {
+            DecodeSource::Core(core) => self.run_core(&core, ids, finish, out),
+            DecodeSource::SentencePiece(sp) => self.run_sp(&sp, ids, finish, out),
+        }
+    }
+
+    fn run_core(
+        &mut self,
+        core: &CoreTokenizer,
+        ids: &[u32],
+        finish: bool,
+        out: &mut String,
+    ) -> Result<(), DecodeFailure> {
+        let rows = core.model.vocab().len() + core.specials.len();
+        match (&mut self.mode, &core.decoder) {
+            (Mode::Bytes, _) => {
+                for &id in ids {
+                    self.count += 1;
+                    if self.skip.contains(&id) {
+                        continue;
+                    }
+                    let piece = core.token_bytes(id).ok_or_else(|| unknown(id, rows))?;
+                    self.utf8.push(piece, out)?;
+                }
+                if finish {
+                    self.utf8.finish(out)?;
+                }
+            }
+            (Mode::Chain(chain), Decoder::Tokens { steps, .. }) => {
+                let mut tokens = Vec::with_capacity(ids.len());
+                for &id in ids {
+                    self.count += 1;
+                    if self.skip.contains(&id) {
+                        continue;
+                    }
+                    let piece = core.token_bytes(id).ok_or_else(|| unknown(id, rows))?;
+                    tokens.push(String::from_utf8_lossy(piece).into_owned());
+                }
+                chain.push(steps, tokens, finish, out);
+            }
+            _ => unreachable!("the mode follows the decoder"),
+        }
+        Ok(())
+    }
+
+    fn run_sp(
+        &mut self,
+        sp: &SentencePieceCore,
+        ids: &[u32],
+        finish: bool,
+        out: &mut String,
+    ) -> Result<(), DecodeFailure> {
+        let Mode::Sp(state) = &mut self.mode else {
+            unreachable!("the mode follows the source")
+        };
+        let (add_dummy_prefix, remove_extra_whitespaces) = sp.decode_flags();
+        let lossy = !self.strict;
+        let text = &mut self.scratch;
+        text.clear();
+        for &id in ids {
+            self.count += 1;
+            if self.skip.contains(&id) {
+                continue;
+            }
+            let piece = sp
+                .decode_piece(id)
+                .ok_or_else(|| unknown(id, sp.piece_count()))?;
+            if let DecodePiece::Byte(b) = piece {
+                state.run.push(b);
+                state.text_nonempty = true;
+                resolve_run(&mut state.run, lossy, false, text);
+                continue;
+            }
+            resolve_run(&mut state.run, lossy, true, text);
+            if state.bos_ws_seen || state.text_nonempty {
+                state.is_bos_ws = false;
+            }
+            state.bos_ws_seen = false;
+            let before = text.len();
+            match piece {
+                DecodePiece::Control | DecodePiece::Byte(_) => {}
+                DecodePiece::Unknown(surface) => text.extend_from_slice(surface),
+                DecodePiece::Text(mut p) => {
+                    if state.is_bos_ws && (add_dummy_prefix || remove_extra_whitespaces) {
+                        if let Some(rest) = p.strip_prefix(SPACE_SYMBOL) {
+                            p = rest;
+                            state.bos_ws_seen = !remove_extra_whitespaces;
+                        }
+                    }
+                    push_unescaped(text, p);
+                }
+            }
+            state.text_nonempty |= text.len() > before;
+        }
+        if finish {
+            resolve_run(&mut state.run, lossy, true, text);
+        }
+        if let Some(whole) = &mut state.whole {
+            whole.extend_from_slice(text);
+            if !finish {
+                return Ok(());
+            }
+            let all = std::mem::take(whole);
+            *text = sp.denormalize(&all).unwrap_or(all);
+        }
+        self.utf8.push(text, out)?;
+        if finish {
+            self.utf8.finish(out)?;
+        }
+        Ok(())
+    }
+}
+
+/// Moves the resolved part of a byte-piece run into `text`. Raw (strict) runs pass
+/// through (the UTF-8 stream judges them); lossy runs follow SentencePiece's rule, one
+/// character at a time: a complete well-formed character, or one U+FFFD per bad byte.
+/// An incomplete but valid prefix waits for more bytes unless the run has ended.
+fn resolve_run(run: &mut Vec<u8>, lossy: bool, ended: bool, text: &mut Vec<u8>) {
+    if !lossy {
+        text.append(run);
+        return;
+    }
+    let mut i = 0;
+    while i < run.len() {
+        let rest = &run[i..];
+        if !ended {
+            if let Err(e) = std::str::from_utf8(rest) {
+                if e.valid_up_to() == 0 && e.error_len().is_none() {
+                    break; // an incomplete character: wait
+                }
+            }
+        }
+        let (n, ok) = char_len(rest);
+        text.extend_from_slice(if ok {
+            &rest[..n]
+        } else {
+            "\u{fffd}".as_bytes()
+        });
+        i += n;
+    }
+    run.drain(..i);
+}
+
+fn push_unescaped(out: &mut Vec<u8>, piece: &[u8]) {
+    let mut rest = piece;
+    while let Some(i) = rest
+        .windows(SPACE_SYMBOL.len())
+        .position(|w| w == SPACE_SYMBOL)
+    {
+        out.extend_from_slice(&rest[..i]);
+        out.push(b' ');
+        rest = &rest[i + SPACE_SYMBOL.len()..];
+    }
+    out.extend_from_slice(rest);
+}

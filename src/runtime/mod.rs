@@ -1,0 +1,9 @@
+//! Serving runtime engines (seed 000 0x0D): incremental decoding, stop matching,
+//! prefix-cache block keys. No Python types here; `py/runtime.rs` binds them.
+
+pub mod block_keys;
+pub mod chain;
+pub mod decode;
+pub mod output;
+pub mod stops;
+pub mod utf8;
