@@ -11,6 +11,7 @@ use crate::error::CoreError;
 
 mod bpe;
 mod bpe_train;
+mod data;
 mod dropout;
 mod pipeline;
 mod sentencepiece;
@@ -110,6 +111,7 @@ pub(crate) fn flatten(lists: &[Vec<u32>]) -> (Vec<u32>, Vec<i64>) {
 fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bpe::register(m)?;
     bpe_train::register(m)?;
+    data::register(m)?;
     dropout::register(m)?;
     sentencepiece::register(m)?;
     pipeline::register(m)?;

@@ -59,7 +59,7 @@ def canonicalize_for_dedup(text: str, policy: Canonicalization | None = None) ->
     """Fold ``text`` by ``policy`` (default: NFC, collapsed whitespace, case kept)."""
     p = policy or Canonicalization()
     if p.unicode_form != "none":
-        text = unicodedata.normalize(p.unicode_form, text)
+        text = unicodedata.normalize(p.unicode_form, text)  # type: ignore[arg-type]
     if p.whitespace == "collapse":
         text = _SPACE_RUN.sub(" ", text).strip()
     elif p.whitespace == "strip":
