@@ -7,6 +7,7 @@ Every step runs locally or on Ray Data (``engine="ray"``) with identical results
 See docs/DATA.md.
 """
 
+from .corpus_manifest import build_corpus_manifest
 from .dedup import DedupOutcome, DedupReport, deduplicate
 from .documents import Document, content_id, sort_by_id
 from .exact import (
@@ -16,11 +17,23 @@ from .exact import (
     exact_dedup,
     exact_dedup_key,
 )
+from .leakage import LeakageReport, check_leakage
 from .minhash import MinHashParams, jaccard, minhash_signatures, reference_signature, shingles
+from .mixture import MixtureReport, account_mixture, expected_token_shares
 from .near import NearCluster, NearDedupResult, brute_force_clusters, near_dedup, optimal_bands
 from .readers import FORMATS, read_documents, sniff_format
+from .splits import SplitSpec, role_by_doc, split_documents
 
 __all__ = [
+    "LeakageReport",
+    "MixtureReport",
+    "SplitSpec",
+    "account_mixture",
+    "build_corpus_manifest",
+    "check_leakage",
+    "expected_token_shares",
+    "role_by_doc",
+    "split_documents",
     "FORMATS",
     "Canonicalization",
     "DedupOutcome",
