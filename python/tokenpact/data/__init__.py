@@ -8,8 +8,10 @@ See docs/DATA.md.
 """
 
 from .corpus_manifest import build_corpus_manifest
+from .dataset import EncodedDataset, open_dataset
 from .dedup import DedupOutcome, DedupReport, deduplicate
 from .documents import Document, content_id, sort_by_id
+from .encode import SHARD_FORMATS, encode_dataset
 from .exact import (
     Canonicalization,
     ExactDedupResult,
@@ -25,6 +27,10 @@ from .readers import FORMATS, read_documents, sniff_format
 from .splits import SplitSpec, role_by_doc, split_documents
 
 __all__ = [
+    "SHARD_FORMATS",
+    "EncodedDataset",
+    "encode_dataset",
+    "open_dataset",
     "LeakageReport",
     "MixtureReport",
     "SplitSpec",
