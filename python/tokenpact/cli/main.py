@@ -11,6 +11,7 @@ from ._common import TokenpactGroup
 from .chat_cmd import chat
 from .contract_cmds import hash_cmd, reconcile_cmd, verify_cmd
 from .convert_cmd import convert
+from .data_cmds import data, encode_dataset_cmd
 from .decode_cmd import decode
 from .encode_cmd import encode
 from .inspect_cmd import inspect
@@ -48,6 +49,8 @@ for _command in (
     hash_cmd,
     verify_cmd,
     reconcile_cmd,
+    encode_dataset_cmd,
+    data,
 ):
     cli.add_command(_command)
 

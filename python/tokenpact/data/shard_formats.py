@@ -25,7 +25,7 @@ from ..errors import ContractError
 
 MEGATRON_MAGIC = b"MMIDIDX\x00\x00"
 MEGATRON_VERSION = 1
-MEGATRON_CODES = {np.dtype(np.uint16): 8, np.dtype(np.int32): 4}
+MEGATRON_CODES: dict[np.dtype[Any], int] = {np.dtype(np.uint16): 8, np.dtype(np.int32): 4}
 _MEGATRON_DTYPES: dict[int, np.dtype[Any]] = {code: dt for dt, code in MEGATRON_CODES.items()}
 _HEADER = struct.Struct("<9sQBQQ")
 PARQUET_COLUMNS = ("doc_id", "input_ids", "length", "truncated")
