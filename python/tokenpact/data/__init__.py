@@ -25,6 +25,7 @@ from .mixture import MixtureReport, account_mixture, expected_token_shares
 from .near import NearCluster, NearDedupResult, brute_force_clusters, near_dedup, optimal_bands
 from .readers import FORMATS, read_documents, sniff_format
 from .splits import SplitSpec, role_by_doc, split_documents
+from .train import train_bpe
 
 __all__ = [
     "SHARD_FORMATS",
@@ -40,6 +41,7 @@ __all__ = [
     "expected_token_shares",
     "role_by_doc",
     "split_documents",
+    "train_bpe",
     "FORMATS",
     "Canonicalization",
     "DedupOutcome",
