@@ -108,3 +108,12 @@ def test_bad_input_is_a_typed_error(tmp_path: Path) -> None:
         list(read_documents(tmp_path / "absent.jsonl"))
     with pytest.raises(ConfigError, match="unknown corpus format"):
         list(read_documents(path, format="csv"))
+
+
+def test_repeated_ids_can_be_numbered(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(_jsonl([ROWS[0], ROWS[1], ROWS[0]]))
+    ids = [d.doc_id for d in read_documents(path, duplicate_ids="number")]
+    assert ids == ["d1", "d2", "d1#2"]
+    with pytest.raises(ConfigError, match="duplicate_ids"):
+        list(read_documents(path, duplicate_ids="drop"))

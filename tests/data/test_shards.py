@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import struct
 from pathlib import Path
@@ -14,7 +15,8 @@ import pytest
 
 import tokenpact as tp
 from tokenpact.batch import collate_bins, first_fit_decreasing
-from tokenpact.data import Document, encode_dataset, open_dataset
+from tokenpact.contract import CorpusManifest
+from tokenpact.data import Document, build_corpus_manifest, encode_dataset, open_dataset
 from tokenpact.data.shard_formats import read_megatron_index, token_dtype
 from tokenpact.errors import ConfigError, ContractError
 
@@ -48,6 +50,9 @@ def test_round_trip_through_the_reader(
     assert manifest["tokens"] == int(ds.lengths.sum())
     assert manifest["max_token_id"] == int(ds.input_ids.max())
     assert manifest["mixture"]["totals"]["tokens"] == manifest["tokens"]
+    corpus = CorpusManifest.from_json(json.loads((tmp_path / "ds" / "corpus.json").read_text()))
+    assert corpus.hash == manifest["corpus_hash"] == ds.declaration.corpus_hash
+    assert corpus.hash == build_corpus_manifest(docs, revision="unversioned").hash
     by_source = {r["source"]: 0 for r in manifest["mixture"]["rows"]}
     for r in manifest["mixture"]["rows"]:
         by_source[r["source"]] += r["tokens"]

@@ -7,13 +7,14 @@ versions, the seed and the order policy (documents are listed in ``doc_id`` orde
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..contract import CorpusDocument, CorpusManifest
+from ..contract import CorpusDocument, CorpusManifest, canonical_bytes
 from ..errors import ContractError
 from .documents import Document, sort_by_id
 
@@ -73,8 +74,52 @@ def build_corpus_manifest(
         pipeline=dict(pipeline or {}),
         decontamination=dict(decontamination) if decontamination is not None else None,
     )
-    CorpusManifest.from_json(manifest.to_json())  # schema check before anyone writes it
+    # Schema-check the header; the per-document records are valid by construction
+    # (from_text digests, non-empty IDs and sources), and checking 10^6 of them with
+    # jsonschema would cost more than encoding them.
+    CorpusManifest.from_json({**manifest.to_json(), "documents": []})
     return manifest
+
+
+def corpus_manifest_bytes(
+    documents: Iterable[Document], *, revision: str, roles: Mapping[str, str] | None = None
+) -> bytes:
+    """Canonical JSON of ``build_corpus_manifest(documents, revision=..., roles=...)``
+    (no cleanup step), built without a Python object per document.
+
+    The header is checked by the schema and the canonical writer; document records hold
+    only digests and already-validated strings, so sorted compact ``json.dumps`` is their
+    canonical form (a lone surrogate falls back to the reference writer, which names it).
+    """
+    names = DEFAULT_SPLIT_NAMES
+    records = []
+    for doc in sort_by_id(documents):
+        role = (roles or {}).get(doc.doc_id, "train")
+        split = names.get(role)
+        if split is None:
+            raise ContractError(
+                f"role {role!r} has no corpus split; build the manifest with "
+                "build_corpus_manifest(split_names=...) and pass it as corpus="
+            )
+        digest = "sha256:" + hashlib.sha256(doc.text.encode("utf-8", "surrogatepass")).hexdigest()
+        records.append(
+            {
+                "clean_sha256": digest,
+                "document_id": doc.doc_id,
+                "license_class": doc.license_class,
+                "raw_sha256": digest,
+                "source_id": doc.source,
+                "split": split,
+            }
+        )
+    header = CorpusManifest(revision=revision, documents=(), order_policy=ORDER_POLICY).to_json()
+    CorpusManifest.from_json(header)
+    document = {**header, "documents": records}
+    try:
+        text = json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return canonical_bytes(document)
 
 
 def write_json_atomic(path: str | os.PathLike[str], document: Any) -> Path:

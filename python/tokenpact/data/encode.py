@@ -17,15 +17,18 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..contract import CorpusManifest, DatasetDeclaration, template_hash
+from ..contract import CorpusManifest, DatasetDeclaration, canonical_bytes, template_hash
+from ..contract.hashing import CORPUS as CORPUS_DOMAIN
+from ..contract.hashing import framed_digest
 from ..errors import ConfigError, ContractError, InvalidInputError
-from .corpus_manifest import build_corpus_manifest, write_json_atomic
+from .corpus_manifest import corpus_manifest_bytes, write_json_atomic
 from .documents import Document, sort_by_id
 from .mixture import account_mixture
 from .shard_formats import ShardData, megatron_bytes, parquet_bytes, token_dtype
@@ -218,6 +221,15 @@ def encode_dataset(
     out.mkdir(parents=True, exist_ok=True)
     for stale in out.glob("shard-*"):
         stale.unlink()
+    # The corpus manifest (a digest per document) is built on a second thread while the
+    # shards encode: the Rust encoder releases the GIL, so the two overlap.
+    pool = ThreadPoolExecutor(max_workers=1)
+    corpus_job = pool.submit(
+        (lambda: canonical_bytes(corpus.to_json()))
+        if corpus is not None
+        else (lambda: corpus_manifest_bytes(docs, revision=corpus_revision, roles=roles))
+    )
+    pool.shutdown(wait=False)
     results: Iterable[ShardResult]
     if engine == "ray":
         from .ray_engine import ray_encode_shards
@@ -255,10 +267,13 @@ def encode_dataset(
                 "last_doc_id": result.doc_ids[-1],
             }
         )
-    corpus_manifest = corpus or build_corpus_manifest(docs, revision=corpus_revision, roles=roles)
-    write_json_atomic(out / CORPUS_NAME, corpus_manifest.to_json())
+    # One canonical serialization serves both the file and its hash (it is the hashed
+    # payload), instead of three passes over a million document records.
+    corpus_bytes = corpus_job.result()
+    corpus_hash = "sha256:" + framed_digest(CORPUS_DOMAIN, corpus_bytes).hex()
+    _write_files(out, {CORPUS_NAME: corpus_bytes + b"\n"})
     declaration = DatasetDeclaration(
-        corpus_hash=corpus_manifest.hash,
+        corpus_hash=corpus_hash,
         tokenizer_hash=opts.tokenizer_hash,
         template_hash=opts.template_hash,
         record_count=len(docs),
@@ -282,7 +297,7 @@ def encode_dataset(
         "tokens": int(sum(lengths.values())),
         "truncated": truncated,
         "max_token_id": max_id,
-        "corpus_hash": corpus_manifest.hash,
+        "corpus_hash": corpus_hash,
         "declaration": declaration.to_json(),
         "declaration_hash": declaration.hash,
         "mixture": mixture.to_json(),

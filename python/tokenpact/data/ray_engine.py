@@ -68,6 +68,7 @@ def ray_band_keys(
     address: str | None = None,
     num_cpus: int | None = None,
     block_docs: int = DEFAULT_BLOCK_DOCS,
+    workers: int | None = None,
 ) -> NDArray[np.uint64]:
     """LSH band keys ``[len(texts), bands]`` computed on Ray, rows in input order."""
     ray = _ray(address, num_cpus)
@@ -97,8 +98,14 @@ def ray_count_pretokens(
     address: str | None = None,
     num_cpus: int | None = None,
     block_docs: int = DEFAULT_BLOCK_DOCS,
+    workers: int | None = None,
 ) -> Iterator[Any]:
-    """Per-block :class:`~tokenpact.train.PretokenCounts`, counted on Ray."""
+    """Per-block :class:`~tokenpact.train.PretokenCounts`, counted on Ray.
+
+    Every Ray function takes the same options (``address``, ``num_cpus``,
+    ``block_docs``, ``workers``) and ignores those it does not use, so one
+    ``ray_options`` dict serves the whole pipeline.
+    """
     import pyarrow as pa
 
     ray = _ray(address, num_cpus)
@@ -154,6 +161,7 @@ def ray_encode_shards(
     address: str | None = None,
     num_cpus: int | None = None,
     workers: int = 2,
+    block_docs: int | None = None,
 ) -> Iterator[ShardResult]:
     """Encode shards on a pool of ``workers`` actors; yields them in shard order.
 

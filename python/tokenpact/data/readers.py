@@ -102,6 +102,7 @@ class _Fields:
         self.group_field = group_field
         self.where = where
         self.content_ids = ContentIds()
+        self.seen_ids: dict[str, int] | None = None  # set when repeats are numbered
 
     def document(self, record: dict[str, Any], at: str) -> Document:
         text = record.get(self.text_field)
@@ -116,6 +117,11 @@ class _Fields:
             doc_id = self.content_ids(text)
         elif not isinstance(doc_id, str):
             doc_id = str(doc_id)
+        if self.seen_ids is not None:
+            count = self.seen_ids.get(doc_id, 0) + 1
+            self.seen_ids[doc_id] = count
+            if count > 1:
+                doc_id = f"{doc_id}#{count}"
         source = self.source or "default"
         if self.source_field is not None and record.get(self.source_field) is not None:
             source = str(record[self.source_field])
@@ -242,6 +248,7 @@ def read_documents(
     source: str | None = None,
     source_field: str | None = None,
     group_field: str | None = None,
+    duplicate_ids: str = "keep",
     progress: bool = False,
 ) -> Iterator[Document]:
     """Stream the documents of one or more files (or ``datasets`` directories).
@@ -250,7 +257,12 @@ def read_documents(
     reads a whole file as one document, ``lines`` one document per non-empty line.
     ``id_field=None`` (or a missing field) derives IDs from content; ``source`` names the
     source of every document unless ``source_field`` names a column holding it.
+    Real corpora repeat IDs (a quotation collected twice keeps its content hash);
+    ``duplicate_ids="number"`` renames the repeats ``ID#2``, ``ID#3``... in reading
+    order, while the default ``"keep"`` leaves them for the pipeline to refuse.
     """
+    if duplicate_ids not in ("keep", "number"):
+        raise ConfigError(f"duplicate_ids must be 'keep' or 'number', got {duplicate_ids!r}")
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     if format is not None and format not in FORMATS:
@@ -267,6 +279,7 @@ def read_documents(
     def generate() -> Iterator[Document]:
         # One counter for the whole call: the same text in two files gets #2, not a clash.
         content_ids = ContentIds()
+        seen: dict[str, int] | None = {} if duplicate_ids == "number" else None
         for path in path_list:
             fmt = format or sniff_format(path)
             fields = _Fields(
@@ -278,6 +291,7 @@ def read_documents(
                 where=str(path),
             )
             fields.content_ids = content_ids
+            fields.seen_ids = seen
             yield from readers[fmt](path, fields)
 
     return _progress(generate(), progress, "reading")
