@@ -39,7 +39,7 @@ pub fn band_keys(
     rows: usize,
 ) -> CoreResult<Vec<u64>> {
     check_bands(num_perm, bands, rows)?;
-    if signatures.len() % num_perm != 0 {
+    if num_perm == 0 || !signatures.len().is_multiple_of(num_perm) {
         return Err(CoreError::InvalidInput(
             "signature buffer is not a whole number of rows".into(),
         ));
@@ -64,7 +64,7 @@ pub fn band_keys(
 /// each sorted, deduplicated across bands, in ascending order. Returned flat as
 /// `(members, offsets)` with `members[offsets[g]..offsets[g + 1]]` the group `g`.
 pub fn candidate_groups(keys: &[u64], bands: usize) -> CoreResult<(Vec<u32>, Vec<u64>)> {
-    if bands == 0 || keys.len() % bands != 0 {
+    if bands == 0 || !keys.len().is_multiple_of(bands) {
         return Err(CoreError::InvalidInput(
             "band key buffer is not a whole number of rows".into(),
         ));

@@ -54,6 +54,37 @@ fn is_py_space(c: char) -> bool {
     c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
+/// Byte spans of the words of `text` as Python's `str.split()` finds them (ASCII bytes
+/// are classified by a table check; other characters by `is_py_space`).
+fn word_spans(text: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut spans = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let (space, width) = if b < 0x80 {
+            (matches!(b, b'\t'..=b'\r' | 0x1c..=0x20), 1)
+        } else {
+            let c = text[i..].chars().next().unwrap_or(' ');
+            (is_py_space(c), c.len_utf8())
+        };
+        match (space, start) {
+            (true, Some(s)) => {
+                spans.push((s, i));
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+        i += width;
+    }
+    if let Some(s) = start {
+        spans.push((s, bytes.len()));
+    }
+    spans
+}
+
 impl Shingling {
     pub fn new(kind: ShingleKind, n: usize) -> CoreResult<Shingling> {
         if n == 0 {
@@ -70,20 +101,34 @@ impl Shingling {
     pub fn for_each(&self, text: &str, mut f: impl FnMut(&[u8])) {
         match self.kind {
             ShingleKind::Word => {
-                let words: Vec<&str> = text.split(is_py_space).filter(|w| !w.is_empty()).collect();
-                if words.is_empty() {
+                let bytes = text.as_bytes();
+                let spans = word_spans(text);
+                if spans.is_empty() {
                     return;
                 }
+                // bad[k]: gaps among the first k that are not exactly one ASCII space. A
+                // window whose gaps are all single spaces is its own joined shingle, so
+                // it is hashed in place instead of being copied into the buffer.
+                let mut bad = Vec::with_capacity(spans.len());
+                bad.push(0u32);
+                for w in spans.windows(2) {
+                    let single = w[1].0 == w[0].1 + 1 && bytes[w[0].1] == b' ';
+                    bad.push(bad[bad.len() - 1] + u32::from(!single));
+                }
                 let mut buf: Vec<u8> = Vec::with_capacity(64);
-                let windows = words.len().saturating_sub(self.n) + 1;
+                let windows = spans.len().saturating_sub(self.n) + 1;
                 for start in 0..windows {
+                    let stop = (start + self.n).min(spans.len());
+                    if bad[stop - 1] == bad[start] {
+                        f(&bytes[spans[start].0..spans[stop - 1].1]);
+                        continue;
+                    }
                     buf.clear();
-                    let stop = (start + self.n).min(words.len());
-                    for (k, w) in words[start..stop].iter().enumerate() {
+                    for (k, &(a, b)) in spans[start..stop].iter().enumerate() {
                         if k > 0 {
                             buf.push(b' ');
                         }
-                        buf.extend_from_slice(w.as_bytes());
+                        buf.extend_from_slice(&bytes[a..b]);
                     }
                     f(&buf);
                 }

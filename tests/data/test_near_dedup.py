@@ -123,3 +123,15 @@ def test_banding_options_are_checked() -> None:
         near_dedup([], bands=64, rows=4)
     with pytest.raises(ConfigError, match="engine"):
         near_dedup([Document("a", "x")], engine="spark")
+
+
+def test_chunked_signatures_and_progress_give_the_same_clusters(
+    real_docs: list[Document], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tokenpact.data.near as near
+
+    docs = _corpus(real_docs)
+    whole = near_dedup(docs, threshold=0.7, params=MinHashParams(n=3))
+    monkeypatch.setattr(near, "SIGNATURE_CHUNK", 7)
+    chunked = near_dedup(docs, threshold=0.7, params=MinHashParams(n=3), progress=True)
+    assert chunked.clusters == whole.clusters

@@ -183,7 +183,8 @@ def dedup_cmd(
     """
     from ..data import Canonicalization, MinHashParams, deduplicate
 
-    docs = _read(inputs, reader, resolve_progress(progress))
+    show = resolve_progress(progress)
+    docs = _read(inputs, reader, show)
     outcome = deduplicate(
         docs,
         canonicalization=Canonicalization(unicode_form=unicode_form, case=case),
@@ -192,6 +193,7 @@ def dedup_cmd(
         engine=engine,
         threads=threads,
         ray_options=_ray_options(engine, address),
+        progress=show,
     )
     _write_jsonl(out_path, outcome.kept)
     if report_path is not None:

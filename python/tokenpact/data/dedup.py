@@ -90,6 +90,7 @@ def deduplicate(
     engine: str = "local",
     threads: int | None = None,
     ray_options: dict[str, Any] | None = None,
+    progress: bool = False,
 ) -> DedupOutcome:
     """Exact dedup under ``canonicalization``, then near dedup at Jaccard ``near``
     (``None`` skips it). The kept documents come back in ``doc_id`` order."""
@@ -106,6 +107,7 @@ def deduplicate(
             engine=engine,
             threads=threads,
             ray_options=ray_options,
+            progress=progress,
         )
         kept = near_result.kept
     per_source: dict[str, dict[str, int]] = {}

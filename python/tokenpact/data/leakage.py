@@ -16,12 +16,11 @@ from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
-from .. import _native
 from ..errors import ConfigError, ContractError
 from .documents import Document
 from .exact import Canonicalization, exact_dedup_key
-from .minhash import MinHashParams, minhash_signatures
-from .near import cluster_from_band_keys, lsh_shape
+from .minhash import MinHashParams
+from .near import cluster_from_band_keys, local_band_keys, lsh_shape
 
 KINDS = ("exact", "near", "ngram")
 EXAMPLES = 3
@@ -93,8 +92,7 @@ def _near_roots(
     tagged.sort(key=lambda t: t[0].doc_id)
     ordered = [t[0] for t in tagged]
     b, r = lsh_shape(threshold, params, None, None)
-    sigs = minhash_signatures([d.text for d in ordered], params, threads=threads)
-    keys = _native.lsh_band_keys(sigs, b, r, threads)
+    keys = local_band_keys([d.text for d in ordered], params, b, r, threads=threads)
     result = cluster_from_band_keys(
         ordered, keys, threshold=threshold, params=params, bands=b, rows=r, threads=threads
     )

@@ -180,6 +180,35 @@ def cluster_from_band_keys(
     return _result(ordered, roots.tolist(), threshold, params, bands, rows, stats)
 
 
+SIGNATURE_CHUNK = 65_536
+
+
+def local_band_keys(
+    texts: Sequence[str],
+    params: MinHashParams,
+    bands: int,
+    rows: int,
+    *,
+    threads: int | None = None,
+    progress: bool = False,
+) -> NDArray[np.uint64]:
+    """Band keys ``[len(texts), bands]``, signatures computed a chunk at a time.
+
+    Only the keys are kept (``bands`` words per document instead of ``num_perm``), which
+    bounds memory on large corpora.
+    """
+    keys = np.zeros((len(texts), bands), dtype=np.uint64)
+    starts: Any = range(0, len(texts), SIGNATURE_CHUNK)
+    if progress:
+        from tqdm import tqdm
+
+        starts = tqdm(starts, desc="MinHash", unit="chunk", leave=False)
+    for start in starts:
+        sigs = minhash_signatures(texts[start : start + SIGNATURE_CHUNK], params, threads=threads)
+        keys[start : start + sigs.shape[0]] = _native.lsh_band_keys(sigs, bands, rows, threads)
+    return keys
+
+
 def near_dedup(
     documents: Iterable[Document],
     *,
@@ -190,6 +219,7 @@ def near_dedup(
     engine: str = "local",
     threads: int | None = None,
     ray_options: dict[str, Any] | None = None,
+    progress: bool = False,
 ) -> NearDedupResult:
     """Remove near duplicates (Jaccard >= ``threshold``); each cluster keeps its min ``doc_id``.
 
@@ -202,8 +232,9 @@ def near_dedup(
     b, r = lsh_shape(threshold, p, bands, rows)
     ordered = sort_by_id(documents)
     if engine == "local":
-        sigs = minhash_signatures([d.text for d in ordered], p, threads=threads)
-        keys = _native.lsh_band_keys(sigs, b, r, threads)
+        keys = local_band_keys(
+            [d.text for d in ordered], p, b, r, threads=threads, progress=progress
+        )
     elif engine == "ray":
         from .ray_engine import ray_band_keys
 
