@@ -53,6 +53,10 @@ def test_first_doc_id_is_kept_whatever_the_order() -> None:
 def test_repeated_doc_id_is_an_error() -> None:
     with pytest.raises(InvalidInputError, match="occurs twice"):
         exact_dedup([Document("a", "x"), Document("a", "y")])
+    with pytest.raises(InvalidInputError, match="not a Document"):
+        exact_dedup(["plain text"])  # type: ignore[list-item]
+    with pytest.raises(InvalidInputError, match="non-empty string"):
+        Document("", "x")
 
 
 @given(st.lists(st.sampled_from(["x", "x ", "X", "y", " y", "z"]), max_size=30), st.randoms())

@@ -78,7 +78,14 @@ class ContentIds:
 
 def sort_by_id(documents: Iterable[Document]) -> list[Document]:
     """Documents in ``doc_id`` order; a repeated ``doc_id`` is an error."""
-    ordered = sorted(documents, key=lambda d: d.doc_id)
+    items = list(documents)
+    for i, d in enumerate(items):
+        if not isinstance(d, Document):
+            raise InvalidInputError(
+                f"item {i} is a {type(d).__name__}, not a Document; wrap texts with "
+                "Document(doc_id, text) or read them with read_documents()"
+            )
+    ordered = sorted(items, key=lambda d: d.doc_id)
     for a, b in zip(ordered, ordered[1:], strict=False):
         if a.doc_id == b.doc_id:
             raise InvalidInputError(
