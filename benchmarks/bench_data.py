@@ -95,11 +95,20 @@ def part_minhash(quick: bool) -> tuple[str, dict[str, Any]]:
             out.append(m.hashvalues)
         return out
 
-    t_peer, peer_sigs = _common.timed(peer)
-    ours = {
-        k: _common.timed(lambda k=k: minhash_signatures(texts, params, threads=k), 2)
-        for k in (1, 2)
-    }
+    # Interleaved rounds, best of each: the machine is shared, and load that drifts
+    # between one long measurement and the next would bias the ratio.
+    best = {"peer": float("inf"), 1: float("inf"), 2: float("inf")}
+    peer_sigs: list[np.ndarray] = []
+    sig1 = None
+    for _ in range(2 if quick else 3):
+        t, peer_sigs = _common.timed(peer)
+        best["peer"] = min(best["peer"], t)
+        for k in (1, 2):
+            t, sig = _common.timed(lambda k=k: minhash_signatures(texts, params, threads=k))
+            best[k] = min(best[k], t)
+            sig1 = sig if k == 1 else sig1
+    t_peer = best["peer"]
+    ours = {k: (best[k], sig1) for k in (1, 2)}
     same = bool(np.array_equal(np.asarray(peer_sigs), ours[1][1][: len(peer_texts)]))
     rates = {
         "datasketch update_batch (1 core)": _common.mb_per_s(peer_bytes, t_peer),
@@ -187,25 +196,25 @@ def part_dedup(quick: bool) -> tuple[str, dict[str, Any]]:
 def part_shards(quick: bool, tok: tp.Tokenizer, docs: list[Document]) -> tuple[str, dict[str, Any]]:
     texts = [d.text for d in docs]
     nbytes = _common.utf8_bytes(texts)
-    t_flat, _ = _common.timed(lambda: tok.encode_batch_flat(texts), 2)
+    best = {"flat": float("inf"), "parquet": float("inf"), "megatron": float("inf")}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(3):  # interleaved rounds, best of each (shared machine)
+            t, _ = _common.timed(lambda: tok.encode_batch_flat(texts))
+            best["flat"] = min(best["flat"], t)
+            for fmt in ("parquet", "megatron"):
+                t, _ = _common.timed(
+                    lambda fmt=fmt: encode_dataset(
+                        docs, tok, Path(tmp) / fmt, format=fmt, overwrite=True
+                    )
+                )
+                best[fmt] = min(best[fmt], t)
+    t_flat = best["flat"]
     rows = [["encode_batch_flat (no files)", _common.fmt(_common.mb_per_s(nbytes, t_flat)), "100%"]]
     ratios = {}
     for fmt in ("parquet", "megatron"):
-        with tempfile.TemporaryDirectory() as tmp:
-            t, _ = _common.timed(
-                lambda fmt=fmt, tmp=tmp: encode_dataset(
-                    docs, tok, Path(tmp) / "ds", format=fmt, overwrite=True
-                ),
-                2,
-            )
-        ratios[fmt] = t_flat / t
-        rows.append(
-            [
-                f"encode_dataset, {fmt}",
-                _common.fmt(_common.mb_per_s(nbytes, t)),
-                f"{ratios[fmt]:.0%}",
-            ]
-        )
+        ratios[fmt] = t_flat / best[fmt]
+        rate = _common.fmt(_common.mb_per_s(nbytes, best[fmt]))
+        rows.append([f"encode_dataset, {fmt}", rate, f"{ratios[fmt]:.0%}"])
     table = _common.markdown_table(["shard encoding", "MB/s", "of encode_batch_flat"], rows)
     return (
         table + f"\n\n{len(docs)} documents, {nbytes / 1e6:.1f} MB, vocab {tok.vocab_size}.",

@@ -156,6 +156,8 @@ def _shard_from_files(fmt: str, blobs: dict[str, bytes], dtype: np.dtype[Any]) -
     }
     lines = by_ext["docs"].decode("utf-8").splitlines()
     rows = [line.split("\t") for line in lines]
+    if any(len(r) != 2 or r[1] not in ("0", "1") for r in rows):
+        raise ContractError("a shard's .docs.tsv is malformed (expected 'doc_id<TAB>0|1' lines)")
     doc_ids: Sequence[str] = [r[0] for r in rows]
     truncated = [r[1] == "1" for r in rows]
     shard = read_megatron_shard(by_ext["bin"], by_ext["idx"], list(doc_ids), truncated)

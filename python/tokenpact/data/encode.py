@@ -219,6 +219,9 @@ def encode_dataset(
         (s, min(s + records_per_shard, len(docs))) for s in range(0, len(docs), records_per_shard)
     ]
     out.mkdir(parents=True, exist_ok=True)
+    # The old manifest goes first: an interrupted overwrite then leaves no manifest that
+    # names missing or half-replaced shards (open_dataset fails closed without one).
+    (out / MANIFEST_NAME).unlink(missing_ok=True)
     for stale in out.glob("shard-*"):
         stale.unlink()
     # The corpus manifest (a digest per document) is built on a second thread while the
