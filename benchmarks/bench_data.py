@@ -97,18 +97,27 @@ def part_minhash(quick: bool) -> tuple[str, dict[str, Any]]:
 
     # Interleaved rounds, best of each: the machine is shared, and load that drifts
     # between one long measurement and the next would bias the ratio.
+    # CPU seconds measure "per core" on a machine shared with other jobs: waiting for a
+    # core does not count, which wall time would charge to whichever side was unlucky.
     best = {"peer": float("inf"), 1: float("inf"), 2: float("inf")}
+    cpu = {"peer": float("inf"), 1: float("inf")}
     peer_sigs: list[np.ndarray] = []
     sig1 = None
     for _ in range(2 if quick else 3):
+        c0 = time.process_time()
         t, peer_sigs = _common.timed(peer)
+        cpu["peer"] = min(cpu["peer"], time.process_time() - c0)
         best["peer"] = min(best["peer"], t)
         for k in (1, 2):
+            c0 = time.process_time()
             t, sig = _common.timed(lambda k=k: minhash_signatures(texts, params, threads=k))
+            if k == 1:
+                cpu[1] = min(cpu[1], time.process_time() - c0)
+                sig1 = sig
             best[k] = min(best[k], t)
-            sig1 = sig if k == 1 else sig1
     t_peer = best["peer"]
     ours = {k: (best[k], sig1) for k in (1, 2)}
+    per_cpu = (nbytes / cpu[1]) / (peer_bytes / cpu["peer"])
     same = bool(np.array_equal(np.asarray(peer_sigs), ours[1][1][: len(peer_texts)]))
     rates = {
         "datasketch update_batch (1 core)": _common.mb_per_s(peer_bytes, t_peer),
@@ -125,11 +134,13 @@ def part_minhash(quick: bool) -> tuple[str, dict[str, Any]]:
     scaling = ours[1][0] / ours[2][0]
     text = (
         f"{table}\n\nSignatures identical to datasketch on the {len(peer_texts)} compared "
-        f"documents: **{same}**. Scaling 1 -> 2 threads: **{scaling:.2f}x** "
+        f"documents: **{same}**. Per CPU-second (1 thread each): tokenpact "
+        f"{nbytes / cpu[1] / 1e6:.1f} MB, datasketch {peer_bytes / cpu['peer'] / 1e6:.2f} MB: "
+        f"**{per_cpu:.1f}x**. Scaling 1 -> 2 threads (wall): **{scaling:.2f}x** "
         f"({len(texts)} documents, {nbytes / 1e6:.1f} MB)."
     )
     return text, {
-        "speedup_per_core": rates["tokenpact, 1 thread"] / base,
+        "speedup_per_core": per_cpu,
         "scaling": scaling,
         "identical": same,
     }
@@ -309,7 +320,7 @@ def main() -> None:
         return "met" if ok else "**not met**"
 
     targets = [
-        f"- MinHash >= 30x datasketch per core: {mh['speedup_per_core']:.1f}x, "
+        f"- MinHash >= 30x datasketch per core (CPU time): {mh['speedup_per_core']:.1f}x, "
         f"{verdict(mh['speedup_per_core'] >= 30)}; identical signatures: {mh['identical']}",
         f"- MinHash 1 -> 2 cores >= 1.8x: {mh['scaling']:.2f}x, {verdict(mh['scaling'] >= 1.8)}"
         " (the two cores were shared with other jobs)",
