@@ -64,6 +64,10 @@ def test_round_trip_through_the_reader(
 
 
 def test_parquet_schema(tmp_path: Path, tok: tp.Tokenizer, docs: list[Document]) -> None:
+    encode_dataset(docs, tok, tmp_path / "z", format="parquet", compression="zstd")
+    assert open_dataset(tmp_path / "z", tokenizer=tok).doc_ids[0] == min(d.doc_id for d in docs)
+    with pytest.raises(ConfigError, match="compression"):
+        encode_dataset(docs, tok, tmp_path / "x", compression="brotli9")
     encode_dataset(docs, tok, tmp_path, format="parquet", records_per_shard=1000)
     table = pq.read_table(tmp_path / "shard-00000.parquet")
     assert table.column_names == ["doc_id", "input_ids", "length", "truncated"]

@@ -90,6 +90,13 @@ def _ray_options(engine: str, address: str | None) -> dict[str, Any] | None:
 @click.option("--records-per-shard", type=click.IntRange(min=1), default=100_000, show_default=True)
 @click.option("--max-length", type=click.IntRange(min=1), default=None, help="Truncate records.")
 @click.option("--add-special-tokens", is_flag=True, help="Apply the post-processor (BOS/EOS).")
+@click.option(
+    "--compression",
+    type=click.Choice(["none", "snappy", "zstd", "lz4", "gzip"]),
+    default="none",
+    show_default=True,
+    help="Parquet shard compression.",
+)
 @click.option("--overwrite", is_flag=True, help="Replace a dataset already in --out.")
 @_engine_options
 @threads_option
@@ -102,6 +109,7 @@ def encode_dataset_cmd(
     records_per_shard: int,
     max_length: int | None,
     add_special_tokens: bool,
+    compression: str,
     overwrite: bool,
     engine: str,
     address: str | None,
@@ -127,6 +135,7 @@ def encode_dataset_cmd(
         records_per_shard=records_per_shard,
         max_length=max_length,
         add_special_tokens=add_special_tokens,
+        compression=compression,
         engine=engine,
         threads=threads,
         ray_options=_ray_options(engine, address),

@@ -31,7 +31,13 @@ from ..errors import ConfigError, ContractError, InvalidInputError
 from .corpus_manifest import corpus_manifest_bytes, write_json_atomic
 from .documents import Document, sort_by_id
 from .mixture import account_mixture
-from .shard_formats import ShardData, megatron_bytes, parquet_bytes, token_dtype
+from .shard_formats import (
+    PARQUET_COMPRESSIONS,
+    ShardData,
+    megatron_bytes,
+    parquet_bytes,
+    token_dtype,
+)
 
 SHARD_FORMATS = ("parquet", "megatron")
 MANIFEST_NAME = "dataset.json"
@@ -51,6 +57,7 @@ class EncodeOptions:
     add_special_tokens: bool = False
     max_length: int | None = None
     threads: int | None = None
+    compression: str = "none"
 
     def metadata(self) -> dict[str, str]:
         return {
@@ -116,7 +123,7 @@ def encode_shard(
     shard = ShardData(doc_ids, ids.astype(dtype), offsets, truncated)
     name = shard_name(index)
     if opts.format == "parquet":
-        files = {f"{name}.parquet": parquet_bytes(shard, opts.metadata())}
+        files = {f"{name}.parquet": parquet_bytes(shard, opts.metadata(), opts.compression)}
     else:
         bin_data, idx = megatron_bytes(shard)
         docs = "".join(f"{d}\t{int(t)}\n" for d, t in zip(doc_ids, truncated.tolist(), strict=True))
@@ -175,6 +182,7 @@ def encode_dataset(
     corpus_revision: str = "unversioned",
     template: Mapping[str, Any] | None = None,
     reader_options: Mapping[str, Any] | None = None,
+    compression: str = "none",
     engine: str = "local",
     threads: int | None = None,
     ray_options: Mapping[str, Any] | None = None,
@@ -186,6 +194,8 @@ def encode_dataset(
     Returns the dataset manifest (also written to ``out_dir/dataset.json``). ``roles``
     maps ``doc_id`` to a split role for the mixture table; ``corpus`` binds the dataset to
     an existing corpus manifest (else one is built from the documents as read).
+    ``compression`` applies to Parquet shards (``"none"`` by default: the writer must
+    keep up with the encoder; ``"snappy"`` or ``"zstd"`` halve the files).
     """
     if format not in SHARD_FORMATS:
         raise ConfigError(f"unknown shard format {format!r}; use one of {SHARD_FORMATS}")
@@ -201,6 +211,10 @@ def encode_dataset(
         raise ConfigError(f"max_length must be a positive integer or None, got {max_length!r}")
     if engine not in ("local", "ray"):
         raise ConfigError(f"unknown engine {engine!r}; use 'local' or 'ray'")
+    if compression not in PARQUET_COMPRESSIONS:
+        raise ConfigError(
+            f"unknown Parquet compression {compression!r}; use one of {PARQUET_COMPRESSIONS}"
+        )
     out = Path(out_dir)
     if (out / MANIFEST_NAME).exists() and not overwrite:
         raise ConfigError(f"{out} already holds a dataset; pass overwrite=True or another out_dir")
@@ -214,6 +228,7 @@ def encode_dataset(
         add_special_tokens=add_special_tokens,
         max_length=max_length,
         threads=threads,
+        compression=compression,
     )
     bounds = [
         (s, min(s + records_per_shard, len(docs))) for s in range(0, len(docs), records_per_shard)
@@ -294,6 +309,7 @@ def encode_dataset(
         "boundary_policy": boundary_policy,
         "add_special_tokens": add_special_tokens,
         "max_length": max_length,
+        "compression": compression if format == "parquet" else "none",
         "order_policy": "sorted_by_doc_id",
         "records_per_shard": records_per_shard,
         "records": len(docs),

@@ -54,7 +54,10 @@ class ShardData:
 
 
 # ---------------------------------------------------------------- Parquet
-def parquet_bytes(shard: ShardData, metadata: dict[str, str]) -> bytes:
+PARQUET_COMPRESSIONS = ("none", "snappy", "zstd", "lz4", "gzip")
+
+
+def parquet_bytes(shard: ShardData, metadata: dict[str, str], compression: str = "none") -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
