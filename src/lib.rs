@@ -6,6 +6,7 @@
 pub mod bpe;
 pub mod char_bpe;
 pub mod corpus;
+pub mod data;
 pub mod decoder;
 pub mod error;
 pub mod hf_unigram;

@@ -28,6 +28,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "components": ("components", None),
     "bytes": ("bytes", None),
     "contract": ("contract", None),
+    "data": ("data", None),
     "doctor": ("doctor", None),
     "errors": ("errors", None),
     "migrate": ("migrate", None),

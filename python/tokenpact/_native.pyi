@@ -108,6 +108,14 @@ class BpeTrainer:
     ) -> BpeTrainer: ...
     def add_texts(self, texts: list[str]) -> None: ...
     def add_files(self, paths: list[str], formats: list[str], text_field: str) -> None: ...
+    def add_counts(
+        self,
+        pieces: list[bytes],
+        counts: np.ndarray,
+        documents: int,
+        bytes: int,
+        digest_hex: str,
+    ) -> None: ...
     def corpus_stats(self) -> tuple[int, int, str, int]: ...
     def start(self) -> None: ...
     def step(self, steps: int) -> str | None: ...
@@ -115,6 +123,37 @@ class BpeTrainer:
     def merges_done(self) -> int: ...
     def finish_pending(self) -> None: ...
     def result(self) -> dict[str, Any]: ...
+
+@final
+def count_pretokens(
+    texts: list[str], pattern: str, name: str | None, threads: int | None = None
+) -> tuple[list[bytes], np.ndarray, int, int, str]: ...
+
+# Corpus deduplication (src/py/data.rs)
+def minhash_signatures(
+    texts: list[str],
+    kind: str,
+    n: int,
+    scheme: str,
+    a: np.ndarray,
+    b: np.ndarray,
+    threads: int | None = None,
+) -> np.ndarray: ...
+def lsh_band_keys(
+    signatures: np.ndarray, bands: int, rows: int, threads: int | None = None
+) -> np.ndarray: ...
+def lsh_candidate_groups(
+    keys: np.ndarray, threads: int | None = None
+) -> tuple[np.ndarray, np.ndarray]: ...
+def lsh_verify_groups(
+    texts: list[str],
+    members: np.ndarray,
+    offsets: np.ndarray,
+    kind: str,
+    n: int,
+    threshold: float,
+    threads: int | None = None,
+) -> tuple[np.ndarray, int, int]: ...
 
 @final
 class SentencePieceCore:

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 
-use crate::error::CoreResult;
+use crate::error::{CoreError, CoreResult};
 use crate::pretok::Pretokenizer;
 
 #[derive(Default)]
@@ -55,7 +55,8 @@ fn doc_digest(text: &str) -> [u64; 4] {
 }
 
 impl PretokenCounts {
-    fn merge(mut self, other: PretokenCounts) -> PretokenCounts {
+    /// Sums `other` into this count (addition commutes: any merge order gives the same).
+    pub fn merge(mut self, other: PretokenCounts) -> PretokenCounts {
         self.counts = merge_counts(std::mem::take(&mut self.counts), other.counts);
         self.documents += other.documents;
         self.bytes += other.bytes;
@@ -103,6 +104,46 @@ impl PretokenCounts {
         let this = std::mem::take(self);
         *self = this.merge(partial);
         Ok(())
+    }
+
+    /// Rebuilds counts made elsewhere (another process or machine) from their parts.
+    pub fn from_parts(
+        pieces: Vec<Vec<u8>>,
+        counts: &[u64],
+        documents: u64,
+        bytes: u64,
+        digest_hex: &str,
+    ) -> CoreResult<PretokenCounts> {
+        if pieces.len() != counts.len() {
+            return Err(CoreError::InvalidInput(format!(
+                "{} pre-tokens but {} counts; pass one count per pre-token",
+                pieces.len(),
+                counts.len()
+            )));
+        }
+        let hex = digest_hex.trim_start_matches("sha256-multiset:");
+        if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(CoreError::InvalidInput(format!(
+                "corpus digest {digest_hex:?} is not 64 hex digits"
+            )));
+        }
+        let mut digest = [0u64; 4];
+        for (i, limb) in digest.iter_mut().enumerate() {
+            let start = (3 - i) * 16;
+            *limb = u64::from_str_radix(&hex[start..start + 16], 16)
+                .map_err(|e| CoreError::InvalidInput(e.to_string()))?;
+        }
+        let mut map: FxHashMap<Vec<u8>, u64> = FxHashMap::default();
+        map.reserve(pieces.len());
+        for (p, &c) in pieces.into_iter().zip(counts) {
+            *map.entry(p).or_insert(0) += c;
+        }
+        Ok(PretokenCounts {
+            counts: map,
+            documents,
+            bytes,
+            digest,
+        })
     }
 
     pub fn digest_hex(&self) -> String {

@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 use super::{in_pool, to_py};
 use crate::bpe::count::PretokenCounts;
@@ -87,6 +88,36 @@ impl BpeTrainer {
             result.map_err(|e| to_py(py, e))?;
         }
         Ok(())
+    }
+
+    /// Adds pre-token counts made elsewhere (`count_pretokens` on another worker).
+    fn add_counts(
+        &mut self,
+        py: Python<'_>,
+        pieces: Vec<Vec<u8>>,
+        counts: PyReadonlyArray1<'_, u64>,
+        documents: u64,
+        bytes: u64,
+        digest_hex: &str,
+    ) -> PyResult<()> {
+        self.finish_pending(py)?;
+        let counts = counts.as_slice()?;
+        let mine = self
+            .counts
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("training already started; add input before"))?;
+        let parts =
+            py.detach(|| PretokenCounts::from_parts(pieces, counts, documents, bytes, digest_hex));
+        match parts {
+            Ok(other) => {
+                self.counts = Some(py.detach(|| mine.merge(other)));
+                Ok(())
+            }
+            Err(e) => {
+                self.counts = Some(mine);
+                Err(to_py(py, e))
+            }
+        }
     }
 
     /// Reads files in Rust; `formats[i]` is "text" or "jsonl".
@@ -184,7 +215,54 @@ impl BpeTrainer {
     }
 }
 
+/// Pre-token counts of `texts`, sorted by piece: (pieces, counts, documents, bytes,
+/// multiset digest hex). Counts from several workers add up to the counts of the union.
+#[pyfunction]
+#[pyo3(signature = (texts, pattern, name, threads=None))]
+#[allow(clippy::type_complexity)]
+fn count_pretokens<'py>(
+    py: Python<'py>,
+    texts: Vec<PyBackedStr>,
+    pattern: &str,
+    name: Option<&str>,
+    threads: Option<usize>,
+) -> PyResult<(
+    Vec<Bound<'py, PyBytes>>,
+    Bound<'py, PyArray1<u64>>,
+    u64,
+    u64,
+    String,
+)> {
+    let pretok = Pretokenizer::new(name, pattern).map_err(|e| to_py(py, e))?;
+    let counted = py.detach(|| {
+        in_pool(threads, || {
+            let mut c = PretokenCounts::default();
+            c.add_texts(&pretok, &texts).map(|_| c)
+        })
+    })?;
+    let c = counted.map_err(|e| to_py(py, e))?;
+    let digest = c.digest_hex();
+    let mut entries: Vec<(Vec<u8>, u64)> = py.detach(|| {
+        let mut e: Vec<(Vec<u8>, u64)> = c.counts.into_iter().collect();
+        e.sort_unstable();
+        e
+    });
+    let values: Vec<u64> = entries.iter().map(|e| e.1).collect();
+    let pieces = entries
+        .drain(..)
+        .map(|(p, _)| PyBytes::new(py, &p))
+        .collect();
+    Ok((
+        pieces,
+        values.into_pyarray(py),
+        c.documents,
+        c.bytes,
+        digest,
+    ))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<BpeTrainer>()?;
+    m.add_function(wrap_pyfunction!(count_pretokens, m)?)?;
     Ok(())
 }

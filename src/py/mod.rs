@@ -11,6 +11,7 @@ use crate::error::CoreError;
 
 mod bpe;
 mod bpe_train;
+mod data;
 mod dropout;
 mod pipeline;
 mod runtime;
@@ -132,6 +133,7 @@ fn id_space_limit(entries: usize) -> usize {
 fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bpe::register(m)?;
     bpe_train::register(m)?;
+    data::register(m)?;
     dropout::register(m)?;
     sentencepiece::register(m)?;
     pipeline::register(m)?;

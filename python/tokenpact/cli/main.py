@@ -87,6 +87,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "stream",
         "Show committed/provisional IDs while TEXT streams in, then the stop decision while...",
     ),
+    "data": (
+        "data_cmds",
+        "data",
+        "Corpus preparation: deduplicate and split document collections.",
+    ),
+    "encode-dataset": (
+        "data_cmds",
+        "encode_dataset_cmd",
+        "Encode corpus files into shards bound to the tokenizer (dataset.json + shards).",
+    ),
 }
 
 

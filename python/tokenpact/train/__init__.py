@@ -1,12 +1,16 @@
 """Trainers. Each trainer validates its config in Python and runs in the Rust engine."""
 
-from .bpe import train_bpe
+from .bpe import train_bpe, train_bpe_from_counts
 from .char_bpe import train_char_bpe
+from .counts import PretokenCounts, count_pretokens
 from .trained import CharBpeModel, CharBpeTokenizer, UnigramTokenizer
 from .unigram import train_unigram
 from .wordpiece import train_wordpiece
 
 __all__ = [
+    "PretokenCounts",
+    "count_pretokens",
+    "train_bpe_from_counts",
     "CharBpeModel",
     "CharBpeTokenizer",
     "UnigramTokenizer",

@@ -15,6 +15,7 @@ from ..errors import ConfigError, InvalidInputError, TrainingError
 from ..patterns import resolve_pattern
 from ..special import DEFAULT_SPECIAL_TOKENS, SpecialToken, normalize_special_tokens
 from ..tokenizer import Tokenizer
+from .counts import PretokenCounts
 
 # Python input is handed to Rust in batches: large enough to amortize the call and to
 # keep both cores busy, small enough that memory stays bounded by distinct pre-tokens.
@@ -89,6 +90,79 @@ def train_bpe(
     pair is left (``no_pairs_left``); the reason is in ``tok.training["stop_reason"]``.
     The result does not depend on ``threads`` or on document order.
     """
+    trainer, specials, source, name = _new_trainer(
+        vocab_size, pattern, min_frequency, special_tokens, max_token_length, tie_break, threads
+    )
+    _feed(trainer, texts)
+    return _finish(
+        trainer,
+        vocab_size=vocab_size,
+        specials=specials,
+        source=source,
+        name=name,
+        min_frequency=min_frequency,
+        max_token_length=max_token_length,
+        tie_break=tie_break,
+        progress=progress,
+    )
+
+
+def train_bpe_from_counts(
+    counts: PretokenCounts | Iterable[PretokenCounts],
+    *,
+    vocab_size: int,
+    min_frequency: int = 2,
+    special_tokens: Iterable[SpecialToken | str] = DEFAULT_SPECIAL_TOKENS,
+    max_token_length: int | None = None,
+    tie_break: str = "lowest_pair_ids",
+    threads: int | None = None,
+    progress: bool = False,
+) -> Tokenizer:
+    """Train from pre-token counts made elsewhere (:func:`count_pretokens` on workers).
+
+    Training depends only on the counts, so counts summed from any split of the corpus
+    give the merges :func:`train_bpe` learns from the whole corpus, and the same
+    training record (corpus digest included). ``counts`` may be several parts (one per
+    worker); they are added in Rust.
+    """
+    parts = [counts] if isinstance(counts, PretokenCounts) else list(counts)
+    if not parts:
+        raise TrainingError("no pre-token counts given; count at least one document")
+    if len({resolve_pattern(p.pattern) for p in parts}) != 1:
+        raise ConfigError("the counts were made with different pre-tokenizer patterns")
+    trainer, specials, source, name = _new_trainer(
+        vocab_size,
+        parts[0].pattern,
+        min_frequency,
+        special_tokens,
+        max_token_length,
+        tie_break,
+        threads,
+    )
+    for part in parts:
+        trainer.add_counts(list(part.pieces), part.counts, part.documents, part.bytes, part.digest)
+    return _finish(
+        trainer,
+        vocab_size=vocab_size,
+        specials=specials,
+        source=source,
+        name=name,
+        min_frequency=min_frequency,
+        max_token_length=max_token_length,
+        tie_break=tie_break,
+        progress=progress,
+    )
+
+
+def _new_trainer(
+    vocab_size: int,
+    pattern: str,
+    min_frequency: int,
+    special_tokens: Iterable[SpecialToken | str],
+    max_token_length: int | None,
+    tie_break: str,
+    threads: int | None,
+) -> tuple[Any, list[SpecialToken], str, str | None]:
     specials = normalize_special_tokens(special_tokens)
     _check_int("vocab_size", vocab_size, 0)
     if vocab_size < 256 + len(specials):
@@ -114,7 +188,22 @@ def train_bpe(
     trainer = _native.BpeTrainer(
         source, name, max_merges, min_frequency, max_token_length, tie_break, threads
     )
-    _feed(trainer, texts)
+    return trainer, list(specials), source, name
+
+
+def _finish(
+    trainer: Any,
+    *,
+    vocab_size: int,
+    specials: list[SpecialToken],
+    source: str,
+    name: str | None,
+    min_frequency: int,
+    max_token_length: int | None,
+    tie_break: str,
+    progress: bool,
+) -> Tokenizer:
+    max_merges = vocab_size - 256 - len(specials)
     documents, nbytes, digest, distinct = trainer.corpus_stats()
     if nbytes == 0:
         raise TrainingError(

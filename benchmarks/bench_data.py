@@ -1,0 +1,349 @@
+"""Corpus preparation speed (tokenpact.data) against its peers, in one run.
+
+Run from the repository root::
+
+    PYTHONPATH=python python benchmarks/bench_data.py            # full run, updates docs
+    PYTHONPATH=python python benchmarks/bench_data.py --quick    # small samples, no docs
+
+1. MinHash signatures (128 permutations, 5-word shingles, shingling included) of
+   ``bench-mixed`` documents: tokenpact's Rust engine on 1 and 2 threads against
+   ``datasketch.MinHash.update_batch``; the signatures are checked to be identical.
+2. Exact + near dedup (threshold 0.8) end to end of ``bench-mixed`` plus
+   ``parallel-gettext`` (one document per message and language), reading included, in
+   a child process so its peak RSS is its own.
+3. Encoding to shards (Parquet and Megatron) against ``Tokenizer.encode_batch_flat``
+   alone, same tokenizer and documents.
+4. The Ray engine on a local 2-CPU Ray instance against the local engine (Ray start-up
+   reported separately).
+
+Asserts nothing about time; prints markdown and updates docs/PERFORMANCE.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common  # noqa: E402
+import tokenpact as tp  # noqa: E402
+from tokenpact.data import (  # noqa: E402
+    Document,
+    MinHashParams,
+    deduplicate,
+    encode_dataset,
+    minhash_signatures,
+    near_dedup,
+    read_documents,
+    shingles,
+)
+from tokenpact.data import train_bpe as engine_train_bpe  # noqa: E402
+
+
+def bench_docs(limit_bytes: int | None) -> list[Document]:
+    path = _common.corpus_path("bench-mixed.jsonl.gz")
+    docs = []
+    total = 0
+    for d in read_documents(path, source_field="slice", duplicate_ids="number"):
+        docs.append(d)
+        total += len(d.text)
+        if limit_bytes is not None and total >= limit_bytes:
+            break
+    return docs
+
+
+def gettext_docs() -> list[Document]:
+    """parallel-gettext melted: one document per (message, language)."""
+    path = _common.corpus_path("parallel-gettext.jsonl.gz")
+    out = []
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle):
+            # "id" is both the record ID and Indonesian's language code, and the file
+            # keeps only one of them: number the records by line instead.
+            record = json.loads(line)
+            for lang, text in record.items():
+                if lang != "domain" and isinstance(text, str):
+                    out.append(Document(f"pg{lineno:06d}:{lang}", text, source=f"gettext-{lang}"))
+    return out
+
+
+# --------------------------------------------------------------------------- part 1
+def part_minhash(quick: bool) -> tuple[str, dict[str, Any]]:
+    from datasketch import MinHash
+
+    docs = bench_docs(3_000_000 if quick else 20_000_000)
+    texts = [d.text for d in docs]
+    nbytes = _common.utf8_bytes(texts)
+    params = MinHashParams(num_perm=128, n=5)
+    peer_texts = texts[: max(1, len(texts) // (10 if quick else 8))]
+    peer_bytes = _common.utf8_bytes(peer_texts)
+
+    def peer() -> list[np.ndarray]:
+        out = []
+        for t in peer_texts:
+            m = MinHash(num_perm=128, seed=1)
+            m.update_batch([s.encode("utf-8") for s in shingles(t, n=5)])
+            out.append(m.hashvalues)
+        return out
+
+    # Interleaved rounds, best of each: the machine is shared, and load that drifts
+    # between one long measurement and the next would bias the ratio.
+    # CPU seconds measure "per core" on a machine shared with other jobs: waiting for a
+    # core does not count, which wall time would charge to whichever side was unlucky.
+    best = {"peer": float("inf"), 1: float("inf"), 2: float("inf")}
+    cpu = {"peer": float("inf"), 1: float("inf")}
+    peer_sigs: list[np.ndarray] = []
+    sig1 = None
+    for _ in range(2 if quick else 3):
+        c0 = time.process_time()
+        t, peer_sigs = _common.timed(peer)
+        cpu["peer"] = min(cpu["peer"], time.process_time() - c0)
+        best["peer"] = min(best["peer"], t)
+        for k in (1, 2):
+            c0 = time.process_time()
+            t, sig = _common.timed(lambda k=k: minhash_signatures(texts, params, threads=k))
+            if k == 1:
+                cpu[1] = min(cpu[1], time.process_time() - c0)
+                sig1 = sig
+            best[k] = min(best[k], t)
+    t_peer = best["peer"]
+    ours = {k: (best[k], sig1) for k in (1, 2)}
+    per_cpu = (nbytes / cpu[1]) / (peer_bytes / cpu["peer"])
+    same = bool(np.array_equal(np.asarray(peer_sigs), ours[1][1][: len(peer_texts)]))
+    rates = {
+        "datasketch update_batch (1 core)": _common.mb_per_s(peer_bytes, t_peer),
+        "tokenpact, 1 thread": _common.mb_per_s(nbytes, ours[1][0]),
+        "tokenpact, 2 threads": _common.mb_per_s(nbytes, ours[2][0]),
+    }
+    base = rates["datasketch update_batch (1 core)"]
+    rows = [
+        [name, _common.fmt(rate), _common.fmt(rate / base, 1) + "x"] for name, rate in rates.items()
+    ]
+    table = _common.markdown_table(
+        ["MinHash (128 perm, 5-word shingles)", "MB/s", "vs datasketch"], rows
+    )
+    scaling = ours[1][0] / ours[2][0]
+    text = (
+        f"{table}\n\nSignatures identical to datasketch on the {len(peer_texts)} compared "
+        f"documents: **{same}**. Per CPU-second (1 thread each): tokenpact "
+        f"{nbytes / cpu[1] / 1e6:.1f} MB, datasketch {peer_bytes / cpu['peer'] / 1e6:.2f} MB: "
+        f"**{per_cpu:.1f}x**. Scaling 1 -> 2 threads (wall): **{scaling:.2f}x** "
+        f"({len(texts)} documents, {nbytes / 1e6:.1f} MB)."
+    )
+    return text, {
+        "speedup_per_core": per_cpu,
+        "scaling": scaling,
+        "identical": same,
+    }
+
+
+# --------------------------------------------------------------------------- part 2
+def dedup_child(quick: bool) -> None:
+    start = time.perf_counter()
+    docs = bench_docs(5_000_000 if quick else None)
+    docs += gettext_docs()[: 50_000 if quick else None]
+    read = time.perf_counter() - start
+    outcome = deduplicate(docs, near=0.8, params=MinHashParams(num_perm=128, n=5))
+    total = time.perf_counter() - start
+    t = outcome.report.totals
+    print(
+        json.dumps(
+            {
+                "documents": t["documents"],
+                "bytes": t["bytes"],
+                "exact_removed": t["exact_removed"],
+                "near_removed": t["near_removed"],
+                "clusters": len(outcome.report.clusters),
+                "read_s": read,
+                "total_s": total,
+                "pairs_checked": outcome.near.stats["pairs_checked"] if outcome.near else 0,
+            }
+        )
+    )
+
+
+def part_dedup(quick: bool) -> tuple[str, dict[str, Any]]:
+    argv = [sys.executable, __file__, "--dedup-child"] + (["--quick"] if quick else [])
+    child = _common.run_child(argv)
+    r = json.loads(child.stdout.strip().splitlines()[-1])
+    rows = [
+        [
+            f"{r['documents']:,}",
+            f"{r['bytes'] / 1e6:.1f}",
+            f"{r['exact_removed']:,}",
+            f"{r['near_removed']:,}",
+            f"{r['clusters']:,}",
+            f"{r['read_s']:.1f}",
+            f"{r['total_s']:.1f}",
+            f"{child.peak_rss_bytes / 2**20:,.0f}",
+        ]
+    ]
+    table = _common.markdown_table(
+        [
+            "documents",
+            "MB",
+            "exact removed",
+            "near removed",
+            "near clusters",
+            "read s",
+            "end-to-end s",
+            "peak RSS MiB",
+        ],
+        rows,
+    )
+    return table, {"seconds": r["total_s"], "rss": child.peak_rss_bytes}
+
+
+# --------------------------------------------------------------------------- part 3
+def part_shards(quick: bool, tok: tp.Tokenizer, docs: list[Document]) -> tuple[str, dict[str, Any]]:
+    texts = [d.text for d in docs]
+    nbytes = _common.utf8_bytes(texts)
+    best = {"flat": float("inf"), "parquet": float("inf"), "megatron": float("inf")}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(3):  # interleaved rounds, best of each (shared machine)
+            t, _ = _common.timed(lambda: tok.encode_batch_flat(texts))
+            best["flat"] = min(best["flat"], t)
+            for fmt in ("parquet", "megatron"):
+                t, _ = _common.timed(
+                    lambda fmt=fmt: encode_dataset(
+                        docs, tok, Path(tmp) / fmt, format=fmt, overwrite=True
+                    )
+                )
+                best[fmt] = min(best[fmt], t)
+    t_flat = best["flat"]
+    rows = [["encode_batch_flat (no files)", _common.fmt(_common.mb_per_s(nbytes, t_flat)), "100%"]]
+    ratios = {}
+    for fmt in ("parquet", "megatron"):
+        ratios[fmt] = t_flat / best[fmt]
+        rate = _common.fmt(_common.mb_per_s(nbytes, best[fmt]))
+        rows.append([f"encode_dataset, {fmt}", rate, f"{ratios[fmt]:.0%}"])
+    table = _common.markdown_table(["shard encoding", "MB/s", "of encode_batch_flat"], rows)
+    return (
+        table + f"\n\n{len(docs)} documents, {nbytes / 1e6:.1f} MB, vocab {tok.vocab_size}.",
+        ratios,
+    )
+
+
+# --------------------------------------------------------------------------- part 4
+def part_ray(quick: bool, tok: tp.Tokenizer, docs: list[Document]) -> tuple[str, dict[str, Any]]:
+    import ray
+
+    start = time.perf_counter()
+    ray.init(
+        num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=400_000_000
+    )
+    startup = time.perf_counter() - start
+    rows = []
+    ratios = {}
+    try:
+        texts = [d.text for d in docs]
+        jobs = {
+            "pre-token counts + BPE merges (vocab 4096)": (
+                lambda: engine_train_bpe(docs, vocab_size=4096),
+                lambda: engine_train_bpe(docs, vocab_size=4096, engine="ray"),
+            ),
+            "near dedup (MinHash + LSH, 0.8)": (
+                lambda: near_dedup(docs, threshold=0.8),
+                lambda: near_dedup(docs, threshold=0.8, engine="ray"),
+            ),
+            "encode to Parquet shards": (
+                lambda: encode_dataset(
+                    docs, tok, tmp / "l", records_per_shard=2000, overwrite=True
+                ),
+                lambda: encode_dataset(
+                    docs, tok, tmp / "r", records_per_shard=2000, engine="ray", overwrite=True
+                ),
+            ),
+        }
+        with tempfile.TemporaryDirectory() as tmp_name:
+            tmp = Path(tmp_name)
+            for name, (local, remote) in jobs.items():
+                t_local, a = _common.timed(local)
+                t_ray, b = _common.timed(remote)
+                if isinstance(a, dict):
+                    same = a == b
+                elif hasattr(a, "merges"):
+                    same = a.merges == b.merges
+                else:
+                    same = a.duplicate_of == b.duplicate_of
+                ratios[name] = t_ray / t_local
+                rows.append(
+                    [name, f"{t_local:.2f}", f"{t_ray:.2f}", f"{t_ray / t_local:.2f}x", str(same)]
+                )
+    finally:
+        ray.shutdown()
+    table = _common.markdown_table(["step", "local s", "Ray s", "Ray / local", "identical"], rows)
+    mb = _common.utf8_bytes(texts) / 1e6
+    note = f"{len(docs)} documents, {mb:.1f} MB; Ray start-up (not in the table): {startup:.1f} s."
+    return f"{table}\n\n{note}", ratios
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small samples; do not update docs")
+    parser.add_argument("--dedup-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--skip-ray", action="store_true")
+    args = parser.parse_args()
+    if args.dedup_child:
+        dedup_child(args.quick)
+        return
+    sections = [f"Machine: {_common.machine_info()}; shared with other jobs while measured."]
+    text, mh = part_minhash(args.quick)
+    sections += ["### MinHash signatures", text]
+    print(text, flush=True)
+    text, dd = part_dedup(args.quick)
+    sections += ["### Exact + near dedup, bench-mixed + parallel-gettext, end to end", text]
+    print(text, flush=True)
+    docs = bench_docs(3_000_000 if args.quick else 15_000_000)
+    train_texts = [d.text for d in docs[::4]]
+    tok = tp.train_bpe(train_texts, vocab_size=16_384)
+    text, sh = part_shards(args.quick, tok, docs)
+    sections += ["### Encoding to shards", text]
+    print(text, flush=True)
+    rr: dict[str, Any] = {}
+    if not args.skip_ray:
+        ray_docs = docs[: len(docs) // 3] if args.quick else docs
+        text, rr = part_ray(args.quick, tok, ray_docs)
+        sections += ["### Ray engine (local 2-CPU Ray instance) vs local engine", text]
+        print(text, flush=True)
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "**not met**"
+
+    targets = [
+        f"- MinHash >= 30x datasketch per core (CPU time): {mh['speedup_per_core']:.1f}x, "
+        f"{verdict(mh['speedup_per_core'] >= 30)}; identical signatures: {mh['identical']}",
+        f"- MinHash 1 -> 2 cores >= 1.8x: {mh['scaling']:.2f}x, {verdict(mh['scaling'] >= 1.8)}"
+        " (the two cores were shared with other jobs)",
+        f"- exact + near dedup end to end < 60 s: {dd['seconds']:.1f} s, "
+        f"{verdict(dd['seconds'] < 60)}; peak RSS {dd['rss'] / 2**20:,.0f} MiB",
+        "- shards >= 80% of encode_batch_flat: "
+        + ", ".join(f"{k} {v:.0%}" for k, v in sh.items())
+        + f", {verdict(min(sh.values()) >= 0.8)}",
+    ]
+    if rr:
+        worst = max(rr.values())
+        targets.append(
+            f"- Ray within 2x of local: worst step {worst:.1f}x, {verdict(worst <= 2)} "
+            "(fixed per-call costs: Ray Data executor start, actor start and tokenizer load)"
+        )
+    sections += ["### Targets", "\n".join(targets)]
+    print("\n".join(targets), flush=True)
+    if not args.quick:
+        body = "## Corpus preparation (tokenpact.data)\n\n" + "\n\n".join(sections)
+        _common.update_performance_section("bench_data", body)
+        print(f"updated {_common.PERFORMANCE_MD}")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+    main()

@@ -1,0 +1,267 @@
+"""``tokenpact encode-dataset`` and the ``tokenpact data`` group (dedup, split).
+
+Corpus inputs are files read by :func:`tokenpact.data.read_documents` (text, JSON Lines
+with ``.gz``/``.zst``, Parquet, Hugging Face Arrow directories).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ._common import (
+    TokenpactGroup,
+    load_tokenizer,
+    progress_option,
+    resolve_progress,
+    threads_option,
+    tokenizer_option,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _reader_options(func: F) -> F:
+    for option in reversed(
+        (
+            click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path)),
+            click.option("--text-field", default="text", show_default=True),
+            click.option("--id-field", default="id", show_default=True, help="'' derives IDs."),
+            click.option("--source-field", default=None, help="Column naming each source."),
+            click.option("--group-field", default=None, help="Column naming each split group."),
+            click.option(
+                "--format", "input_format", default=None, help="Input format (default: sniffed)."
+            ),
+        )
+    ):
+        func = option(func)
+    return func
+
+
+def _engine_options(func: F) -> F:
+    func = click.option(
+        "--address",
+        default=None,
+        help="Ray cluster address (with --engine ray), e.g. ray://head:10001 or auto.",
+    )(func)
+    return click.option(
+        "--engine",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="Where the work runs; results are identical.",
+    )(func)
+
+
+def _read(inputs: tuple[Path, ...], opts: dict[str, Any], progress: bool) -> list[Any]:
+    from ..data import read_documents
+
+    return list(
+        read_documents(
+            inputs,
+            format=opts["input_format"],
+            text_field=opts["text_field"],
+            id_field=opts["id_field"] or None,
+            source_field=opts["source_field"],
+            group_field=opts["group_field"],
+            progress=progress,
+        )
+    )
+
+
+def _ray_options(engine: str, address: str | None) -> dict[str, Any] | None:
+    return {"address": address} if engine == "ray" and address else None
+
+
+@click.command("encode-dataset")
+@tokenizer_option
+@_reader_options
+@click.option("--out", "-o", "out_dir", required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--shard-format",
+    type=click.Choice(["parquet", "megatron"]),
+    default="parquet",
+    show_default=True,
+)
+@click.option("--records-per-shard", type=click.IntRange(min=1), default=100_000, show_default=True)
+@click.option("--max-length", type=click.IntRange(min=1), default=None, help="Truncate records.")
+@click.option("--add-special-tokens", is_flag=True, help="Apply the post-processor (BOS/EOS).")
+@click.option(
+    "--compression",
+    type=click.Choice(["none", "snappy", "zstd", "lz4", "gzip"]),
+    default="none",
+    show_default=True,
+    help="Parquet shard compression.",
+)
+@click.option("--overwrite", is_flag=True, help="Replace a dataset already in --out.")
+@_engine_options
+@threads_option
+@progress_option
+def encode_dataset_cmd(
+    tokenizer_path: Path,
+    inputs: tuple[Path, ...],
+    out_dir: Path,
+    shard_format: str,
+    records_per_shard: int,
+    max_length: int | None,
+    add_special_tokens: bool,
+    compression: str,
+    overwrite: bool,
+    engine: str,
+    address: str | None,
+    threads: int | None,
+    progress: bool | None,
+    **reader: Any,
+) -> None:
+    """Encode corpus files into shards bound to the tokenizer (dataset.json + shards).
+
+    \b
+    Example:
+      tokenpact encode-dataset -t my-tok corpus.jsonl.gz -o data/ --shard-format megatron
+    """
+    from ..data import encode_dataset
+
+    show = resolve_progress(progress)
+    tok = load_tokenizer(tokenizer_path)
+    manifest = encode_dataset(
+        _read(inputs, reader, show),
+        tok,
+        out_dir,
+        format=shard_format,
+        records_per_shard=records_per_shard,
+        max_length=max_length,
+        add_special_tokens=add_special_tokens,
+        compression=compression,
+        engine=engine,
+        threads=threads,
+        ray_options=_ray_options(engine, address),
+        overwrite=overwrite,
+        progress=show,
+    )
+    click.echo(
+        f"{manifest['records']} records, {manifest['tokens']} tokens, "
+        f"{len(manifest['shards'])} {shard_format} shards ({manifest['dtype']}) in {out_dir}"
+    )
+
+
+@click.group("data", cls=TokenpactGroup)
+def data() -> None:
+    """Corpus preparation: deduplicate and split document collections."""
+
+
+@data.command("dedup")
+@_reader_options
+@click.option("--out", "-o", "out_path", required=True, type=click.Path(path_type=Path))
+@click.option("--report", "report_path", type=click.Path(path_type=Path), default=None)
+@click.option("--near", type=click.FloatRange(0.0, 1.0), default=0.8, show_default=True)
+@click.option("--no-near", is_flag=True, help="Exact deduplication only.")
+@click.option("--shingle", type=click.Choice(["word", "char"]), default="word", show_default=True)
+@click.option("--ngram", "n", type=click.IntRange(min=1), default=5, show_default=True)
+@click.option("--num-perm", type=click.IntRange(1, 191), default=128, show_default=True)
+@click.option("--case", type=click.Choice(["keep", "lower", "fold"]), default="keep")
+@click.option("--unicode-form", type=click.Choice(["none", "NFC", "NFKC"]), default="NFC")
+@_engine_options
+@threads_option
+@progress_option
+def dedup_cmd(
+    inputs: tuple[Path, ...],
+    out_path: Path,
+    report_path: Path | None,
+    near: float,
+    no_near: bool,
+    shingle: str,
+    n: int,
+    num_perm: int,
+    case: str,
+    unicode_form: str,
+    engine: str,
+    address: str | None,
+    threads: int | None,
+    progress: bool | None,
+    **reader: Any,
+) -> None:
+    """Drop exact and near duplicates; write the kept documents as JSON Lines.
+
+    \b
+    Example:
+      tokenpact data dedup corpus.jsonl.gz -o kept.jsonl --report dedup.json
+    """
+    from ..data import Canonicalization, MinHashParams, deduplicate
+
+    show = resolve_progress(progress)
+    docs = _read(inputs, reader, show)
+    outcome = deduplicate(
+        docs,
+        canonicalization=Canonicalization(unicode_form=unicode_form, case=case),
+        near=None if no_near else near,
+        params=MinHashParams(num_perm=num_perm, shingle=shingle, n=n),
+        engine=engine,
+        threads=threads,
+        ray_options=_ray_options(engine, address),
+        progress=show,
+    )
+    _write_jsonl(out_path, outcome.kept)
+    if report_path is not None:
+        from ..data.corpus_manifest import write_json_atomic
+
+        write_json_atomic(report_path, outcome.report.to_json())
+    click.echo(outcome.report.to_markdown(max_clusters=10))
+
+
+@data.command("split")
+@_reader_options
+@click.option("--out-dir", "-o", required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--role",
+    "roles",
+    multiple=True,
+    required=True,
+    help="NAME=FRACTION, repeatable, e.g. --role fit=0.9 --role test=0.1",
+)
+@click.option("--salt", default="tokenpact-split-v1", show_default=True)
+@progress_option
+def split_cmd(
+    inputs: tuple[Path, ...],
+    out_dir: Path,
+    roles: tuple[str, ...],
+    salt: str,
+    progress: bool | None,
+    **reader: Any,
+) -> None:
+    """Split documents by the hash of their group into ROLE.jsonl files."""
+    from ..data import SplitSpec, split_documents
+
+    spec_roles: dict[str, float] = {}
+    for item in roles:
+        name, sep, fraction = item.partition("=")
+        try:
+            spec_roles[name] = float(fraction) if sep else float("nan")
+        except ValueError:
+            raise click.BadParameter(
+                f"{item!r} is not NAME=FRACTION", param_hint="--role"
+            ) from None
+    splits = split_documents(
+        _read(inputs, reader, resolve_progress(progress)), SplitSpec(spec_roles, salt=salt)
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for role, docs in splits.items():
+        _write_jsonl(out_dir / f"{role}.jsonl", docs)
+        click.echo(f"{role}: {len(docs)} documents")
+
+
+def _write_jsonl(path: Path, docs: list[Any]) -> None:
+    import os
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        for d in docs:
+            record = {"id": d.doc_id, "text": d.text, "source": d.source}
+            if d.group_id is not None:
+                record["group"] = d.group_id
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)

@@ -1,0 +1,100 @@
+"""The document record every corpus step passes along, and its stable identity.
+
+A document keeps the ``doc_id`` it was read with for its whole life: deduplication keeps
+the smallest one, splits hash its group, shards store it. When the source has no ID
+field the ID is derived from the content (``sha256:`` prefix of the UTF-8 text), so the
+same file always yields the same IDs whatever the reading order or worker count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from ..errors import InvalidInputError
+
+CONTENT_ID_HEX = 24
+"""Hex digits of the content hash kept in a derived ``doc_id`` (96 bits)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One text with its stable ``doc_id``, its ``source`` and an optional ``group_id``.
+
+    ``group_id`` ties documents that must land in the same split (translations, shards
+    of one page, conversation branches); it defaults to the ``doc_id``.
+    """
+
+    doc_id: str
+    text: str
+    source: str = "default"
+    group_id: str | None = None
+    license_class: str = "unknown"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.doc_id, str) or not self.doc_id:
+            raise InvalidInputError(f"doc_id must be a non-empty string, got {self.doc_id!r}")
+        if not isinstance(self.text, str):
+            raise InvalidInputError(
+                f"document {self.doc_id!r} has a {type(self.text).__name__} text; "
+                "decode it to str before reading"
+            )
+        if not isinstance(self.source, str) or not self.source:
+            raise InvalidInputError(f"document {self.doc_id!r} needs a non-empty source name")
+
+    @property
+    def group(self) -> str:
+        """The split owner key: ``group_id`` or, when absent, the ``doc_id``."""
+        return self.group_id if self.group_id is not None else self.doc_id
+
+    @property
+    def n_bytes(self) -> int:
+        return len(self.text.encode("utf-8"))
+
+
+def content_id(text: str) -> str:
+    """The content-derived ID of ``text``: ``"sha256:<24 hex>"`` of its UTF-8 bytes."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return "sha256:" + digest[:CONTENT_ID_HEX]
+
+
+class ContentIds:
+    """Derives content IDs and numbers repeats (``#2``, ``#3``...) so IDs stay unique.
+
+    Repeats have identical text, so which copy gets which suffix cannot change any
+    result that depends on the text.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    def __call__(self, text: str) -> str:
+        base = content_id(text)
+        count = self._seen.get(base, 0) + 1
+        self._seen[base] = count
+        return base if count == 1 else f"{base}#{count}"
+
+
+def sort_by_id(documents: Iterable[Document]) -> list[Document]:
+    """Documents in ``doc_id`` order; a repeated ``doc_id`` is an error."""
+    items = list(documents)
+    for i, d in enumerate(items):
+        if not isinstance(d, Document):
+            raise InvalidInputError(
+                f"item {i} is a {type(d).__name__}, not a Document; wrap texts with "
+                "Document(doc_id, text) or read them with read_documents()"
+            )
+    ordered = sorted(items, key=lambda d: d.doc_id)
+    for a, b in zip(ordered, ordered[1:], strict=False):
+        if a.doc_id == b.doc_id:
+            raise InvalidInputError(
+                f"doc_id {a.doc_id!r} occurs twice; give every document a unique ID "
+                "(or drop the ID field to derive IDs from content)"
+            )
+    return ordered
+
+
+def iter_texts(documents: Iterable[Document]) -> Iterator[str]:
+    for d in documents:
+        yield d.text

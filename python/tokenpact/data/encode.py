@@ -1,0 +1,354 @@
+"""Encoding a corpus into shards bound to the tokenizer (seed 000, 0x00A and 0x04B).
+
+Documents are encoded one by one (never joined), in ``doc_id`` order, and cut into
+shards of ``records_per_shard`` documents. Shard ``k`` therefore holds the same documents
+whatever the input order, the worker count or the engine, and its bytes are identical.
+``dataset.json`` records the tokenizer's semantic hash, the template hash, the ID dtype,
+the maximum token ID, record and token counts, the mixture per source and role, and the
+SHA-256 of every shard file; :func:`tokenpact.data.open_dataset` checks all of them.
+
+>>> manifest = encode_dataset("corpus.jsonl.gz", tok, "out/", format="megatron")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..contract import CorpusManifest, DatasetDeclaration, canonical_bytes, template_hash
+from ..contract.hashing import CORPUS as CORPUS_DOMAIN
+from ..contract.hashing import framed_digest
+from ..errors import ConfigError, ContractError, InvalidInputError
+from .corpus_manifest import corpus_manifest_bytes, write_json_atomic
+from .documents import Document, sort_by_id
+from .mixture import account_mixture
+from .shard_formats import (
+    PARQUET_COMPRESSIONS,
+    ShardData,
+    megatron_bytes,
+    parquet_bytes,
+    token_dtype,
+)
+
+SHARD_FORMATS = ("parquet", "megatron")
+MANIFEST_NAME = "dataset.json"
+CORPUS_NAME = "corpus.json"
+MANIFEST_KIND = "tokenpact.encoded_dataset"
+DEFAULT_RECORDS_PER_SHARD = 100_000
+
+
+@dataclass(frozen=True)
+class EncodeOptions:
+    """What every worker needs to encode a shard identically."""
+
+    format: str
+    dtype: str
+    tokenizer_hash: str
+    template_hash: str
+    add_special_tokens: bool = False
+    max_length: int | None = None
+    threads: int | None = None
+    compression: str = "none"
+
+    def metadata(self) -> dict[str, str]:
+        return {
+            "tokenpact.tokenizer_hash": self.tokenizer_hash,
+            "tokenpact.template_hash": self.template_hash,
+        }
+
+
+@dataclass(frozen=True)
+class ShardResult:
+    """One encoded shard: its files (name -> bytes) and per-record facts."""
+
+    index: int
+    files: dict[str, bytes]
+    doc_ids: list[str]
+    lengths: list[int]
+    truncated: list[bool]
+    max_token_id: int | None
+
+
+def shard_name(index: int) -> str:
+    return f"shard-{index:05d}"
+
+
+def _encode_flat(tok: Any, texts: list[str], opts: EncodeOptions) -> tuple[Any, Any]:
+    if opts.add_special_tokens:
+        lists = tok.encode_batch(texts, add_special_tokens=True, threads=opts.threads)
+        offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+        np.cumsum([len(x) for x in lists], out=offsets[1:])
+        ids = np.fromiter((i for x in lists for i in x), dtype=np.int64, count=int(offsets[-1]))
+        return ids, offsets
+    ids, offsets = tok.encode_batch_flat(texts, threads=opts.threads)
+    return ids, np.asarray(offsets, dtype=np.int64)
+
+
+def _truncate(ids: Any, offsets: Any, max_length: int | None) -> tuple[Any, Any, Any]:
+    lengths = np.diff(offsets)
+    if max_length is None or not lengths.size or int(lengths.max()) <= max_length:
+        return ids, offsets, np.zeros(lengths.shape[0], dtype=bool)
+    kept = np.minimum(lengths, max_length)
+    starts = offsets[:-1]
+    new_offsets = np.zeros_like(offsets)
+    np.cumsum(kept, out=new_offsets[1:])
+    gather = np.repeat(starts - new_offsets[:-1], kept) + np.arange(int(new_offsets[-1]))
+    return ids[gather], new_offsets, lengths > max_length
+
+
+def encode_shard(
+    tok: Any, index: int, doc_ids: list[str], texts: list[str], opts: EncodeOptions
+) -> ShardResult:
+    """Encode one shard's documents and build its file contents."""
+    try:
+        ids, offsets = _encode_flat(tok, texts, opts)
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            f"a document in shard {index} is not valid Unicode: {exc}"
+        ) from None
+    ids, offsets, truncated = _truncate(ids, offsets, opts.max_length)
+    dtype = np.dtype(opts.dtype)
+    max_id = int(ids.max()) if ids.size else None
+    if max_id is not None and max_id > np.iinfo(dtype).max:
+        raise ContractError(f"token ID {max_id} does not fit the dataset's {dtype} IDs")
+    shard = ShardData(doc_ids, ids.astype(dtype), offsets, truncated)
+    name = shard_name(index)
+    if opts.format == "parquet":
+        files = {f"{name}.parquet": parquet_bytes(shard, opts.metadata(), opts.compression)}
+    else:
+        bin_data, idx = megatron_bytes(shard)
+        docs = "".join(f"{d}\t{int(t)}\n" for d, t in zip(doc_ids, truncated.tolist(), strict=True))
+        files = {f"{name}.bin": bin_data, f"{name}.idx": idx, f"{name}.docs.tsv": docs.encode()}
+    return ShardResult(
+        index=index,
+        files=files,
+        doc_ids=doc_ids,
+        lengths=np.diff(offsets).tolist(),
+        truncated=truncated.tolist(),
+        max_token_id=max_id,
+    )
+
+
+def _check_doc_ids(doc_ids: Sequence[str]) -> None:
+    bad = next((d for d in doc_ids if "\t" in d or "\n" in d or "\r" in d), None)
+    if bad is not None:
+        raise InvalidInputError(f"doc_id {bad!r} contains a tab or newline; use plain IDs")
+
+
+def _write_files(out: Path, files: Mapping[str, bytes]) -> dict[str, str]:
+    digests = {}
+    for name, data in files.items():
+        tmp = out / f".{name}.tmp{os.getpid()}"
+        tmp.write_bytes(data)
+        os.replace(tmp, out / name)
+        digests[name] = "sha256:" + hashlib.sha256(data).hexdigest()
+    return digests
+
+
+def _documents(source: Any, reader_options: Mapping[str, Any] | None) -> list[Document]:
+    from .readers import read_documents
+
+    if isinstance(source, (str, os.PathLike)) or (
+        isinstance(source, (list, tuple)) and source and isinstance(source[0], (str, os.PathLike))
+    ):
+        return list(read_documents(source, **dict(reader_options or {})))
+    docs = list(source)
+    if docs and not isinstance(docs[0], Document):
+        raise ConfigError("source must be a path, a list of paths or an iterable of Documents")
+    return docs
+
+
+def encode_dataset(
+    source: Any,
+    tokenizer: Any,
+    out_dir: str | os.PathLike[str],
+    *,
+    format: str = "parquet",
+    records_per_shard: int = DEFAULT_RECORDS_PER_SHARD,
+    add_special_tokens: bool = False,
+    max_length: int | None = None,
+    boundary_policy: str = "eos_separate_documents",
+    roles: Mapping[str, str] | None = None,
+    corpus: CorpusManifest | None = None,
+    corpus_revision: str = "unversioned",
+    template: Mapping[str, Any] | None = None,
+    reader_options: Mapping[str, Any] | None = None,
+    compression: str = "none",
+    engine: str = "local",
+    threads: int | None = None,
+    ray_options: Mapping[str, Any] | None = None,
+    overwrite: bool = False,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Encode ``source`` (paths or Documents) with ``tokenizer`` into shards in ``out_dir``.
+
+    Returns the dataset manifest (also written to ``out_dir/dataset.json``). ``roles``
+    maps ``doc_id`` to a split role for the mixture table; ``corpus`` binds the dataset to
+    an existing corpus manifest (else one is built from the documents as read).
+    ``compression`` applies to Parquet shards (``"none"`` by default: the writer must
+    keep up with the encoder; ``"snappy"`` or ``"zstd"`` halve the files).
+    """
+    if format not in SHARD_FORMATS:
+        raise ConfigError(f"unknown shard format {format!r}; use one of {SHARD_FORMATS}")
+    if (
+        isinstance(records_per_shard, bool)
+        or not isinstance(records_per_shard, int)
+        or records_per_shard < 1
+    ):
+        raise ConfigError(
+            f"records_per_shard must be a positive integer, got {records_per_shard!r}"
+        )
+    if max_length is not None and (isinstance(max_length, bool) or max_length < 1):
+        raise ConfigError(f"max_length must be a positive integer or None, got {max_length!r}")
+    if engine not in ("local", "ray"):
+        raise ConfigError(f"unknown engine {engine!r}; use 'local' or 'ray'")
+    if compression not in PARQUET_COMPRESSIONS:
+        raise ConfigError(
+            f"unknown Parquet compression {compression!r}; use one of {PARQUET_COMPRESSIONS}"
+        )
+    out = Path(out_dir)
+    if (out / MANIFEST_NAME).exists() and not overwrite:
+        raise ConfigError(f"{out} already holds a dataset; pass overwrite=True or another out_dir")
+    docs = sort_by_id(_documents(source, reader_options))
+    _check_doc_ids([d.doc_id for d in docs])
+    opts = EncodeOptions(
+        format=format,
+        dtype=token_dtype(tokenizer.vocab_size, format).name,
+        tokenizer_hash=tokenizer.semantic_hash,
+        template_hash=template_hash(template),
+        add_special_tokens=add_special_tokens,
+        max_length=max_length,
+        threads=threads,
+        compression=compression,
+    )
+    bounds = [
+        (s, min(s + records_per_shard, len(docs))) for s in range(0, len(docs), records_per_shard)
+    ]
+    out.mkdir(parents=True, exist_ok=True)
+    # The old manifest goes first: an interrupted overwrite then leaves no manifest that
+    # names missing or half-replaced shards (open_dataset fails closed without one).
+    (out / MANIFEST_NAME).unlink(missing_ok=True)
+    for stale in out.glob("shard-*"):
+        stale.unlink()
+    # The corpus manifest (a digest per document) is built on a second thread while the
+    # shards encode: the Rust encoder releases the GIL, so the two overlap.
+    pool = ThreadPoolExecutor(max_workers=1)
+    corpus_job = pool.submit(
+        (lambda: canonical_bytes(corpus.to_json()))
+        if corpus is not None
+        else (lambda: corpus_manifest_bytes(docs, revision=corpus_revision, roles=roles))
+    )
+    pool.shutdown(wait=False)
+    results: Iterable[ShardResult]
+    if engine == "ray":
+        from .ray_engine import ray_encode_shards
+
+        results = ray_encode_shards(docs, bounds, tokenizer, opts, **dict(ray_options or {}))
+    else:
+        results = (
+            encode_shard(
+                tokenizer, k, [d.doc_id for d in docs[a:b]], [d.text for d in docs[a:b]], opts
+            )
+            for k, (a, b) in enumerate(bounds)
+        )
+    if progress:
+        from tqdm import tqdm
+
+        results = tqdm(
+            results, total=len(bounds), desc="encoding shards", unit="shard", leave=False
+        )
+    shards = []
+    lengths: dict[str, int] = {}
+    truncated = 0
+    max_id: int | None = None
+    for result in results:
+        digests = _write_files(out, result.files)
+        lengths.update(zip(result.doc_ids, result.lengths, strict=True))
+        truncated += sum(result.truncated)
+        if result.max_token_id is not None:
+            max_id = max(max_id or 0, result.max_token_id)
+        shards.append(
+            {
+                "files": digests,
+                "records": len(result.doc_ids),
+                "tokens": sum(result.lengths),
+                "first_doc_id": result.doc_ids[0],
+                "last_doc_id": result.doc_ids[-1],
+            }
+        )
+    # One canonical serialization serves both the file and its hash (it is the hashed
+    # payload), instead of three passes over a million document records.
+    corpus_bytes = corpus_job.result()
+    corpus_hash = "sha256:" + framed_digest(CORPUS_DOMAIN, corpus_bytes).hex()
+    _write_files(out, {CORPUS_NAME: corpus_bytes + b"\n"})
+    declaration = DatasetDeclaration(
+        corpus_hash=corpus_hash,
+        tokenizer_hash=opts.tokenizer_hash,
+        template_hash=opts.template_hash,
+        record_count=len(docs),
+        max_token_id=max_id,
+    )
+    mixture = account_mixture(docs, lengths, roles=roles)
+    manifest = {
+        "kind": MANIFEST_KIND,
+        "version": 1,
+        "format": format,
+        "dtype": opts.dtype,
+        "vocab_size": tokenizer.vocab_size,
+        "tokenizer_hash": opts.tokenizer_hash,
+        "template_hash": opts.template_hash,
+        "boundary_policy": boundary_policy,
+        "add_special_tokens": add_special_tokens,
+        "max_length": max_length,
+        "compression": compression if format == "parquet" else "none",
+        "order_policy": "sorted_by_doc_id",
+        "records_per_shard": records_per_shard,
+        "records": len(docs),
+        "tokens": int(sum(lengths.values())),
+        "truncated": truncated,
+        "max_token_id": max_id,
+        "corpus_hash": corpus_hash,
+        "declaration": declaration.to_json(),
+        "declaration_hash": declaration.hash,
+        "mixture": mixture.to_json(),
+        "shards": shards,
+    }
+    write_json_atomic(out / MANIFEST_NAME, manifest)
+    return manifest
+
+
+def tokenizer_files(tokenizer: Any) -> dict[str, bytes]:
+    """The saved artifact's files, to rebuild the tokenizer in another process."""
+    with tempfile.TemporaryDirectory(prefix="tokenpact-tok-") as tmp:
+        tokenizer.save(Path(tmp) / "tok")
+        root = Path(tmp) / "tok"
+        return {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
+
+
+def load_tokenizer_files(files: Mapping[str, bytes], expected_hash: str) -> Any:
+    """Rebuild a tokenizer from :func:`tokenizer_files`; refuse one with another hash."""
+    from ..tokenizer import Tokenizer
+
+    tmp = tempfile.mkdtemp(prefix="tokenpact-tok-")
+    try:
+        root = Path(tmp) / "tok"
+        root.mkdir()
+        for name, data in files.items():
+            (root / name).write_bytes(data)
+        tok = Tokenizer.load(root)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if tok.semantic_hash != expected_hash:
+        raise ContractError(
+            f"the worker's tokenizer hash {tok.semantic_hash} differs from {expected_hash}"
+        )
+    return tok

@@ -1,0 +1,96 @@
+"""Mixture accounting: documents, bytes and tokens per source and role, token shares.
+
+Sampling half the documents from each of two sources says little about their share of
+the tokens (seed 000, 0x00A): with 200 and 800 tokens per document the first source
+supplies ``200 / (200 + 800) = 20%``. In general ``pi_s = q_s E[n_s] / sum_j q_j E[n_j]``.
+:func:`expected_token_shares` is that formula; :func:`account_mixture` measures the
+realised shares from encoded lengths, with integer totals that equal the shard totals.
+
+>>> expected_token_shares({"a": 0.5, "b": 0.5}, {"a": 200, "b": 800})
+{'a': 0.2, 'b': 0.8}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError, InvalidInputError
+from .documents import Document
+
+
+def expected_token_shares(
+    probabilities: Mapping[str, float], mean_tokens: Mapping[str, float]
+) -> dict[str, float]:
+    """``pi_s = q_s E[n_s] / sum_j q_j E[n_j]`` for sampling probabilities ``q``."""
+    if set(probabilities) != set(mean_tokens):
+        raise ConfigError("probabilities and mean_tokens must name the same sources")
+    weights = {s: probabilities[s] * mean_tokens[s] for s in probabilities}
+    total = sum(weights.values())
+    if total <= 0:
+        raise ConfigError("the expected token total is zero; give a source a positive weight")
+    return {s: w / total for s, w in weights.items()}
+
+
+@dataclass(frozen=True)
+class MixtureReport:
+    """Counts per ``(source, role)`` and totals; ``token_share`` is ``pi_s`` per source."""
+
+    rows: dict[tuple[str, str], dict[str, int]]
+
+    def totals(self) -> dict[str, int]:
+        out = {"documents": 0, "bytes": 0, "tokens": 0}
+        for row in self.rows.values():
+            for k in out:
+                out[k] += row[k]
+        return out
+
+    def by_source(self, role: str | None = None) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for (source, r), row in sorted(self.rows.items()):
+            if role is not None and r != role:
+                continue
+            acc = out.setdefault(source, {"documents": 0, "bytes": 0, "tokens": 0})
+            for k in acc:
+                acc[k] += row[k]
+        return out
+
+    def token_share(self, role: str | None = None) -> dict[str, float]:
+        """Realised ``pi_s``: each source's fraction of the tokens (of one role, or all)."""
+        sources = self.by_source(role)
+        total = sum(s["tokens"] for s in sources.values())
+        return {name: (s["tokens"] / total if total else 0.0) for name, s in sources.items()}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rows": [{"source": s, "role": r, **row} for (s, r), row in sorted(self.rows.items())],
+            "totals": self.totals(),
+            "token_share": self.token_share(),
+        }
+
+
+def account_mixture(
+    documents: Iterable[Document],
+    token_counts: Mapping[str, int],
+    *,
+    roles: Mapping[str, str] | None = None,
+) -> MixtureReport:
+    """Tally documents, UTF-8 bytes and tokens per (source, role).
+
+    ``token_counts`` maps ``doc_id`` to its encoded length (for example the ``length``
+    column of a dataset's shards); ``roles`` maps ``doc_id`` to its split role (default:
+    one role named ``"all"``).
+    """
+    rows: dict[tuple[str, str], dict[str, int]] = {}
+    for doc in documents:
+        if doc.doc_id not in token_counts:
+            raise InvalidInputError(
+                f"no token count for document {doc.doc_id!r}; encode it first or pass its length"
+            )
+        role = roles.get(doc.doc_id, "all") if roles is not None else "all"
+        row = rows.setdefault((doc.source, role), {"documents": 0, "bytes": 0, "tokens": 0})
+        row["documents"] += 1
+        row["bytes"] += doc.n_bytes
+        row["tokens"] += int(token_counts[doc.doc_id])
+    return MixtureReport(rows=rows)

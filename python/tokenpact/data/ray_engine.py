@@ -1,0 +1,195 @@
+"""The Ray Data engine: the same steps as the local engine, spread over a Ray cluster.
+
+* pre-token counting for BPE training: each block counts its documents in Rust; the
+  driver adds the counts (commutative) and trains once, so the merges equal local ones;
+* MinHash signatures and LSH band keys: computed per block, returned by row index; the
+  driver groups and verifies candidates exactly as the local engine does;
+* shard encoding: an actor pool, each actor loading the tokenizer once (from the saved
+  artifact's bytes, checked against the semantic hash) and returning finished shard
+  files; the driver writes them in shard order.
+
+Results are byte-identical to ``engine="local"`` because every unit of work (a document,
+a shard) is computed by the same function and ordered by index, never by arrival.
+
+Connect to a running cluster with ``ray_options={"address": "ray://head:10001"}``
+(CLI ``--engine ray --address ...``); without an address a running ``ray.init`` is
+reused, else a local Ray instance is started.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import ConfigError
+from .documents import Document
+from .encode import EncodeOptions, ShardResult, encode_shard, load_tokenizer_files, tokenizer_files
+from .minhash import MinHashParams
+
+DEFAULT_BLOCK_DOCS = 4096
+
+
+def _ray(address: str | None = None, num_cpus: int | None = None) -> Any:
+    try:
+        import ray
+        import ray.data  # noqa: F401
+    except ImportError:
+        raise ConfigError(
+            "engine='ray' needs Ray Data; pip install 'tokenpact[ray]' (ray[data])"
+        ) from None
+    if not ray.is_initialized():
+        ray.init(
+            address=address,
+            num_cpus=num_cpus if address is None else None,
+            include_dashboard=False,
+            log_to_driver=False,
+        )
+    return ray
+
+
+def _text_dataset(ray: Any, texts: Sequence[str], block_docs: int) -> Any:
+    import pyarrow as pa
+
+    table = pa.table({"i": np.arange(len(texts), dtype=np.int64), "text": list(texts)})
+    blocks = max(1, -(-len(texts) // block_docs))
+    return ray.data.from_arrow(table).repartition(blocks)
+
+
+def ray_band_keys(
+    texts: Sequence[str],
+    params: MinHashParams,
+    bands: int,
+    rows: int,
+    *,
+    address: str | None = None,
+    num_cpus: int | None = None,
+    block_docs: int = DEFAULT_BLOCK_DOCS,
+    workers: int | None = None,
+) -> NDArray[np.uint64]:
+    """LSH band keys ``[len(texts), bands]`` computed on Ray, rows in input order."""
+    ray = _ray(address, num_cpus)
+    if not texts:
+        return np.zeros((0, bands), dtype=np.uint64)
+
+    def keys_of(batch: dict[str, Any]) -> dict[str, Any]:
+        from tokenpact import _native
+        from tokenpact.data.minhash import minhash_signatures
+
+        sigs = minhash_signatures(list(batch["text"]), params, threads=1)
+        return {"i": batch["i"], "keys": _native.lsh_band_keys(sigs, bands, rows, 1)}
+
+    ds = _text_dataset(ray, texts, block_docs).map_batches(
+        keys_of, batch_format="numpy", batch_size=None, num_cpus=1
+    )
+    keys = np.zeros((len(texts), bands), dtype=np.uint64)
+    for batch in ds.iter_batches(batch_format="numpy", batch_size=None):
+        keys[np.asarray(batch["i"])] = np.asarray(batch["keys"], dtype=np.uint64)
+    return keys
+
+
+def ray_count_pretokens(
+    texts: Sequence[str],
+    *,
+    pattern: str = "gpt4",
+    address: str | None = None,
+    num_cpus: int | None = None,
+    block_docs: int = DEFAULT_BLOCK_DOCS,
+    workers: int | None = None,
+) -> Iterator[Any]:
+    """Per-block :class:`~tokenpact.train.PretokenCounts`, counted on Ray.
+
+    Every Ray function takes the same options (``address``, ``num_cpus``,
+    ``block_docs``, ``workers``) and ignores those it does not use, so one
+    ``ray_options`` dict serves the whole pipeline.
+    """
+    import pyarrow as pa
+
+    ray = _ray(address, num_cpus)
+
+    def count(batch: pa.Table) -> pa.Table:
+        from tokenpact.train import count_pretokens
+
+        c = count_pretokens(batch.column("text").to_pylist(), pattern=pattern, threads=1)
+        return pa.table(
+            {
+                "pieces": pa.array([list(c.pieces)], type=pa.list_(pa.binary())),
+                "counts": pa.array([c.counts], type=pa.list_(pa.uint64())),
+                "documents": [c.documents],
+                "bytes": [c.bytes],
+                "digest": [c.digest],
+            }
+        )
+
+    from ..train import PretokenCounts
+
+    ds = _text_dataset(ray, texts, block_docs).map_batches(
+        count, batch_format="pyarrow", batch_size=None, num_cpus=1
+    )
+    for batch in ds.iter_batches(batch_format="pyarrow", batch_size=1):
+        for row in batch.to_pylist():
+            yield PretokenCounts(
+                pattern=pattern,
+                pieces=tuple(row["pieces"]),
+                counts=np.asarray(row["counts"], dtype=np.uint64),
+                documents=row["documents"],
+                bytes=row["bytes"],
+                digest=row["digest"],
+            )
+
+
+class _ShardEncoder:
+    """A Ray actor: loads the tokenizer once, then encodes whole shards."""
+
+    def __init__(self, files: dict[str, bytes], options: dict[str, Any]) -> None:
+        self.opts = EncodeOptions(**options)
+        self.tok = load_tokenizer_files(files, self.opts.tokenizer_hash)
+
+    def encode(self, index: int, doc_ids: list[str], texts: list[str]) -> ShardResult:
+        return encode_shard(self.tok, index, doc_ids, texts, self.opts)
+
+
+def ray_encode_shards(
+    docs: Sequence[Document],
+    bounds: Sequence[tuple[int, int]],
+    tokenizer: Any,
+    opts: EncodeOptions,
+    *,
+    address: str | None = None,
+    num_cpus: int | None = None,
+    workers: int = 2,
+    block_docs: int | None = None,
+) -> Iterator[ShardResult]:
+    """Encode shards on a pool of ``workers`` actors; yields them in shard order.
+
+    ``ActorPool.map`` returns results in submission order, so the driver writes shard
+    ``k`` after shard ``k - 1`` whichever actor finished first.
+    """
+    from ray.util import ActorPool
+
+    ray = _ray(address, num_cpus)
+    if not bounds:
+        return
+    worker_opts = asdict(opts)
+    if worker_opts["threads"] is None:
+        worker_opts["threads"] = 1  # one core per actor: Ray schedules the cores
+    files = ray.put(tokenizer_files(tokenizer))
+    actor_cls = ray.remote(num_cpus=1)(_ShardEncoder)
+    actors = [actor_cls.remote(files, worker_opts) for _ in range(max(1, workers))]
+    try:
+        pool = ActorPool(actors)
+        jobs: list[Any] = [(k, a, b) for k, (a, b) in enumerate(bounds)]
+
+        def submit(actor: Any, job: tuple[int, int, int]) -> Any:
+            k, a, b = job
+            return actor.encode.remote(
+                k, [d.doc_id for d in docs[a:b]], [d.text for d in docs[a:b]]
+            )
+
+        yield from pool.map(submit, jobs)
+    finally:
+        for actor in actors:
+            ray.kill(actor)

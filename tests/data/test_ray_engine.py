@@ -1,0 +1,73 @@
+"""The Ray engine equals the local engine (a 2-CPU Ray instance on this machine).
+
+One module-scoped cluster serves every test; it is shut down afterwards. Kept small:
+Ray start-up dominates, and the machine is shared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import tokenpact as tp
+from tokenpact.data import Document, MinHashParams, encode_dataset, near_dedup, train_bpe
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("ray.data")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        object_store_memory=200_000_000,
+        _node_ip_address="127.0.0.1",
+    )
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def docs(real_docs: list[Document]) -> list[Document]:
+    base = real_docs[:120]
+    copies = [Document(f"zcopy{i}", d.text + " (copy)", d.source) for i, d in enumerate(base[:15])]
+    return base + copies
+
+
+def test_bpe_counts_on_ray_give_local_merges(cluster: None, docs: list[Document]) -> None:
+    texts = [d.text for d in docs]
+    local = tp.train_bpe(texts, vocab_size=520)
+    remote = train_bpe(docs, vocab_size=520, engine="ray", ray_options={"block_docs": 25})
+    assert remote.merges == local.merges
+    assert remote.training == local.training
+    assert remote.semantic_hash == local.semantic_hash
+
+
+def test_near_dedup_on_ray_equals_local(cluster: None, docs: list[Document]) -> None:
+    params = MinHashParams(n=3)
+    local = near_dedup(docs, threshold=0.7, params=params)
+    remote = near_dedup(
+        docs, threshold=0.7, params=params, engine="ray", ray_options={"block_docs": 25}
+    )
+    assert local.clusters and remote.clusters == local.clusters
+    assert remote.duplicate_of == local.duplicate_of
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "megatron"])
+def test_shards_on_ray_are_byte_identical(
+    cluster: None, tmp_path: Path, docs: list[Document], fmt: str
+) -> None:
+    tok = tp.train_bpe([d.text for d in docs], vocab_size=400, special_tokens=())
+    local = encode_dataset(docs, tok, tmp_path / "local", format=fmt, records_per_shard=30)
+    remote = encode_dataset(
+        docs, tok, tmp_path / "ray", format=fmt, records_per_shard=30, engine="ray"
+    )
+    assert remote == local
+    tree = {p.name: p.read_bytes() for p in (tmp_path / "local").iterdir()}
+    assert tree == {p.name: p.read_bytes() for p in (tmp_path / "ray").iterdir()}
