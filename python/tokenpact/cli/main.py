@@ -82,6 +82,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "release_group",
         "Release bundles: mechanical admission, atomic promotion, whole-bundle rollback.",
     ),
+    "serve": (
+        "serve_cmd",
+        "serve",
+        "Run the local web playground: token pieces, side-by-side diffs, chat templates.",
+    ),
 }
 
 
