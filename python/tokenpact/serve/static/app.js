@@ -133,6 +133,9 @@ async function compareNow() {
   if (names.length < 2) { $("#cmp-summary").textContent = "Pick at least two tokenizers."; return; }
   try {
     const data = await api("/api/compare", { tokenizers: names, text });
+    const now = [...document.querySelectorAll("#cmp-list input:checked")].map((i) => i.value);
+    // A newer request is on its way when the text or the choice changed meanwhile.
+    if ($("#cmp-text").value !== text || now.join("\n") !== names.join("\n")) return;
     renderSource($("#cmp-source"), text);
     for (const [s, e] of data.diff_spans) {
       for (let i = s; i < e; i++) $("#cmp-source").querySelector(`[data-i="${i}"]`)?.classList.add("diff");
@@ -159,6 +162,7 @@ async function compareNow() {
       col.append(h, c, box);
       return col;
     }));
+    $("#cmp-results").dataset.text = text;
   } catch (err) { showError(err.message); }
 }
 
