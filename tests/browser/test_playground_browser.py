@@ -3,7 +3,8 @@
 The app runs under uvicorn on 127.0.0.1 (a free port) in a thread. Playwright never
 downloads a browser: it launches the system ``chromium`` (``apt-get install -y
 chromium``). Without it the test skips locally, but fails under ``CI=true``.
-Screenshots go to docs/playground.png (in the README) and docs/playground-chat.png.
+Screenshots go to docs/playground.png (in the README), docs/playground-chat.png and
+docs/playground-audit.png.
 """
 
 from __future__ import annotations
@@ -181,10 +182,24 @@ def test_playground(server: str, tokenizer_dir: Path, chat_model_dir: Path) -> N
             assert forged == len(special_ids) * n_messages
             assert page.locator("#inject-naive .tok.forged").count() == forged
             chat_screenshot = page.screenshot(full_page=True)
+
+            # Vocabulary audit: one stacked bar per tokenizer, its marks sum to the vocabulary.
+            page.click(".tab[data-tab='audit']")
+            page.click("#audit-run")
+            page.wait_for_selector("#audit-chart[data-done='1']", timeout=60_000)
+            for name, tok in (("qwen-2.5", qwen), ("small", small), ("tiny", tiny)):
+                values = page.locator(f"#audit-chart .mark[data-tokenizer='{name}']").evaluate_all(
+                    "els => els.map(e => Number(e.dataset.value))"
+                )
+                assert sum(values) == tok.vocab_size, name
+            assert page.locator("#audit-table tr").count() == 4
+            audit_screenshot = page.screenshot()
         finally:
             browser.close()
     assert requests and all(url.startswith(server + "/") for url in requests), requests
     _check_screenshot(screenshot)
     _check_screenshot(chat_screenshot)
+    _check_screenshot(audit_screenshot)
     (DOCS / "playground.png").write_bytes(screenshot)
     (DOCS / "playground-chat.png").write_bytes(chat_screenshot)
+    (DOCS / "playground-audit.png").write_bytes(audit_screenshot)

@@ -217,7 +217,8 @@ def test_page_and_static_files_are_local(client: TestClient) -> None:
     assert "default-src 'self'" in csp
     static = Path(__file__).parents[2] / "python" / "tokenpact" / "serve" / "static"
     for name in ("index.html", "app.js", "style.css"):
-        text = (static / name).read_text()
+        # The SVG namespace is a name, not an address; nothing else may look like a URL.
+        text = (static / name).read_text().replace('"http://www.w3.org/2000/svg"', "")
         assert "http://" not in text and "https://" not in text, name  # no CDN, no network
         assert client.get(f"/static/{name}").status_code == 200
     assert client.get("/static/../app.py").status_code == 404
@@ -246,3 +247,19 @@ def test_cli_registry_and_host_warning(
     assert result.exit_code == 0 and "warning: binding to 0.0.0.0" in result.output
     assert runner.invoke(cli, ["serve"]).exit_code == 1  # nothing to serve
     assert serve_cmd.is_loopback("::1") and not serve_cmd.is_loopback("192.168.1.2")
+
+
+def test_audit_matches_the_audit_module(client: TestClient, registry: TokenizerRegistry) -> None:
+    from tokenpact.audit import audit_vocabulary, cost
+
+    tok = registry.tokenizer("small")
+    data = client.get("/api/audit", params={"tokenizer": "small", "d_model": 512}).json()
+    expected = audit_vocabulary(tok).counts()
+    assert {c["name"]: c["count"] for c in data["classes"]} == expected
+    assert sum(c["count"] for c in data["classes"]) == tok.vocab_size == data["vocab_size"]
+    assert data["cost"]["vocab_params"] == cost(tok.vocab_size, 512, tied=False).vocab_params
+    assert (
+        client.get("/api/audit", params={"tokenizer": "small", "d_model": "x"}).status_code == 400
+    )
+    assert client.get("/api/audit", params={"tokenizer": "nope"}).status_code == 404
+    assert client.get("/api/audit", params={"tokenizer": "../small"}).status_code == 400

@@ -1,7 +1,8 @@
 """The playground's ASGI app: static page files plus a small bounded JSON API.
 
 Routes: ``GET /`` (the page), ``GET /static/...``, ``GET /api/tokenizers``,
-``POST /api/encode``, ``POST /api/compare``, ``POST /api/chat``. Errors are JSON
+``POST /api/encode``, ``POST /api/compare``, ``POST /api/chat``, ``GET /api/audit``.
+Errors are JSON
 ``{"error": message}`` with 400 (malformed request, bad tokenizer name), 404 (unknown
 tokenizer), 413 (over a bound) or 422 (a valid request the tokenizer or template
 refuses). Nothing here writes a file; the page loads no resource from another origin
@@ -204,12 +205,27 @@ def create_app(registry: TokenizerRegistry, *, limits: ServeLimits | None = None
             raise ApiError(422, f"cannot render this conversation: {exc}") from None
         return {"tokenizer": name, "inject": bool(data.get("inject")), **result}
 
+    audits: dict[tuple[str, int], dict[str, Any]] = {}
+
+    async def audit(request: Request) -> dict[str, Any]:
+        name = request.query_params.get("tokenizer")
+        registry.entry(name)
+        raw = request.query_params.get("d_model", "4096")
+        if not raw.isdigit() or not 1 <= int(raw) <= 1 << 16:
+            raise ApiError(400, '"d_model" must be an integer from 1 to 65536')
+        key = (str(name), int(raw))
+        if key not in audits:  # the vocabulary audit takes a second or two on 150k IDs
+            tok = await run_in_threadpool(registry.tokenizer, name)
+            audits[key] = await run_in_threadpool(lambda: views.audit_view(tok, d_model=key[1]))
+        return {"tokenizer": name, **audits[key]}
+
     routes = [
         Route("/", index),
         Route("/api/tokenizers", _api(list_tokenizers)),
         Route("/api/encode", _api(encode), methods=["POST"]),
         Route("/api/compare", _api(compare), methods=["POST"]),
         Route("/api/chat", _api(chat), methods=["POST"]),
+        Route("/api/audit", _api(audit)),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes)

@@ -198,3 +198,26 @@ def injection_view(
         "safe": {**safe, "control_ids_from_content": len(safe_forged)},
         "naive": {**naive, "text": safe["text"], "forged": forged, "forged_count": len(forged)},
     }
+
+
+def audit_view(tok: Any, *, d_model: int) -> dict[str, Any]:
+    """The static vocabulary audit and the vocabulary's cost at ``d_model``."""
+    from ..audit import CLASSES, audit_vocabulary, cost
+
+    audit = audit_vocabulary(tok)
+    counts = audit.counts()
+    price = cost(tok.vocab_size, d_model, tied=False)
+    return {
+        "vocab_size": tok.vocab_size,
+        "classes": [{"name": name, "count": int(counts.get(name, 0))} for name in CLASSES],
+        "partial_utf8": int(audit.partial_utf8.sum()),
+        "proof": audit.proof_applies,
+        "seconds": round(float(audit.seconds), 3),
+        "cost": {
+            "d_model": d_model,
+            "vocab_params": price.vocab_params,
+            "param_bytes": price.param_bytes,
+            "training_bytes": price.training_bytes,
+            "logits_flops_per_position": price.logits_flops_per_position,
+        },
+    }

@@ -278,6 +278,87 @@ function wireChat() {
   $("#chat-inject").addEventListener("click", () => chatNow(true));
 }
 
+// ---- Vocabulary audit tab ----
+const CLASS_COLORS = {
+  special: "#344054", added: "#7a5af8", byte_fallback: "#f79009", duplicate: "#f04438",
+  alone: "#12b76a", context: "#2e90fa", unreachable: "#d92d20", undetermined: "#98a2b3",
+};
+const SVG = "http://www.w3.org/2000/svg"; // an XML namespace name, not a network address
+
+function svgEl(name, attrs) {
+  const el = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  return el;
+}
+
+// One 100% stacked bar per tokenizer: the share of its IDs in each audit class.
+function auditChart(results) {
+  const width = 900, left = 140, barH = 26, gap = 12, top = 30;
+  const height = top + results.length * (barH + gap) + 10;
+  const svg = svgEl("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img" });
+  let x = left;
+  for (const name of Object.keys(CLASS_COLORS)) {
+    svg.append(svgEl("rect", { x, y: 4, width: 12, height: 12, fill: CLASS_COLORS[name] }));
+    const label = svgEl("text", { x: x + 16, y: 15 });
+    label.textContent = name;
+    svg.append(label);
+    x += 24 + name.length * 7;
+  }
+  results.forEach((r, row) => {
+    const y = top + row * (barH + gap);
+    const label = svgEl("text", { x: 0, y: y + barH * 0.7 });
+    label.textContent = r.tokenizer;
+    svg.append(label);
+    let offset = left;
+    for (const c of r.classes) {
+      if (!c.count) continue;
+      const w = ((width - left - 10) * c.count) / r.vocab_size;
+      const rect = svgEl("rect", {
+        x: offset, y, width: Math.max(w, 1), height: barH, fill: CLASS_COLORS[c.name],
+        class: "mark", "data-class": c.name, "data-value": c.count, "data-tokenizer": r.tokenizer,
+      });
+      const title = svgEl("title", {});
+      title.textContent = `${r.tokenizer}: ${c.count} ${c.name} IDs`;
+      rect.append(title);
+      svg.append(rect);
+      offset += w;
+    }
+  });
+  return svg;
+}
+
+function auditTable(results) {
+  const table = $("#audit-table");
+  const head = ["tokenizer", "vocab", ...Object.keys(CLASS_COLORS), "partial UTF-8",
+    "vocab params (M)", "training GiB"];
+  const row = (cells, tag) => {
+    const tr = document.createElement("tr");
+    for (const c of cells) {
+      const cell = document.createElement(tag);
+      cell.textContent = typeof c === "number" ? c.toLocaleString("en") : c;
+      tr.append(cell);
+    }
+    return tr;
+  };
+  table.replaceChildren(row(head, "th"), ...results.map((r) => row([
+    r.tokenizer, r.vocab_size, ...r.classes.map((c) => c.count), r.partial_utf8,
+    (r.cost.vocab_params / 1e6).toFixed(1), (r.cost.training_bytes / 2 ** 30).toFixed(2),
+  ], "td")));
+}
+
+async function auditNow() {
+  const d = $("#audit-dmodel").value;
+  try {
+    const results = [];
+    for (const t of tokenizers) {
+      results.push(await api(`/api/audit?tokenizer=${encodeURIComponent(t.name)}&d_model=${encodeURIComponent(d)}`));
+    }
+    $("#audit-chart").replaceChildren(auditChart(results));
+    auditTable(results);
+    $("#audit-chart").dataset.done = "1";
+  } catch (err) { showError(err.message); }
+}
+
 // ---- tabs and start-up ----
 function wireTabs() {
   document.querySelectorAll(".tab").forEach((button) => button.addEventListener("click", () => {
@@ -297,6 +378,7 @@ async function start() {
   wireTokens();
   wireCompare();
   wireChat();
+  $("#audit-run").addEventListener("click", auditNow);
   await encodeNow();
   document.body.dataset.ready = "1";
 }
