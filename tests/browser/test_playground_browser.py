@@ -3,13 +3,15 @@
 The app runs under uvicorn on 127.0.0.1 (a free port) in a thread. Playwright never
 downloads a browser: it launches the system ``chromium`` (``apt-get install -y
 chromium``). Without it the test skips locally, but fails under ``CI=true``.
-Screenshots go to docs/playground.png (in the README), docs/playground-chat.png and
-docs/playground-audit.png.
+Screenshots go to the test's tmp directory; with TOKENPACT_UPDATE_SCREENSHOTS=1 they
+also replace docs/playground.png (in the README), docs/playground-chat.png and
+docs/playground-audit.png, so an ordinary test run leaves the tree clean.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -74,7 +76,12 @@ def _check_screenshot(png: bytes) -> None:
     assert len(colors) > 50  # colored token pieces, not just text
 
 
-def test_playground(server: str, tokenizer_dir: Path, chat_model_dir: Path) -> None:  # noqa: F811
+def test_playground(
+    server: str,
+    tokenizer_dir: Path,  # noqa: F811
+    chat_model_dir: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
     sync_playwright = _require_browser()
     small = tp.Tokenizer.load(tokenizer_dir / "small")
     tiny = tp.Tokenizer.load(tokenizer_dir / "tiny")
@@ -200,6 +207,14 @@ def test_playground(server: str, tokenizer_dir: Path, chat_model_dir: Path) -> N
     _check_screenshot(screenshot)
     _check_screenshot(chat_screenshot)
     _check_screenshot(audit_screenshot)
-    (DOCS / "playground.png").write_bytes(screenshot)
-    (DOCS / "playground-chat.png").write_bytes(chat_screenshot)
-    (DOCS / "playground-audit.png").write_bytes(audit_screenshot)
+    shots = {
+        "playground.png": screenshot,
+        "playground-chat.png": chat_screenshot,
+        "playground-audit.png": audit_screenshot,
+    }
+    targets = [tmp_path]
+    if os.environ.get("TOKENPACT_UPDATE_SCREENSHOTS") == "1":
+        targets.append(DOCS)
+    for target in targets:
+        for name, png in shots.items():
+            (target / name).write_bytes(png)

@@ -263,3 +263,13 @@ def test_audit_matches_the_audit_module(client: TestClient, registry: TokenizerR
     )
     assert client.get("/api/audit", params={"tokenizer": "nope"}).status_code == 404
     assert client.get("/api/audit", params={"tokenizer": "../small"}).status_code == 400
+
+
+def test_dir_lists_tokenizers_not_their_configs(tmp_path: Path, tokenizer_dir: Path) -> None:
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "tokenizer_config.json").write_text("{}")
+    (served / "config.json").write_text("{}")
+    (served / "manifest.json").write_text("{}")
+    tp.Tokenizer.load(tokenizer_dir / "tiny").export_hf(served / "hf")
+    assert TokenizerRegistry(dirs=[served]).names == ["hf"]

@@ -59,7 +59,10 @@ class Entry:
 def _is_tokenizer(path: Path) -> bool:
     if path.is_dir():
         return any((path / f).is_file() for f in TOKENIZER_FILES)
-    return path.is_file() and path.suffix in TOKENIZER_SUFFIXES and path.name != "manifest.json"
+    if not path.is_file() or path.suffix not in TOKENIZER_SUFFIXES:
+        return False
+    # Of JSON files only tokenizers, not the configs and manifests that sit beside them.
+    return path.suffix != ".json" or path.name.endswith(TOKENIZER_FILES)
 
 
 class TokenizerRegistry:
