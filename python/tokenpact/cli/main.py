@@ -97,6 +97,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "encode_dataset_cmd",
         "Encode corpus files into shards bound to the tokenizer (dataset.json + shards).",
     ),
+    "serve": (
+        "serve_cmd",
+        "serve",
+        "Run the local web playground: token pieces, side-by-side diffs, chat templates.",
+    ),
 }
 
 

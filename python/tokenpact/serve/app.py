@@ -1,0 +1,233 @@
+"""The playground's ASGI app: static page files plus a small bounded JSON API.
+
+Routes: ``GET /`` (the page), ``GET /static/...``, ``GET /api/tokenizers``,
+``POST /api/encode``, ``POST /api/compare``, ``POST /api/chat``, ``GET /api/audit``.
+Errors are JSON
+``{"error": message}`` with 400 (malformed request, bad tokenizer name), 404 (unknown
+tokenizer), 413 (over a bound) or 422 (a valid request the tokenizer or template
+refuses). Nothing here writes a file; the page loads no resource from another origin
+(the Content-Security-Policy header forbids it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..errors import InvalidInputError, TokenpactError
+from . import views
+from .registry import TokenizerRegistry, UnknownTokenizerName
+
+STATIC = Path(__file__).parent / "static"
+SECURITY_HEADERS = [
+    (
+        b"content-security-policy",
+        b"default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none';"
+        b" form-action 'none'; frame-ancestors 'none'",
+    ),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cache-control", b"no-store"),
+]
+
+
+@dataclass(frozen=True)
+class ServeLimits:
+    """Bounds on one request; anything larger is refused with 413 before any work."""
+
+    max_body_bytes: int = 1 << 20
+    max_text_chars: int = 50_000
+    max_messages: int = 64
+    max_conversation_chars: int = 50_000
+    max_compare: int = 6
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class _SecurityHeaders:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+async def _read_json(request: Request, limits: ServeLimits) -> dict[str, Any]:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limits.max_body_bytes:
+        raise ApiError(
+            413, f"request body is {declared} bytes; the limit is {limits.max_body_bytes}"
+        )
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limits.max_body_bytes:
+            raise ApiError(413, f"request body exceeds {limits.max_body_bytes} bytes")
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ApiError(400, f"the body is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "the body must be a JSON object")
+    return data
+
+
+def _text(data: dict[str, Any], limits: ServeLimits) -> str:
+    text = data.get("text")
+    if not isinstance(text, str):
+        raise ApiError(400, '"text" must be a string')
+    if len(text) > limits.max_text_chars:
+        raise ApiError(
+            413, f"text has {len(text):,} characters; the limit is {limits.max_text_chars:,}"
+        )
+    return text
+
+
+def _messages(data: dict[str, Any], limits: ServeLimits) -> list[dict[str, Any]]:
+    messages = data.get("messages")
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        raise ApiError(400, '"messages" must be a list of {"role": ..., "content": ...} objects')
+    if not messages:
+        raise ApiError(400, '"messages" is empty')
+    if len(messages) > limits.max_messages:
+        raise ApiError(413, f"{len(messages)} messages; the limit is {limits.max_messages}")
+    size = len(json.dumps(messages, ensure_ascii=False))
+    if size > limits.max_conversation_chars:
+        raise ApiError(
+            413,
+            f"the conversation is {size:,} characters of JSON;"
+            f" the limit is {limits.max_conversation_chars:,}",
+        )
+    for i, message in enumerate(messages):
+        if not isinstance(message.get("role"), str):
+            raise ApiError(400, f'message {i} has no string "role"')
+    return messages
+
+
+Handler = Callable[[Request], Awaitable[Any]]
+
+
+def _api(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    """Turn a handler's result into JSON and every expected failure into a JSON error."""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            return JSONResponse(await handler(request))
+        except ApiError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=exc.status)
+        except UnknownTokenizerName as exc:
+            return JSONResponse({"error": str(exc)}, status_code=404)
+        except InvalidInputError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        except TokenpactError as exc:
+            return JSONResponse({"error": f"{type(exc).__name__}: {exc}"}, status_code=422)
+
+    return endpoint
+
+
+def create_app(registry: TokenizerRegistry, *, limits: ServeLimits | None = None) -> Starlette:
+    """The playground app over the tokenizers of ``registry``."""
+    bounds = limits or ServeLimits()
+
+    async def index(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    async def list_tokenizers(request: Request) -> dict[str, Any]:
+        return {
+            "tokenizers": registry.describe(),
+            "limits": {
+                "max_text_chars": bounds.max_text_chars,
+                "max_messages": bounds.max_messages,
+                "max_conversation_chars": bounds.max_conversation_chars,
+                "max_compare": bounds.max_compare,
+            },
+        }
+
+    async def encode(request: Request) -> dict[str, Any]:
+        data = await _read_json(request, bounds)
+        text = _text(data, bounds)
+        name = data.get("tokenizer")
+        registry.entry(name)  # 400/404 before any loading
+        tok = await run_in_threadpool(registry.tokenizer, name)
+        return {"tokenizer": name, **await run_in_threadpool(views.encode_view, tok, text)}
+
+    async def compare(request: Request) -> dict[str, Any]:
+        data = await _read_json(request, bounds)
+        text = _text(data, bounds)
+        names = data.get("tokenizers")
+        if not isinstance(names, list) or len(names) < 2:
+            raise ApiError(400, '"tokenizers" must be a list of at least two names')
+        if len(names) > bounds.max_compare:
+            raise ApiError(413, f"{len(names)} tokenizers; the limit is {bounds.max_compare}")
+        for name in names:
+            registry.entry(name)
+        named = [(name, await run_in_threadpool(registry.tokenizer, name)) for name in names]
+        return await run_in_threadpool(views.compare_view, named, text)
+
+    async def chat(request: Request) -> dict[str, Any]:
+        data = await _read_json(request, bounds)
+        messages = _messages(data, bounds)
+        name = data.get("tokenizer")
+        registry.entry(name)
+        template = await run_in_threadpool(registry.chat_template, name)
+        if template is None:
+            raise ApiError(422, f"tokenizer {name!r} has no chat template in its directory")
+        tok = registry.tokenizer(name)
+        generation = bool(data.get("add_generation_prompt", True))
+        view = views.injection_view if data.get("inject") else views.chat_view
+        try:
+            result = await run_in_threadpool(
+                lambda: view(tok, template, messages, add_generation_prompt=generation)
+            )
+        except (ValueError, TypeError) as exc:  # message-shape problems the template found
+            if isinstance(exc, TokenpactError):
+                raise
+            raise ApiError(422, f"cannot render this conversation: {exc}") from None
+        return {"tokenizer": name, "inject": bool(data.get("inject")), **result}
+
+    audits: dict[tuple[str, int], dict[str, Any]] = {}
+
+    async def audit(request: Request) -> dict[str, Any]:
+        name = request.query_params.get("tokenizer")
+        registry.entry(name)
+        raw = request.query_params.get("d_model", "4096")
+        if not raw.isdigit() or not 1 <= int(raw) <= 1 << 16:
+            raise ApiError(400, '"d_model" must be an integer from 1 to 65536')
+        key = (str(name), int(raw))
+        if key not in audits:  # the vocabulary audit takes a second or two on 150k IDs
+            tok = await run_in_threadpool(registry.tokenizer, name)
+            audits[key] = await run_in_threadpool(lambda: views.audit_view(tok, d_model=key[1]))
+        return {"tokenizer": name, **audits[key]}
+
+    routes = [
+        Route("/", index),
+        Route("/api/tokenizers", _api(list_tokenizers)),
+        Route("/api/encode", _api(encode), methods=["POST"]),
+        Route("/api/compare", _api(compare), methods=["POST"]),
+        Route("/api/chat", _api(chat), methods=["POST"]),
+        Route("/api/audit", _api(audit)),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes)
+    app.add_middleware(_SecurityHeaders)
+    return app

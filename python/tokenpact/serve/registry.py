@@ -1,0 +1,150 @@
+"""The tokenizers a playground may load: named on the command line, nothing else.
+
+The API refers to tokenizers by name only. A name is looked up in a table built at
+start-up from ``--tokenizer NAME=PATH`` and the entries of each ``--dir``; a name is
+never joined onto a path, so ``../x`` or an absolute path in a request cannot reach
+the file system. Entries of a ``--dir`` that resolve outside it (symlinks) are skipped.
+Tokenizers load on first use and stay cached; loading only reads files.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, InvalidInputError
+
+# Letters, digits, '.', '_', '-'; no separators, no leading dot (so no '..').
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# Files inside a tokenizer directory that hold its chat template.
+TEMPLATE_FILES = ("chat_template.jinja", "tokenizer_config.json")
+# What Tokenizer.load reads: a directory holding one of these, or such a file itself.
+TOKENIZER_FILES = ("tokenpact.json", "tokenizer.json")
+TOKENIZER_SUFFIXES = (".json", ".tiktoken", ".model")
+
+
+class UnknownTokenizerName(InvalidInputError):
+    """A request named a tokenizer that the server was not started with."""
+
+
+def check_name(name: object) -> str:
+    """``name`` if it is a well-formed tokenizer name, else :class:`InvalidInputError`."""
+    if not isinstance(name, str) or NAME_RE.fullmatch(name) is None or ".." in name:
+        raise InvalidInputError(
+            f"invalid tokenizer name {str(name)[:80]!r}: names are letters, digits, '.', '_'"
+            " and '-' (no path separators); GET /api/tokenizers lists them"
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    path: Path
+
+    @property
+    def directory(self) -> Path:
+        return self.path if self.path.is_dir() else self.path.parent
+
+    @property
+    def has_chat_template(self) -> bool:
+        # A bare file (a .tiktoken, a .model) carries no template; only directories do.
+        return self.path.is_dir() and any((self.path / f).is_file() for f in TEMPLATE_FILES)
+
+
+def _is_tokenizer(path: Path) -> bool:
+    if path.is_dir():
+        return any((path / f).is_file() for f in TOKENIZER_FILES)
+    if not path.is_file() or path.suffix not in TOKENIZER_SUFFIXES:
+        return False
+    # Of JSON files only tokenizers, not the configs and manifests that sit beside them.
+    return path.suffix != ".json" or path.name.endswith(TOKENIZER_FILES)
+
+
+class TokenizerRegistry:
+    """Name -> path table plus a cache of loaded tokenizers and chat templates."""
+
+    def __init__(
+        self, entries: Iterable[tuple[str, str | Path]] = (), *, dirs: Iterable[str | Path] = ()
+    ):
+        self._entries: dict[str, Entry] = {}
+        for name, path in entries:
+            self._add(check_name(name), Path(path).resolve())
+        for directory in dirs:
+            self._scan(Path(directory).resolve())
+        self._lock = threading.Lock()
+        self._tokenizers: dict[str, Any] = {}
+        self._templates: dict[str, Any] = {}
+
+    def _add(self, name: str, path: Path) -> None:
+        if name in self._entries:
+            raise ConfigError(f"tokenizer name {name!r} is given twice; rename one (NAME=PATH)")
+        if not path.exists():
+            raise ConfigError(f"tokenizer {name!r}: {path} does not exist")
+        self._entries[name] = Entry(name, path)
+
+    def _scan(self, directory: Path) -> None:
+        if not directory.is_dir():
+            raise ConfigError(f"--dir {directory} is not a directory")
+        for child in sorted(directory.iterdir()):
+            resolved = child.resolve()
+            if directory not in resolved.parents or not _is_tokenizer(resolved):
+                continue
+            name = child.name if child.is_dir() else child.stem
+            if NAME_RE.fullmatch(name) and ".." not in name and name not in self._entries:
+                self._entries[name] = Entry(name, resolved)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def entry(self, name: object) -> Entry:
+        checked = check_name(name)
+        try:
+            return self._entries[checked]
+        except KeyError:
+            raise UnknownTokenizerName(
+                f"unknown tokenizer {checked!r}; this server has: {', '.join(self.names)}"
+            ) from None
+
+    def tokenizer(self, name: object) -> Any:
+        entry = self.entry(name)
+        with self._lock:
+            tok = self._tokenizers.get(entry.name)
+            if tok is None:
+                from ..tokenizer import Tokenizer
+
+                tok = self._tokenizers[entry.name] = Tokenizer.load(entry.path)
+            return tok
+
+    def chat_template(self, name: object) -> Any | None:
+        """The tokenizer's chat template, or None when its directory has none."""
+        entry = self.entry(name)
+        if not entry.has_chat_template:
+            return None
+        tok = self.tokenizer(entry.name)
+        with self._lock:
+            template = self._templates.get(entry.name)
+            if template is None:
+                from ..chat import ChatTemplate
+
+                template = self._templates[entry.name] = ChatTemplate.from_hf(entry.path, tok)
+            return template
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": e.name,
+                "kind": "directory" if e.path.is_dir() else e.path.suffix.lstrip("."),
+                "chat_template": e.has_chat_template,
+                "loaded": e.name in self._tokenizers,
+            }
+            for e in (self._entries[n] for n in self.names)
+        ]

@@ -1,0 +1,220 @@
+"""The playground in a real browser: Debian's chromium, headless, driven by Playwright.
+
+The app runs under uvicorn on 127.0.0.1 (a free port) in a thread. Playwright never
+downloads a browser: it launches the system ``chromium`` (``apt-get install -y
+chromium``). Without it the test skips locally, but fails under ``CI=true``.
+Screenshots go to the test's tmp directory; with TOKENPACT_UPDATE_SCREENSHOTS=1 they
+also replace docs/playground.png (in the README), docs/playground-chat.png and
+docs/playground-audit.png, so an ordinary test run leaves the tree clean.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.browser.test_audit_report_browser import CHROMIUM, _require_browser
+from tests.serve.conftest import chat_model_dir, tokenizer_dir  # noqa: F401 - fixtures
+
+import tokenpact as tp
+
+DOCS = Path(__file__).parents[2] / "docs"
+TEXT = "The cat sat on the mat. Naïve café, λόγος and Привет!\nx += 1"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tokenizer_dir: Path, chat_model_dir: Path) -> Iterator[str]:  # noqa: F811
+    uvicorn = pytest.importorskip("uvicorn")
+    from tokenpact.serve import TokenizerRegistry, create_app
+
+    registry = TokenizerRegistry([("qwen-2.5", chat_model_dir)], dirs=[tokenizer_dir])
+    port = _free_port()
+    config = uvicorn.Config(create_app(registry), host="127.0.0.1", port=port, log_level="warning")
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if srv.started:
+            break
+        threading.Event().wait(0.05)
+    assert srv.started, "uvicorn did not start"
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=10)
+
+
+def _shown(piece: bytes) -> str:
+    """A piece as the page shows it: its text, bytes of a split character as \\xNN."""
+    return piece.decode("utf-8", "backslashreplace")
+
+
+def _tok_attrs(page: Any, selector: str, attr: str) -> list[str]:
+    return list(page.locator(selector).evaluate_all(f"els => els.map(e => e.dataset.{attr})"))
+
+
+def _check_screenshot(png: bytes) -> None:
+    from PIL import Image, ImageStat
+
+    image = Image.open(io.BytesIO(png))
+    assert image.size[0] >= 1000
+    assert ImageStat.Stat(image.convert("L")).stddev[0] > 10, "the screenshot is blank"
+    colors = image.convert("RGB").getcolors(maxcolors=1 << 20) or []
+    assert len(colors) > 50  # colored token pieces, not just text
+
+
+def test_playground(
+    server: str,
+    tokenizer_dir: Path,  # noqa: F811
+    chat_model_dir: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    sync_playwright = _require_browser()
+    small = tp.Tokenizer.load(tokenizer_dir / "small")
+    tiny = tp.Tokenizer.load(tokenizer_dir / "tiny")
+    requests: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(server + "/")
+            page.wait_for_selector("body[data-ready='1']")
+            page.select_option("#tok-select", "small")
+
+            # Type text: the count and the pieces are the Python API's.
+            page.fill("#text", "")
+            page.type("#text", TEXT, delay=2)
+            ids = small.encode(TEXT)
+            enc = small.encode_structured(TEXT)
+            page.wait_for_selector(f"#counts[data-tokens='{len(ids)}']")
+            assert page.locator("#counts [data-count='bytes']").inner_text() == str(
+                len(TEXT.encode())
+            )
+            assert [int(i) for i in _tok_attrs(page, "#tokens .tok", "id")] == ids
+            pieces = _tok_attrs(page, "#tokens .tok", "text")
+            assert pieces == [_shown(small.token_bytes(i)) for i in ids]
+            partial = page.locator("#tokens .tok.partial")
+            assert partial.count() >= 1  # Greek and Cyrillic, unseen in training, split into bytes
+
+            # Hover: the token's source span lights up, and only it.
+            chars = list(TEXT)
+            k = max(range(len(ids)), key=lambda i: enc.offsets[i][1] - enc.offsets[i][0])
+            start, end = enc.offsets[k]
+            page.locator("#tokens .tok").nth(k).hover()
+            lit = page.locator("#source .lit")
+            assert lit.count() == end - start
+            assert "".join(lit.all_inner_texts()) == "".join(chars[start:end])
+            screenshot = page.screenshot(full_page=True)
+
+            # Select text: the tokens that overlap it light up.
+            sel_start, sel_end = TEXT.index("café"), TEXT.index("café") + 4
+            page.evaluate(
+                f"""() => {{ const a = document.querySelector('#text');
+                a.focus(); a.setSelectionRange({sel_start}, {sel_end});
+                a.dispatchEvent(new Event('select')); }}"""
+            )
+            expected = [i for i, (s, e) in enumerate(enc.offsets) if s < sel_end and sel_start < e]
+            page.wait_for_function(
+                "n => document.querySelectorAll('#tokens .tok.selected').length === n",
+                arg=len(expected),
+            )
+            assert [int(i) for i in _tok_attrs(page, "#tokens .tok.selected", "index")] == expected
+
+            # Side by side: two trained tokenizers, differing tokens and spans marked.
+            page.click(".tab[data-tab='compare']")
+            page.uncheck("#cmp-list input[value='qwen-2.5']")
+            page.check("#cmp-list input[value='small']")
+            page.check("#cmp-list input[value='tiny']")
+            page.fill("#cmp-text", TEXT)
+            page.wait_for_function(
+                "text => document.querySelector('#cmp-results').dataset.text === text", arg=TEXT
+            )
+            names = page.locator(".cmp-col").evaluate_all("els => els.map(e => e.dataset.name)")
+            assert names == ["small", "tiny"]
+            spans = {
+                name: [tuple(o) for o in tok.encode_structured(TEXT).offsets]
+                for name, tok in (("small", small), ("tiny", tiny))
+            }
+            for name, other in (("small", "tiny"), ("tiny", "small")):
+                col = f".cmp-col[data-name='{name}'] .tok"
+                differs = page.locator(col).evaluate_all(
+                    "els => els.map(e => e.classList.contains('differs'))"
+                )
+                assert differs == [s not in set(spans[other]) for s in spans[name]]
+            diff_chars = {
+                i
+                for name, other in (("small", "tiny"), ("tiny", "small"))
+                for s in spans[name]
+                if s not in set(spans[other])
+                for i in range(*s)
+            }
+            marked = {int(i) for i in _tok_attrs(page, "#cmp-source .diff", "i")}
+            assert marked == diff_chars and marked
+
+            # Chat: the injection demo on a real chat template.
+            page.click(".tab[data-tab='chat']")
+            page.select_option("#chat-select", "qwen-2.5")
+            page.click("#chat-render")
+            page.wait_for_selector("#chat-output[data-mode='render'] .boundary")
+            origins = set(_tok_attrs(page, "#chat-output .tok", "origin"))
+            assert {"control", "template", "role", "content"} <= origins
+            assert page.locator("#chat-output .tok.assistant").count() > 0
+            page.click("#chat-inject")
+            page.wait_for_selector("#inject-safe")
+            qwen = tp.Tokenizer.load(chat_model_dir)
+            special_ids = set(dict(qwen.special_tokens).values())
+            n_messages = len(
+                page.evaluate("JSON.parse(document.querySelector('#chat-json').value)")
+            )
+            assert page.locator("#inject-safe").get_attribute("data-control-from-content") == "0"
+            content_ids = [
+                int(i) for i in _tok_attrs(page, "#inject-safe .tok[data-origin='content']", "id")
+            ]
+            assert content_ids and not special_ids & set(content_ids)
+            forged = int(page.locator("#inject-naive").get_attribute("data-forged") or -1)
+            assert forged == len(special_ids) * n_messages
+            assert page.locator("#inject-naive .tok.forged").count() == forged
+            chat_screenshot = page.screenshot(full_page=True)
+
+            # Vocabulary audit: one stacked bar per tokenizer, its marks sum to the vocabulary.
+            page.click(".tab[data-tab='audit']")
+            page.click("#audit-run")
+            page.wait_for_selector("#audit-chart[data-done='1']", timeout=60_000)
+            for name, tok in (("qwen-2.5", qwen), ("small", small), ("tiny", tiny)):
+                values = page.locator(f"#audit-chart .mark[data-tokenizer='{name}']").evaluate_all(
+                    "els => els.map(e => Number(e.dataset.value))"
+                )
+                assert sum(values) == tok.vocab_size, name
+            assert page.locator("#audit-table tr").count() == 4
+            audit_screenshot = page.screenshot()
+        finally:
+            browser.close()
+    assert requests and all(url.startswith(server + "/") for url in requests), requests
+    _check_screenshot(screenshot)
+    _check_screenshot(chat_screenshot)
+    _check_screenshot(audit_screenshot)
+    shots = {
+        "playground.png": screenshot,
+        "playground-chat.png": chat_screenshot,
+        "playground-audit.png": audit_screenshot,
+    }
+    targets = [tmp_path]
+    if os.environ.get("TOKENPACT_UPDATE_SCREENSHOTS") == "1":
+        targets.append(DOCS)
+    for target in targets:
+        for name, png in shots.items():
+            (target / name).write_bytes(png)
