@@ -107,7 +107,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     )
     from .contract import (
         golden,
-        reconcile,  # type: ignore[no-redef]  # the submodule shares the name
         validate_special_ids,
     )
     from .corpus import TextFiles

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+
 from hash_cases import FIXTURE, cases, hashes_of
 
 RECORDED: dict[str, dict[str, str]] = json.loads(FIXTURE.read_text(encoding="utf-8"))
