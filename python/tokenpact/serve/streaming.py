@@ -108,11 +108,14 @@ def stream_view(
     rule, inbound = inbound_steps(tok, data, chunk_size)
     ids = [token_id for step in inbound for token_id in step["committed"]]
     policy = StopPolicy(stop_strings=stop_strings, max_new_tokens=max_new_tokens)
+    seen = {*ids, *(i for step in inbound for i in step["provisional"])}
     return {
         "rule": rule,
         "bytes": len(data),
         "chunk_size": chunk_size,
         "ids": ids,
         "inbound": inbound,
+        # Each distinct ID's piece once (the steps carry bare IDs).
+        "pieces": {str(i): _piece(tok, i) for i in sorted(seen)},
         "outbound": outbound_steps(tok, ids, policy),
     }
