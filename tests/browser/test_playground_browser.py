@@ -4,8 +4,9 @@ The app runs under uvicorn on 127.0.0.1 (a free port) in a thread. Playwright ne
 downloads a browser: it launches the system ``chromium`` (``apt-get install -y
 chromium``). Without it the test skips locally, but fails under ``CI=true``.
 Screenshots go to the test's tmp directory; with TOKENPACT_UPDATE_SCREENSHOTS=1 they
-also replace docs/playground.png (in the README), docs/playground-chat.png and
-docs/playground-audit.png, so an ordinary test run leaves the tree clean.
+also replace docs/playground.png (in the README), docs/playground-chat.png,
+docs/playground-audit.png and docs/playground-stream.png, so an ordinary test run
+leaves the tree clean.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from tests.browser.test_audit_report_browser import CHROMIUM, _require_browser
 from tests.serve.conftest import chat_model_dir, tokenizer_dir  # noqa: F401 - fixtures
 
 import tokenpact as tp
+from tokenpact.runtime import OutputStream, StopPolicy, StreamingEncoder
 
 DOCS = Path(__file__).parents[2] / "docs"
+STREAM_TEXT = "Streaming naïve café, then STOP and nothing after it."
 TEXT = "The cat sat on the mat. Naïve café, λόγος and Привет!\nx += 1"
 
 
@@ -190,6 +193,45 @@ def test_playground(
             assert page.locator("#inject-naive .tok.forged").count() == forged
             chat_screenshot = page.screenshot(full_page=True)
 
+            # Streaming: committed vs provisional IDs per push, then the stop decision.
+            page.click(".tab[data-tab='stream']")
+            page.select_option("#stream-select", "small")
+            page.fill("#stream-stops", "STOP,\\n\\n")
+            page.fill("#stream-text", "")
+            page.type("#stream-text", STREAM_TEXT, delay=2)
+            page.wait_for_function(
+                "text => document.querySelector('#stream-ids').dataset.text === text",
+                arg=STREAM_TEXT,
+            )
+            stream_ids = small.encode(STREAM_TEXT)
+            ids_box = page.locator("#stream-ids")
+            assert ids_box.get_attribute("data-committed-total") == str(len(stream_ids))
+            assert [int(i) for i in _tok_attrs(page, "#stream-ids .tok.committed", "id")] == (
+                stream_ids
+            )
+            assert page.locator("#stream-ids .tok.provisional").count() == 0
+            direct = OutputStream(small, StopPolicy(stop_strings=["STOP", "\n\n"]))
+            direct.push(stream_ids)
+            assert direct.finish_reason == "stop" and direct.matched_stop == "STOP"
+            decision = page.locator("#stream-decision")
+            assert decision.get_attribute("data-reason") == "stop"
+            assert "finish_reason = stop" in decision.inner_text()
+            assert '"STOP"' in decision.inner_text()
+            assert page.locator("#stream-visible").inner_text() == direct.visible_text
+            # Step 1: the first chunk's provisional IDs, shown in their own style.
+            encoder = StreamingEncoder(small)
+            first = encoder.push_bytes(STREAM_TEXT.encode()[:4])
+            page.eval_on_selector(
+                "#stream-step", "el => { el.value = 0; el.dispatchEvent(new Event('input')); }"
+            )
+            assert ids_box.get_attribute("data-committed-total") == str(len(first))
+            provisional = [int(i) for i in _tok_attrs(page, "#stream-ids .tok.provisional", "id")]
+            assert provisional == encoder.provisional() and provisional
+            page.eval_on_selector(  # a step with both kinds of IDs for the screenshot
+                "#stream-step", "el => { el.value = 6; el.dispatchEvent(new Event('input')); }"
+            )
+            stream_screenshot = page.screenshot(full_page=True)
+
             # Vocabulary audit: one stacked bar per tokenizer, its marks sum to the vocabulary.
             page.click(".tab[data-tab='audit']")
             page.click("#audit-run")
@@ -207,10 +249,12 @@ def test_playground(
     _check_screenshot(screenshot)
     _check_screenshot(chat_screenshot)
     _check_screenshot(audit_screenshot)
+    _check_screenshot(stream_screenshot)
     shots = {
         "playground.png": screenshot,
         "playground-chat.png": chat_screenshot,
         "playground-audit.png": audit_screenshot,
+        "playground-stream.png": stream_screenshot,
     }
     targets = [tmp_path]
     if os.environ.get("TOKENPACT_UPDATE_SCREENSHOTS") == "1":

@@ -1,7 +1,8 @@
 """The playground's ASGI app: static page files plus a small bounded JSON API.
 
 Routes: ``GET /`` (the page), ``GET /static/...``, ``GET /api/tokenizers``,
-``POST /api/encode``, ``POST /api/compare``, ``POST /api/chat``, ``GET /api/audit``.
+``POST /api/encode``, ``POST /api/compare``, ``POST /api/chat``, ``POST /api/stream``,
+``GET /api/audit``.
 Errors are JSON
 ``{"error": message}`` with 400 (malformed request, bad tokenizer name), 404 (unknown
 tokenizer), 413 (over a bound) or 422 (a valid request the tokenizer or template
@@ -26,7 +27,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import InvalidInputError, TokenpactError
-from . import views
+from . import streaming, views
 from .registry import TokenizerRegistry, UnknownTokenizerName
 
 STATIC = Path(__file__).parent / "static"
@@ -51,6 +52,14 @@ class ServeLimits:
     max_messages: int = 64
     max_conversation_chars: int = 50_000
     max_compare: int = 6
+    # Streaming replays every push (and re-encodes the provisional tail each time), so
+    # its text and step count have their own, smaller bounds.
+    max_stream_bytes: int = 8192
+    max_stream_steps: int = 1024
+    max_chunk_size: int = 4096
+    max_stop_strings: int = 16
+    max_stop_chars: int = 256
+    max_new_tokens: int = 1 << 20
 
 
 class ApiError(Exception):
@@ -124,6 +133,41 @@ def _messages(data: dict[str, Any], limits: ServeLimits) -> list[dict[str, Any]]
     return messages
 
 
+def _stream_options(
+    data: dict[str, Any], text: str, limits: ServeLimits
+) -> tuple[int, list[str], int | None]:
+    """``chunk_size``, ``stop_strings`` and ``max_new_tokens`` of a stream request."""
+    chunk = data.get("chunk_size", 4)
+    if type(chunk) is not int or not 1 <= chunk <= limits.max_chunk_size:
+        raise ApiError(400, f'"chunk_size" must be an integer from 1 to {limits.max_chunk_size}')
+    n_bytes = len(text.encode("utf-8"))
+    if n_bytes > limits.max_stream_bytes:
+        raise ApiError(
+            413,
+            f"streaming text is {n_bytes:,} bytes; the limit is {limits.max_stream_bytes:,}",
+        )
+    steps = -(-n_bytes // chunk)
+    if steps > limits.max_stream_steps:
+        raise ApiError(
+            413,
+            f"{steps:,} pushes of {chunk} bytes; the limit is {limits.max_stream_steps:,}"
+            f" (raise chunk_size to at least {-(-n_bytes // limits.max_stream_steps)})",
+        )
+    stops = data.get("stop_strings", [])
+    if not isinstance(stops, list) or not all(isinstance(s, str) and s for s in stops):
+        raise ApiError(400, '"stop_strings" must be a list of non-empty strings')
+    if len(stops) > limits.max_stop_strings:
+        raise ApiError(413, f"{len(stops)} stop strings; the limit is {limits.max_stop_strings}")
+    if any(len(s) > limits.max_stop_chars for s in stops):
+        raise ApiError(413, f"a stop string is longer than {limits.max_stop_chars} characters")
+    budget = data.get("max_new_tokens")
+    if budget is not None and (type(budget) is not int or not 1 <= budget <= limits.max_new_tokens):
+        raise ApiError(
+            400, f'"max_new_tokens" must be null or an integer from 1 to {limits.max_new_tokens}'
+        )
+    return chunk, stops, budget
+
+
 Handler = Callable[[Request], Awaitable[Any]]
 
 
@@ -160,6 +204,10 @@ def create_app(registry: TokenizerRegistry, *, limits: ServeLimits | None = None
                 "max_messages": bounds.max_messages,
                 "max_conversation_chars": bounds.max_conversation_chars,
                 "max_compare": bounds.max_compare,
+                "max_stream_bytes": bounds.max_stream_bytes,
+                "max_stream_steps": bounds.max_stream_steps,
+                "max_chunk_size": bounds.max_chunk_size,
+                "max_stop_strings": bounds.max_stop_strings,
             },
         }
 
@@ -205,6 +253,20 @@ def create_app(registry: TokenizerRegistry, *, limits: ServeLimits | None = None
             raise ApiError(422, f"cannot render this conversation: {exc}") from None
         return {"tokenizer": name, "inject": bool(data.get("inject")), **result}
 
+    async def stream(request: Request) -> dict[str, Any]:
+        data = await _read_json(request, bounds)
+        text = _text(data, bounds)
+        chunk, stops, budget = _stream_options(data, text, bounds)
+        name = data.get("tokenizer")
+        registry.entry(name)
+        tok = await run_in_threadpool(registry.tokenizer, name)
+        view = await run_in_threadpool(
+            lambda: streaming.stream_view(
+                tok, text, chunk_size=chunk, stop_strings=stops, max_new_tokens=budget
+            )
+        )
+        return {"tokenizer": name, **view}
+
     audits: dict[tuple[str, int], dict[str, Any]] = {}
 
     async def audit(request: Request) -> dict[str, Any]:
@@ -225,6 +287,7 @@ def create_app(registry: TokenizerRegistry, *, limits: ServeLimits | None = None
         Route("/api/encode", _api(encode), methods=["POST"]),
         Route("/api/compare", _api(compare), methods=["POST"]),
         Route("/api/chat", _api(chat), methods=["POST"]),
+        Route("/api/stream", _api(stream), methods=["POST"]),
         Route("/api/audit", _api(audit)),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

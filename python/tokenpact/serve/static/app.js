@@ -278,6 +278,132 @@ function wireChat() {
   $("#chat-inject").addEventListener("click", () => chatNow(true));
 }
 
+// ---- Streaming tab ----
+let streamData = null;
+
+// Stop strings from the one-line field: comma-separated; "\n" is a newline, "\," a comma.
+function parseStops(value) {
+  const stops = [];
+  let current = "";
+  for (let i = 0; i < value.length; i++) {
+    const ch = value[i];
+    if (ch === "\\" && i + 1 < value.length) {
+      const next = value[++i];
+      current += next === "n" ? "\n" : next === "t" ? "\t" : next;
+    } else if (ch === ",") {
+      stops.push(current);
+      current = "";
+    } else current += ch;
+  }
+  stops.push(current);
+  return stops.filter((s) => s.length > 0);
+}
+
+function streamRequest() {
+  const budget = $("#stream-budget").value.trim();
+  return {
+    tokenizer: $("#stream-select").value,
+    text: $("#stream-text").value,
+    chunk_size: Number($("#stream-chunk").value),
+    stop_strings: parseStops($("#stream-stops").value),
+    max_new_tokens: budget === "" ? null : Number(budget),
+  };
+}
+
+function idElement(id, cls) {
+  const piece = streamData.pieces[String(id)];
+  const el = document.createElement("span");
+  el.className = `tok ${cls}`;
+  if (piece.partial) el.classList.add("partial");
+  el.dataset.id = id;
+  el.append(visible(piece.text));
+  const sub = document.createElement("sub");
+  sub.textContent = id;
+  el.append(sub);
+  return el;
+}
+
+function renderStreamStep() {
+  if (!streamData) return;
+  const k = Number($("#stream-step").value);
+  const step = streamData.inbound[k];
+  const total = step.committed_total;
+  const fresh = total - step.committed.length;
+  const box = $("#stream-ids");
+  box.replaceChildren(
+    ...streamData.ids.slice(0, total).map((id, i) => idElement(id, i >= fresh ? "committed new" : "committed")),
+    ...step.provisional.map((id) => idElement(id, "provisional")));
+  box.dataset.step = k;
+  box.dataset.committedTotal = total;
+  box.dataset.provisional = step.provisional.length;
+  const last = k === streamData.inbound.length - 1;
+  const chunk = last ? "end of stream: finish()" : `chunk ${JSON.stringify(step.chunk_text)}`;
+  $("#stream-step-info").innerHTML =
+    `step <b>${k + 1}</b>/${streamData.inbound.length} · ${chunk.replace(/&/g, "&amp;").replace(/</g, "&lt;")} · ` +
+    `<b data-count="committed">${total}</b> committed (+${step.committed.length}) · ` +
+    `<b data-count="provisional">${step.provisional.length}</b> provisional · rule <code>${streamData.rule}</code>`;
+}
+
+function renderStreamOutput() {
+  if (!streamData) return;
+  const out = streamData.outbound;
+  const j = Number($("#stream-out-step").value);
+  const step = out.steps[j];
+  const shown = out.steps.slice(0, j + 1).map((s) => s.visible).join("");
+  const held = document.createElement("span");
+  held.className = "held";
+  held.textContent = step ? step.held : "";
+  held.title = "held back: may still be part of a stop string";
+  $("#stream-visible").replaceChildren(document.createTextNode(shown), held);
+  $("#stream-out-info").textContent = !step ? "no IDs"
+    : step.id === null ? `after the last ID: finish() flushes the held text`
+    : `ID ${j + 1}/${out.processed}: ${step.id} ${JSON.stringify(step.text)} made ${JSON.stringify(step.visible)} visible`;
+  const decision = $("#stream-decision");
+  decision.dataset.reason = out.finish_reason;
+  const at = out.stop_position === null ? "the IDs ran out (finish())" : `at generated ID #${out.stop_position + 1}`;
+  const what = out.finish_reason === "stop" ? `stop: matched ${JSON.stringify(out.matched_stop)}`
+    : out.finish_reason === "length" ? "length: the max_new_tokens budget is spent"
+    : "end: no stop matched";
+  decision.replaceChildren();
+  const b = document.createElement("b");
+  b.className = out.finish_reason === "end" ? "" : "decision-stop";
+  b.textContent = `finish_reason = ${what}`;
+  decision.append(b, ` ${at} · ${out.processed} of ${streamData.ids.length} IDs processed · ` +
+    `${Array.from(out.visible_text).length} characters visible`);
+}
+
+async function streamNow() {
+  const body = streamRequest();
+  if (!body.tokenizer) return;
+  try {
+    const data = await api("/api/stream", body);
+    if (JSON.stringify(streamRequest()) !== JSON.stringify(body)) return; // a newer one is coming
+    streamData = data;
+    const slider = $("#stream-step");
+    slider.max = data.inbound.length - 1;
+    slider.value = slider.max;
+    const outSlider = $("#stream-out-step");
+    outSlider.max = Math.max(data.outbound.steps.length - 1, 0);
+    outSlider.value = outSlider.max;
+    renderStreamStep();
+    renderStreamOutput();
+    $("#stream-ids").dataset.text = body.text;
+  } catch (err) { showError(err.message); }
+}
+
+function wireStream() {
+  fillSelect($("#stream-select"), tokenizers);
+  const soon = debounce(streamNow, 150);
+  for (const sel of ["#stream-text", "#stream-stops", "#stream-budget"]) $(sel).addEventListener("input", soon);
+  $("#stream-select").addEventListener("change", streamNow);
+  $("#stream-chunk").addEventListener("input", () => {
+    $("#stream-chunk-value").textContent = $("#stream-chunk").value;
+    soon();
+  });
+  $("#stream-step").addEventListener("input", renderStreamStep);
+  $("#stream-out-step").addEventListener("input", renderStreamOutput);
+}
+
 // ---- Vocabulary audit tab ----
 const CLASS_COLORS = {
   special: "#344054", added: "#7a5af8", byte_fallback: "#f79009", duplicate: "#f04438",
@@ -366,6 +492,7 @@ function wireTabs() {
     button.classList.add("active");
     $(`#tab-${button.dataset.tab}`).classList.add("active");
     if (button.dataset.tab === "compare") compareNow();
+    if (button.dataset.tab === "stream") streamNow();
   }));
 }
 
@@ -378,6 +505,7 @@ async function start() {
   wireTokens();
   wireCompare();
   wireChat();
+  wireStream();
   $("#audit-run").addEventListener("click", auditNow);
   await encodeNow();
   document.body.dataset.ready = "1";
