@@ -179,20 +179,39 @@ impl BpeModel {
 
     /// tiktoken ranks: `ranks[id]` is the byte piece whose rank (and ID) is `id`.
     pub fn from_ranks(ranks: Vec<Vec<u8>>) -> CoreResult<BpeModel> {
+        BpeModel::from_ranks_after(Vec::new(), ranks)
+    }
+
+    /// tiktoken ranks whose IDs start after the `reserved` rows (rank r is ID
+    /// `reserved.len() + r`). Mistral's Tekken files put their special tokens there: the
+    /// rows hold their spellings, which no merge and no whole-piece lookup ever produces.
+    /// Merge priority is still the rank, so encoding equals tiktoken's on the ranks.
+    pub fn from_ranks_after(reserved: Vec<Vec<u8>>, ranks: Vec<Vec<u8>>) -> CoreResult<BpeModel> {
+        let offset = u32::try_from(reserved.len()).unwrap_or(u32::MAX);
         let mut lookup: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
         lookup.reserve(ranks.len());
-        for (id, piece) in ranks.iter().enumerate() {
+        for (rank, piece) in ranks.iter().enumerate() {
             if piece.is_empty() {
                 return Err(CoreError::Artifact(format!(
-                    "rank {id} has an empty byte piece; every rank needs at least one byte"
+                    "rank {rank} has an empty byte piece; every rank needs at least one byte"
+                )));
+            }
+            let id = offset as usize + rank;
+            if id > u32::MAX as usize - 1 {
+                return Err(CoreError::Artifact(format!(
+                    "rank {rank} at ID offset {offset} does not fit a 32-bit token ID"
                 )));
             }
             if let Some(prev) = lookup.insert(piece.clone(), id as u32) {
                 return Err(CoreError::Artifact(format!(
-                    "ranks {prev} and {id} have the same bytes {piece:?}; each piece needs one rank"
+                    "ranks {} and {rank} have the same bytes {piece:?}; each piece needs one rank",
+                    prev - offset
                 )));
             }
         }
+        let mut vocab = reserved;
+        vocab.extend(ranks);
+        let ranks = vocab;
         let mut byte_ids = [0u32; 256];
         for (b, slot) in byte_ids.iter_mut().enumerate() {
             *slot = *lookup.get(&vec![b as u8]).ok_or_else(|| {
@@ -202,7 +221,7 @@ impl BpeModel {
             })?;
         }
         let mut merges = FxHashMap::default();
-        for (id, piece) in ranks.iter().enumerate() {
+        for (id, piece) in ranks.iter().enumerate().skip(offset as usize) {
             for k in 1..piece.len() {
                 if let (Some(&l), Some(&r)) = (lookup.get(&piece[..k]), lookup.get(&piece[k..])) {
                     merges.insert(pair_key(l, r), ((id as u64) << 32) | id as u64);
