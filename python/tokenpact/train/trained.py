@@ -106,10 +106,11 @@ class TrainedTokenizer:
 class UnigramTokenizer(Tokenizer):
     """Unigram LM tokenizer: SentencePiece encoding plus n-best, sampling and likelihoods.
 
-    Text is split SentencePiece-style: spaces become ``▁`` and a ``▁`` is prepended.
-    ``encode`` is the SentencePiece engine on the trained ``.model`` (its IDs equal the
-    trainer's Viterbi segmentation); ``nbest``, ``sample`` and ``log_likelihood`` run on
-    the trainer's exact lattice over the same pieces and float32 scores.
+    Text is normalized by the model's SentencePiece normalizer (rule, whitespace cleanup,
+    spaces to ``▁``, one ``▁`` prepended). ``encode`` is the SentencePiece engine on the
+    trained ``.model`` (its IDs equal the trainer's Viterbi segmentation); ``nbest``,
+    ``sample`` and ``log_likelihood`` run on the trainer's exact lattice over the same
+    normalized text, pieces and float32 scores.
     """
 
     _pieces: list[str]
