@@ -3,8 +3,8 @@
 Every trainer runs in its own child process (peak RSS is its own) on the same corpus,
 ``../shared/corpus/bench-mixed.jsonl.gz``, fed as non-empty lines (SentencePiece is
 line-oriented): vocab 32,000. Unigram: byte fallback on both sides, 2 threads,
-SentencePiece with identity normalization and no whitespace cleanup (tokenpact's
-Unigram does not normalize). WordPiece: BERT basic split, lowercase off, min_frequency 2,
+both with the identity rule and SentencePiece's default whitespace cleanup (tokenpact's
+defaults are SentencePiece's). WordPiece: BERT basic split, lowercase off, min_frequency 2,
 limit_alphabet 1000 on both. Writes the table to docs/PERFORMANCE.md ("trainers").
 
     python benchmarks/bench_trainers.py [--vocab-size 32000] [--only NAME ...] [--limit-mb N]
@@ -67,7 +67,6 @@ def run_one(name: str, vocab: int, path: Path, limit: int | None) -> dict[str, o
             byte_fallback=True,
             num_threads=2,
             normalization_rule_name="identity",
-            remove_extra_whitespaces=False,
             max_sentence_length=1 << 16,
             minloglevel=2,
         )
@@ -153,7 +152,8 @@ def main() -> None:
         f"Trainer comparison, vocab {args.vocab_size}, {corpus} fed as non-empty lines. "
         f"Machine: {_common.machine_info()}.",
         "Each trainer runs in its own process; RSS is that process's peak. Unigram: byte "
-        "fallback, 2 threads, SentencePiece with identity normalization. WordPiece: BERT "
+        "fallback, 2 threads, identity rule with SentencePiece's default whitespace cleanup on "
+        "both sides. WordPiece: BERT "
         "basic split, min_frequency 2, limit_alphabet 1000.",
         "",
         _common.markdown_table(["trainer", "train s", "process s", "peak RSS MB", "vocab"], rows),

@@ -7,6 +7,7 @@ use rustc_hash::FxHashMap;
 
 use crate::bpe::count::merge_counts;
 use crate::pretok::classes::{classes, L, M, N, WS};
+use crate::sentencepiece::normalizer::Normalizer;
 
 /// The SentencePiece whitespace marker (U+2581).
 pub const METASPACE: char = '\u{2581}';
@@ -22,6 +23,10 @@ pub enum Split {
     /// BERT basic tokenizer: whitespace-separated, and every punctuation character is
     /// a word of its own.
     Bert,
+    /// Text already normalized by a SentencePiece normalizer (dummy prefix and `▁` in
+    /// place, runs of spaces collapsed or not as its spec says): a word starts at every
+    /// `▁`, exactly the cuts SentencePiece's trainer makes (`SplitIntoWords`).
+    Normalized,
 }
 
 impl Split {
@@ -30,6 +35,7 @@ impl Split {
             "metaspace" => Some(Split::Metaspace),
             "whitespace" => Some(Split::Whitespace),
             "bert" => Some(Split::Bert),
+            "normalized" => Some(Split::Normalized),
             _ => None,
         }
     }
@@ -45,23 +51,29 @@ pub fn is_bert_punct(c: char) -> bool {
     classes().flags(c) & (L | N | WS | M) == 0
 }
 
+/// Cuts `text` before every `▁` (except at its start).
+fn split_at_metaspace(text: &str, mut sink: impl FnMut(&str)) {
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        if c == METASPACE && i > start {
+            sink(&text[start..i]);
+            start = i;
+        }
+    }
+    if start < text.len() {
+        sink(&text[start..]);
+    }
+}
+
 /// Calls `sink` with each word of `text` under `split`.
 pub fn split_words(text: &str, split: Split, mut sink: impl FnMut(&str)) {
     match split {
         Split::Metaspace => {
             let mut buf = String::with_capacity(text.len() + 3);
             metaspace_into(text, &mut buf);
-            let mut start = 0;
-            for (i, c) in buf.char_indices() {
-                if c == METASPACE && i > start {
-                    sink(&buf[start..i]);
-                    start = i;
-                }
-            }
-            if start < buf.len() {
-                sink(&buf[start..]);
-            }
+            split_at_metaspace(&buf, sink);
         }
+        Split::Normalized => split_at_metaspace(text, sink),
         Split::Whitespace => text.split_whitespace().for_each(sink),
         Split::Bert => {
             for word in text.split_whitespace() {
@@ -107,16 +119,30 @@ impl WordCounts {
         self
     }
 
-    fn count_one(&mut self, text: &str, split: Split, lowercase: bool) {
+    fn count_one(
+        &mut self,
+        text: &str,
+        split: Split,
+        lowercase: bool,
+        normalizer: Option<&Normalizer>,
+        buf: &mut Vec<u8>,
+    ) {
         self.documents += 1;
         self.bytes += text.len() as u64;
         let lowered;
-        let text = if lowercase {
+        let mut text = if lowercase {
             lowered = text.to_lowercase();
             lowered.as_str()
         } else {
             text
         };
+        let normalized;
+        if let Some(n) = normalizer {
+            // The trainer sees exactly what the written model's encoder will see.
+            n.normalize(text.as_bytes(), buf, None);
+            normalized = String::from_utf8_lossy(buf);
+            text = &normalized;
+        }
         let counts = &mut self.counts;
         split_words(text, split, |w| {
             if let Some(c) = counts.get_mut(w) {
@@ -128,7 +154,14 @@ impl WordCounts {
     }
 
     /// Counts the words of `texts` in parallel (in the current rayon pool).
-    pub fn add_texts<S: AsRef<str> + Sync>(&mut self, texts: &[S], split: Split, lowercase: bool) {
+    /// With a `normalizer`, each text is normalized by it before splitting.
+    pub fn add_texts<S: AsRef<str> + Sync>(
+        &mut self,
+        texts: &[S],
+        split: Split,
+        lowercase: bool,
+        normalizer: Option<&Normalizer>,
+    ) {
         if texts.is_empty() {
             return;
         }
@@ -139,8 +172,9 @@ impl WordCounts {
             .par_chunks(chunk.max(1))
             .map(|docs| {
                 let mut local = WordCounts::default();
+                let mut buf = Vec::new();
                 for d in docs {
-                    local.count_one(d.as_ref(), split, lowercase);
+                    local.count_one(d.as_ref(), split, lowercase, normalizer, &mut buf);
                 }
                 local
             })

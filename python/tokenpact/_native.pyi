@@ -54,6 +54,7 @@ class BpeCore:
         name: str | None,
         specials: list[tuple[str, int]],
         steps: list[tuple[str, str | None, str, bool]] | None = None,
+        id_offset: int = 0,
     ) -> BpeCore: ...
     def encode(self, text: str, allowed: SpecialMatcher | None = None) -> list[int]: ...
     def encode_serial(self, text: str) -> list[int]: ...
@@ -214,7 +215,11 @@ def rng_uniform(seed: int, epoch: int, sample: int, view: int, occurrence: int) 
 @final
 class WordCounter:
     def __new__(
-        cls, split: str, lowercase: bool = False, threads: int | None = None
+        cls,
+        split: str,
+        lowercase: bool = False,
+        threads: int | None = None,
+        normalizer: tuple[bytes, bool, bool, bool, bool] | None = None,
     ) -> WordCounter: ...
     def add_texts(self, texts: list[str]) -> None: ...
     def add_files(self, paths: list[str], formats: list[str], text_field: str) -> None: ...

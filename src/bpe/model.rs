@@ -71,6 +71,28 @@ pub struct BpeModel {
     pub uid: u64,
 }
 
+/// `byte_ids` entry of a byte the vocabulary has no single-byte piece for.
+pub const NO_BYTE: u32 = u32::MAX;
+
+/// Bytes that never occur in UTF-8 (0xC0, 0xC1: overlong lead bytes; 0xF5..0xFF: past
+/// U+10FFFF). Published byte-level vocabularies often omit their single-byte pieces, and
+/// Hugging Face loads them: text is always valid UTF-8, so the encoder never needs them.
+pub fn never_in_utf8(b: u8) -> bool {
+    matches!(b, 0xC0 | 0xC1 | 0xF5..=0xFF)
+}
+
+/// Every byte that UTF-8 text can contain needs a single-byte piece; the others may lack
+/// one (their entry stays `NO_BYTE`, which no encoder reads: inputs are `&str`).
+fn check_byte_ids(byte_ids: &[u32; 256], what: &str) -> CoreResult<()> {
+    match (0..=255u8).find(|&b| byte_ids[b as usize] == NO_BYTE && !never_in_utf8(b)) {
+        Some(b) => Err(CoreError::Artifact(format!(
+            "byte 0x{b:02x} has no {what}; a byte-level vocabulary needs a single-byte piece \
+             for every byte UTF-8 text can contain"
+        ))),
+        None => Ok(()),
+    }
+}
+
 impl BpeModel {
     /// Ranked merges over the 256 byte IDs; merge `r` creates ID `256 + r`.
     pub fn from_merges(merges: &[(u32, u32)]) -> CoreResult<BpeModel> {
@@ -114,24 +136,21 @@ impl BpeModel {
 
     /// Explicit merge records `(left, right, new_id)` in rank order over a vocabulary of
     /// byte pieces indexed by ID (Hugging Face files, or seed 0x07's improper dictionary).
-    /// Every single byte must have an ID; ancestry is checked: `new = left ++ right`.
+    /// Every byte UTF-8 can contain must have a single-byte ID (`check_byte_ids`);
+    /// ancestry is checked: `new = left ++ right`.
     pub fn from_records(
         vocab: Vec<Vec<u8>>,
         records: &[(u32, u32, u32)],
         ignore_merges: bool,
     ) -> CoreResult<BpeModel> {
         let n = vocab.len() as u32;
-        let mut byte_ids = [u32::MAX; 256];
+        let mut byte_ids = [NO_BYTE; 256];
         for (id, piece) in vocab.iter().enumerate() {
-            if piece.len() == 1 && byte_ids[piece[0] as usize] == u32::MAX {
+            if piece.len() == 1 && byte_ids[piece[0] as usize] == NO_BYTE {
                 byte_ids[piece[0] as usize] = id as u32;
             }
         }
-        if let Some(b) = byte_ids.iter().position(|&id| id == u32::MAX) {
-            return Err(CoreError::Artifact(format!(
-                "byte 0x{b:02x} has no token; a byte-level vocabulary needs all 256 single bytes"
-            )));
-        }
+        check_byte_ids(&byte_ids, "token")?;
         let mut map = FxHashMap::default();
         map.reserve(records.len());
         for (rank, &(left, right, new_id)) in records.iter().enumerate() {
@@ -179,30 +198,48 @@ impl BpeModel {
 
     /// tiktoken ranks: `ranks[id]` is the byte piece whose rank (and ID) is `id`.
     pub fn from_ranks(ranks: Vec<Vec<u8>>) -> CoreResult<BpeModel> {
+        BpeModel::from_ranks_after(Vec::new(), ranks)
+    }
+
+    /// tiktoken ranks whose IDs start after the `reserved` rows (rank r is ID
+    /// `reserved.len() + r`). Mistral's Tekken files put their special tokens there: the
+    /// rows hold their spellings, which no merge and no whole-piece lookup ever produces.
+    /// Merge priority is still the rank, so encoding equals tiktoken's on the ranks.
+    pub fn from_ranks_after(reserved: Vec<Vec<u8>>, ranks: Vec<Vec<u8>>) -> CoreResult<BpeModel> {
+        let offset = u32::try_from(reserved.len()).unwrap_or(u32::MAX);
         let mut lookup: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
         lookup.reserve(ranks.len());
-        for (id, piece) in ranks.iter().enumerate() {
+        for (rank, piece) in ranks.iter().enumerate() {
             if piece.is_empty() {
                 return Err(CoreError::Artifact(format!(
-                    "rank {id} has an empty byte piece; every rank needs at least one byte"
+                    "rank {rank} has an empty byte piece; every rank needs at least one byte"
+                )));
+            }
+            let id = offset as usize + rank;
+            if id > u32::MAX as usize - 1 {
+                return Err(CoreError::Artifact(format!(
+                    "rank {rank} at ID offset {offset} does not fit a 32-bit token ID"
                 )));
             }
             if let Some(prev) = lookup.insert(piece.clone(), id as u32) {
                 return Err(CoreError::Artifact(format!(
-                    "ranks {prev} and {id} have the same bytes {piece:?}; each piece needs one rank"
+                    "ranks {} and {rank} have the same bytes {piece:?}; each piece needs one rank",
+                    prev - offset
                 )));
             }
         }
-        let mut byte_ids = [0u32; 256];
+        let mut vocab = reserved;
+        vocab.extend(ranks);
+        let ranks = vocab;
+        let mut byte_ids = [NO_BYTE; 256];
         for (b, slot) in byte_ids.iter_mut().enumerate() {
-            *slot = *lookup.get(&vec![b as u8]).ok_or_else(|| {
-                CoreError::Artifact(format!(
-                    "byte 0x{b:02x} has no rank; a byte-level vocabulary needs all 256 single bytes"
-                ))
-            })?;
+            if let Some(&id) = lookup.get(&vec![b as u8]) {
+                *slot = id;
+            }
         }
+        check_byte_ids(&byte_ids, "rank")?;
         let mut merges = FxHashMap::default();
-        for (id, piece) in ranks.iter().enumerate() {
+        for (id, piece) in ranks.iter().enumerate().skip(offset as usize) {
             for k in 1..piece.len() {
                 if let (Some(&l), Some(&r)) = (lookup.get(&piece[..k]), lookup.get(&piece[k..])) {
                     merges.insert(pair_key(l, r), ((id as u64) << 32) | id as u64);

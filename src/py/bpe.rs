@@ -226,7 +226,7 @@ impl BpeCore {
     }
 
     #[staticmethod]
-    #[pyo3(signature = (ranks, pattern, name, specials, steps=None))]
+    #[pyo3(signature = (ranks, pattern, name, specials, steps=None, id_offset=0))]
     fn from_ranks(
         py: Python<'_>,
         ranks: Vec<Bound<'_, PyBytes>>,
@@ -234,9 +234,17 @@ impl BpeCore {
         name: Option<&str>,
         specials: Vec<(String, u32)>,
         steps: Option<Vec<StepSpec>>,
+        id_offset: u32,
     ) -> PyResult<Self> {
         let ranks: Vec<Vec<u8>> = ranks.iter().map(|b| b.as_bytes().to_vec()).collect();
-        let model = py.detach(|| BpeModel::from_ranks(ranks));
+        // IDs below the offset are the special tokens' own rows (their spellings).
+        let mut reserved = vec![Vec::new(); id_offset as usize];
+        for (content, id) in &specials {
+            if let Some(row) = reserved.get_mut(*id as usize) {
+                *row = content.as_bytes().to_vec();
+            }
+        }
+        let model = py.detach(|| BpeModel::from_ranks_after(reserved, ranks));
         build_core(py, model, name, pattern, specials, steps)
     }
 

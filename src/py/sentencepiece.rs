@@ -17,9 +17,9 @@ use crate::special::SpecialMatcher;
 
 /// (charsmap, add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces,
 /// treat_whitespace_as_suffix)
-type NormSpec = (Vec<u8>, bool, bool, bool, bool);
+pub(super) type NormSpec = (Vec<u8>, bool, bool, bool, bool);
 
-fn norm(spec: NormSpec) -> (NormalizerConfig, Vec<u8>) {
+pub(super) fn norm(spec: NormSpec) -> (NormalizerConfig, Vec<u8>) {
     let (map, add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces, suffix) = spec;
     let cfg = NormalizerConfig {
         add_dummy_prefix,

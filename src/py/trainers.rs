@@ -13,10 +13,13 @@ use crate::corpus::{read_file, FileFormat};
 use crate::error::CoreError;
 use crate::pair_merge::{Scoring, Ties};
 use crate::rng;
+use crate::sentencepiece::normalizer::Normalizer;
 use crate::unigram::train::{train, MStep, UnigramConfig};
 use crate::unigram::UnigramModel;
 use crate::wordpiece_train::{self as wordpiece, WordPieceConfig, WordPieceModel};
 use crate::words::{Split, WordCounts};
+
+use super::sentencepiece::{norm, NormSpec};
 
 fn config_err(msg: String) -> CoreError {
     CoreError::Config(msg)
@@ -29,27 +32,48 @@ struct WordCounter {
     split: Split,
     lowercase: bool,
     threads: Option<usize>,
+    /// SentencePiece normalizer applied to every text first (Unigram training).
+    normalizer: Option<Normalizer>,
 }
 
 #[pymethods]
 impl WordCounter {
     #[new]
-    #[pyo3(signature = (split, lowercase=false, threads=None))]
-    fn new(py: Python<'_>, split: &str, lowercase: bool, threads: Option<usize>) -> PyResult<Self> {
+    #[pyo3(signature = (split, lowercase=false, threads=None, normalizer=None))]
+    fn new(
+        py: Python<'_>,
+        split: &str,
+        lowercase: bool,
+        threads: Option<usize>,
+        normalizer: Option<NormSpec>,
+    ) -> PyResult<Self> {
         let split = Split::parse(split)
             .ok_or_else(|| to_py(py, config_err(format!("unknown word split {split:?}"))))?;
+        let normalizer = match normalizer {
+            Some(spec) => {
+                let (cfg, map) = norm(spec);
+                Some(Normalizer::new(Some(&map), cfg, &[]).map_err(|e| to_py(py, e))?)
+            }
+            None => None,
+        };
         Ok(WordCounter {
             counts: Some(WordCounts::default()),
             split,
             lowercase,
             threads,
+            normalizer,
         })
     }
 
     fn add_texts(&mut self, py: Python<'_>, texts: Vec<PyBackedStr>) -> PyResult<()> {
         let (split, lowercase, threads) = (self.split, self.lowercase, self.threads);
-        let counts = self.counts_mut(py)?;
-        py.detach(|| in_pool(threads, || counts.add_texts(&texts, split, lowercase)))
+        let counts = self.counts.as_mut().ok_or_else(|| used(py))?;
+        let normalizer = self.normalizer.as_ref();
+        py.detach(|| {
+            in_pool(threads, || {
+                counts.add_texts(&texts, split, lowercase, normalizer)
+            })
+        })
     }
 
     fn add_files(
@@ -60,7 +84,8 @@ impl WordCounter {
         text_field: &str,
     ) -> PyResult<()> {
         let (split, lowercase, threads) = (self.split, self.lowercase, self.threads);
-        let counts = self.counts_mut(py)?;
+        let counts = self.counts.as_mut().ok_or_else(|| used(py))?;
+        let normalizer = self.normalizer.as_ref();
         let result = py.detach(|| {
             for (path, format) in paths.iter().zip(&formats) {
                 let format = if format == "jsonl" {
@@ -69,8 +94,10 @@ impl WordCounter {
                     FileFormat::Text
                 };
                 read_file(path, format, text_field, 4 << 20, |batch| {
-                    in_pool(threads, || counts.add_texts(&batch, split, lowercase))
-                        .map_err(|e| CoreError::Io(e.to_string()))
+                    in_pool(threads, || {
+                        counts.add_texts(&batch, split, lowercase, normalizer)
+                    })
+                    .map_err(|e| CoreError::Io(e.to_string()))
                 })?;
             }
             Ok(())
@@ -86,16 +113,14 @@ impl WordCounter {
     }
 }
 
-impl WordCounter {
-    fn counts_mut(&mut self, py: Python<'_>) -> PyResult<&mut WordCounts> {
-        self.counts.as_mut().ok_or_else(|| {
-            to_py(
-                py,
-                CoreError::Training("this word counter was already used for training".into()),
-            )
-        })
-    }
+fn used(py: Python<'_>) -> PyErr {
+    to_py(
+        py,
+        CoreError::Training("this word counter was already used for training".into()),
+    )
+}
 
+impl WordCounter {
     fn take_words(&mut self, py: Python<'_>) -> PyResult<Vec<(String, u64)>> {
         let counts = self.counts.take().ok_or_else(|| {
             to_py(

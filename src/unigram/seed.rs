@@ -57,9 +57,10 @@ fn roll(h: u64, c: char) -> u64 {
     (h.rotate_left(5) ^ c as u64).wrapping_mul(0x517c_c1b7_2722_0a95)
 }
 
-/// Multi-character candidates: (score = count * length, count, word, start, len) for the
-/// `limit` highest-scoring substrings of at most `max_len` characters that occur at least
-/// twice and use only allowed characters. Sorted by (score desc, string asc).
+/// Multi-character candidates: (string, count) for the `limit` highest-scoring (count x
+/// length) substrings of at most `max_len` characters that occur at least twice, are
+/// right-branching (not always followed by the same character; ending a word counts as
+/// branching) and use only allowed characters. Sorted by (score desc, string asc).
 pub fn seed_substrings(
     words: &Words,
     allowed: &(dyn Fn(char) -> bool + Sync),
@@ -71,7 +72,7 @@ pub fn seed_substrings(
     let per_shard: Vec<Vec<Row>> = (0..SHARDS)
         .into_par_iter()
         .map(|shard| {
-            let mut table: FxHashMap<u64, (u64, u32, u16, u16)> = FxHashMap::default();
+            let mut table: FxHashMap<u64, Entry> = FxHashMap::default();
             let mut reach: Vec<usize> = Vec::new();
             for (wi, w) in words.chars.iter().enumerate() {
                 let f = words.freq[wi];
@@ -105,20 +106,36 @@ pub fn seed_substrings(
                         if l == 0 {
                             continue;
                         }
-                        let e = table
-                            .entry(h)
-                            .or_insert((0, wi as u32, i as u16, l as u16 + 1));
-                        e.0 += f;
+                        // The character after this occurrence (any character, allowed
+                        // or not), or the end of the word.
+                        let next = w.get(i + l + 1).map_or(WORD_END, |&n| n as u32);
+                        let e = table.entry(h).or_insert(Entry {
+                            count: 0,
+                            word: wi as u32,
+                            start: i as u16,
+                            len: l as u16 + 1,
+                            next,
+                            branching: false,
+                        });
+                        e.count += f;
+                        e.branching |= e.next != next || next == WORD_END;
                     }
                 }
             }
             // Compact (score, count, word, start, len) rows; strings are built only for
             // the survivors. Rows tied with the cut-off score are all kept so the final
             // (score, string) order decides ties exactly.
+            // Only right-branching substrings (SentencePiece's seeds are the internal
+            // nodes of a suffix tree over the text): a substring always followed by the
+            // same character scores below its extension and would only crowd the seed
+            // budget. A word end counts as branching: in the running text the next
+            // word follows, which varies. (Measured on the issue-12 corpora: held-out
+            // tokens/byte 1-2% better than no filter on the multilingual mix, and than
+            // treating the word end as one fixed character on bench-mixed.)
             let rows: Vec<Row> = table
                 .into_values()
-                .filter(|v| v.0 >= 2)
-                .map(|(count, wi, i, l)| (count * l as u64, count, wi, i, l))
+                .filter(|e| e.count >= 2 && e.branching)
+                .map(|e| (e.count * e.len as u64, e.count, e.word, e.start, e.len))
                 .collect();
             top_rows(rows, limit)
         })
@@ -141,6 +158,21 @@ pub fn seed_substrings(
 }
 
 type Row = (u64, u64, u32, u16, u16);
+
+/// `next` of a substring occurrence that ends its word.
+const WORD_END: u32 = u32::MAX;
+
+/// One distinct substring: weighted count, a representative occurrence (word, start,
+/// length), the character after its first occurrence, and whether a later occurrence
+/// was followed by a different one.
+struct Entry {
+    count: u64,
+    word: u32,
+    start: u16,
+    len: u16,
+    next: u32,
+    branching: bool,
+}
 
 /// Rows whose score is at least the `limit`-th best score (ties at the cut kept).
 fn top_rows(mut rows: Vec<Row>, limit: usize) -> Vec<Row> {

@@ -71,8 +71,17 @@ impl State {
         )
     }
 
+    /// SentencePiece's unknown score: 10 nats below the worst *live* piece. Dropped
+    /// pieces hold `-inf`; letting them into the minimum made every word with a character
+    /// outside the coverage set impossible (no path), so whole CJK sentences contributed
+    /// nothing to the E-step or to pruning.
     fn unk_logp(&self) -> f64 {
-        self.logp.iter().copied().fold(0.0f64, f64::min) - 10.0
+        self.logp
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite())
+            .fold(0.0f64, f64::min)
+            - 10.0
     }
 }
 

@@ -35,11 +35,30 @@ def test_unigram_is_a_sentencepiece_tokenizer(unigram: tp.train.UnigramTokenizer
     assert unigram.special_tokens == {"<s>": 1, "</s>": 2}
     assert unigram.pieces[unigram.unk_id] == "<unk>"
     text = TEXTS[1]
-    assert unigram.decode(unigram.encode(text)) == text
+    # SentencePiece's default whitespace cleanup: runs of spaces become one (tabs stay).
+    assert unigram.decode(unigram.encode(text)) == text.replace("  ", " ")
     assert unigram.encode_batch([text, text]) == [unigram.encode(text)] * 2
     enc = unigram.encode_structured(text)
     assert enc.ids == unigram.encode(text)
     assert unigram.nbest(text, 2)[0][0] == unigram.encode(text)
+
+
+def test_unigram_keep_whitespace_is_lossless() -> None:
+    tok = tp.train_unigram(TEXTS, vocab_size=120, remove_extra_whitespaces=False)
+    for text in [*TEXTS[:3], "  lead and trail  ", "a    b"]:
+        assert tok.decode(tok.encode(text)) == text
+    # The model says so, so sentencepiece (and a reload) keep the spaces too.
+    assert not tok._sp_model.normalizer_spec.remove_extra_whitespaces  # type: ignore[attr-defined]
+
+
+def test_unigram_normalization_is_in_the_model() -> None:
+    tok = tp.train_unigram(TEXTS, vocab_size=150, normalization="nmt_nfkc")
+    spec = tok._sp_model.normalizer_spec  # type: ignore[attr-defined]
+    assert spec.name == "nmt_nfkc" and spec.precompiled_charsmap
+    # NFKC folds the full-width letters to ASCII before segmentation.
+    assert tok.encode("\uff46\uff4f\uff58") == tok.encode("fox")
+    with pytest.raises(tp.errors.ConfigError, match="normalization"):
+        tp.train_unigram(TEXTS, vocab_size=150, normalization="nfkd")
 
 
 def test_unigram_save_load_round_trip(unigram: tp.train.UnigramTokenizer, tmp_path: Path) -> None:
@@ -151,7 +170,11 @@ _CACHE: dict[str, tp.train.UnigramTokenizer] = {}
 def _trained() -> tp.train.UnigramTokenizer:
     if "tok" not in _CACHE:
         _CACHE["tok"] = tp.train_unigram(
-            ["abc abd  bca ce fg hé 東東 ##"] * 5 + TEXTS, vocab_size=60
+            # Whitespace kept: the trainer's lattice splits raw text exactly as this
+            # model's normalizer does (test_trained_export_conformance covers cleanup).
+            ["abc abd  bca ce fg hé 東東 ##"] * 5 + TEXTS,
+            vocab_size=60,
+            remove_extra_whitespaces=False,
         )
     return _CACHE["tok"]
 

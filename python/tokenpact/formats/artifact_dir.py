@@ -196,6 +196,7 @@ def load_any(cls: type[Tokenizer], path: Path, *, pattern: str | None, verify: b
     tiktoken rank file (Llama 3 ships one named ``tokenizer.model``) by its content.
     """
     from .sentencepiece_model import looks_like_sentencepiece
+    from .tekken import load_tekken, looks_like_tekken
 
     if not path.exists():
         raise ArtifactError(
@@ -215,7 +216,11 @@ def load_any(cls: type[Tokenizer], path: Path, *, pattern: str | None, verify: b
         if (path / SP_FILE).exists():
             return _load_sealed(path, _load_sp, verify)
     elif path.is_file() and path.name != native.FILENAME and path.suffix == ".json":
-        if b'"tokenpact.tokenizer"' not in path.read_bytes()[:4096]:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+        if looks_like_tekken(head):
+            return load_tekken(path)
+        if b'"tokenpact.tokenizer"' not in head:
             return _load_sealed(path.parent, lambda root: _load_hf(root, path), verify)
     return load_tokenizer(cls, path, verify=verify)
 

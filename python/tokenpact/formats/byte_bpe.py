@@ -104,3 +104,25 @@ def tokenizer_from_ranks(
         special_tokens=unique,
         post_processor=post,
     )
+
+
+def tokenizer_from_core(
+    cls: type[Tokenizer],
+    core: Any,
+    *,
+    pattern: str,
+    special_tokens: Sequence[tuple[SpecialToken, int]],
+    source: dict[str, Any],
+) -> Tokenizer:
+    """A tiktoken-rank tokenizer around an already built ``BpeCore`` (Tekken files, whose
+    ranks start after the special IDs); ``add_special_tokens`` prepends the bos token."""
+    _, pattern_source = resolve_pattern(pattern)
+    bos = next((t.content for t, _ in special_tokens if t.role == "bos"), None)
+    return cls(
+        core,
+        pattern=pattern_source,
+        semantics="tiktoken_ranks",
+        special_tokens=list(special_tokens),
+        post_processor={"type": "prepend_bos", "token": bos} if bos else None,
+        source=source,
+    )

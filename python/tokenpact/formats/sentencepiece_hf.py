@@ -1,9 +1,11 @@
 """A Hugging Face ``tokenizer.json`` for a SentencePiece Unigram tokenizer.
 
 Covers the models ``train_unigram`` writes (and any Unigram ``.model`` of the same
-shape): no normalization rules, the dummy prefix, spaces escaped to ``▁``, whitespace
-kept as it is. Hugging Face spells that as a normalizer (prepend ``▁``, replace spaces
-by ``▁``; no pre-tokenizer: SentencePiece's lattice spans the whole text) and a
+shape): optional normalization rules (a precompiled charsmap), optional whitespace
+cleanup, the dummy prefix, spaces escaped to ``▁``. Hugging Face spells that as a
+normalizer (``Precompiled``, regex replacements for the whitespace cleanup, prepend
+``▁``, replace spaces by ``▁``; no pre-tokenizer: SentencePiece's lattice spans the
+whole text) and a
 ``Unigram`` model with every piece and its score; the decoder turns ``▁`` back into
 spaces, byte pieces into bytes, and drops the dummy prefix. CONTROL and UNKNOWN pieces
 are special added tokens (so Hugging Face's decode skips the unknown piece where
@@ -12,6 +14,7 @@ SentencePiece writes `` ⁇ ``). Other models raise ArtifactError naming the fie
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -19,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._io import atomic_write_text
 from ..errors import ArtifactError
-from .sentencepiece_model import BYTE, CONTROL, UNKNOWN
+from .sentencepiece_model import BYTE, CONTROL, UNKNOWN, NormalizerSpec
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -35,18 +38,16 @@ def unigram_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
     ts, ns = model.trainer_spec, model.normalizer_spec
     problems = {
         "trainer_spec.model_type": ts.model_type != "unigram",
-        "normalizer_spec.precompiled_charsmap": bool(ns.precompiled_charsmap),
         "normalizer_spec.add_dummy_prefix": not ns.add_dummy_prefix,
         "normalizer_spec.escape_whitespaces": not ns.escape_whitespaces,
-        "normalizer_spec.remove_extra_whitespaces": ns.remove_extra_whitespaces,
         "trainer_spec.treat_whitespace_as_suffix": ts.treat_whitespace_as_suffix,
     }
     bad = [name for name, failed in problems.items() if failed]
     if bad:
         raise ArtifactError(
-            f"{model.path}: {bad[0]}: only Unigram models without normalization rules, with "
-            "the dummy prefix and escaped, uncollapsed whitespace (what train_unigram "
-            "writes) export to tokenizer.json; keep the .model (export_sentencepiece)"
+            f"{model.path}: {bad[0]}: only Unigram models with the dummy prefix and escaped "
+            "whitespace (what train_unigram writes) export to tokenizer.json; keep the "
+            ".model (export_sentencepiece)"
         )
     unk = next(i for i, p in enumerate(model.pieces) if p.type == UNKNOWN)
     added = [
@@ -76,13 +77,7 @@ def unigram_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
         # Not the Metaspace pre-tokenizer: it skips the prefix when the text already
         # starts with a space, where SentencePiece adds it anyway. Prepend leaves an
         # empty text empty, as SentencePiece does.
-        "normalizer": {
-            "type": "Sequence",
-            "normalizers": [
-                {"type": "Prepend", "prepend": METASPACE},
-                {"type": "Replace", "pattern": {"String": " "}, "content": METASPACE},
-            ],
-        },
+        "normalizer": {"type": "Sequence", "normalizers": _normalizers(ns)},
         "pre_tokenizer": None,
         "post_processor": None,
         "decoder": {"type": "Sequence", "decoders": decoders},
@@ -96,6 +91,27 @@ def unigram_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
             "byte_fallback": ts.byte_fallback,
         },
     }
+
+
+def _normalizers(ns: NormalizerSpec) -> list[dict[str, Any]]:
+    """SentencePiece's normalizer as Hugging Face nodes: the rules (``Precompiled``, the
+    same charsmap), then the whitespace cleanup (SentencePiece strips and collapses only
+    U+0020, after the rules: regex replacements on " ", anchored with ``\\A``/``\\z``
+    because ``^``/``$`` match at every line in Oniguruma; ``Strip`` would remove every
+    kind of whitespace), the dummy prefix and the escaped spaces."""
+    nodes: list[dict[str, Any]] = []
+    if ns.precompiled_charsmap:
+        charsmap = base64.b64encode(ns.precompiled_charsmap).decode("ascii")
+        nodes.append({"type": "Precompiled", "precompiled_charsmap": charsmap})
+    if ns.remove_extra_whitespaces:
+        nodes += [
+            {"type": "Replace", "pattern": {"Regex": "\\A +| +\\z"}, "content": ""},
+            {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "},
+        ]
+    return nodes + [
+        {"type": "Prepend", "prepend": METASPACE},
+        {"type": "Replace", "pattern": {"String": " "}, "content": METASPACE},
+    ]
 
 
 def export_unigram_hf(tok: Tokenizer, path: str | os.PathLike[str]) -> Path:

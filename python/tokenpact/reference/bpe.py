@@ -237,17 +237,28 @@ def tiktoken_merge_rank(ranks: Sequence[bytes]) -> RankTable:
         if piece in piece_ids:
             raise ConfigError(f"piece {piece!r} appears twice in the rank list")
         piece_ids[piece] = rank
+    # Bytes that never occur in UTF-8 (0xC0, 0xC1, 0xF5..0xFF) may lack a piece: text
+    # cannot contain them (their byte_ids entry is -1, never read).
     missing = [b for b in range(BASE_SIZE) if bytes([b]) not in piece_ids]
-    if missing:
-        raise ConfigError(f"rank list lacks single bytes {missing[:8]}; it must cover all 256")
+    needed = [b for b in missing if not never_in_utf8(b)]
+    if needed:
+        raise ConfigError(
+            f"rank list lacks single bytes {needed[:8]}; it must cover every byte UTF-8 "
+            "text can contain"
+        )
     merge_rank: dict[Pair, tuple[int, int]] = {}
     for rank, piece in enumerate(ranks):
         for k in range(1, len(piece)):
             left, right = piece_ids.get(piece[:k]), piece_ids.get(piece[k:])
             if left is not None and right is not None:
                 merge_rank[(left, right)] = (rank, rank)
-    byte_ids = [piece_ids[bytes([b])] for b in range(BASE_SIZE)]
+    byte_ids = [piece_ids.get(bytes([b]), -1) for b in range(BASE_SIZE)]
     return RankTable(merge_rank, byte_ids, piece_ids)
+
+
+def never_in_utf8(byte: int) -> bool:
+    """0xC0, 0xC1 (overlong lead bytes) and 0xF5..0xFF (past U+10FFFF)."""
+    return byte in (0xC0, 0xC1) or byte >= 0xF5
 
 
 def iter_encode_states(

@@ -34,12 +34,22 @@ def specials_with_unk(tokens: Iterable[SpecialToken | str]) -> tuple[SpecialToke
 
 
 def count_words(
-    texts: Iterable[str], *, split: str, lowercase: bool, threads: int | None
+    texts: Iterable[str],
+    *,
+    split: str,
+    lowercase: bool,
+    threads: int | None,
+    normalizer: tuple[bytes, bool, bool, bool, bool] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """Feed ``texts`` (iterable of str or ``tp.TextFiles``) into a native word counter."""
+    """Feed ``texts`` (iterable of str or ``tp.TextFiles``) into a native word counter.
+
+    ``normalizer`` (charsmap, add_dummy_prefix, remove_extra_whitespaces,
+    escape_whitespaces, treat_whitespace_as_suffix) runs SentencePiece's normalizer on
+    every text first (use with ``split="normalized"``).
+    """
     if threads is not None:
         check_int("threads", threads, 1)
-    counter = _native.WordCounter(split, lowercase, threads)
+    counter = _native.WordCounter(split, lowercase, threads, normalizer)
     _feed(counter, texts)
     documents, nbytes, distinct = counter.stats()
     if nbytes == 0:

@@ -106,10 +106,11 @@ class TrainedTokenizer:
 class UnigramTokenizer(Tokenizer):
     """Unigram LM tokenizer: SentencePiece encoding plus n-best, sampling and likelihoods.
 
-    Text is split SentencePiece-style: spaces become ``▁`` and a ``▁`` is prepended.
-    ``encode`` is the SentencePiece engine on the trained ``.model`` (its IDs equal the
-    trainer's Viterbi segmentation); ``nbest``, ``sample`` and ``log_likelihood`` run on
-    the trainer's exact lattice over the same pieces and float32 scores.
+    Text is normalized by the model's SentencePiece normalizer (rule, whitespace cleanup,
+    spaces to ``▁``, one ``▁`` prepended). ``encode`` is the SentencePiece engine on the
+    trained ``.model`` (its IDs equal the trainer's Viterbi segmentation); ``nbest``,
+    ``sample`` and ``log_likelihood`` run on the trainer's exact lattice over the same
+    normalized text, pieces and float32 scores.
     """
 
     _pieces: list[str]
@@ -174,13 +175,24 @@ class UnigramTokenizer(Tokenizer):
             )
         return self._pieces[token_id]
 
+    def _lattice_text(self, text: str) -> str:
+        """``text`` as the lattice sees it: normalized by the model's own normalizer
+        (rules, whitespace cleanup), then written back with spaces for the lattice's
+        metaspace split, so likelihoods, n-best and samples see what ``encode`` sees."""
+        _check(text)
+        spec = self._sp_model.normalizer_spec  # type: ignore[attr-defined]
+        if not spec.precompiled_charsmap and not spec.remove_extra_whitespaces:
+            return text  # the metaspace split is exactly this normalizer
+        normalized = str(self._core.normalize(text))
+        return normalized.removeprefix(METASPACE).replace(METASPACE, " ")
+
     def log_likelihood(self, text: str) -> float:
         """log P(text): the exact marginal over all segmentations of every word."""
-        return float(self._lattice.log_likelihood(_check(text)))
+        return float(self._lattice.log_likelihood(self._lattice_text(text)))
 
     def nbest(self, text: str, n: int) -> list[tuple[list[int], float]]:
         """The ``n`` most probable segmentations with their log probabilities."""
-        return [(list(ids), s) for ids, s in self._lattice.nbest(_check(text), n)]
+        return [(list(ids), s) for ids, s in self._lattice.nbest(self._lattice_text(text), n)]
 
     def sample(self, text: str, *, alpha: float = 1.0, key: SampleKey) -> list[int]:
         """Draw a segmentation from P(z)^alpha (forward-filtering backward-sampling).
@@ -189,7 +201,7 @@ class UnigramTokenizer(Tokenizer):
         """
         if not (alpha > 0 and math.isfinite(alpha)):
             raise ConfigError(f"alpha must be a positive number, got {alpha}")
-        return list(self._lattice.sample(_check(text), alpha, key.fields()))
+        return list(self._lattice.sample(self._lattice_text(text), alpha, key.fields()))
 
     def sampling_record(self, alpha: float, key: SampleKey) -> dict[str, Any]:
         from ..stochastic import replay_record
@@ -197,6 +209,9 @@ class UnigramTokenizer(Tokenizer):
         return replay_record(
             "unigram_sample", alpha, key, support="full_lattice", path_order="ffbs_end_to_start"
         )
+
+
+METASPACE = "\u2581"
 
 
 def _check(text: str) -> str:

@@ -8,11 +8,14 @@ Example::
 
 from __future__ import annotations
 
+import lzma
 from collections.abc import Iterable, Sequence
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from .. import _native
-from ..errors import TrainingError
+from ..errors import ConfigError, TrainingError
 from ..formats.sentencepiece_model import (
     BYTE,
     CONTROL,
@@ -39,6 +42,17 @@ UNIGRAM_SPECIALS = (
     SpecialToken("</s>", "eos"),
 )
 M_STEPS = ("digamma", "simple")
+# SentencePiece's built-in rules, as its precompiled charsmaps (scripts/gen_sp_charsmaps.py).
+NORMALIZATIONS = ("identity", "nmt_nfkc", "nfkc")
+RULES_DIR = Path(__file__).resolve().parent / "sp_rules"
+
+
+@cache
+def charsmap(name: str) -> bytes:
+    """SentencePiece's precompiled charsmap of rule ``name`` (empty for ``identity``)."""
+    if name == "identity":
+        return b""
+    return lzma.decompress((RULES_DIR / f"{name}.charsmap.xz").read_bytes())
 
 
 def train_unigram(
@@ -53,20 +67,26 @@ def train_unigram(
     shrinking_factor: float = 0.75,
     em_sub_iterations: int = 2,
     m_step: str = "digamma",
+    normalization: str = "identity",
+    remove_extra_whitespaces: bool = True,
     threads: int | None = None,
 ) -> UnigramTokenizer:
     """Train a Unigram LM tokenizer; ``vocab_size`` counts specials and byte pieces.
 
-    Text is split SentencePiece-style (spaces -> ``▁``, one ``▁`` prepended, a word per
-    ``▁``). Seeds: the characters covering ``character_coverage`` of the corpus (always
-    kept) plus the ``seed_size`` best substrings (count x length, up to
-    ``max_piece_length`` characters, seen at least twice). EM uses exact forward-backward
-    marginals; ``m_step="digamma"`` is SentencePiece's update (drops pieces expected
-    under 0.5 times), ``"simple"`` the maximum-likelihood p = c / sum c. Each round runs
+    Text is normalized by the SentencePiece normalizer the written ``.model`` carries
+    (``normalization``: ``"identity"``, ``"nmt_nfkc"`` or ``"nfkc"``, SentencePiece's rule
+    tables; ``remove_extra_whitespaces``: strip and collapse runs of spaces, as
+    SentencePiece does by default, ``False`` keeps text exactly), spaces become ``▁``, one
+    ``▁`` is prepended and a word starts at every ``▁``; training and encoding see the same
+    normalized text. Seeds: the characters covering ``character_coverage`` of the corpus
+    (always kept) plus the ``seed_size`` best right-branching substrings (count x length, up
+    to ``max_piece_length`` characters, seen at least twice). EM uses exact forward-backward
+    marginals; ``m_step="digamma"`` is SentencePiece's update (drops pieces expected under
+    0.5 times), ``"simple"`` the maximum-likelihood p = c / sum c. Each round runs
     ``em_sub_iterations`` EM steps, then keeps ``max(target, shrinking_factor x size)``
     pieces by estimated loss increase. IDs: specials first, then ``<0x00>..<0xFF>`` when
-    ``byte_fallback``, then pieces by descending probability. The result depends on
-    neither ``threads`` nor document order. The trainer draws no random numbers.
+    ``byte_fallback``, then pieces by descending probability. The result depends on neither
+    ``threads`` nor document order. The trainer draws no random numbers.
 
     The result is a SentencePiece-backed ``Tokenizer`` built from the ``.model`` written
     here (scores as float32): ``save`` writes ``tokenizer.model`` + ``training.json``,
@@ -80,9 +100,16 @@ def train_unigram(
     shrinking = check_fraction("shrinking_factor", shrinking_factor, 0.0, 1.0)
     check_int("em_sub_iterations", em_sub_iterations, 1)
     if m_step not in M_STEPS:
-        from ..errors import ConfigError
-
         raise ConfigError(f"unknown m_step {m_step!r}; use one of {M_STEPS}")
+    if normalization not in NORMALIZATIONS:
+        raise ConfigError(
+            f"unknown normalization {normalization!r}; use one of {NORMALIZATIONS} "
+            "(SentencePiece's rule names)"
+        )
+    if not isinstance(remove_extra_whitespaces, bool):
+        raise ConfigError(
+            f"remove_extra_whitespaces must be True or False, got {remove_extra_whitespaces!r}"
+        )
     reserved = len(specials) + (256 if byte_fallback else 0)
     if vocab_size <= reserved:
         raise TrainingError(
@@ -100,9 +127,18 @@ def train_unigram(
         "shrinking_factor": shrinking,
         "em_sub_iterations": em_sub_iterations,
         "m_step": m_step,
+        "normalization": normalization,
+        "remove_extra_whitespaces": remove_extra_whitespaces,
         "split": "metaspace",
     }
-    counter, corpus = count_words(texts, split="metaspace", lowercase=False, threads=threads)
+    spec = normalizer_spec(config)
+    counter, corpus = count_words(
+        texts,
+        split="normalized",
+        lowercase=False,
+        threads=threads,
+        normalizer=(spec.precompiled_charsmap, True, spec.remove_extra_whitespaces, True, False),
+    )
     learned, info = _native.train_unigram(
         counter,
         vocab_size - reserved,
@@ -143,11 +179,11 @@ def model_bytes(
     """The SentencePiece ModelProto of a trained Unigram model.
 
     IDs: specials (the unknown token as UNKNOWN, the others CONTROL), then the 256 BYTE
-    pieces with byte fallback, then the learned pieces. The normalizer is the identity
-    with a dummy prefix, spaces escaped to ``▁`` and no whitespace collapsing, which is
-    the metaspace split the trainer counted words with: SentencePiece's lattice over the
-    whole text then cuts at every ``▁`` exactly as the per-word Viterbi does, since no
-    learned piece has a ``▁`` after its first character.
+    pieces with byte fallback, then the learned pieces. The normalizer (rule charsmap,
+    whitespace cleanup, dummy prefix, spaces escaped to ``▁``) is the one the trainer
+    normalized its words with: SentencePiece's lattice over the whole text then cuts at
+    every ``▁`` exactly as the per-word Viterbi does, since no learned piece has a ``▁``
+    after its first character.
     """
     pieces = [Piece(t.content, 0.0, UNKNOWN if t.role == "unk" else CONTROL) for t in specials]
     if byte_fallback:
@@ -177,16 +213,24 @@ def model_bytes(
         character_coverage=config["character_coverage"],
         control_symbols=[t.content for t in specials if t.role not in ("unk", "bos", "eos", "pad")],
     )
-    normalizer = NormalizerSpec(
-        name="identity",
-        add_dummy_prefix=True,
-        remove_extra_whitespaces=False,
-        escape_whitespaces=True,
-        present=True,
-    )
     settings = UnigramSettings(
         seed_sentencepiece_size=config["seed_size"],
         shrinking_factor=config["shrinking_factor"],
         num_sub_iterations=config["em_sub_iterations"],
     )
-    return encode_model(pieces, trainer, normalizer, unigram=settings)
+    return encode_model(pieces, trainer, normalizer_spec(config), unigram=settings)
+
+
+def normalizer_spec(config: dict[str, Any]) -> NormalizerSpec:
+    """The NormalizerSpec of ``config``; the trainer normalizes its text with this very
+    spec, so the written model and the counted words cannot disagree. Older configs
+    (before these options) were identity without whitespace cleanup."""
+    name = config.get("normalization", "identity")
+    return NormalizerSpec(
+        name=name,
+        precompiled_charsmap=charsmap(name),
+        add_dummy_prefix=True,
+        remove_extra_whitespaces=config.get("remove_extra_whitespaces", False),
+        escape_whitespaces=True,
+        present=True,
+    )
