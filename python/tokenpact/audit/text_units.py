@@ -150,7 +150,7 @@ def text_units(texts: Sequence[str]) -> TextUnits:
     graphemes = codepoints - _per_record(crlf, starts, nonempty, n)
     joiner_counts = _per_record(classes >= (1 << _JOINER_BIT), starts, nonempty, n)
     for i in np.flatnonzero(joiner_counts):
-        graphemes[i] = count_graphemes(texts[i])
+        graphemes[i] = count_graphemes(texts[int(i)])
     return TextUnits(n_bytes, codepoints, graphemes, words)
 
 
