@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from security.hostile import package_root
+
 from . import mutate
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,7 +68,7 @@ def _limit() -> None:  # pragma: no cover - runs in the child
 def _run_batch(kind: str, items: list[tuple[int, str]], spec: dict[str, Any]) -> Tally:
     tally = Tally()
     pending = list(items)
-    env = {**os.environ, "PYTHONPATH": str(REPO / "python"), "RUST_BACKTRACE": "0"}
+    env = {**os.environ, "PYTHONPATH": package_root(), "RUST_BACKTRACE": "0"}
     # Mutated command lines write relative paths: run the workers in a scratch directory,
     # never in the checkout.
     scratch = tempfile.mkdtemp(prefix="tokenpact-fuzz-")

@@ -14,6 +14,19 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def package_root() -> str:
+    """The directory holding the ``tokenpact`` this test process imported.
+
+    Children must import the same build: the installed package in CI (the source tree has
+    no compiled extension there), the source tree with its built extension when developing.
+    """
+    import tokenpact
+
+    return str(Path(tokenpact.__file__).resolve().parent.parent)
+
+
 # Address-space limit of a child: a 96 GB table fails fast instead of swapping.
 MEMORY_LIMIT = 3 << 30
 
@@ -100,7 +113,7 @@ def run_isolated(code: str, *, timeout: float = 120, env: dict[str, str] | None 
     CompletedProcess. A negative return code is a signal (abort, kill)."""
     environment = {
         **os.environ,
-        "PYTHONPATH": str(REPO / "python"),
+        "PYTHONPATH": package_root(),
         "RUST_BACKTRACE": "0",
         **(env or {}),
     }
