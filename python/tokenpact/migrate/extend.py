@@ -28,10 +28,10 @@ from ..errors import ConfigError, InvalidInputError, TrainingError
 from ..formats.hf_export import hf_tokenizer_json
 from ..formats.hf_json import byte_encoder, load_hf_data
 from ..tokenizer import Tokenizer
+from ..train.bpe import run_merge_steps
 from .layout import canonical_layout, check_extensible
 
 BATCH_DOCS = 20_000
-STEP_MERGES = 256
 ROLE_KEYS = {"bos": "bos_token", "eos": "eos_token", "pad": "pad_token", "unk": "unk_token"}
 
 
@@ -202,20 +202,7 @@ def extend_merges(
         raise TrainingError("the extension corpus is empty; pass at least one non-empty text")
     trainer.start()
     trainer.seed_merges(layout.merges)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=add_merges, desc="new merges", unit="merge", leave=False)
-    while True:
-        before = trainer.merges_done()
-        stop = trainer.step(STEP_MERGES)
-        if bar is not None:
-            bar.update(trainer.merges_done() - before)
-        if stop is not None:
-            break
-    if bar is not None:
-        bar.close()
+    run_merge_steps(trainer, total=add_merges, desc="new merges", progress=progress)
     merges = [tuple(m) for m in trainer.result()["merges"]]
     return merges[old:]  # type: ignore[return-value]
 

@@ -211,20 +211,7 @@ def _finish(
             "pass at least one non-empty text"
         )
     trainer.start()
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=max_merges, desc="merges", unit="merge", leave=False)
-    while True:
-        before = trainer.merges_done()
-        stop = trainer.step(STEP_MERGES)
-        if bar is not None:
-            bar.update(trainer.merges_done() - before)
-        if stop is not None:
-            break
-    if bar is not None:
-        bar.close()
+    run_merge_steps(trainer, total=max_merges, desc="merges", progress=progress)
     result = trainer.result()
     training = {
         "algorithm": "byte_bpe",
@@ -253,3 +240,27 @@ def _finish(
     return Tokenizer.from_merges(
         result["merges"], pattern=source, special_tokens=specials, training=training
     )
+
+
+def run_merge_steps(trainer: Any, *, total: int, desc: str, progress: bool) -> None:
+    """Step a started native BPE trainer until it stops, with a tqdm bar when asked.
+
+    Steps of ``STEP_MERGES`` merges keep Ctrl-C and the bar responsive without a Python
+    call per merge.
+    """
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, desc=desc, unit="merge", leave=False)
+    try:
+        while True:
+            before = trainer.merges_done()
+            stop = trainer.step(STEP_MERGES)
+            if bar is not None:
+                bar.update(trainer.merges_done() - before)
+            if stop is not None:
+                return
+    finally:
+        if bar is not None:
+            bar.close()
