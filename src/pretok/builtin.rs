@@ -46,7 +46,7 @@ impl Builtin {
         ends: &mut Vec<usize>,
         reach: &mut Vec<usize>,
     ) -> usize {
-        let s = Scanner::new(text.as_bytes());
+        let s = Scanner::<true>::new(text.as_bytes());
         ends.clear();
         // The furthest byte offset each pre-token's scan asked about.
         reach.clear();
@@ -73,7 +73,7 @@ impl Builtin {
                 ends.truncate(k + 1);
                 return cut;
             };
-            let alone = Scanner::new(&text.as_bytes()[..cut]);
+            let alone = Scanner::<true>::new(&text.as_bytes()[..cut]);
             let mut at = if m == 0 { 0 } else { ends[m - 1] };
             let mut same = true;
             for &want in &ends[m..=k] {
@@ -96,7 +96,7 @@ impl Builtin {
         0
     }
 
-    fn next_end(self, s: &Scanner<'_>, i: usize) -> usize {
+    fn next_end<const TRACK: bool>(self, s: &Scanner<'_, TRACK>, i: usize) -> usize {
         let end = match self {
             Builtin::Gpt2 => s.gpt2(i),
             Builtin::Gpt4 => s.gpt4(i),
@@ -109,7 +109,7 @@ impl Builtin {
 
     /// Calls `emit(start, end)` (byte offsets) for every pre-token of `text`, in order.
     pub fn split(self, text: &str, mut emit: impl FnMut(usize, usize)) {
-        let s = Scanner::new(text.as_bytes());
+        let s = Scanner::<false>::new(text.as_bytes());
         let mut i = 0;
         while i < s.b.len() {
             let end = self.next_end(&s, i);
@@ -123,7 +123,8 @@ const U_SET: u16 = LU | LT | LM | LO | M; // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
 const W_SET: u16 = LL | LM | LO | M; // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
 const UW_SET: u16 = LM | LO | M;
 
-struct Scanner<'a> {
+/// `TRACK`: record `max_read` (only `final_pretokens` needs it; plain splits skip it).
+struct Scanner<'a, const TRACK: bool> {
     b: &'a [u8],
     c: &'static Classes,
     /// Set when a scan asks about a position at or past the end of the text: its result
@@ -134,8 +135,8 @@ struct Scanner<'a> {
     max_read: Cell<usize>,
 }
 
-impl<'a> Scanner<'a> {
-    fn new(b: &'a [u8]) -> Scanner<'a> {
+impl<'a, const TRACK: bool> Scanner<'a, TRACK> {
+    fn new(b: &'a [u8]) -> Scanner<'a, TRACK> {
         Scanner {
             b,
             c: classes(),
@@ -146,7 +147,7 @@ impl<'a> Scanner<'a> {
 
     #[inline]
     fn asked(&self, i: usize) {
-        if i > self.max_read.get() {
+        if TRACK && i > self.max_read.get() {
             self.max_read.set(i);
         }
     }
