@@ -129,6 +129,13 @@ impl StreamEncoder {
                 )));
             }
         };
+        if rest.is_empty() && self.partial.is_empty() {
+            return if valid.is_empty() {
+                Ok(())
+            } else {
+                self.add(valid, out)
+            };
+        }
         let rest = rest.to_vec();
         if !valid.is_empty() {
             self.add(valid, out)?;
@@ -186,7 +193,8 @@ impl StreamEncoder {
                     .encode_piece(&bytes[piece_start..end], out)?;
                 piece_start = end;
             }
-            self.pending_chars -= char_count(&self.pending[..cut]);
+            // Count the short remainder rather than the committed prefix.
+            self.pending_chars = char_count(&self.pending[cut..]);
             self.pending.drain(..cut);
             self.committed.extend_from_slice(&out[first..]);
         }
