@@ -34,35 +34,69 @@ impl Builtin {
     /// looked at the end of the text (every byte it read is in `text`, and the scanner is
     /// a function of the bytes it reads). Streaming encoders commit up to here.
     pub fn final_prefix(self, text: &str) -> usize {
-        let s = Scanner {
-            b: text.as_bytes(),
-            c: classes(),
-            end_seen: Cell::new(false),
-        };
-        let mut ends = Vec::new();
+        self.final_pretokens(text, &mut Vec::new(), &mut Vec::new())
+    }
+
+    /// `final_prefix`, also leaving in `ends` the end offsets of the pre-tokens it covers
+    /// (the last one is the returned cut; empty when it is 0). `reach` is scratch space
+    /// (a caller scanning often keeps both allocations).
+    pub fn final_pretokens(
+        self,
+        text: &str,
+        ends: &mut Vec<usize>,
+        reach: &mut Vec<usize>,
+    ) -> usize {
+        let s = Scanner::<true>::new(text.as_bytes());
+        ends.clear();
+        // The furthest byte offset each pre-token's scan asked about.
+        reach.clear();
         let mut i = 0;
         while i < s.b.len() {
+            s.max_read.set(i);
             let end = self.next_end(&s, i);
             if s.end_seen.get() {
                 break;
             }
             ends.push(end);
+            reach.push(s.max_read.get());
             i = end;
         }
         // Committing means encoding `text[..cut]` alone, where the end of the text can
         // change how its last pre-tokens split (`\s+(?!\S)` at the end takes the whole
         // run). Keep the longest cut whose own split reproduces the final pre-tokens.
-        for (k, &cut) in ends.iter().enumerate().rev().take(4) {
-            let mut alone = Vec::with_capacity(k + 1);
-            self.split(&text[..cut], |_, e| alone.push(e));
-            if alone == ends[..=k] {
+        // A pre-token whose scan read only bytes before `cut` splits the same in
+        // `text[..cut]`, so the split of `text[..cut]` is rechecked only from the first
+        // pre-token whose scan reached `cut`.
+        for k in (0..ends.len()).rev().take(4) {
+            let cut = ends[k];
+            let Some(m) = reach[..=k].iter().position(|&r| r >= cut) else {
+                ends.truncate(k + 1);
+                return cut;
+            };
+            let alone = Scanner::<true>::new(&text.as_bytes()[..cut]);
+            let mut at = if m == 0 { 0 } else { ends[m - 1] };
+            let mut same = true;
+            for &want in &ends[m..=k] {
+                if at >= cut {
+                    same = false;
+                    break;
+                }
+                at = self.next_end(&alone, at);
+                if at != want {
+                    same = false;
+                    break;
+                }
+            }
+            if same && at == cut {
+                ends.truncate(k + 1);
                 return cut;
             }
         }
+        ends.clear();
         0
     }
 
-    fn next_end(self, s: &Scanner<'_>, i: usize) -> usize {
+    fn next_end<const TRACK: bool>(self, s: &Scanner<'_, TRACK>, i: usize) -> usize {
         let end = match self {
             Builtin::Gpt2 => s.gpt2(i),
             Builtin::Gpt4 => s.gpt4(i),
@@ -75,11 +109,7 @@ impl Builtin {
 
     /// Calls `emit(start, end)` (byte offsets) for every pre-token of `text`, in order.
     pub fn split(self, text: &str, mut emit: impl FnMut(usize, usize)) {
-        let s = Scanner {
-            b: text.as_bytes(),
-            c: classes(),
-            end_seen: Cell::new(false),
-        };
+        let s = Scanner::<false>::new(text.as_bytes());
         let mut i = 0;
         while i < s.b.len() {
             let end = self.next_end(&s, i);
@@ -93,18 +123,39 @@ const U_SET: u16 = LU | LT | LM | LO | M; // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
 const W_SET: u16 = LL | LM | LO | M; // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
 const UW_SET: u16 = LM | LO | M;
 
-struct Scanner<'a> {
+/// `TRACK`: record `max_read` (only `final_pretokens` needs it; plain splits skip it).
+struct Scanner<'a, const TRACK: bool> {
     b: &'a [u8],
     c: &'static Classes,
     /// Set when a scan asks about a position at or past the end of the text: its result
     /// may then depend on text that has not arrived yet (see `final_prefix`).
     end_seen: Cell<bool>,
+    /// The furthest byte offset asked about (bytes are read only at offsets that were
+    /// asked about, or backwards from them): what a scan's result can depend on.
+    max_read: Cell<usize>,
 }
 
-impl<'a> Scanner<'a> {
+impl<'a, const TRACK: bool> Scanner<'a, TRACK> {
+    fn new(b: &'a [u8]) -> Scanner<'a, TRACK> {
+        Scanner {
+            b,
+            c: classes(),
+            end_seen: Cell::new(false),
+            max_read: Cell::new(0),
+        }
+    }
+
+    #[inline]
+    fn asked(&self, i: usize) {
+        if TRACK && i > self.max_read.get() {
+            self.max_read.set(i);
+        }
+    }
+
     /// Decodes the char at byte offset `i` (text is valid UTF-8).
     #[inline]
     fn ch(&self, i: usize) -> Option<(char, usize)> {
+        self.asked(i);
         let Some(&b0) = self.b.get(i) else {
             self.end_seen.set(true);
             return None;
@@ -130,6 +181,7 @@ impl<'a> Scanner<'a> {
     /// `i == len`, recorded: the answer depends on whether more text follows.
     #[inline]
     fn at_end(&self, i: usize) -> bool {
+        self.asked(i);
         let end = i >= self.b.len();
         if end {
             self.end_seen.set(true);
@@ -214,6 +266,7 @@ impl<'a> Scanner<'a> {
     /// Case-insensitive matching follows simple case folding, where `s` also matches
     /// U+017F LATIN SMALL LETTER LONG S.
     fn contraction(&self, i: usize, ignore_case: bool) -> Option<usize> {
+        self.asked(i);
         if self.b.get(i) != Some(&b'\'') {
             self.end_seen.set(self.end_seen.get() || i >= self.b.len());
             return None;

@@ -163,7 +163,11 @@ impl BpeCore {
         })
     }
 
-    fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+    pub(crate) fn id_list<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &[u32],
+    ) -> PyResult<Bound<'py, PyList>> {
         let ints = self.ints(py);
         cached_id_list(py, ints, ids)
     }

@@ -3,7 +3,7 @@
 use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList};
 use rustc_hash::FxHashSet;
 
 use super::bpe::BpeCore;
@@ -14,6 +14,7 @@ use crate::runtime::block_keys::{tokenpact_chain, vllm_chain};
 use crate::runtime::decode::{DecodeFailure, DecodeSource, IncrementalDecoder};
 use crate::runtime::output::{EngineSpec, Finish, OutputEngine};
 use crate::runtime::stops::StopScanner;
+use crate::runtime::stream_encode::StreamEncoder;
 use crate::runtime::utf8::InvalidUtf8;
 
 fn decode_error(py: Python<'_>, e: &InvalidUtf8) -> PyErr {
@@ -296,7 +297,111 @@ fn final_pretoken_prefix(py: Python<'_>, text: &str, name: &str) -> Option<usize
     Some(text[..bytes].chars().count())
 }
 
+/// Pushes this large (bytes, with the undecided text) release the GIL while scanned.
+const DETACH_BYTES: usize = 1 << 16;
+
+/// `StreamingEncoder`'s whole push path for byte-level BPE behind a built-in pattern
+/// with nothing to recognize: one call per push returns the newly committed IDs.
+#[pyclass(module = "tokenpact._native")]
+struct StreamingCore {
+    engine: Py<BpeCore>,
+    inner: StreamEncoder,
+    /// The IDs of the current call (kept to reuse its allocation).
+    out: Vec<u32>,
+}
+
+impl StreamingCore {
+    fn run<'py>(
+        &mut self,
+        py: Python<'py>,
+        size: usize,
+        step: impl FnOnce(&mut StreamEncoder, &mut Vec<u32>) -> crate::error::CoreResult<()> + Send,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let (inner, out) = (&mut self.inner, &mut self.out);
+        out.clear();
+        let result = if size + inner.pending_text().len() < DETACH_BYTES {
+            step(inner, out)
+        } else {
+            py.detach(|| step(inner, out))
+        };
+        result.map_err(|e| to_py(py, e))?;
+        self.engine.get().id_list(py, &self.out)
+    }
+}
+
+#[pymethods]
+impl StreamingCore {
+    #[new]
+    fn new(py: Python<'_>, engine: Py<BpeCore>, pattern: &str) -> PyResult<Self> {
+        let Some(builtin) = Builtin::from_name(pattern) else {
+            return Err(to_py(
+                py,
+                crate::error::CoreError::Config(format!(
+                    "StreamingCore needs a built-in pattern (gpt2, gpt4, cl100k, o200k, \
+                     llama3), not {pattern:?}; use StreamingEncoder, which picks a rule"
+                )),
+            ));
+        };
+        let core = engine.get().inner.clone();
+        let inner = StreamEncoder::new(core, builtin).map_err(|e| to_py(py, e))?;
+        Ok(StreamingCore {
+            engine,
+            inner,
+            out: Vec::new(),
+        })
+    }
+
+    /// Takes `bytes`, or anything `bytes()` accepts (bytearray, memoryview).
+    fn push_bytes<'py>(
+        &mut self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let data = match data.cast::<PyBytes>() {
+            Ok(b) => b.clone(),
+            Err(_) => py
+                .get_type::<PyBytes>()
+                .call1((data,))?
+                .cast_into::<PyBytes>()?,
+        };
+        let data = data.as_bytes();
+        self.run(py, data.len(), |s, out| s.push_bytes(data, out))
+    }
+
+    fn push<'py>(&mut self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        self.run(py, text.len(), |s, out| s.push_str(text, out))
+    }
+
+    fn provisional<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.run(py, 0, |s, out| s.provisional(out))
+    }
+
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.run(py, 0, |s, out| s.finish(out))
+    }
+
+    fn reset(&mut self) {
+        self.inner.reset();
+    }
+
+    #[getter]
+    fn pending_text(&self) -> &str {
+        self.inner.pending_text()
+    }
+
+    #[getter]
+    fn mid_character(&self) -> bool {
+        self.inner.mid_character()
+    }
+
+    #[getter]
+    fn committed<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.engine.get().id_list(py, self.inner.committed())
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<StreamingCore>()?;
     m.add_class::<IncrementalDecoderCore>()?;
     m.add_class::<StopScannerCore>()?;
     m.add_class::<OutputEngineCore>()?;

@@ -6,4 +6,5 @@ pub mod chain;
 pub mod decode;
 pub mod output;
 pub mod stops;
+pub mod stream_encode;
 pub mod utf8;

@@ -30,6 +30,10 @@ until :meth:`StreamingEncoder.finish`):
 Work per push is bounded: the buffer is rescanned on every push while it is short
 (4096 characters) and afterwards only each time it has doubled, so a 10 MB run with no
 boundary costs linear time (commits then come later, never wrong).
+
+This module is the reference. The ``pretokens`` rule with nothing to recognize runs the
+same steps in Rust (``_native.StreamingCore``, ``src/runtime/stream_encode.rs``) with
+identical commits after every push; ``native=False`` keeps this path.
 """
 
 from __future__ import annotations
@@ -59,6 +63,16 @@ LOCAL_NORMALIZERS = frozenset(
     {"BertNormalizer", "Lowercase", "NFC", "NFD", "NFKC", "NFKD", "StripAccents"}
 )
 WORDPIECE_SPLITS = frozenset({"BertPreTokenizer", "Whitespace", "WhitespaceSplit"})
+
+
+_MID_CHARACTER = (
+    "push() after push_bytes() left an incomplete UTF-8 character; finish the character "
+    "with push_bytes()"
+)
+
+
+def _surrogate_message(exc: UnicodeEncodeError) -> str:
+    return f"the text contains a lone surrogate at {exc.start}; pass valid Unicode text"
 
 
 def _local_normalizer(node: dict[str, Any] | None) -> bool:
@@ -101,6 +115,9 @@ def commit_rule(tok: Tokenizer) -> Rule:
 class StreamingEncoder:
     """Encode a stream of text chunks; return IDs as soon as they are final.
 
+    ``native=False`` keeps the Python reference path even where the Rust one applies
+    (both commit the same IDs after every push; the tests compare them).
+
     >>> enc = StreamingEncoder(tok)                    # doctest: +SKIP
     >>> enc.push_bytes(b"\\xe2"), enc.push_bytes(b"\\x82"), enc.push_bytes(b"\\xac")
     ([], [], [])
@@ -108,7 +125,9 @@ class StreamingEncoder:
     ([260, 172], [260, 172])
     """
 
-    def __init__(self, tok: Tokenizer, *, allowed_special: SpecialSpec = ()) -> None:
+    def __init__(
+        self, tok: Tokenizer, *, allowed_special: SpecialSpec = (), native: bool = True
+    ) -> None:
         self.tokenizer = tok
         self.allowed_special = allowed_special
         self.rule: Rule = commit_rule(tok)
@@ -140,6 +159,20 @@ class StreamingEncoder:
             self.rule = "hold"  # lstrip/rstrip/single_word reach across the spelling
         self._engine_encode = tok.engine.encode
         self._pattern = tok.pattern_name or ""
+        # The common serving case (byte-level BPE, built-in pattern, nothing to
+        # recognize) runs the same rules in Rust: one native call per push instead of a
+        # UTF-8 decode, a scan call, an encode call and list bookkeeping in Python.
+        self._core: _native.StreamingCore | None = None
+        if (
+            native
+            and self.rule == "pretokens"
+            and not self._guards
+            and isinstance(tok.engine, _native.BpeCore)
+        ):
+            self._core = _native.StreamingCore(tok.engine, self._pattern)
+            # Hot: one push per transport chunk. The native method has the same contract
+            # (typed errors, anything bytes() accepts); binding it skips a Python frame.
+            self.push_bytes = self._core.push_bytes  # type: ignore[method-assign]
         self.reset()
 
     # ------------------------------------------------------------------ public
@@ -151,27 +184,38 @@ class StreamingEncoder:
         self._size = 0
         self._utf8 = codecs.getincrementaldecoder("utf-8")("strict")
         self._scanned = 0
-        self.committed: list[int] = []
+        self._committed: list[int] = []
+        if self._core is not None:
+            self._core.reset()
+
+    @property
+    def committed(self) -> list[int]:
+        """Every ID committed since the start or the last :meth:`reset`."""
+        return self._core.committed if self._core is not None else self._committed
 
     def push(self, text: str) -> list[int]:
         """Add text; returns the newly committed IDs."""
         if not isinstance(text, str):
             raise InvalidInputError("push() takes str; use push_bytes() for raw UTF-8")
+        if self._core is not None:
+            if self._core.mid_character:
+                raise InvalidInputError(_MID_CHARACTER)
+            try:
+                return self._core.push(text)
+            except UnicodeEncodeError as exc:
+                raise InvalidInputError(_surrogate_message(exc)) from None
         if self._utf8.getstate()[0]:
-            raise InvalidInputError(
-                "push() after push_bytes() left an incomplete UTF-8 character; finish the "
-                "character with push_bytes()"
-            )
+            raise InvalidInputError(_MID_CHARACTER)
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:
-            raise InvalidInputError(
-                f"the text contains a lone surrogate at {exc.start}; pass valid Unicode text"
-            ) from None
+            raise InvalidInputError(_surrogate_message(exc)) from None
         return self._add(text)
 
     def push_bytes(self, data: bytes) -> list[int]:
         """Add raw UTF-8 split anywhere (a code point may arrive in pieces)."""
+        if self._core is not None:
+            return self._core.push_bytes(data)
         try:
             text = self._utf8.decode(bytes(data), final=False)
         except UnicodeDecodeError as exc:
@@ -184,22 +228,28 @@ class StreamingEncoder:
     def provisional(self) -> list[int]:
         """IDs of the uncommitted tail as they would be if the stream ended now (an
         incomplete trailing UTF-8 character is not text yet and is left out)."""
+        if self._core is not None:
+            return self._core.provisional()
         return self._encode(self._buffer())
 
     @property
     def pending_text(self) -> str:
         """Decoded text that is not committed yet."""
+        if self._core is not None:
+            return self._core.pending_text
         return self._buffer()
 
     def finish(self) -> list[int]:
         """End of stream: commit the rest and start over."""
+        if self._core is not None:
+            return self._core.finish()
         if self._utf8.getstate()[0]:
             raise InvalidInputError(
                 "the stream ends inside a UTF-8 character; send its remaining bytes, or "
                 "reset() to cancel"
             )
         ids = self._encode(self._buffer())
-        self.committed.extend(ids)
+        self._committed.extend(ids)
         self._set_buffer("")
         self._scanned = 0
         return ids
@@ -241,7 +291,7 @@ class StreamingEncoder:
             if not through_spelling:
                 break  # the tail's first pre-token is undecided: rescanning finds nothing
         self._scanned = self._size
-        self.committed.extend(out)
+        self._committed.extend(out)
         return out
 
     def _final_cut(self) -> tuple[int, bool]:
