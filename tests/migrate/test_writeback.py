@@ -123,3 +123,45 @@ def test_write_safetensors_with_writeback_reads_back(
     segs = [("bytes", values[:7].tobytes()), ("fill", lambda: values[7:].tobytes(), 13 * 120)]
     write_safetensors(tmp_path / "t.safetensors", [OutTensor(["w"], "F32", (20, 30), segs)])
     np.testing.assert_array_equal(load_file(str(tmp_path / "t.safetensors"))["w"], values)
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_computed_parts_written_last_land_at_their_offsets(tmp_path: Path, durable: bool) -> None:
+    """Fills are deferred to the end of the file; the bytes must not move, whether a fill
+    opens a tensor, sits between copies or ends the file."""
+    from safetensors.numpy import load_file
+
+    from tokenpact.migrate.safetensors_stream import write_unsynced
+
+    values = np.arange(1200, dtype="<f4").reshape(40, 30)
+    raw = values.tobytes()
+    src = tmp_path / "rows.bin"
+    src.write_bytes(raw)
+    order: list[str] = []
+
+    def fill(lo: int, hi: int) -> tuple[str, object, int]:
+        def produce() -> bytes:
+            order.append(f"fill {lo}")
+            return raw[lo * 120 : hi * 120]
+
+        return ("fill", produce, (hi - lo) * 120)
+
+    segs = [
+        fill(0, 3),
+        ("copy", src, 3 * 120, 10 * 120),
+        fill(13, 15),
+        ("bytes", raw[15 * 120 : 20 * 120]),
+        ("copy", src, 20 * 120, 18 * 120),
+        fill(38, 40),
+    ]
+    tail = [("fill", lambda: raw[:120], 120)]
+    tensors = [
+        OutTensor(["w"], "F32", (40, 30), segs),
+        OutTensor(["last"], "F32", (1, 30), tail),
+    ]
+    tmp, size = write_unsynced(tmp_path / "t.safetensors", tensors, durable=durable)
+    os.replace(tmp, tmp_path / "t.safetensors")
+    loaded = load_file(str(tmp_path / "t.safetensors"))
+    np.testing.assert_array_equal(loaded["w"], values)
+    np.testing.assert_array_equal(loaded["last"], values[:1])
+    assert size == 41 * 120 and order == ["fill 0", "fill 13", "fill 38"]

@@ -224,7 +224,17 @@ def plan_resize(
 
 def _finish_plan(plan: ResizePlan, old_tok: Tokenizer, new_tok: Tokenizer) -> None:
     """The Python-heavy parts of a plan: FVT decompositions and both semantic hashes."""
+    _plan_sources(plan, old_tok, new_tok)
+    _plan_hashes(plan, old_tok, new_tok)
+
+
+def _plan_sources(plan: ResizePlan, old_tok: Tokenizer, new_tok: Tokenizer) -> None:
+    """FVT decompositions of the new IDs (what the new rows need)."""
     plan.sources = decompositions(old_tok, new_tok) if plan.init == "fvt" else {}
+
+
+def _plan_hashes(plan: ResizePlan, old_tok: Tokenizer, new_tok: Tokenizer) -> None:
+    """Both semantic hashes (only config.json needs them, and it is written last)."""
     plan.old_semantic_hash = old_tok.semantic_hash
     plan.new_semantic_hash = new_tok.semantic_hash
 
@@ -372,21 +382,23 @@ def resize_checkpoint(
     by_name = {t.name: t for t in plan.tensors}
 
     def compute() -> dict[str, bytes]:
-        _finish_plan(plan, old_tok, new_tok)
+        _plan_sources(plan, old_tok, new_tok)
         return _new_row_bytes(plan, bias_init)
 
     tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    # The new rows (and the hashes the config binds) are computed in a thread while the
-    # kernel copies the old bytes (copy_file_range releases the GIL); the writer waits
-    # for them only when it reaches the first new row.
+    # The new rows, then the hashes the config binds, are computed in a thread while the
+    # kernel copies the old bytes (copy_file_range releases the GIL); a file's new rows
+    # are written after the rest of it, so the copy rarely waits for them.
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:
             future = pool.submit(compute)
+            hashes = pool.submit(_plan_hashes, plan, old_tok, new_tok)
             sizes = _write_files(plan, ckpt, by_name, future, tmp, progress, durable)
             future.result()
+            hashes.result()
         _write_side_files(Path(src_dir), tmp, ckpt, plan, sizes, durable)
         if dst.exists():
             dst.rmdir()

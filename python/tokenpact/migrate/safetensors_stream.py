@@ -186,6 +186,15 @@ def commit(tmp: Path, path: Path) -> None:
         raise
 
 
+def _write_all(fd: int, data: bytes, writeback: Writeback | None) -> None:
+    view = memoryview(data)
+    while view:
+        done = os.write(fd, view)
+        view = view[done:]
+        if writeback is not None:
+            writeback.written(done)
+
+
 def write_unsynced(
     path: Path,
     tensors: list[OutTensor],
@@ -218,22 +227,29 @@ def write_unsynced(
         os.write(fd, head)
         if writeback is not None:
             writeback.written(len(head))
+        # Computed parts ("fill") are written last, into the gaps left for them: their
+        # producer may still be running in another thread (the new rows of a resize),
+        # and the kernel can copy every other byte meanwhile. Same bytes, same offsets.
+        deferred: list[tuple[int, Segment]] = []
         for t in tensors:
             for seg in t.segments:
                 if seg[0] == "copy":
                     if seg[1] not in sources:
                         sources[seg[1]] = os.open(seg[1], os.O_RDONLY)
                     copy_range(sources[seg[1]], fd, seg[2], seg[3], writeback)
+                elif seg[0] == "fill":
+                    deferred.append((os.lseek(fd, 0, os.SEEK_CUR), seg))
+                    os.lseek(fd, seg[2], os.SEEK_CUR)
+                    if writeback is not None:
+                        writeback.written(seg[2])
                 else:
-                    data = seg[1]() if seg[0] == "fill" else seg[1]
-                    if seg[0] == "fill" and len(data) != seg[2]:
-                        raise ArtifactError("internal: computed rows have the wrong size")
-                    view = memoryview(data)
-                    while view:
-                        done = os.write(fd, view)
-                        view = view[done:]
-                        if writeback is not None:
-                            writeback.written(done)
+                    _write_all(fd, seg[1], writeback)
+        for position, seg in deferred:
+            data = seg[1]()
+            if len(data) != seg[2]:
+                raise ArtifactError("internal: computed rows have the wrong size")
+            os.lseek(fd, position, os.SEEK_SET)
+            _write_all(fd, data, None)  # the final fsync flushes these
     except BaseException:
         os.close(fd)
         tmp.unlink(missing_ok=True)
