@@ -181,6 +181,7 @@ def main() -> None:
         child(args.child[0], Path(args.child[1]), Path(args.child[2]))
         return
     rows = []
+    load_before = os.getloadavg()[0]
     work = Path(tempfile.mkdtemp(prefix="tokenpact-bench-migrate-", dir="/tmp"))
     try:
         for dtype in ("F16", "BF16"):
@@ -227,6 +228,7 @@ def main() -> None:
             shutil.rmtree(src)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    load_after = os.getloadavg()[0]
     table = _common.markdown_table(
         [
             "dtype",
@@ -242,7 +244,8 @@ def main() -> None:
     )
     text = (
         "## Checkpoint resizing (`benchmarks/bench_migrate.py`)\n\n"
-        f"Machine: {_common.machine_info()}; shared with other jobs while measured, so "
+        f"Machine: {_common.machine_info()}; shared with other jobs while measured "
+        f"(1-minute load average {load_before:.1f} before, {load_after:.1f} after), so "
         "times are noisy. Synthesized sharded checkpoint, 64,000 -> 64,200 IDs, untied "
         "head + bias, FVT init, rows padded to 128; each operation in its own process. "
         "Targets: peak RSS < 300 MB, wall time <= 1.5x copying the files. tokenpact fsyncs "
