@@ -16,7 +16,10 @@ Each operation runs in its own child process; the table gives its wall time and 
 peak RSS (``ru_maxrss``, which includes the interpreter, numpy and tokenpact):
 
 - ``copy files``: ``shutil.copytree`` of the checkpoint (the target is <= 1.5x of it);
-- ``tokenpact resize``: ``resize_checkpoint`` (tokenizers built inside the child);
+- ``tokenpact resize``: ``resize_checkpoint`` (tokenizers built inside the child),
+  which fsyncs every file before its rename (the default, ``durable=True``);
+- ``tokenpact resize, no fsync``: the same with ``durable=False`` (atomic renames, the
+  flush left to the kernel, as ``cp`` leaves it);
 - ``load-all resize``: what most scripts do: ``safetensors.numpy.load_file`` every
   shard, ``np.concatenate`` new rows, ``save_file`` (F16 only: numpy has no bfloat16);
 - ``import only``: the interpreter with numpy and tokenpact imported (the RSS floor).
@@ -116,12 +119,20 @@ def child(op: str, src: Path, dst: Path) -> None:
             os.close(fd)
     elif op == "import":
         import tokenpact.migrate  # noqa: F401
-    elif op == "resize":
+    elif op in ("resize", "resizefast"):
         from tokenpact import migrate
 
         old, new = _tokenizers()
         start = time.perf_counter()  # the timed part is the resize itself
-        migrate.resize_checkpoint(src, dst, old, new, init="fvt", pad_to_multiple_of=PAD)  # type: ignore[arg-type]
+        migrate.resize_checkpoint(
+            src,
+            dst,
+            old,  # type: ignore[arg-type]
+            new,  # type: ignore[arg-type]
+            init="fvt",
+            pad_to_multiple_of=PAD,
+            durable=op == "resize",
+        )
     elif op == "loadall":
         from safetensors.numpy import load_file, save_file
 
@@ -170,12 +181,13 @@ def main() -> None:
         child(args.child[0], Path(args.child[1]), Path(args.child[2]))
         return
     rows = []
+    load_before = os.getloadavg()[0]
     work = Path(tempfile.mkdtemp(prefix="tokenpact-bench-migrate-", dir="/tmp"))
     try:
         for dtype in ("F16", "BF16"):
             src = work / f"ckpt-{dtype}"
             size = synthesize(src, scale=args.scale, dtype=dtype)
-            ops = ["import"] + ["copy", "cp", "copysync", "resize"] * args.repeat
+            ops = ["import"] + ["copy", "cp", "copysync", "resize", "resizefast"] * args.repeat
             if dtype == "F16":
                 ops.append("loadall")
             seen: dict[str, list[tuple[float, float]]] = {}
@@ -190,6 +202,7 @@ def main() -> None:
                 "cp": "copy files (cp -r)",
                 "copysync": "copy files + fsync (durable)",
                 "resize": "tokenpact resize",
+                "resizefast": "tokenpact resize, no fsync",
                 "loadall": "load-all resize",
             }
             for op, label in labels.items():
@@ -215,6 +228,7 @@ def main() -> None:
             shutil.rmtree(src)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    load_after = os.getloadavg()[0]
     table = _common.markdown_table(
         [
             "dtype",
@@ -230,12 +244,15 @@ def main() -> None:
     )
     text = (
         "## Checkpoint resizing (`benchmarks/bench_migrate.py`)\n\n"
-        f"Machine: {_common.machine_info()}; shared with other jobs while measured, so "
+        f"Machine: {_common.machine_info()}; shared with other jobs while measured "
+        f"(1-minute load average {load_before:.1f} before, {load_after:.1f} after), so "
         "times are noisy. Synthesized sharded checkpoint, 64,000 -> 64,200 IDs, untied "
         "head + bias, FVT init, rows padded to 128; each operation in its own process. "
         "Targets: peak RSS < 300 MB, wall time <= 1.5x copying the files. tokenpact fsyncs "
-        "every file before its rename (as the project's other artifact writes do); a plain "
-        "copy leaves the data in the page cache, so both ratios are given.\n\n" + table
+        "every file before its rename by default (as the project's other artifact writes "
+        "do; disk write-back starts while the copy runs); a plain copy leaves the data in "
+        "the page cache, so both ratios are given, and `durable=False` (atomic renames, no "
+        "fsync) is the like-for-like comparison with `cp -r`.\n\n" + table
     )
     print(text)
     if not args.no_write:

@@ -158,6 +158,13 @@ def plan_cmd(
 @click.option("--tied/--untied", default=None, help="Override the tie detection.")
 @click.option("--adapter", type=_PATH, default=None, help="A LoRA adapter trained on it.")
 @click.option("--adapter-out", type=_PATH, default=None, help="Where the resized adapter goes.")
+@click.option(
+    "--fsync/--no-fsync",
+    "durable",
+    default=True,
+    show_default=True,
+    help="Flush every file to disk before renaming it (--no-fsync: leave it to the kernel).",
+)
 @click.option("--json", "as_json", is_flag=True)
 @progress_option
 def apply_cmd(
@@ -172,6 +179,7 @@ def apply_cmd(
     tied: bool | None,
     adapter: Path | None,
     adapter_out: Path | None,
+    durable: bool,
     as_json: bool,
     progress: bool | None,
 ) -> None:
@@ -193,6 +201,7 @@ def apply_cmd(
         pad_to_multiple_of=pad_to_multiple_of,
         tied=tied,
         progress=resolve_progress(progress),
+        durable=durable,
     )
     adapter_shapes = {}
     if adapter is not None and adapter_out is not None:

@@ -8,14 +8,16 @@ from pathlib import Path
 from typing import Any
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` so readers see the old file or the new one, never half."""
+def atomic_write_text(path: str | os.PathLike[str], text: str, *, durable: bool = True) -> None:
+    """Write ``text`` to ``path`` so readers see the old file or the new one, never half
+    (``durable``: fsync before the rename, so a crash cannot leave an empty file)."""
     target = Path(path)
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
     with open(tmp, "w", encoding="utf-8") as handle:
         handle.write(text)
         handle.flush()
-        os.fsync(handle.fileno())
+        if durable:
+            os.fsync(handle.fileno())
     os.replace(tmp, target)
 
 

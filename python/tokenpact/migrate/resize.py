@@ -224,7 +224,17 @@ def plan_resize(
 
 def _finish_plan(plan: ResizePlan, old_tok: Tokenizer, new_tok: Tokenizer) -> None:
     """The Python-heavy parts of a plan: FVT decompositions and both semantic hashes."""
+    _plan_sources(plan, old_tok, new_tok)
+    _plan_hashes(plan, old_tok, new_tok)
+
+
+def _plan_sources(plan: ResizePlan, old_tok: Tokenizer, new_tok: Tokenizer) -> None:
+    """FVT decompositions of the new IDs (what the new rows need)."""
     plan.sources = decompositions(old_tok, new_tok) if plan.init == "fvt" else {}
+
+
+def _plan_hashes(plan: ResizePlan, old_tok: Tokenizer, new_tok: Tokenizer) -> None:
+    """Both semantic hashes (only config.json needs them, and it is written last)."""
     plan.old_semantic_hash = old_tok.semantic_hash
     plan.new_semantic_hash = new_tok.semantic_hash
 
@@ -344,9 +354,15 @@ def resize_checkpoint(
     output_name: str | None = None,
     tied: bool | None = None,
     progress: bool = False,
+    durable: bool = True,
 ) -> ResizePlan:
     """Write a resized copy of the checkpoint in ``src_dir`` to ``dst_dir`` (which must
-    not exist yet) and return the executed plan. See the module docstring."""
+    not exist yet) and return the executed plan. See the module docstring.
+
+    ``durable=True`` fsyncs every file before it is renamed into place, so a crash never
+    leaves a renamed file whose bytes are not on disk. ``durable=False`` keeps the atomic
+    renames but leaves the flush to the kernel, as ``cp`` does (faster on a slow disk;
+    run ``sync`` before relying on the files surviving a power loss)."""
     if bias_init not in BIAS_INITS:
         raise ConfigError(f"bias_init must be one of {BIAS_INITS}, not {bias_init!r}")
     dst = Path(dst_dir)
@@ -366,22 +382,24 @@ def resize_checkpoint(
     by_name = {t.name: t for t in plan.tensors}
 
     def compute() -> dict[str, bytes]:
-        _finish_plan(plan, old_tok, new_tok)
+        _plan_sources(plan, old_tok, new_tok)
         return _new_row_bytes(plan, bias_init)
 
     tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    # The new rows (and the hashes the config binds) are computed in a thread while the
-    # kernel copies the old bytes (copy_file_range releases the GIL); the writer waits
-    # for them only when it reaches the first new row.
+    # The new rows, then the hashes the config binds, are computed in a thread while the
+    # kernel copies the old bytes (copy_file_range releases the GIL); a file's new rows
+    # are written after the rest of it, so the copy rarely waits for them.
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:
             future = pool.submit(compute)
-            sizes = _write_files(plan, ckpt, by_name, future, tmp, progress)
+            hashes = pool.submit(_plan_hashes, plan, old_tok, new_tok)
+            sizes = _write_files(plan, ckpt, by_name, future, tmp, progress, durable)
             future.result()
-        _write_side_files(Path(src_dir), tmp, ckpt, plan, sizes)
+            hashes.result()
+        _write_side_files(Path(src_dir), tmp, ckpt, plan, sizes, durable)
         if dst.exists():
             dst.rmdir()
         os.replace(tmp, dst)
@@ -423,6 +441,7 @@ def _write_files(
     new_bytes: Future[dict[str, bytes]],
     out_dir: Path,
     progress: bool,
+    durable: bool,
 ) -> dict[str, int]:
     files = ckpt.files
     bar = None
@@ -431,11 +450,19 @@ def _write_files(
 
         bar = tqdm(total=len(files), desc="files", unit="file", leave=False)
     sizes: dict[str, int] = {}
+
+    def finish(tmp: Path, final: Path) -> None:
+        if durable:
+            commit(tmp, final)
+        else:
+            os.replace(tmp, final)
+
     # Each finished file is fsynced in a thread while the next one is written.
     with ThreadPoolExecutor(max_workers=1) as syncer:
         pending = [
             syncer.submit(
-                commit, *_write_one(plan, ckpt, by_name, new_bytes, out_dir, path, sizes, bar)
+                finish,
+                *_write_one(plan, ckpt, by_name, new_bytes, out_dir, path, sizes, bar, durable),
             )
             for path in files
         ]
@@ -455,6 +482,7 @@ def _write_one(
     path: Path,
     sizes: dict[str, int],
     bar: Any,
+    durable: bool,
 ) -> tuple[Path, Path]:
     """Write one output file unsynced; returns (temp path, final path)."""
     infos = sorted(
@@ -475,14 +503,21 @@ def _write_one(
             shape = (plan.new_rows, *info.shape[1:])
             out = OutTensor(names, info.dtype, shape, _segments(plan, info, new_bytes))
         outs.append(out)
-    tmp, sizes[path.name] = write_unsynced(out_dir / path.name, outs, ckpt.metadata[path])
+    tmp, sizes[path.name] = write_unsynced(
+        out_dir / path.name, outs, ckpt.metadata[path], durable=durable
+    )
     if bar is not None:
         bar.update(1)
     return tmp, out_dir / path.name
 
 
 def _write_side_files(
-    src: Path, out_dir: Path, ckpt: CheckpointTensors, plan: ResizePlan, sizes: dict[str, int]
+    src: Path,
+    out_dir: Path,
+    ckpt: CheckpointTensors,
+    plan: ResizePlan,
+    sizes: dict[str, int],
+    durable: bool,
 ) -> None:
     for item in sorted(src.iterdir()):
         if item.suffix == ".safetensors" or item.name in (INDEX_FILE, "config.json"):
@@ -493,7 +528,7 @@ def _write_side_files(
         index = json.loads(json.dumps(ckpt.index))
         shards = set(index["weight_map"].values())
         index.setdefault("metadata", {})["total_size"] = sum(sizes[s] for s in shards)
-        atomic_write_text(out_dir / INDEX_FILE, json.dumps(index, indent=2) + "\n")
+        atomic_write_text(out_dir / INDEX_FILE, json.dumps(index, indent=2) + "\n", durable=durable)
     # config.json is always written: it carries vocab_size and the tokenizer binding.
     config = dict(ckpt.config)
     config["vocab_size"] = plan.new_rows
@@ -503,4 +538,4 @@ def _write_side_files(
         "tokenizer_semantic_hash": plan.new_semantic_hash,
         "migrated_from": plan.old_semantic_hash,
     }
-    atomic_write_text(out_dir / "config.json", json.dumps(config, indent=2) + "\n")
+    atomic_write_text(out_dir / "config.json", json.dumps(config, indent=2) + "\n", durable=durable)

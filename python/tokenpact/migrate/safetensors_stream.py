@@ -21,6 +21,7 @@ import numpy as np
 
 from ..contract.checkpoint_reader import TensorInfo
 from ..errors import ArtifactError
+from .writeback import Writeback
 
 FLOAT_DTYPES: dict[str, np.dtype[Any]] = {
     "F32": np.dtype("<f4"),
@@ -29,6 +30,7 @@ FLOAT_DTYPES: dict[str, np.dtype[Any]] = {
     "F64": np.dtype("<f8"),
 }
 CHUNK_BYTES = 8 << 20
+WRITEBACK_BYTES = 64 << 20
 
 
 def row_bytes(info: TensorInfo) -> int:
@@ -84,25 +86,35 @@ def iter_row_blocks(info: TensorInfo, stop: int) -> Iterator[np.ndarray]:
         yield read_rows(info, start, min(stop, start + per))
 
 
-def copy_range(src: int, dst: int, offset: int, length: int) -> None:
-    """Append ``length`` bytes of ``src`` from ``offset`` to ``dst`` (kernel-side copy)."""
+def copy_range(
+    src: int, dst: int, offset: int, length: int, writeback: Writeback | None = None
+) -> None:
+    """Append ``length`` bytes of ``src`` from ``offset`` to ``dst`` (kernel-side copy).
+
+    Copies in WRITEBACK_BYTES steps and, with ``writeback``, asks the kernel to start
+    writing each step to disk at once, so the final fsync finds little left to flush."""
     remaining = length
+    step = WRITEBACK_BYTES if writeback is not None else 1 << 30
     try:
         while remaining:
-            done = os.copy_file_range(src, dst, min(remaining, 1 << 30), offset)
+            done = os.copy_file_range(src, dst, min(remaining, step), offset)
             if done <= 0:
                 break
             offset += done
             remaining -= done
+            if writeback is not None:
+                writeback.written(done)
     except OSError:
         pass
     try:
         while remaining:
-            done = os.sendfile(dst, src, offset, min(remaining, 1 << 30))
+            done = os.sendfile(dst, src, offset, min(remaining, step))
             if done <= 0:
                 break
             offset += done
             remaining -= done
+            if writeback is not None:
+                writeback.written(done)
     except OSError:
         pass
     while remaining:
@@ -112,6 +124,8 @@ def copy_range(src: int, dst: int, offset: int, length: int) -> None:
         os.write(dst, chunk)
         offset += len(chunk)
         remaining -= len(chunk)
+        if writeback is not None:
+            writeback.written(len(chunk))
 
 
 # A piece of a tensor's output bytes: ("copy", file, offset, length) or ("bytes", data)
@@ -172,10 +186,25 @@ def commit(tmp: Path, path: Path) -> None:
         raise
 
 
+def _write_all(fd: int, data: bytes, writeback: Writeback | None) -> None:
+    view = memoryview(data)
+    while view:
+        done = os.write(fd, view)
+        view = view[done:]
+        if writeback is not None:
+            writeback.written(done)
+
+
 def write_unsynced(
-    path: Path, tensors: list[OutTensor], metadata: dict[str, str] | None = None
+    path: Path,
+    tensors: list[OutTensor],
+    metadata: dict[str, str] | None = None,
+    *,
+    durable: bool = True,
 ) -> tuple[Path, int]:
-    """Write the file to a temp name beside ``path``; returns (temp path, data size)."""
+    """Write the file to a temp name beside ``path``; returns (temp path, data size).
+
+    ``durable``: the caller will fsync it (``commit``), so disk writes start early."""
     header: dict[str, Any] = {}
     if metadata:
         header["__metadata__"] = dict(metadata)
@@ -190,21 +219,37 @@ def write_unsynced(
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     sources: dict[Path, int] = {}
+    # The file is fsynced before its rename (commit); starting the disk writes while
+    # later bytes are still being copied overlaps them with the copy instead.
+    writeback = Writeback(fd) if durable else None
     try:
-        os.write(fd, len(raw).to_bytes(8, "little") + raw)
+        head = len(raw).to_bytes(8, "little") + raw
+        os.write(fd, head)
+        if writeback is not None:
+            writeback.written(len(head))
+        # Computed parts ("fill") are written last, into the gaps left for them: their
+        # producer may still be running in another thread (the new rows of a resize),
+        # and the kernel can copy every other byte meanwhile. Same bytes, same offsets.
+        deferred: list[tuple[int, Segment]] = []
         for t in tensors:
             for seg in t.segments:
                 if seg[0] == "copy":
                     if seg[1] not in sources:
                         sources[seg[1]] = os.open(seg[1], os.O_RDONLY)
-                    copy_range(sources[seg[1]], fd, seg[2], seg[3])
+                    copy_range(sources[seg[1]], fd, seg[2], seg[3], writeback)
+                elif seg[0] == "fill":
+                    deferred.append((os.lseek(fd, 0, os.SEEK_CUR), seg))
+                    os.lseek(fd, seg[2], os.SEEK_CUR)
+                    if writeback is not None:
+                        writeback.written(seg[2])
                 else:
-                    data = seg[1]() if seg[0] == "fill" else seg[1]
-                    if seg[0] == "fill" and len(data) != seg[2]:
-                        raise ArtifactError("internal: computed rows have the wrong size")
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(fd, view) :]
+                    _write_all(fd, seg[1], writeback)
+        for position, seg in deferred:
+            data = seg[1]()
+            if len(data) != seg[2]:
+                raise ArtifactError("internal: computed rows have the wrong size")
+            os.lseek(fd, position, os.SEEK_SET)
+            _write_all(fd, data, None)  # the final fsync flushes these
     except BaseException:
         os.close(fd)
         tmp.unlink(missing_ok=True)
