@@ -97,6 +97,31 @@ def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
             "it with export_tiktoken() instead"
         )
     pieces = tok.vocab()
+    merges = [(pieces[a], pieces[b]) for a, b in tok.merges]
+    return byte_level_document(tok, pieces, merges, post_processor=_template(tok))
+
+
+_BYTE_LEVEL = {
+    "type": "ByteLevel",
+    "add_prefix_space": False,
+    "trim_offsets": False,
+    "use_regex": False,
+}
+
+
+def byte_level_document(
+    tok: Tokenizer,
+    pieces: list[bytes],
+    merges: list[tuple[bytes, bytes]],
+    *,
+    post_processor: dict[str, Any] | None,
+    ignore_merges: bool = False,
+) -> dict[str, Any]:
+    """A byte-level BPE ``tokenizer.json``: ``pieces[i]`` is ID ``i``, merges in rank order.
+
+    Shared by every byte-level exporter (ranked/record BPE here, Tekken in ``tekken.py``);
+    specials are ``tok.special_tokens``, the Split regex is :func:`onig_pattern`.
+    """
     vocab: dict[str, int] = {}
     for i, piece in enumerate(pieces):
         key = _mapped(piece)
@@ -106,7 +131,6 @@ def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
                 "its vocabulary by piece, so this tokenizer cannot be exported exactly"
             )
         vocab[key] = i
-    merges = [[_mapped(pieces[a]), _mapped(pieces[b])] for a, b in tok.merges]
     added = [
         {
             "id": i,
@@ -134,21 +158,11 @@ def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
                     "behavior": "Isolated",
                     "invert": False,
                 },
-                {
-                    "type": "ByteLevel",
-                    "add_prefix_space": False,
-                    "trim_offsets": False,
-                    "use_regex": False,
-                },
+                dict(_BYTE_LEVEL),
             ],
         },
-        "post_processor": _template(tok),
-        "decoder": {
-            "type": "ByteLevel",
-            "add_prefix_space": False,
-            "trim_offsets": False,
-            "use_regex": False,
-        },
+        "post_processor": post_processor,
+        "decoder": dict(_BYTE_LEVEL),
         "model": {
             "type": "BPE",
             "dropout": None,
@@ -157,17 +171,22 @@ def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
             "end_of_word_suffix": None,
             "fuse_unk": False,
             "byte_fallback": False,
-            "ignore_merges": False,
+            "ignore_merges": ignore_merges,
             "vocab": vocab,
-            "merges": merges,
+            "merges": [[_mapped(a), _mapped(b)] for a, b in merges],
         },
     }
 
 
-def export_hf(tok: Tokenizer, path: str | os.PathLike[str]) -> Path:
-    """Write ``tokenizer.json`` atomically; a directory gets ``dir/tokenizer.json``."""
+def write_tokenizer_json(document: dict[str, Any], path: str | os.PathLike[str]) -> Path:
+    """Write a ``tokenizer.json`` document atomically; a directory gets ``dir/tokenizer.json``."""
     target = Path(path)
     if target.is_dir() or target.suffix != ".json":
         target = target / "tokenizer.json"
-    atomic_write_text(target, json.dumps(hf_tokenizer_json(tok), ensure_ascii=False) + "\n")
+    atomic_write_text(target, json.dumps(document, ensure_ascii=False) + "\n")
     return target
+
+
+def export_hf(tok: Tokenizer, path: str | os.PathLike[str]) -> Path:
+    """Write ``tokenizer.json`` atomically; a directory gets ``dir/tokenizer.json``."""
+    return write_tokenizer_json(hf_tokenizer_json(tok), path)

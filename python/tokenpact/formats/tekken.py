@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .. import _native
-from .._io import atomic_write_text
 from ..errors import ArtifactError, ConfigError, DecodeError
 from ..special import SpecialToken
 from ..tokenizer import Tokenizer
@@ -212,87 +211,21 @@ def _merges(ranks: Sequence[bytes]) -> list[tuple[bytes, bytes]]:
 
 
 def tekken_tokenizer_json(tok: TekkenTokenizer) -> dict[str, Any]:
-    """The ``tokenizer.json`` document of a Tekken tokenizer."""
-    from .hf_export import onig_pattern
-    from .hf_json import byte_encoder
+    """The ``tokenizer.json`` document of a Tekken tokenizer.
 
-    enc = byte_encoder()
-
-    def mapped(piece: bytes) -> str:
-        return "".join(enc[b] for b in piece)
+    The special tokens sit in the model vocabulary too (IDs below ``n_special``): Hugging
+    Face gives an added token the ID of its vocabulary entry, else a new ID after the
+    vocabulary. ``ignore_merges``: tiktoken emits a pre-token that is itself a piece.
+    """
+    from .hf_export import byte_level_document
 
     pieces = tok.vocab()
-    ranks = pieces[tok.n_special :]
-    # The special tokens sit in the model vocabulary too: Hugging Face gives an added
-    # token the ID of its vocabulary entry, else a new ID after the vocabulary.
-    vocab: dict[str, int] = {}
-    for i, piece in enumerate(pieces):
-        key = mapped(piece)
-        if key in vocab:
-            raise ArtifactError(
-                f"IDs {vocab[key]} and {i} have the same bytes {piece!r}; tokenizer.json keys "
-                "its vocabulary by piece, so this tokenizer cannot be exported exactly"
-            )
-        vocab[key] = i
-    added = [
-        {
-            "id": i,
-            "content": content,
-            "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
-            "normalized": False,
-            "special": True,
-        }
-        for content, i in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
-    ]
-    byte_level = {
-        "type": "ByteLevel",
-        "add_prefix_space": False,
-        "trim_offsets": False,
-        "use_regex": False,
-    }
-    return {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": added,
-        "normalizer": None,
-        "pre_tokenizer": {
-            "type": "Sequence",
-            "pretokenizers": [
-                {
-                    "type": "Split",
-                    "pattern": {"Regex": onig_pattern(tok)},
-                    "behavior": "Isolated",
-                    "invert": False,
-                },
-                byte_level,
-            ],
-        },
-        "post_processor": None,
-        "decoder": byte_level,
-        "model": {
-            "type": "BPE",
-            "dropout": None,
-            "unk_token": None,
-            "continuing_subword_prefix": None,
-            "end_of_word_suffix": None,
-            "fuse_unk": False,
-            "byte_fallback": False,
-            # tiktoken emits a pre-token that is itself a piece directly.
-            "ignore_merges": True,
-            "vocab": vocab,
-            "merges": [[mapped(a), mapped(b)] for a, b in _merges(ranks)],
-        },
-    }
+    merges = _merges(pieces[tok.n_special :])
+    return byte_level_document(tok, pieces, merges, post_processor=None, ignore_merges=True)
 
 
 def export_tekken_hf(tok: TekkenTokenizer, path: str | os.PathLike[str]) -> Path:
     """Write :func:`tekken_tokenizer_json` atomically; a directory gets ``tokenizer.json``."""
-    target = Path(path)
-    if target.is_dir() or target.suffix != ".json":
-        target = target / "tokenizer.json"
-    document = tekken_tokenizer_json(tok)
-    atomic_write_text(target, json.dumps(document, ensure_ascii=False) + "\n")
-    return target
+    from .hf_export import write_tokenizer_json
+
+    return write_tokenizer_json(tekken_tokenizer_json(tok), path)
