@@ -7,9 +7,7 @@ totals over slices always equal the overall totals.
 
 from __future__ import annotations
 
-import gzip
-import io
-import json
+import itertools
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._text_files import iter_json_objects, open_text
 from ..errors import ConfigError, InvalidInputError
 
 MISSING_SLICE = "(none)"
@@ -88,12 +87,6 @@ class AuditCorpus:
         return cls(texts, fields, name)
 
 
-def _open_text(path: Path) -> io.TextIOBase:
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-    return open(path, encoding="utf-8")  # noqa: SIM115 - returned to the caller's with
-
-
 def load_corpus(
     path: str | os.PathLike[str],
     *,
@@ -112,24 +105,14 @@ def load_corpus(
     if limit is not None and limit < 1:
         raise ConfigError(f"limit must be >= 1, got {limit}")
     is_json = any(s in (".jsonl", ".json", ".ndjson") for s in p.suffixes)
-    records: list[dict[str, Any]] = []
     try:
-        with _open_text(p) as handle:
-            for lineno, line in enumerate(handle, 1):
-                if limit is not None and len(records) >= limit:
-                    break
-                if is_json:
-                    if not line.strip():
-                        continue
-                    try:
-                        obj = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise InvalidInputError(f"{p}:{lineno}: not valid JSON ({exc})") from None
-                    if not isinstance(obj, dict):
-                        raise InvalidInputError(f"{p}:{lineno}: each line must be a JSON object")
-                    records.append(obj)
-                else:
-                    records.append({text_field: line.rstrip("\n")})
+        with open_text(p) as handle:
+            lines: Iterable[dict[str, Any]] = (
+                (record for _, record in iter_json_objects(handle, p))
+                if is_json
+                else ({text_field: line.rstrip("\r\n")} for line in handle)
+            )
+            records = list(itertools.islice(lines, limit))
     except (UnicodeDecodeError, OSError, EOFError) as exc:
         raise InvalidInputError(
             f"cannot read {p}: {exc}; give a UTF-8 (optionally gzipped) file"

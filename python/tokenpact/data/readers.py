@@ -9,14 +9,13 @@ batches), so memory stays bounded by one batch. A missing ID field yields conten
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from .._text_files import iter_json_objects, open_text
 from ..errors import ConfigError, InvalidInputError
 from .documents import ContentIds, Document
 
@@ -47,27 +46,6 @@ def sniff_format(path: PathLike) -> str:
     if name.endswith(".arrow"):
         return "hf-arrow"
     return "text"
-
-
-def open_text(path: PathLike) -> IO[str]:
-    """Open a text file for reading, decompressing ``.gz`` and ``.zst`` by extension."""
-    p = Path(path)
-    try:
-        if p.name.endswith(".gz"):
-            return io.TextIOWrapper(gzip.open(p, "rb"), encoding="utf-8", newline="")
-        if p.name.endswith(".zst"):
-            try:
-                import zstandard
-            except ImportError:
-                raise ConfigError(
-                    f"{p} is zstd-compressed; pip install zstandard to read it"
-                ) from None
-            raw = open(p, "rb")  # noqa: SIM115 - owned by the returned wrapper
-            reader = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
-            return io.TextIOWrapper(reader, encoding="utf-8", newline="")
-        return open(p, encoding="utf-8", newline="")  # noqa: SIM115
-    except FileNotFoundError:
-        raise InvalidInputError(f"corpus file {p} does not exist") from None
 
 
 def _progress(items: Iterator[Document], enabled: bool, desc: str) -> Iterator[Document]:
@@ -137,15 +115,7 @@ class _Fields:
 
 def _read_jsonl(path: Path, fields: _Fields) -> Iterator[Document]:
     with open_text(path) as handle:
-        for lineno, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInputError(f"{path}:{lineno}: not a JSON object ({exc.msg})") from None
-            if not isinstance(record, dict):
-                raise InvalidInputError(f"{path}:{lineno}: expected a JSON object per line")
+        for lineno, record in iter_json_objects(handle, path):
             yield fields.document(record, f"line {lineno}")
 
 

@@ -1,0 +1,55 @@
+"""Reading text corpora: compressed text files and JSON Lines, one place for every reader.
+
+``tokenpact.data`` (documents with IDs) and ``tokenpact.audit`` (records with slice
+fields) both read their corpora through these two functions.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from .errors import ConfigError, InvalidInputError
+
+
+def open_text(path: str | os.PathLike[str]) -> IO[str]:
+    """Open a UTF-8 text file for reading, decompressing ``.gz`` and ``.zst`` by extension.
+
+    Line endings come back untranslated (``newline=""``): callers strip ``"\\r\\n"``.
+    """
+    p = Path(path)
+    try:
+        if p.name.endswith(".gz"):
+            return io.TextIOWrapper(gzip.open(p, "rb"), encoding="utf-8", newline="")
+        if p.name.endswith(".zst"):
+            try:
+                import zstandard
+            except ImportError:
+                raise ConfigError(
+                    f"{p} is zstd-compressed; pip install zstandard to read it"
+                ) from None
+            raw = open(p, "rb")  # noqa: SIM115 - owned by the returned wrapper
+            reader = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
+            return io.TextIOWrapper(reader, encoding="utf-8", newline="")
+        return open(p, encoding="utf-8", newline="")  # noqa: SIM115
+    except FileNotFoundError:
+        raise InvalidInputError(f"corpus file {p} does not exist") from None
+
+
+def iter_json_objects(handle: IO[str], path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a JSON Lines stream."""
+    for lineno, line in enumerate(handle, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise InvalidInputError(f"{path}:{lineno}: expected a JSON object per line")
+        yield lineno, record
