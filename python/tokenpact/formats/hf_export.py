@@ -143,7 +143,7 @@ def byte_level_document(
         }
         for content, i in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
     ]
-    return {
+    document = {
         "version": "1.0",
         "truncation": None,
         "padding": None,
@@ -176,6 +176,25 @@ def byte_level_document(
             "merges": [[_mapped(a), _mapped(b)] for a, b in merges],
         },
     }
+    pin_inner_added_tokens(document)
+    return document
+
+
+def pin_inner_added_tokens(document: dict[str, Any]) -> None:
+    """List added tokens that sit inside the vocabulary's ID range in ``model.vocab`` too.
+
+    ``tokenizers`` ignores an added token's written ID unless its content is in the
+    vocabulary: it takes the next ID after the vocabulary's entry count, which lands on
+    another piece when a special sits in a hole of the ID range (e.g. merges appended after
+    the specials). Listed in the vocabulary (as GPT-2's ``<|endoftext|>`` is), the token
+    keeps its ID in every reader, tokenpact's included.
+    """
+    vocab: dict[str, int] = document["model"]["vocab"]
+    used = set(vocab.values())
+    top = max(used, default=-1)
+    for token in document.get("added_tokens") or []:
+        if token["id"] <= top and token["id"] not in used and token["content"] not in vocab:
+            vocab[token["content"]] = token["id"]
 
 
 def write_tokenizer_json(document: dict[str, Any], path: str | os.PathLike[str]) -> Path:

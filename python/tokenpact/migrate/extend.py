@@ -25,7 +25,7 @@ from typing import Any
 
 from .. import _native
 from ..errors import ConfigError, InvalidInputError, TrainingError
-from ..formats.hf_export import hf_tokenizer_json
+from ..formats.hf_export import hf_tokenizer_json, pin_inner_added_tokens
 from ..formats.hf_json import byte_encoder, load_hf_data
 from ..tokenizer import Tokenizer
 from ..train.bpe import run_merge_steps
@@ -124,23 +124,8 @@ def build_extended(
         merges.append(
             [strings[left], strings[right]] if as_lists else f"{strings[left]} {strings[right]}"
         )
-    _pin_inner_added_tokens(data)
+    pin_inner_added_tokens(data)
     return _reload(tok, data)
-
-
-def _pin_inner_added_tokens(data: dict[str, Any]) -> None:
-    """List added tokens that sit inside the vocabulary's ID range in ``model.vocab`` too.
-
-    ``tokenizers`` ignores an added token's written ID unless its content is in the
-    vocabulary: it takes the next ID after the vocabulary's entry count, which lands on an
-    appended merge when specials sit before the new merges. Listed in the vocabulary (as
-    GPT-2's ``<|endoftext|>`` is), the special keeps its ID in every reader.
-    """
-    vocab: dict[str, int] = data["model"]["vocab"]
-    top = max(vocab.values(), default=-1)
-    for token in data.get("added_tokens") or []:
-        if token["id"] <= top and token["content"] not in vocab:
-            vocab[token["content"]] = token["id"]
 
 
 def _feed(trainer: Any, texts: Iterable[str]) -> None:
