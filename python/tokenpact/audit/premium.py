@@ -9,9 +9,7 @@ Hindi 4.79, Burmese 11.70.
 
 from __future__ import annotations
 
-import gzip
-import io
-import json
+import itertools
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .._text_files import iter_json_objects, open_text
 from ..errors import ConfigError, InvalidInputError
 from .metrics import PERCENTILE_METHOD
 
@@ -46,34 +45,13 @@ def load_parallel(
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"parallel corpus {p} does not exist")
-    opener = (
-        (lambda: io.TextIOWrapper(gzip.open(p, "rb"), encoding="utf-8"))
-        if p.suffix == ".gz"
-        else (lambda: open(p, encoding="utf-8"))
-    )
-    items: list[dict[str, str]] = []
     try:
-        with opener() as handle:
-            for lineno, line in enumerate(handle, 1):
-                if limit is not None and len(items) >= limit:
-                    break
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InvalidInputError(f"{p}:{lineno}: not valid JSON ({exc})") from None
-                if not isinstance(obj, dict):
-                    raise InvalidInputError(
-                        f"{p}:{lineno}: each line must be a JSON object of language -> text"
-                    )
-                items.append(
-                    {
-                        k: v
-                        for k, v in obj.items()
-                        if k not in skip_fields and isinstance(v, str) and v
-                    }
-                )
+        with open_text(p) as handle:
+            objects = (obj for _, obj in iter_json_objects(handle, p))
+            items = [
+                {k: v for k, v in obj.items() if k not in skip_fields and isinstance(v, str) and v}
+                for obj in itertools.islice(objects, limit)
+            ]
     except (UnicodeDecodeError, OSError, EOFError) as exc:
         raise InvalidInputError(
             f"cannot read {p}: {exc}; give a UTF-8 (optionally gzipped) file"
