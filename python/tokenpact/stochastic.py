@@ -23,6 +23,13 @@ from ._text import _threads_arg
 from .errors import ConfigError
 
 RNG_NAME = "splitmix64-counter/1"
+# How a SampleKey becomes a stream (recorded in segmentation manifests); bump the version
+# if stream_key or sample_number ever changes.
+KEY_DERIVATION = (
+    "stream = splitmix64 chain over (seed, epoch, sample_id, view); a string sample_id is "
+    "the first 8 bytes (little-endian) of its UTF-8 SHA-256; draw k = "
+    "splitmix64(stream ^ splitmix64(k)) >> 11 / 2**53/1"
+)
 _MASK = (1 << 64) - 1
 
 
@@ -74,20 +81,6 @@ class SampleKey:
 
     def stream(self) -> int:
         return stream_key(*self.fields())
-
-
-def replay_record(method: str, parameter: float, key: SampleKey, **extra: Any) -> dict[str, Any]:
-    """The manifest fields of one stochastic segmentation (seed 000, 0x08 list)."""
-    return {
-        "method": method,
-        "parameter": parameter,
-        "rng": RNG_NAME,
-        "seed": key.seed,
-        "epoch": key.epoch,
-        "sample_id": key.sample_id,
-        "view": key.view,
-        **extra,
-    }
 
 
 def bpe_dropout_piece(
