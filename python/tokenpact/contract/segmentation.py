@@ -23,8 +23,10 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +43,27 @@ FORMAT_VERSION = 1
 WORKER_DERIVATION = "none: worker, rank and prefetch are not part of the key"
 EVALUATION_MODES = ("deterministic", "stochastic")
 _HASH = re.compile(r"^sha256:[0-9a-f]{64}$")
+# Normalization hash per tokenizer: it reads the whole config (slow for a 128k
+# vocabulary) and every sample's manifest and replay needs it. Tokenizers are immutable.
+_NORMALIZATION: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+@functools.cache
+def _implementation() -> str:
+    return f"tokenpact {library_version()} (Rust engine; Python reference twin)"
+
+
+def _normalization_of(tokenizer: Any) -> str:
+    try:
+        return _NORMALIZATION[tokenizer]
+    except (KeyError, TypeError):  # TypeError: not weak-referenceable, compute each time
+        pass
+    value = normalization_hash(tokenizer)
+    try:
+        _NORMALIZATION[tokenizer] = value
+    except TypeError:
+        pass
+    return value
 
 
 @dataclass(frozen=True)
@@ -281,12 +304,12 @@ def segmentation_manifest(
     manifest = SegmentationManifest(
         method=method,
         model_hash=tokenizer.semantic_hash,
-        normalization_hash=normalization_hash(tokenizer),
+        normalization_hash=_normalization_of(tokenizer),
         parameter_name=spec.parameter_name,
         parameter=float(parameter),
         support=spec.support,
         rng=RNG_NAME,
-        implementation=f"tokenpact {library_version()} (Rust engine; Python reference twin)",
+        implementation=_implementation(),
         seed=key.seed,
         epoch=key.epoch,
         sample_id=key.sample_id,
@@ -320,7 +343,7 @@ def replay_segmentation(
             f"the record was drawn under model {manifest.model_hash[:19]}..., this tokenizer "
             f"is {actual_model[:19]}...; load the tokenizer the record names"
         )
-    actual_norm = normalization_hash(tokenizer)
+    actual_norm = _normalization_of(tokenizer)
     if manifest.normalization_hash != actual_norm:
         raise ReplayError(
             f"the record's normalization {manifest.normalization_hash[:19]}... differs from "
