@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._text import _threads_arg
-from .errors import ConfigError
+from ._text import _surrogate_error, _text_arg, _texts_arg, _threads_arg
+from .errors import ConfigError, InvalidInputError
 
 RNG_NAME = "splitmix64-counter/1"
 # How a SampleKey becomes a stream (recorded in segmentation manifests); bump the version
@@ -155,8 +155,12 @@ def bpe_dropout(tokenizer: Any, text: str, *, p: float, key: SampleKey) -> list[
     (``src/bpe/dropout.rs``); ``bpe_dropout_reference`` is the same contract in Python.
     """
     _check_p(p)
+    text = _text_arg(text)
     stream = key.stream()
-    ids: list[int] = _engine(tokenizer).encode(text, p, stream)
+    try:
+        ids: list[int] = _engine(tokenizer).encode(text, p, stream)
+    except UnicodeEncodeError as exc:
+        raise _surrogate_error(text, exc) from None
     return ids
 
 
@@ -173,14 +177,19 @@ def bpe_dropout_batch(
     The result is the same for any ``threads``: each text's draws depend only on its key.
     """
     _check_p(p)
-    texts = list(texts)
+    texts = _texts_arg(texts, "bpe_dropout_batch")
     keys = list(keys)
     if len(texts) != len(keys):
         raise ConfigError(
             f"bpe_dropout_batch: {len(texts)} texts but {len(keys)} keys; pass one key per text"
         )
     streams = [k.stream() for k in keys]
-    out: list[list[int]] = _engine(tokenizer).encode_batch(texts, p, streams, _threads_arg(threads))
+    try:
+        out: list[list[int]] = _engine(tokenizer).encode_batch(
+            texts, p, streams, _threads_arg(threads)
+        )
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
     return out
 
 

@@ -200,3 +200,18 @@ def test_evaluation_policy(bpe: tp.Tokenizer) -> None:
         segmentation_manifest(bpe, method="wordpiece", parameter=0.1, key=SampleKey(1))
     with pytest.raises(ReplayError, match="dropout_p"):
         segmentation_manifest(bpe, method="bpe_dropout", parameter=2.0, key=SampleKey(1))
+
+
+def test_junk_in_any_field_or_text_is_a_typed_error(bpe: tp.Tokenizer, record: dict) -> None:
+    legitimate = {"implementation", "sample_id"}  # any string is a valid value for these
+    for name in FIELDS:
+        for value in [None, -1, 1.5, [], {}, True, 2**64, [["a"]], {"mode": None}]:
+            if name in legitimate and isinstance(value, str):
+                continue
+            with pytest.raises(ReplayError):
+                replay_segmentation(bpe, TEXTS[0], {**record, name: value})
+    for text in (None, b"bytes", "lone \ud800 surrogate"):
+        with pytest.raises(tp.InvalidInputError):
+            replay_segmentation(bpe, text, record)  # type: ignore[arg-type]
+    with pytest.raises(tp.InvalidInputError, match="surrogate"):
+        tp.bpe_dropout(bpe, "lone \ud800", p=0.1, key=SampleKey(1))

@@ -59,7 +59,8 @@ _POLICY_FIELDS = ("max_tokens", "boundaries", "layout", "multiple", "max_records
 
 
 def _is_int(value: Any, low: int = 0) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+    """An int in [low, 2**63): what numpy indexes with."""
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value < 1 << 63
 
 
 def _is_int_list(value: Any) -> bool:
@@ -75,6 +76,11 @@ def _bucketing(value: Any) -> BucketingPolicy | None:
         )
     if not _is_int_list(value["boundaries"]):
         raise ReplayError("bucketing.boundaries must be a list of ints")
+    limits = [value["max_tokens"], value["multiple"]]
+    if value["max_records"] is not None:
+        limits.append(value["max_records"])
+    if not all(_is_int(v, 1) for v in limits):
+        raise ReplayError("bucketing.max_tokens, multiple and max_records must be ints >= 1")
     try:
         return BucketingPolicy(
             max_tokens=value["max_tokens"],
@@ -83,7 +89,7 @@ def _bucketing(value: Any) -> BucketingPolicy | None:
             multiple=value["multiple"],
             max_records=value["max_records"],
         )
-    except BatchError as err:
+    except (BatchError, OverflowError) as err:
         raise ReplayError(f"bucketing is malformed: {err}") from None
 
 
@@ -117,6 +123,16 @@ def _field_problems(record: Mapping[str, Any]) -> list[str]:
         isinstance(batches, list) and all(_is_int_list(b) for b in batches)
     ):
         out.append("batches must be null or a list of lists of record indices")
+    if not out:
+        # The shard size follows from the policy; checking it first also bounds the work
+        # a forged dataset_size could ask for.
+        n, ws = record["dataset_size"], record["world_size"]
+        shard = n // ws if record["drop_last"] else -(-n // ws)
+        if len(record["indices"]) != shard:
+            out.append(
+                f"indices has {len(record['indices'])} entries; dataset_size {n} over "
+                f"world_size {ws} gives every rank {shard}"
+            )
     if not isinstance(record["digest"], str) or len(record["digest"]) != 64:
         out.append("digest must be the 64-hex SHA-256 of the assignment")
     return out
@@ -196,7 +212,7 @@ def replay_assignment(
             bucketing=policy,
         )
         replayed = sampler.assignment(record["epoch"])
-    except BatchError as err:
+    except (BatchError, OverflowError) as err:
         raise ReplayError(f"the record cannot be replayed: {err}") from None
     payload = {k: v for k, v in record.items() if k != "digest"}
     redone = replayed.as_dict()

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import _native
-from ..errors import ReplayError
+from ..errors import InvalidInputError, ReplayError
 from ..stochastic import KEY_DERIVATION, RNG_NAME, SampleKey, bpe_dropout
 from .hashing import normalization_hash
 from .manifest import library_version
@@ -144,7 +144,8 @@ class EvaluationPolicy:
 
 
 def _is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    """An int in [0, 2**64): key fields are 64-bit words, so larger values would alias."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 64
 
 
 def _evaluation_problem(value: Any) -> str | None:
@@ -230,7 +231,8 @@ class SegmentationManifest:
 
 def _field_problems(r: Mapping[str, Any]) -> list[str]:
     out: list[str] = []
-    if r["format"] != FORMAT or r["format_version"] != FORMAT_VERSION:
+    version = r["format_version"]
+    if r["format"] != FORMAT or not _is_count(version) or version != FORMAT_VERSION:
         out.append(
             f"format {r['format']!r}, format_version {r['format_version']!r} is not "
             f"{FORMAT!r}, format_version {FORMAT_VERSION}"
@@ -243,10 +245,10 @@ def _field_problems(r: Mapping[str, Any]) -> list[str]:
             out.append(f"{name} {r[name]!r} is not 'sha256:<64 lowercase hex>'")
     for name in ("seed", "epoch", "view"):
         if not _is_count(r[name]):
-            out.append(f"{name} must be an int >= 0, got {r[name]!r}")
+            out.append(f"{name} must be an int in [0, 2**64), got {r[name]!r}")
     sample = r["sample_id"]
     if not (isinstance(sample, str) or _is_count(sample)):
-        out.append(f"sample_id must be a string or an int >= 0, got {sample!r}")
+        out.append(f"sample_id must be a string or an int in [0, 2**64), got {sample!r}")
     if not isinstance(r["implementation"], str) or not r["implementation"]:
         out.append("implementation must name the library and version that drew the sample")
     if r["rng"] != RNG_NAME or _native.RNG_NAME != RNG_NAME:
@@ -337,6 +339,8 @@ def replay_segmentation(
     sample) the recomputed IDs must equal them. Every refusal is a ``ReplayError``.
     """
     manifest = SegmentationManifest.from_json(record)
+    if not isinstance(text, str):
+        raise InvalidInputError(f"expected the sample's text as str, got {type(text).__name__}")
     actual_model = tokenizer.semantic_hash
     if manifest.model_hash != actual_model:
         raise ReplayError(

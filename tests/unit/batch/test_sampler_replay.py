@@ -126,7 +126,7 @@ TAMPERED = [
     ("world_size", 0, "world_size"),
     ("shuffle", False, "different indices"),
     ("shuffle", "yes", "shuffle"),
-    ("drop_last", True, "different"),
+    ("drop_last", True, "indices has 51 entries"),
     ("dataset_size", 202, "lengths"),
     ("dataset_hash", None, "dataset_hash"),
     ("tokenizer_hash", "d24f01ad", "tokenizer_hash"),
@@ -216,3 +216,27 @@ def test_an_epoch_of_real_encodings_is_bound_to_its_tokenizer() -> None:
     other = tp.train_bpe(texts * 3, vocab_size=290, special_tokens=())
     with pytest.raises(ReplayError, match="made for tokenizer_hash"):
         replay_assignment(record, lengths=lengths, tokenizer_hash=other.semantic_hash)
+
+
+JUNK = [None, "x", -1, 1.5, [], {}, [[-1]], [["a"]], [-3], 2**70, 2**62, {"mode": None}]
+
+
+def test_junk_in_any_field_is_a_replay_error(record: dict[str, Any]) -> None:
+    """Fuzzed values (wrong types, huge ints, nested junk) never escape as another error."""
+    for name in RECORD_FIELDS:
+        for value in JUNK:
+            if value == record[name]:
+                continue  # e.g. an empty dropped list is this record's true value
+            with pytest.raises(ReplayError):
+                replay_assignment({**record, name: value}, lengths=LENGTHS)
+    for name in record["bucketing"]:
+        for value in JUNK:
+            if value == record["bucketing"][name]:
+                continue
+            broken = copy.deepcopy(record)
+            broken["bucketing"][name] = value
+            with pytest.raises(ReplayError):
+                replay_assignment(broken, lengths=LENGTHS)
+    for lengths in ("x", [1.5], [[1]], list(LENGTHS[:-1])):
+        with pytest.raises(ReplayError):
+            replay_assignment(record, lengths=lengths)
