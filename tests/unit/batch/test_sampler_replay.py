@@ -240,3 +240,21 @@ def test_junk_in_any_field_is_a_replay_error(record: dict[str, Any]) -> None:
     for lengths in ("x", [1.5], [[1]], list(LENGTHS[:-1])):
         with pytest.raises(ReplayError):
             replay_assignment(record, lengths=lengths)
+
+
+def test_a_sample_segments_the_same_on_any_rank() -> None:
+    """Seed 0x04B: rank must not change a sample's IDs; stochastic segmentation is keyed
+    by the sample (not the worker), so 1 rank and 4 ranks give the same draws."""
+    texts = [f"Beispiel {i}: Grüße, lowest newest widest tokens" for i in range(30)]
+    tok = tp.train_bpe(texts * 3, vocab_size=320, special_tokens=())
+
+    def segmented(world: int) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for rank in range(world):
+            sampler = DistributedSampler(len(texts), world_size=world, rank=rank, seed=1, **IDS)
+            for i in sampler.assignment(3).indices.tolist():
+                key = tp.SampleKey(seed=1, epoch=3, sample_id=i)
+                out[i] = tp.bpe_dropout(tok, texts[i], p=0.3, key=key)
+        return out
+
+    assert segmented(1) == segmented(4)
