@@ -194,6 +194,7 @@ class BucketingPolicy:
         if self.layout not in ("padded", "packed"):
             raise BatchError(f"layout={self.layout!r} is unknown; use 'padded' or 'packed'")
         bounds = list(self.boundaries)
+        object.__setattr__(self, "boundaries", tuple(bounds))  # a list would be unhashable
         if any(isinstance(b, bool) or not isinstance(b, int) for b in bounds) or any(
             b <= a for a, b in zip(bounds, bounds[1:], strict=False)
         ):
@@ -338,6 +339,7 @@ class DistributedSampler:
             )
         if bucketing is not None and self.lengths is None:
             raise BatchError("bucketing needs the record lengths: pass lengths=[...]")
+        self._lengths_hash = None if self.lengths is None else lengths_hash(self.lengths)
 
     def set_epoch(self, epoch: int) -> None:
         """Select the epoch; call it before every epoch so shuffles differ."""
@@ -370,7 +372,10 @@ class DistributedSampler:
         positions = np.arange(rk, total, ws)
         indices = padded[positions]
         batches = None
+        lengths_digest = None
         if self.bucketing is not None and self.lengths is not None:
+            # Lengths matter to the epoch only through the batches.
+            lengths_digest = self._lengths_hash
             policy = self.bucketing
             batcher = TokenBudgetBatchSampler(
                 self.lengths[indices] if indices.size else np.zeros(0, dtype=np.int64),
@@ -398,7 +403,7 @@ class DistributedSampler:
             tokenizer_hash=self.tokenizer_hash,
             template_hash=self.template_hash,
             bucketing=self.bucketing,
-            lengths_hash=None if self.lengths is None else lengths_hash(self.lengths),
+            lengths_hash=lengths_digest,
             batches=batches,
         )
 

@@ -180,6 +180,15 @@ def test_the_data_at_hand_must_match_the_record(record: dict[str, Any]) -> None:
             replay_assignment(record, lengths=LENGTHS, **{name: other})
 
 
+def test_lengths_without_bucketing_change_nothing() -> None:
+    plain = _sampler(lengths=None, bucketing=None).assignment(1)
+    with_lengths = _sampler(bucketing=None).assignment(1)
+    assert with_lengths.digest == plain.digest and with_lengths.batches is None
+    assert replay_assignment(with_lengths.to_record()).digest == plain.digest
+    policy = BucketingPolicy(max_tokens=64, boundaries=[8, 16])  # type: ignore[arg-type]
+    assert policy.boundaries == (8, 16) and hash(policy) == hash(BucketingPolicy(64, (8, 16)))
+
+
 def test_sampler_without_identities_is_not_auditable() -> None:
     record = DistributedSampler(10, world_size=2, rank=0).assignment().to_record()
     with pytest.raises(ReplayError, match="dataset_hash.*tokenizer_hash.*template_hash"):
