@@ -4,13 +4,14 @@ Example::
 
     enc = tok.encode_structured("The cat sleeps.")
     enc.ids, enc.offsets, enc.special_tokens_mask, enc.origins
+    enc.tokenizer_hash, enc.template_hash   # what the IDs depend on (seed 0x04A)
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -75,9 +76,95 @@ class Offsets(Sequence[tuple[int, int]]):
     __hash__ = None  # type: ignore[assignment]
 
 
+class EncodingProvenance:
+    """The identities an encoding's IDs depend on: tokenizer and (chat) template hashes.
+
+    Hashing a large tokenizer takes most of a second, far more than one encode, so an
+    encoding never computes it: every encoding of a tokenizer shares one provenance object
+    that reads ``tokenizer.semantic_hash`` (cached by the tokenizer) the first time
+    ``tokenizer_hash`` is asked for. Equality, hashing and pickling use the resolved
+    values, so a pickled provenance holds two strings and no tokenizer.
+    """
+
+    __slots__ = ("_source", "_template_hash", "_tokenizer_hash")
+
+    def __init__(self, tokenizer_hash: str | None = None, template_hash: str | None = None) -> None:
+        self._tokenizer_hash = tokenizer_hash
+        self._template_hash = template_hash
+        self._source: Any = None
+
+    @classmethod
+    def deferred(cls, tokenizer: Any, template_hash: str | None = None) -> EncodingProvenance:
+        """A provenance whose tokenizer hash is read from ``tokenizer`` on first use."""
+        out = cls(None, template_hash)
+        out._source = tokenizer
+        return out
+
+    @property
+    def tokenizer_hash(self) -> str | None:
+        if self._tokenizer_hash is None and self._source is not None:
+            self._tokenizer_hash = str(self._source.semantic_hash)
+            self._source = None  # the tokenizer is no longer needed (nor kept alive)
+        return self._tokenizer_hash
+
+    @property
+    def template_hash(self) -> str | None:
+        return self._template_hash
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"tokenizer_hash": self.tokenizer_hash, "template_hash": self.template_hash}
+
+    def _key(self) -> tuple[str | None, str | None]:
+        return (self.tokenizer_hash, self.template_hash)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EncodingProvenance):
+            return NotImplemented
+        return self is other or self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __reduce__(self) -> tuple[Any, tuple[str | None, str | None]]:
+        return (EncodingProvenance, self._key())
+
+    def __repr__(self) -> str:
+        deferred = self._tokenizer_hash is None and self._source is not None
+        tokenizer = "<deferred>" if deferred else repr(self._tokenizer_hash)
+        return (
+            f"EncodingProvenance(tokenizer_hash={tokenizer}, template_hash={self._template_hash!r})"
+        )
+
+
+# The attribute under which a tokenizer keeps its shared provenance (read inline on the
+# encode path: a plain getattr is cheaper than a call).
+SHARED_PROVENANCE = "_encoding_provenance"
+
+
+def provenance_of(tokenizer: Any) -> EncodingProvenance:
+    """The one provenance shared by every template-free encoding of ``tokenizer``.
+
+    Kept on the tokenizer, so an encode pays one attribute read; until the hash is first
+    read the provenance refers back to the tokenizer (a reference cycle the garbage
+    collector clears), afterwards it holds only the string.
+    """
+    shared: EncodingProvenance | None = getattr(tokenizer, SHARED_PROVENANCE, None)
+    if shared is None:
+        shared = EncodingProvenance.deferred(tokenizer)
+        try:
+            setattr(tokenizer, SHARED_PROVENANCE, shared)
+        except AttributeError:  # a tokenizer with __slots__: a fresh one per call is fine
+            pass
+    return shared
+
+
 @dataclass(frozen=True)
 class Encoding:
-    """One encoded sequence; every per-token list has the same length."""
+    """One encoded sequence; every per-token list has the same length.
+
+    ``provenance`` says what produced the IDs (``tokenizer_hash``, and ``template_hash``
+    when a chat template did); it is ``None`` only for encodings built by hand.
+    """
 
     ids: list[int]
     tokens: list[str]
@@ -91,10 +178,21 @@ class Encoding:
     original_length: int  # of the input, in the offset coordinate
     truncated: bool = False
     overflowing: list[Encoding] = field(default_factory=list)
-    tokenizer_hash: str | None = None
+    provenance: EncodingProvenance | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def tokenizer_hash(self) -> str | None:
+        """Semantic hash of the tokenizer that produced the IDs (computed once per tokenizer,
+        on first read)."""
+        return None if self.provenance is None else self.provenance.tokenizer_hash
+
+    @property
+    def template_hash(self) -> str | None:
+        """Hash of the chat template that produced the sequence; ``None`` for plain text."""
+        return None if self.provenance is None else self.provenance.template_hash
 
     def validate(self, vocab_size: int) -> None:
         """Check alignment of every vector and that IDs fit ``vocab_size`` rows."""

@@ -43,6 +43,11 @@ class ContractError(TokenpactError, ValueError):
     """Hashes, manifests or bindings between artifacts do not agree."""
 
 
+class ReplayError(ContractError):
+    """A replay record (sampler assignment, stochastic segmentation manifest) is missing a
+    field, malformed, made for other inputs, or does not reproduce what it records."""
+
+
 class BatchError(TokenpactError, ValueError):
     """Records cannot be collated into a batch as requested."""
 

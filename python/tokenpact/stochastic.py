@@ -19,10 +19,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._text import _threads_arg
-from .errors import ConfigError
+from ._text import _surrogate_error, _text_arg, _texts_arg, _threads_arg
+from .errors import ConfigError, InvalidInputError
 
 RNG_NAME = "splitmix64-counter/1"
+# How a SampleKey becomes a stream (recorded in segmentation manifests); bump the version
+# if stream_key or sample_number ever changes.
+KEY_DERIVATION = (
+    "stream = splitmix64 chain over (seed, epoch, sample_id, view); a string sample_id is "
+    "the first 8 bytes (little-endian) of its UTF-8 SHA-256; draw k = "
+    "splitmix64(stream ^ splitmix64(k)) >> 11 / 2**53/1"
+)
 _MASK = (1 << 64) - 1
 
 
@@ -74,20 +81,6 @@ class SampleKey:
 
     def stream(self) -> int:
         return stream_key(*self.fields())
-
-
-def replay_record(method: str, parameter: float, key: SampleKey, **extra: Any) -> dict[str, Any]:
-    """The manifest fields of one stochastic segmentation (seed 000, 0x08 list)."""
-    return {
-        "method": method,
-        "parameter": parameter,
-        "rng": RNG_NAME,
-        "seed": key.seed,
-        "epoch": key.epoch,
-        "sample_id": key.sample_id,
-        "view": key.view,
-        **extra,
-    }
 
 
 def bpe_dropout_piece(
@@ -162,8 +155,12 @@ def bpe_dropout(tokenizer: Any, text: str, *, p: float, key: SampleKey) -> list[
     (``src/bpe/dropout.rs``); ``bpe_dropout_reference`` is the same contract in Python.
     """
     _check_p(p)
+    text = _text_arg(text)
     stream = key.stream()
-    ids: list[int] = _engine(tokenizer).encode(text, p, stream)
+    try:
+        ids: list[int] = _engine(tokenizer).encode(text, p, stream)
+    except UnicodeEncodeError as exc:
+        raise _surrogate_error(text, exc) from None
     return ids
 
 
@@ -180,14 +177,19 @@ def bpe_dropout_batch(
     The result is the same for any ``threads``: each text's draws depend only on its key.
     """
     _check_p(p)
-    texts = list(texts)
+    texts = _texts_arg(texts, "bpe_dropout_batch")
     keys = list(keys)
     if len(texts) != len(keys):
         raise ConfigError(
             f"bpe_dropout_batch: {len(texts)} texts but {len(keys)} keys; pass one key per text"
         )
     streams = [k.stream() for k in keys]
-    out: list[list[int]] = _engine(tokenizer).encode_batch(texts, p, streams, _threads_arg(threads))
+    try:
+        out: list[list[int]] = _engine(tokenizer).encode_batch(
+            texts, p, streams, _threads_arg(threads)
+        )
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
     return out
 
 

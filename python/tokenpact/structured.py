@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .encoding import Encoding
+from .encoding import SHARED_PROVENANCE, Encoding, provenance_of
 from .errors import ConfigError
 from .postprocess import apply, count_added
 from .truncation import Padding, Truncation, overflow_windows, split_budget
@@ -49,6 +49,7 @@ def _join(
             type_ids=[0] * n,
             sequence_ids=[0] * n,
             original_length=first.length,
+            provenance=getattr(tok, SHARED_PROVENANCE, None) or provenance_of(tok),
         )
     ids, type_ids, seq_ids, control = apply(
         post, tok.special_tokens, first.ids, second.ids if second is not None else None
@@ -77,6 +78,7 @@ def _join(
         type_ids=type_ids,
         sequence_ids=seq_ids,
         original_length=first.length,
+        provenance=getattr(tok, SHARED_PROVENANCE, None) or provenance_of(tok),
     )
 
 

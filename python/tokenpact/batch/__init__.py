@@ -30,7 +30,9 @@ from .records import (
     RecordTable,
     SequenceRecord,
 )
+from .sampler_replay import replay_assignment
 from .samplers import (
+    BucketingPolicy,
     DistributedSampler,
     SamplerAssignment,
     TokenBudgetBatchSampler,
@@ -56,6 +58,7 @@ __all__ = [
     "PRE_SHIFTED",
     "UNSHIFTED",
     "BatchReport",
+    "BucketingPolicy",
     "CausalBatch",
     "CausalExample",
     "DistributedSampler",
@@ -86,6 +89,7 @@ __all__ = [
     "pack_causal_examples",
     "pack_documents",
     "pad_batch",
+    "replay_assignment",
     "packed_report",
     "padded_report",
     "shifted_targets",

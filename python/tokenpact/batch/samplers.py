@@ -5,13 +5,15 @@ thread count or hash order; record indices (and so sample IDs) are carried throu
 reordering, and each epoch places every record exactly once unless a documented policy
 (``drop_last``, distributed repeat padding) says otherwise, in which case the assignment
 records which indices were dropped or repeated (seed 000, 0x04B "Reproducing distributed
-loading").
+loading"). The assignment also records the dataset, tokenizer and template hashes and the
+bucketing policy, so ``replay_assignment`` (``sampler_replay.py``) can redo an epoch.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -21,6 +23,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import BatchError
 from .flat import check_positive_int
+
+ASSIGNMENT_FORMAT = "tokenpact.sampler-assignment/2"
+_SHA256 = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+def is_sha256(value: object) -> bool:
+    return isinstance(value, str) and bool(_SHA256.match(value))
 
 
 def _rng(seed: int, epoch: int) -> np.random.Generator:
@@ -162,9 +171,61 @@ class TokenBudgetBatchSampler:
         return len(self.batches())
 
 
+@dataclass(frozen=True)
+class BucketingPolicy:
+    """How each rank groups its shard into batches: the :class:`TokenBudgetBatchSampler`
+    options (``boundaries`` empty: token-budget batches without length buckets).
+
+    Recorded in the assignment; the in-shard shuffle uses a seed derived from
+    ``(seed, rank)`` (see :func:`rank_seed`), so ranks do not share one pattern.
+    """
+
+    max_tokens: int
+    boundaries: tuple[int, ...] = ()
+    layout: Literal["padded", "packed"] = "padded"
+    multiple: int = 1
+    max_records: int | None = None
+
+    def __post_init__(self) -> None:
+        check_positive_int(self.max_tokens, "max_tokens")
+        check_positive_int(self.multiple, "multiple")
+        if self.max_records is not None:
+            check_positive_int(self.max_records, "max_records")
+        if self.layout not in ("padded", "packed"):
+            raise BatchError(f"layout={self.layout!r} is unknown; use 'padded' or 'packed'")
+        bounds = list(self.boundaries)
+        object.__setattr__(self, "boundaries", tuple(bounds))  # a list would be unhashable
+        if any(isinstance(b, bool) or not isinstance(b, int) for b in bounds) or any(
+            b <= a for a, b in zip(bounds, bounds[1:], strict=False)
+        ):
+            raise BatchError("bucket boundaries must be strictly increasing ints, e.g. (128, 512)")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "max_tokens": self.max_tokens,
+            "boundaries": list(self.boundaries),
+            "layout": self.layout,
+            "multiple": self.multiple,
+            "max_records": self.max_records,
+        }
+
+
+def rank_seed(seed: int, rank: int) -> int:
+    """The in-shard batching seed of ``rank``: numpy's SeedSequence over ``(seed, rank)``."""
+    return int(np.random.SeedSequence([int(seed), int(rank)]).generate_state(1)[0])
+
+
+def lengths_hash(lengths: ArrayLike) -> str:
+    """``sha256:`` of the record lengths as little-endian int64 (what batching depended on)."""
+    data = np.ascontiguousarray(np.asarray(lengths, dtype="<i8")).tobytes()
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
 @dataclass(frozen=True, eq=False)
 class SamplerAssignment:
-    """The record indices one rank reads in one epoch, and everything needed to redo it."""
+    """The record indices one rank reads in one epoch, and everything needed to redo it:
+    the identities of the data (dataset, tokenizer, template hashes), the bucketing policy
+    and, with one, the rank's batches (global record indices)."""
 
     seed: int
     epoch: int
@@ -176,10 +237,17 @@ class SamplerAssignment:
     indices: NDArray[np.int64]
     repeated: NDArray[np.bool_]
     dropped: NDArray[np.int64]
+    dataset_hash: str | None = None
+    tokenizer_hash: str | None = None
+    template_hash: str | None = None
+    bucketing: BucketingPolicy | None = None
+    lengths_hash: str | None = None
+    batches: tuple[NDArray[np.int64], ...] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready description (indices as lists)."""
+        """JSON-ready description (indices as lists); the payload ``digest`` seals."""
         return {
+            "format": ASSIGNMENT_FORMAT,
             "seed": self.seed,
             "epoch": self.epoch,
             "rank": self.rank,
@@ -187,9 +255,15 @@ class SamplerAssignment:
             "shuffle": self.shuffle,
             "drop_last": self.drop_last,
             "dataset_size": self.dataset_size,
+            "dataset_hash": self.dataset_hash,
+            "tokenizer_hash": self.tokenizer_hash,
+            "template_hash": self.template_hash,
+            "bucketing": None if self.bucketing is None else self.bucketing.to_json(),
+            "lengths_hash": self.lengths_hash,
             "indices": self.indices.tolist(),
             "repeated": np.flatnonzero(self.repeated).tolist(),
             "dropped": self.dropped.tolist(),
+            "batches": None if self.batches is None else [b.tolist() for b in self.batches],
         }
 
     @property
@@ -198,6 +272,11 @@ class SamplerAssignment:
         blob = json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
 
+    def to_record(self) -> dict[str, Any]:
+        """The audit record: :meth:`as_dict` sealed with its ``digest``; what
+        ``replay_assignment`` takes."""
+        return {**self.as_dict(), "digest": self.digest}
+
 
 class DistributedSampler:
     """Deterministic shard of a dataset for one rank, with a recorded assignment.
@@ -205,6 +284,11 @@ class DistributedSampler:
     Semantics follow PyTorch's ``DistributedSampler`` (shuffle, then pad by repeating from
     the start or drop the tail, then take every ``world_size``-th index from ``rank``), but
     the permutation comes from numpy's generator seeded with ``(seed, epoch)``.
+
+    ``dataset_hash``, ``tokenizer_hash`` and ``template_hash`` identify what the indices
+    point at; they are recorded in every assignment, and ``replay_assignment`` refuses a
+    record without them. With ``bucketing`` (and the record ``lengths``) each rank also
+    groups its shard into token-budget batches, recorded in the assignment.
 
     >>> s = DistributedSampler(5, world_size=2, rank=1, shuffle=False)
     >>> list(s), s.assignment().repeated.tolist()
@@ -220,6 +304,11 @@ class DistributedSampler:
         seed: int = 0,
         shuffle: bool = True,
         drop_last: bool = False,
+        dataset_hash: str | None = None,
+        tokenizer_hash: str | None = None,
+        template_hash: str | None = None,
+        lengths: ArrayLike | None = None,
+        bucketing: BucketingPolicy | None = None,
     ) -> None:
         self.dataset_size = _check_nonnegative(dataset_size, "dataset_size")
         self.world_size = check_positive_int(world_size, "world_size")
@@ -230,6 +319,27 @@ class DistributedSampler:
         self.shuffle = bool(shuffle)
         self.drop_last = bool(drop_last)
         self.epoch = 0
+        for name, value in (
+            ("dataset_hash", dataset_hash),
+            ("tokenizer_hash", tokenizer_hash),
+            ("template_hash", template_hash),
+        ):
+            if value is not None and not is_sha256(value):
+                raise BatchError(f"{name} {value!r} is not 'sha256:<64 lowercase hex>'")
+        self.dataset_hash = dataset_hash
+        self.tokenizer_hash = tokenizer_hash
+        self.template_hash = template_hash
+        if bucketing is not None and not isinstance(bucketing, BucketingPolicy):
+            raise BatchError("bucketing must be a BucketingPolicy or None")
+        self.bucketing = bucketing
+        self.lengths = None if lengths is None else _lengths(lengths)
+        if self.lengths is not None and self.lengths.shape[0] != self.dataset_size:
+            raise BatchError(
+                f"lengths has {self.lengths.shape[0]} entries for {self.dataset_size} records"
+            )
+        if bucketing is not None and self.lengths is None:
+            raise BatchError("bucketing needs the record lengths: pass lengths=[...]")
+        self._lengths_hash = None if self.lengths is None else lengths_hash(self.lengths)
 
     def set_epoch(self, epoch: int) -> None:
         """Select the epoch; call it before every epoch so shuffles differ."""
@@ -260,6 +370,24 @@ class DistributedSampler:
             dropped = np.zeros(0, dtype=np.int64)
             padded = np.resize(order, total) if n else order  # resize repeats cyclically
         positions = np.arange(rk, total, ws)
+        indices = padded[positions]
+        batches = None
+        lengths_digest = None
+        if self.bucketing is not None and self.lengths is not None:
+            # Lengths matter to the epoch only through the batches.
+            lengths_digest = self._lengths_hash
+            policy = self.bucketing
+            batcher = TokenBudgetBatchSampler(
+                self.lengths[indices] if indices.size else np.zeros(0, dtype=np.int64),
+                max_tokens=policy.max_tokens,
+                layout=policy.layout,
+                multiple=policy.multiple,
+                bucket_boundaries=list(policy.boundaries) or None,
+                max_records=policy.max_records,
+                shuffle=self.shuffle,
+                seed=rank_seed(self.seed, rk),
+            )
+            batches = tuple(indices[b] for b in batcher.batches(ep))
         return SamplerAssignment(
             seed=self.seed,
             epoch=ep,
@@ -268,9 +396,15 @@ class DistributedSampler:
             shuffle=self.shuffle,
             drop_last=self.drop_last,
             dataset_size=n,
-            indices=padded[positions],
+            indices=indices,
             repeated=positions >= n,
             dropped=dropped,
+            dataset_hash=self.dataset_hash,
+            tokenizer_hash=self.tokenizer_hash,
+            template_hash=self.template_hash,
+            bucketing=self.bucketing,
+            lengths_hash=lengths_digest,
+            batches=batches,
         )
 
     def __iter__(self) -> Iterator[int]:

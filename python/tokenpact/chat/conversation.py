@@ -20,12 +20,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from .errors import ConversationError
 from .stop import StopPolicy
+
+if TYPE_CHECKING:
+    from ..encoding import Encoding
 
 KINDS: tuple[str, ...] = ("control", "template", "content", "document", "tools")
 CONTROL, TEMPLATE, CONTENT, DOCUMENT, TOOLS = range(5)
@@ -128,6 +131,34 @@ class Conversation:
             special_tokens_mask=np.asarray(self.special_tokens_mask, dtype=bool),
             token_owners=np.asarray(self.origin),
             target_supervision=np.asarray(self.assistant_mask, dtype=bool),
+        )
+
+    def to_encoding(self) -> Encoding:
+        """This conversation as an :class:`~tokenpact.Encoding` whose provenance holds both
+        the tokenizer hash and the template hash (seed 0x04A).
+
+        Origins keep the conversation's labels (``control``, ``template``, ``content``,
+        ``document``, ``tools``); control tokens have ``sequence_ids`` ``None``; offsets are
+        codepoints of the rendered ``text`` (empty when the formatter produced no text).
+        """
+        from ..encoding import Encoding, EncodingProvenance
+
+        tok = self._require_tokenizer("to_encoding")
+        ids = list(self.input_ids)
+        spell = getattr(tok, "id_to_token", None)
+        tokens = [spell(i) or "" for i in ids] if callable(spell) else self.pieces()
+        return Encoding(
+            ids=ids,
+            tokens=tokens,
+            offsets=self.offsets,
+            coordinate="raw_codepoints",
+            special_tokens_mask=list(self.special_tokens_mask),
+            origins=list(self.origin),
+            attention_mask=[1] * len(ids),
+            type_ids=[0] * len(ids),
+            sequence_ids=[None if o == "control" else 0 for o in self.origin],
+            original_length=0 if self.text is None else len(self.text),
+            provenance=EncodingProvenance(self.tokenizer_hash, self.template_hash),
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from .hashing import (
     file_sha256,
     framed_hash,
     golden_hash,
+    normalization_hash,
     release_hash,
     semantic_hash,
     template_hash,
@@ -40,6 +41,12 @@ from .manifest import build_manifest, check_manifest, validate_special_ids
 from .reconcile import derive_hashes, reconcile, seal_bundle
 from .replay import replay
 from .report import Check, Report
+from .segmentation import (
+    EvaluationPolicy,
+    SegmentationManifest,
+    replay_segmentation,
+    segmentation_manifest,
+)
 
 __all__ = [
     "CanonicalError",
@@ -49,7 +56,9 @@ __all__ = [
     "CorpusManifest",
     "DatasetDeclaration",
     "EncodedDocument",
+    "EvaluationPolicy",
     "Report",
+    "SegmentationManifest",
     "build_manifest",
     "bundle_hash",
     "canonical_bytes",
@@ -67,12 +76,15 @@ __all__ = [
     "inspect_contract_files",
     "is_canonical",
     "loads",
+    "normalization_hash",
     "read_safetensors_header",
     "reconcile",
     "recover_interrupted_save",
     "release_hash",
     "replay",
+    "replay_segmentation",
     "seal_bundle",
+    "segmentation_manifest",
     "semantic_hash",
     "template_declaration",
     "template_hash",

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import ContractError
 from .canonical import canonical_bytes
-from .semantics import HasConfig, ranks_payload, semantic_payload, vocabulary_payload
+from .semantics import HasConfig, config_of, ranks_payload, semantic_payload, vocabulary_payload
 
 PROTOCOL_PREFIX = b"TOKENPACT-CONTRACT\x00"
 HASH_PREFIX = "sha256:"
@@ -39,6 +39,7 @@ DATASET = "dataset-v1"
 CHECKPOINT = "checkpoint-v1"
 BUNDLE = "bundle-v1"
 TOKEN_IDS = "token-ids-v1"
+NORMALIZATION = "tokenizer-normalization-v1"
 
 _HASH_RE = re.compile(r"^(?:sha256:)?([0-9a-fA-F]{64})$")
 _DOMAIN_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
@@ -157,6 +158,15 @@ def vocabulary_hash(tok_or_config: HasConfig | Mapping[str, Any]) -> str:
 def ranks_hash(tok_or_config: HasConfig | Mapping[str, Any]) -> str:
     """Return the hash of the merge ranks (or tiktoken ranks / scores), in model order."""
     return framed_hash(RANKS, ranks_payload(tok_or_config))
+
+
+def normalization_hash(tok_or_config: HasConfig | Mapping[str, Any]) -> str:
+    """Return the hash of the normalizer component (``null``: no normalizer).
+
+    Recorded beside the semantic hash where a record depends on normalized text (the
+    stochastic segmentation manifest), so a mismatch can be blamed on normalization.
+    """
+    return framed_hash(NORMALIZATION, {"normalizer": config_of(tok_or_config).get("normalizer")})
 
 
 def template_hash(template: Mapping[str, Any] | None) -> str:

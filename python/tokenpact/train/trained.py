@@ -204,11 +204,12 @@ class UnigramTokenizer(Tokenizer):
         return list(self._lattice.sample(self._lattice_text(text), alpha, key.fields()))
 
     def sampling_record(self, alpha: float, key: SampleKey) -> dict[str, Any]:
-        from ..stochastic import replay_record
+        """The stochastic segmentation manifest (seed 0x08) of ``sample(text, alpha, key)``;
+        :func:`tokenpact.contract.replay_segmentation` recomputes the sample from it."""
+        from ..contract.segmentation import segmentation_manifest
 
-        return replay_record(
-            "unigram_sample", alpha, key, support="full_lattice", path_order="ffbs_end_to_start"
-        )
+        manifest = segmentation_manifest(self, method="unigram_sample", parameter=alpha, key=key)
+        return manifest.to_json()
 
 
 METASPACE = "\u2581"
