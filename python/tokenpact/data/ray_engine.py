@@ -193,3 +193,29 @@ def ray_encode_shards(
     finally:
         for actor in actors:
             ray.kill(actor)
+
+
+def ray_map_blocks(
+    fn: Any,
+    shared: Any,
+    blocks: Sequence[Any],
+    *,
+    address: str | None = None,
+    num_cpus: int | None = None,
+    workers: int | None = None,
+    block_docs: int | None = None,
+) -> Iterator[Any]:
+    """``fn(shared, block)`` for each block as Ray tasks; results in block order.
+
+    ``shared`` (prepared cleaning workers, an n-gram index) is put in the object store
+    once; every task reads the same copy. Results are yielded in submission order, so
+    the output never depends on which worker finished first.
+    """
+    ray = _ray(address, num_cpus)
+    if not blocks:
+        return
+    shared_ref = ray.put(shared)
+    task = ray.remote(num_cpus=1)(fn)
+    refs = [task.remote(shared_ref, block) for block in blocks]
+    for ref in refs:
+        yield ray.get(ref)
