@@ -8,8 +8,8 @@ precision where text is full of look-alikes:
 
 * ``EMAIL``: ``local@domain.tld`` with a 2+ letter top-level domain;
 * ``IPV4``: four dotted octets 0-255 not inside a longer dotted number (so version
-  strings such as ``1.2.3.4.5`` are left alone); ``IPV6``: candidates checked by
-  :mod:`ipaddress` (so ``12:30:45`` times never match);
+  strings such as ``1.2.3.4.5`` are left alone); ``IPV6``: candidates with at least three
+  groups, checked by :mod:`ipaddress` (so ``12:30:45`` times and ``0::`` never match);
 * ``PHONE``: a ``+``-prefixed international number, or a national number with a
   parenthesized area code or the ``NNN-NNN-NNNN`` form, 7-15 digits in all; ISO dates and
   bare digit runs are not phone numbers;
@@ -79,8 +79,10 @@ def iban_valid(text: str) -> bool:
 def _is_ipv6(candidate: str) -> bool:
     colons = candidate.count(":")
     digits_only = not any(c.isalpha() for c in candidate)
-    if colons < 2 or (digits_only and "::" not in candidate and colons < 7):
-        # Short all-digit groups without "::" are times and ratios (12:30:45).
+    groups = sum(1 for g in candidate.split(":") if g)
+    if colons < 2 or groups < 3 or (digits_only and "::" not in candidate and colons < 7):
+        # Short all-digit groups without "::" are times and ratios (12:30:45); fewer than
+        # three groups ("0::", "::1") are prefixes and loopback, not a person's address.
         return False
     try:
         ipaddress.IPv6Address(candidate)
