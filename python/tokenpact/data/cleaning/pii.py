@@ -37,8 +37,10 @@ PII_TYPES = ("EMAIL", "IPV4", "IPV6", "CREDIT_CARD", "IBAN", "PHONE")
 DEFAULT_TYPES = ("EMAIL", "IPV4", "IPV6", "CREDIT_CARD", "PHONE")
 POLICIES = ("replace", "flag", "drop")
 
+# The local part may hold roff-escaped hyphens (``debian\-l10n\-french@...`` in manual
+# pages), which is how addresses appear in real man-page corpora.
 _EMAIL = re.compile(
-    r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+    r"(?<![\w.+\\-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]|\\-)*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
     r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}(?![\w-])"
 )
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"

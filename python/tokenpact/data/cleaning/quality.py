@@ -9,6 +9,12 @@ Every rule has a name (``gopher.word_count``...), a threshold from the configura
   Lao, Khmer, Burmese, Tibetan) a "word" is a whole clause, so these rules would reject
   clean text wholesale. They apply only to space-delimited languages; no-space text is
   held to a character-count range instead (``min_chars_no_space``/``max_chars_no_space``);
+* ``ngrams`` rules (Gopher's top and duplicate n-gram shares) count word n-grams in
+  space-delimited text and character n-grams in no-space text, a few characters standing
+  for one word (``chars_per_word``: 4 for Thai, Lao, Khmer, Burmese, Tibetan; otherwise
+  ``no_space_ngram_scale``, 2, for Chinese and Japanese), so a 5-gram rule looks at 10
+  Chinese characters (``no_space_ngram_scale=None`` and an empty ``chars_per_word`` turn
+  the n-gram rules off for no-space text);
 * ``stop_words`` applies only to the languages in ``stop_word_languages`` (Gopher's list
   is English), or to every document when its language is unknown (no langid step ran).
 
@@ -83,6 +89,18 @@ class QualityConfig(StepConfig):
     max_dup_ngram_chars: tuple[tuple[int, float], ...] = GOPHER_DUP_NGRAMS
     no_space_languages: tuple[str, ...] = tuple(sorted(NO_SPACE_LANGUAGES))
     min_chars_no_space: int | None = 100
+    # Characters standing for one word in the n-gram rules on no-space text, per
+    # language (default ``no_space_ngram_scale``): CJK words are one to three
+    # characters, Thai/Lao/Khmer/Burmese/Tibetan syllable clusters make longer words.
+    no_space_ngram_scale: int | None = 2
+    chars_per_word: tuple[tuple[str, int], ...] = (
+        ("bo", 4),
+        ("dz", 4),
+        ("km", 4),
+        ("lo", 4),
+        ("my", 4),
+        ("th", 4),
+    )
     max_chars_no_space: int | None = 500_000
     c4_line_filter: bool = False
     c4_min_words_per_line: int = 3
@@ -95,7 +113,7 @@ class QualityConfig(StepConfig):
     def __post_init__(self) -> None:
         for name in ("min_words", "max_words", "min_stop_words", "c4_min_sentences"):
             check_optional_range(getattr(self, name), name, low=0)
-        for name in ("min_chars_no_space", "max_chars_no_space"):
+        for name in ("min_chars_no_space", "max_chars_no_space", "no_space_ngram_scale"):
             check_optional_range(getattr(self, name), name, low=0)
         for name in ("min_mean_word_length", "max_mean_word_length", "max_symbol_word_ratio"):
             check_optional_range(getattr(self, name), name, low=0.0)
@@ -114,6 +132,16 @@ class QualityConfig(StepConfig):
             check_strings(getattr(self, name), name)
         for name in ("max_top_ngram_chars", "max_dup_ngram_chars"):
             object.__setattr__(self, name, _pairs(getattr(self, name), name))
+        try:
+            scales = tuple((str(lang), int(k)) for lang, k in self.chars_per_word)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"chars_per_word must be a list of [language, characters] pairs, got "
+                f"{self.chars_per_word!r}"
+            ) from None
+        if any(k < 1 for _, k in scales):
+            raise ConfigError(f"chars_per_word values must be >= 1, got {self.chars_per_word!r}")
+        object.__setattr__(self, "chars_per_word", scales)
         for name in (
             "c4_line_filter",
             "c4_javascript_lines",
@@ -131,7 +159,7 @@ class QualityConfig(StepConfig):
 
     def to_json(self) -> dict[str, Any]:
         out = super().to_json()
-        for name in ("max_top_ngram_chars", "max_dup_ngram_chars"):
+        for name in ("max_top_ngram_chars", "max_dup_ngram_chars", "chars_per_word"):
             out[name] = [list(p) for p in getattr(self, name)]
         return out
 
@@ -157,9 +185,9 @@ class QualityConfig(StepConfig):
         add("gopher.dup_line_chars", self.max_dup_line_chars, "dup-line char share >", "any")
         add("gopher.dup_paragraph_chars", self.max_dup_paragraph_chars, "char share >", "any")
         for n, t in self.max_top_ngram_chars:
-            add(f"gopher.top_{n}gram_chars", t, "top n-gram char share >", "words")
+            add(f"gopher.top_{n}gram_chars", t, "top n-gram char share >", "ngrams")
         for n, t in self.max_dup_ngram_chars:
-            add(f"gopher.dup_{n}gram_chars", t, "dup n-gram char share >", "words")
+            add(f"gopher.dup_{n}gram_chars", t, "dup n-gram char share >", "ngrams")
         add("quality.chars_no_space", self.min_chars_no_space, "characters <", "no_space")
         add("quality.chars_no_space_max", self.max_chars_no_space, "characters >", "no_space")
         add("c4.min_sentences", self.c4_min_sentences, "sentences <", "any")
@@ -183,6 +211,7 @@ class QualityWorker:
         self.c = config
         self.stop_words = frozenset(w.lower() for w in config.stop_words)
         self.no_space_languages = frozenset(config.no_space_languages)
+        self.chars_per_word = dict(config.chars_per_word)
 
     def policy(self, text: str, meta: Mapping[str, Any]) -> tuple[bool, bool]:
         """(no-space text?, stop-word rule applies?) for this document."""
@@ -198,6 +227,8 @@ class QualityWorker:
     def __call__(self, text: str, meta: Mapping[str, Any]) -> Outcome:
         c = self.c
         no_space, stop_rule = self.policy(text, meta)
+        language = meta.get("language")
+        scale = self.chars_per_word.get(language) if isinstance(language, str) else None
         counts: Counter[str] = Counter()
         if c.c4_line_filter:
             text, removed = qs.c4_filter_lines(
@@ -208,13 +239,15 @@ class QualityWorker:
                 no_space=no_space,
             )
             counts.update(removed)
-        failed = self.failures(text, no_space=no_space, stop_rule=stop_rule)
+        failed = self.failures(text, no_space=no_space, stop_rule=stop_rule, scale=scale)
         policy = {"quality_policy": "no_space" if no_space else "words"}
         if failed:
             return Outcome(None, tuple(failed), policy, counts)
         return Outcome(text, (), policy, counts)
 
-    def failures(self, text: str, *, no_space: bool, stop_rule: bool) -> list[str]:
+    def failures(
+        self, text: str, *, no_space: bool, stop_rule: bool, scale: int | None = None
+    ) -> list[str]:
         c = self.c
         failed: list[str] = []
 
@@ -248,11 +281,20 @@ class QualityWorker:
         check("gopher.dup_paragraphs", c.max_dup_paragraphs, para_frac, False)
         check("gopher.dup_line_chars", c.max_dup_line_chars, line_chars, False)
         check("gopher.dup_paragraph_chars", c.max_dup_paragraph_chars, para_chars, False)
-        if not no_space:
+        units: list[str] = ws
+        if no_space:
+            # No-space text: n-grams of characters, ``scale`` characters standing for one
+            # word (``chars_per_word`` of the language, else ``no_space_ngram_scale``).
+            units = [ch for ch in text if not ch.isspace()]
+            scale = scale or c.no_space_ngram_scale or 0
+        else:
+            scale = 1
+        if scale:
             for n, t in c.max_top_ngram_chars:
-                check(f"gopher.top_{n}gram_chars", t, qs.top_ngram_char_fraction(ws, n), False)
+                value = qs.top_ngram_char_fraction(units, n * scale)
+                check(f"gopher.top_{n}gram_chars", t, value, False)
             for n, t in c.max_dup_ngram_chars:
-                value = qs.duplicate_ngram_char_fraction(ws, n)
+                value = qs.duplicate_ngram_char_fraction(units, n * scale)
                 check(f"gopher.dup_{n}gram_chars", t, value, False)
         if c.c4_min_sentences is not None:
             check("c4.min_sentences", c.c4_min_sentences, qs.sentence_count(text), True)
