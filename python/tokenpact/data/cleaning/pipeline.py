@@ -26,6 +26,7 @@ from .langid import LangIdConfig
 from .pii import PiiConfig
 from .quality import QualityConfig
 from .repair import RepairConfig
+from .result import CleaningResult
 from .step import Outcome, StepConfig, Worker
 
 STEP_TYPES: dict[str, type[StepConfig]] = {
@@ -181,8 +182,6 @@ class CleaningPipeline:
     ) -> CleaningResult:
         """Clean ``documents``; ``engine="ray"`` spreads blocks of
         ``ray_options["block_docs"]`` documents over Ray workers (same result)."""
-        from .result import CleaningResult
-
         if engine not in ("local", "ray"):
             raise ConfigError(f"engine must be 'local' or 'ray', got {engine!r}")
         docs = _materialize(documents)
@@ -265,7 +264,3 @@ def clean(
         names = None if steps is None else [str(s) for s in steps]
         pipeline = CleaningPipeline.from_config(config, steps=names)
     return pipeline.run(documents, engine=engine, ray_options=ray_options, progress=progress)
-
-
-# Imported at the end: result.py needs DocResult and CleaningPipeline from this module.
-from .result import CleaningResult  # noqa: E402

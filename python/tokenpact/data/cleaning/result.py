@@ -26,7 +26,7 @@ from ..documents import Document
 from .decontam import DecontamConfig, DecontamWorker
 from .langid import LangIdConfig
 from .quality import QualityConfig
-from .step import Worker, _hashable
+from .step import Worker, hashable_json
 
 if TYPE_CHECKING:
     from .pipeline import CleaningPipeline, DocResult
@@ -73,7 +73,7 @@ class CleaningResult:
                 "version": config.library_version,
                 "step_version": config.STEP_VERSION,
                 "config_hash": config.config_hash,
-                "config": _hashable(config.identity()),
+                "config": hashable_json(config.identity()),
                 "documents_in": 0,
                 "documents_out": 0,
                 "bytes_in": 0,
@@ -108,7 +108,7 @@ class CleaningResult:
 
     def _extras(self, config: Any) -> dict[str, Any]:
         if isinstance(config, QualityConfig):
-            return {"rules": _hashable(config.rules())}
+            return {"rules": hashable_json(config.rules())}
         if isinstance(config, LangIdConfig):
             return {"unicode_version": unicodedata.unidata_version}
         if isinstance(config, DecontamConfig):

@@ -46,14 +46,14 @@ class Outcome:
 Worker = Callable[[str, Mapping[str, Any]], Outcome]
 
 
-def _hashable(value: Any) -> Any:
+def hashable_json(value: Any) -> Any:
     """``value`` with floats as their ``repr`` text and tuples as lists (canonical JSON)."""
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, Mapping):
-        return {str(k): _hashable(v) for k, v in value.items()}
+        return {str(k): hashable_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_hashable(v) for v in value]
+        return [hashable_json(v) for v in value]
     return value
 
 
@@ -98,7 +98,7 @@ class StepConfig:
         payload = {
             "step": self.NAME,
             "step_version": self.STEP_VERSION,
-            "config": _hashable(self.identity()),
+            "config": hashable_json(self.identity()),
         }
         return framed_hash(CONFIG_DOMAIN, payload)
 
