@@ -31,6 +31,14 @@ def test_ngram_fractions_are_shares(words: list[str], n: int) -> None:
         assert qs.duplicate_ngram_char_fraction(words + words, n) == 1.0
 
 
+@settings(max_examples=300)
+@given(WORDS, st.integers(1, 12))
+def test_vectorized_ngram_shares_equal_the_reference(words: list[str], n: int) -> None:
+    shares = qs.NgramShares(words)
+    assert shares.top(n) == qs.top_ngram_char_fraction(words, n)
+    assert shares.duplicate(n) == qs.duplicate_ngram_char_fraction(words, n)
+
+
 @given(st.lists(st.text(max_size=8), max_size=20))
 def test_duplicate_fractions_count_repeats_after_the_first(items: list[str]) -> None:
     share, chars = qs.duplicate_fractions(items)

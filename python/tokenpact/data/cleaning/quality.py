@@ -289,13 +289,12 @@ class QualityWorker:
             scale = scale or c.no_space_ngram_scale or 0
         else:
             scale = 1
-        if scale:
+        if scale and units:
+            shares = qs.NgramShares(units)
             for n, t in c.max_top_ngram_chars:
-                value = qs.top_ngram_char_fraction(units, n * scale)
-                check(f"gopher.top_{n}gram_chars", t, value, False)
+                check(f"gopher.top_{n}gram_chars", t, shares.top(n * scale), False)
             for n, t in c.max_dup_ngram_chars:
-                value = qs.duplicate_ngram_char_fraction(units, n * scale)
-                check(f"gopher.dup_{n}gram_chars", t, value, False)
+                check(f"gopher.dup_{n}gram_chars", t, shares.duplicate(n * scale), False)
         if c.c4_min_sentences is not None:
             check("c4.min_sentences", c.c4_min_sentences, qs.sentence_count(text), True)
         lowered = text.lower()

@@ -12,6 +12,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+import numpy as np
+
 BULLETS = ("•", "‣", "◦", "⁃", "∙", "·", "-", "*", "–", "—", "▪", "●", "○", "■", "□")
 ELLIPSES = ("...", "…")
 # C4 keeps lines ending in terminal punctuation; the CJK full stops are added so the
@@ -100,10 +102,11 @@ def top_ngram_char_fraction(ws: Sequence[str], n: int) -> float:
     if len(ws) < n or not total:
         return 0.0
     counts = Counter(tuple(ws[i : i + n]) for i in range(len(ws) - n + 1))
-    gram, count = max(counts.items(), key=lambda kv: (kv[1], kv[0]))
+    # Ties between equally frequent n-grams go to the one with the most characters.
+    count, chars = max((c, sum(len(w) for w in gram)) for gram, c in counts.items())
     if count < 2:
         return 0.0
-    return min(1.0, count * sum(len(w) for w in gram) / total)
+    return min(1.0, count * chars / total)
 
 
 def duplicate_ngram_char_fraction(ws: Sequence[str], n: int) -> float:
@@ -120,6 +123,60 @@ def duplicate_ngram_char_fraction(ws: Sequence[str], n: int) -> float:
             for j in range(i, i + n):
                 covered[j] = True
     return sum(len(w) for w, c in zip(ws, covered, strict=True) if c) / total
+
+
+class NgramShares:
+    """The two n-gram statistics for every ``n`` of one document, vectorized.
+
+    Units (words, or characters of no-space text) become dense integer IDs; the n-grams
+    of size ``n`` get dense IDs from the pair (ID of the ``n - 1``-gram, next unit) with
+    one 1-D ``numpy.unique`` per size, so no n-gram is ever materialized. Same results
+    as :func:`top_ngram_char_fraction` and :func:`duplicate_ngram_char_fraction` (the
+    readable reference; tests/data/test_clean_properties.py checks they agree).
+    """
+
+    def __init__(self, units: Sequence[str]) -> None:
+        index: dict[str, int] = {}
+        ids = np.fromiter(
+            (index.setdefault(u, len(index)) for u in units), dtype=np.int64, count=len(units)
+        )
+        self.lens = np.fromiter((len(u) for u in units), dtype=np.int64, count=len(units))
+        self.total = int(self.lens.sum())
+        self._unit_ids = ids
+        self._vocab = max(1, len(index))
+        self._levels: list[np.ndarray] = [ids]  # level k: dense IDs of the (k+1)-grams
+
+    def _gram_ids(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(dense ID of each n-gram by start position, occurrences of each ID)."""
+        while len(self._levels) < n:
+            k = len(self._levels) + 1  # building k-grams from (k-1)-grams
+            prev = self._levels[-1]
+            # prev < len(prev) <= N and unit IDs < vocab <= N, so the key fits in int64.
+            key = prev[:-1] * self._vocab + self._unit_ids[k - 1 :]
+            _, inverse = np.unique(key, return_inverse=True)
+            self._levels.append(inverse.reshape(-1).astype(np.int64))
+        ids = self._levels[n - 1]
+        return ids, np.bincount(ids)
+
+    def top(self, n: int) -> float:
+        if len(self.lens) < n or not self.total:
+            return 0.0
+        ids, counts = self._gram_ids(n)
+        best = int(counts.max())
+        if best < 2:
+            return 0.0
+        window_chars = np.convolve(self.lens, np.ones(n, dtype=np.int64), mode="valid")
+        chars = int(window_chars[counts[ids] == best].max())
+        return min(1.0, best * chars / self.total)
+
+    def duplicate(self, n: int) -> float:
+        if len(self.lens) < n or not self.total:
+            return 0.0
+        ids, counts = self._gram_ids(n)
+        repeated = (counts[ids] > 1).astype(np.int64)
+        # A unit is covered when any window starting at j - n + 1 .. j is repeated.
+        covered = np.convolve(repeated, np.ones(n, dtype=np.int64))[: len(self.lens)] > 0
+        return float(self.lens[covered].sum()) / self.total
 
 
 def sentence_count(text: str) -> int:

@@ -51,10 +51,11 @@ def char_script(ch: str) -> str | None:
 def script_shares(text: str) -> dict[str, float]:
     """Each script's share of the letters of ``text`` (empty when there are none)."""
     counts: Counter[str] = Counter()
-    for ch in text:
+    # Count characters first (in C), then look up each distinct character once.
+    for ch, n in Counter(text).items():
         script = char_script(ch)
         if script is not None:
-            counts[script] += 1
+            counts[script] += n
     total = sum(counts.values())
     if not total:
         return {}
