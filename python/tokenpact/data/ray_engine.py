@@ -6,7 +6,9 @@
   driver groups and verifies candidates exactly as the local engine does;
 * shard encoding: an actor pool, each actor loading the tokenizer once (from the saved
   artifact's bytes, checked against the semantic hash) and returning finished shard
-  files; the driver writes them in shard order.
+  files; the driver writes them in shard order;
+* cleaning (:mod:`tokenpact.data.cleaning`): blocks of documents as Ray tasks sharing
+  the prepared step workers through the object store, results taken in block order.
 
 Results are byte-identical to ``engine="local"`` because every unit of work (a document,
 a shard) is computed by the same function and ordered by index, never by arrival.
