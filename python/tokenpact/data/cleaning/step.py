@@ -58,9 +58,12 @@ def hashable_json(value: Any) -> Any:
 
 
 def library_version(distribution: str | None) -> str:
-    """The installed version of ``distribution`` (``"builtin"`` for tokenpact's own code)."""
+    """The installed version of ``distribution``; tokenpact's own for ``None`` (its rules
+    change only with a new ``STEP_VERSION``, which the configuration hash covers)."""
     if distribution is None:
-        return "builtin"
+        import tokenpact
+
+        return str(tokenpact.__version__)
     try:
         return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
