@@ -75,3 +75,23 @@ def test_ray_cleaning_equals_local(real_docs: list[Document], tmp_path: Path) ->
     assert records["quality"]["dropped"] > 0
     assert records["pii"]["counts"]["EMAIL"] >= 1
     assert records["decontam"]["flagged"] >= 1
+
+
+@pytest.mark.usefixtures("cluster")
+def test_cli_ray_engine_equals_local(real_docs: list[Document], tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tokenpact.cli.main import cli
+
+    corpus = tmp_path / "corpus.jsonl"
+    rows = [{"id": d.doc_id, "text": d.text} for d in real_docs[:80]]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    outputs = {}
+    for engine in ("local", "ray"):
+        out = tmp_path / f"{engine}.jsonl"
+        manifest = tmp_path / f"{engine}-corpus.json"
+        args = ["data", "clean", str(corpus), str(out), "--engine", engine]
+        result = CliRunner().invoke(cli, [*args, "--manifest", str(manifest)])
+        assert result.exit_code == 0, result.output
+        outputs[engine] = (out.read_bytes(), manifest.read_bytes())
+    assert outputs["ray"] == outputs["local"]

@@ -206,18 +206,27 @@ def ray_map_blocks(
     num_cpus: int | None = None,
     workers: int | None = None,
     block_docs: int | None = None,
+    in_flight: int | None = None,
 ) -> Iterator[Any]:
     """``fn(shared, block)`` for each block as Ray tasks; results in block order.
 
     ``shared`` (prepared cleaning workers, an n-gram index) is put in the object store
-    once; every task reads the same copy. Results are yielded in submission order, so
-    the output never depends on which worker finished first.
+    once; every task reads the same copy. At most ``in_flight`` tasks (default: twice the
+    cluster's CPUs) are pending, so the object store never holds the whole corpus, and
+    results are yielded in submission order, never by which worker finished first.
     """
+    from collections import deque
+
     ray = _ray(address, num_cpus)
     if not blocks:
         return
+    limit = in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
     shared_ref = ray.put(shared)
     task = ray.remote(num_cpus=1)(fn)
-    refs = [task.remote(shared_ref, block) for block in blocks]
-    for ref in refs:
-        yield ray.get(ref)
+    pending: deque[Any] = deque()
+    for block in blocks:
+        pending.append(task.remote(shared_ref, block))
+        if len(pending) >= limit:
+            yield ray.get(pending.popleft())
+    while pending:
+        yield ray.get(pending.popleft())

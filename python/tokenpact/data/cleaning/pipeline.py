@@ -192,14 +192,14 @@ class CleaningPipeline:
             raise ConfigError(f"block_docs must be >= 1, got {block_docs}")
         results: list[DocResult] = []
         if engine == "local":
-            for doc in _progress(docs, progress, "cleaning", "doc"):
+            for doc in _progress(docs, progress, "cleaning", "doc", len(docs)):
                 results.append(_run_document(workers, doc))
         else:
             from ..ray_engine import ray_map_blocks
 
             blocks = _blocks(docs, block_docs)
             mapped = ray_map_blocks(clean_block, workers, blocks, **options)
-            for block in _progress(mapped, progress, "cleaning (ray blocks)", "block"):
+            for block in _progress(mapped, progress, "cleaning (ray)", "block", len(blocks)):
                 results.extend(block)
         return CleaningResult(self, workers, results)
 
@@ -234,13 +234,15 @@ def _materialize(documents: Iterable[Document]) -> list[Document]:
     return docs
 
 
-def _progress(items: Iterable[Any], enabled: bool, desc: str, unit: str) -> Iterator[Any]:
+def _progress(
+    items: Iterable[Any], enabled: bool, desc: str, unit: str, total: int
+) -> Iterator[Any]:
     if not enabled:
         yield from items
         return
     from tqdm import tqdm
 
-    yield from tqdm(items, desc=desc, unit=unit, leave=False)
+    yield from tqdm(items, desc=desc, unit=unit, total=total, leave=False)
 
 
 def clean(
