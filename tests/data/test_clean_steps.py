@@ -257,6 +257,7 @@ def test_pii_on_real_text_keeps_code_and_prose(real_docs: list[Document]) -> Non
         (lambda: CleaningPipeline.from_config({}, steps=["quality", "quality"]), "once"),
         (lambda: CleaningPipeline.from_config({"pii": {}}, steps=["quality"]), "not in the step"),
         (lambda: CleaningPipeline.from_config({"quality": []}), "JSON object"),
+        (lambda: CleaningPipeline.from_config([1, 2]), "JSON object of step options"),  # type: ignore[arg-type]
     ],
 )
 def test_invalid_configuration_is_a_config_error(factory: object, message: str) -> None:

@@ -132,9 +132,12 @@ class CleaningPipeline:
     ) -> CleaningPipeline:
         """Steps named in ``steps`` (default: those ``config`` configures, else
         :data:`DEFAULT_STEPS`), each configured by ``config[name]`` (defaults if absent)."""
+        if config is not None and not isinstance(config, Mapping):
+            raise ConfigError(
+                "the cleaning configuration must be a JSON object of step options, "
+                f'e.g. {{"quality": {{"min_words": 20}}}}, got {type(config).__name__}'
+            )
         config = dict(config or {})
-        if not isinstance(config, dict):
-            raise ConfigError("the cleaning configuration must be a JSON object")
         unknown = sorted(set(config) - set(STEP_TYPES))
         if unknown:
             raise ConfigError(f"unknown cleaning steps {unknown}; the steps are {list(STEP_TYPES)}")
