@@ -21,6 +21,7 @@ from ._common import (
     threads_option,
     tokenizer_option,
 )
+from .clean_cmd import register as register_clean
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -150,7 +151,7 @@ def encode_dataset_cmd(
 
 @click.group("data", cls=TokenpactGroup)
 def data() -> None:
-    """Corpus preparation: deduplicate and split document collections."""
+    """Corpus preparation: clean, deduplicate and split document collections."""
 
 
 @data.command("dedup")
@@ -210,6 +211,9 @@ def dedup_cmd(
 
         write_json_atomic(report_path, outcome.report.to_json())
     click.echo(outcome.report.to_markdown(max_clusters=10))
+
+
+register_clean(data, _reader_options, _engine_options, _read)
 
 
 @data.command("split")

@@ -90,7 +90,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "data": (
         "data_cmds",
         "data",
-        "Corpus preparation: deduplicate and split document collections.",
+        "Corpus preparation: clean, deduplicate and split document collections.",
     ),
     "encode-dataset": (
         "data_cmds",

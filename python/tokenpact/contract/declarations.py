@@ -100,9 +100,13 @@ class CorpusManifest:
     decontamination: Mapping[str, Any] | None = None
     # Digest of the text stream the trainer saw (``tok.training["corpus"]["digest"]``).
     fit_digest: str | None = None
+    # The cleaning steps' records (tokenpact.data.cleaning): name, library version,
+    # configuration hash, counts, and the dropped documents. Written only when present,
+    # so manifests without cleaning keep their hashes.
+    cleaning: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "kind": "tokenpact.corpus",
             "version": 1,
             "revision": self.revision,
@@ -113,6 +117,9 @@ class CorpusManifest:
             "fit_digest": self.fit_digest,
             "documents": [d.to_json() for d in self.documents],
         }
+        if self.cleaning is not None:
+            out["cleaning"] = dict(self.cleaning)
+        return out
 
     @property
     def hash(self) -> str:
@@ -129,6 +136,7 @@ class CorpusManifest:
             pipeline=dict(data["pipeline"]),
             decontamination=data["decontamination"],
             fit_digest=data["fit_digest"],
+            cleaning=data.get("cleaning"),
         )
 
 

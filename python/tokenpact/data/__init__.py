@@ -2,11 +2,24 @@
 
 Readers with stable ``doc_id``s, exact and near (MinHash/LSH) deduplication, splits by
 group hash, leakage checks, mixture accounting, and encoded shards (Parquet and
-Megatron ``.bin``/``.idx``) whose manifest binds them to the tokenizer's semantic hash.
+Megatron ``.bin``/``.idx``) whose manifest binds them to the tokenizer's semantic hash,
+and cleaning steps (extraction, repair, language ID, quality, personal data,
+decontamination) whose versions and decisions the corpus manifest records.
 Every step runs locally or on Ray Data (``engine="ray"``) with identical results.
 See docs/DATA.md.
 """
 
+from .cleaning import (
+    CleaningPipeline,
+    CleaningResult,
+    DecontamConfig,
+    ExtractConfig,
+    LangIdConfig,
+    PiiConfig,
+    QualityConfig,
+    RepairConfig,
+    clean,
+)
 from .corpus_manifest import build_corpus_manifest
 from .dataset import EncodedDataset, open_dataset
 from .dedup import DedupOutcome, DedupReport, deduplicate
@@ -28,6 +41,15 @@ from .splits import SplitSpec, role_by_doc, split_documents
 from .train import train_bpe
 
 __all__ = [
+    "CleaningPipeline",
+    "CleaningResult",
+    "DecontamConfig",
+    "ExtractConfig",
+    "LangIdConfig",
+    "PiiConfig",
+    "QualityConfig",
+    "RepairConfig",
+    "clean",
     "SHARD_FORMATS",
     "EncodedDataset",
     "encode_dataset",

@@ -6,7 +6,9 @@
   driver groups and verifies candidates exactly as the local engine does;
 * shard encoding: an actor pool, each actor loading the tokenizer once (from the saved
   artifact's bytes, checked against the semantic hash) and returning finished shard
-  files; the driver writes them in shard order.
+  files; the driver writes them in shard order;
+* cleaning (:mod:`tokenpact.data.cleaning`): blocks of documents as Ray tasks sharing
+  the prepared step workers through the object store, results taken in block order.
 
 Results are byte-identical to ``engine="local"`` because every unit of work (a document,
 a shard) is computed by the same function and ordered by index, never by arrival.
@@ -193,3 +195,38 @@ def ray_encode_shards(
     finally:
         for actor in actors:
             ray.kill(actor)
+
+
+def ray_map_blocks(
+    fn: Any,
+    shared: Any,
+    blocks: Sequence[Any],
+    *,
+    address: str | None = None,
+    num_cpus: int | None = None,
+    workers: int | None = None,
+    block_docs: int | None = None,
+    in_flight: int | None = None,
+) -> Iterator[Any]:
+    """``fn(shared, block)`` for each block as Ray tasks; results in block order.
+
+    ``shared`` (prepared cleaning workers, an n-gram index) is put in the object store
+    once; every task reads the same copy. At most ``in_flight`` tasks (default: twice the
+    cluster's CPUs) are pending, so the object store never holds the whole corpus, and
+    results are yielded in submission order, never by which worker finished first.
+    """
+    from collections import deque
+
+    ray = _ray(address, num_cpus)
+    if not blocks:
+        return
+    limit = in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+    shared_ref = ray.put(shared)
+    task = ray.remote(num_cpus=1)(fn)
+    pending: deque[Any] = deque()
+    for block in blocks:
+        pending.append(task.remote(shared_ref, block))
+        if len(pending) >= limit:
+            yield ray.get(pending.popleft())
+    while pending:
+        yield ray.get(pending.popleft())

@@ -1,0 +1,122 @@
+"""Language identification with ``py3langid`` plus script detection for mixed text.
+
+py3langid is a maintained fork of langid.py (Lui & Baldwin 2012): a naive Bayes model
+over byte n-grams for 97 ISO 639 languages (140 labels with its additions). The model
+file ships inside the wheel (``py3langid/data/model.npz.xz``); nothing is downloaded at
+run time. Confidence is the model's normalized probability (``norm_probs=True``).
+
+Each document gets ``language`` (a py3langid label, or ``"und"`` below
+``min_confidence``), ``language_confidence``, ``scripts`` (each script's share of the
+letters, see :mod:`.scripts`) and ``mixed_script`` (a second writing system holds at
+least ``mixed_threshold`` of the letters). ``keep`` filters by language and ``scripts``
+by dominant script; ``drop_mixed`` drops mixed-script documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from ...errors import ConfigError
+from .scripts import is_mixed, script_shares, writing_systems
+from .step import Outcome, StepConfig, check_range, check_strings
+
+
+@lru_cache(maxsize=4)
+def _identifier(languages: tuple[str, ...] | None) -> Any:
+    try:
+        from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    except ImportError:
+        raise ConfigError(
+            "the langid step needs py3langid; pip install 'tokenpact[clean]'"
+        ) from None
+    ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    if languages is not None:
+        try:
+            ident.set_languages(list(languages))
+        except ValueError as exc:
+            raise ConfigError(f"langid languages: {exc}; see LangIdConfig.supported()") from None
+    return ident
+
+
+def supported_languages() -> list[str]:
+    """The labels py3langid can return."""
+    return list(_identifier(None).labels)
+
+
+@dataclass(frozen=True)
+class LangIdConfig(StepConfig):
+    """``languages`` restricts the model's candidates (None: all); ``keep`` lists the
+    languages to keep (None: keep all, only annotate); ``min_confidence`` below which a
+    document is ``"und"``; ``max_chars`` of each document are classified."""
+
+    NAME = "langid"
+    LIBRARY = "py3langid"
+    STEP_VERSION = 1
+
+    languages: tuple[str, ...] | None = None
+    keep: tuple[str, ...] | None = None
+    min_confidence: float = 0.0
+    max_chars: int = 10_000
+    scripts: tuple[str, ...] | None = None
+    mixed_threshold: float = 0.2
+    drop_mixed: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("languages", "keep", "scripts"):
+            if getattr(self, name) is not None:
+                check_strings(getattr(self, name), name)
+        check_range(self.min_confidence, "min_confidence", low=0.0, high=1.0)
+        check_range(self.max_chars, "max_chars", low=1)
+        check_range(self.mixed_threshold, "mixed_threshold", low=0.0, high=1.0)
+        if not isinstance(self.drop_mixed, bool):
+            raise ConfigError(f"drop_mixed must be true or false, got {self.drop_mixed!r}")
+        if self.keep is not None:
+            unknown = sorted(set(self.keep) - set(supported_languages()) - {"und"})
+            if unknown:
+                raise ConfigError(
+                    f"langid keep: {unknown} are not py3langid labels; use ISO 639-1 codes "
+                    "such as 'en', 'de', 'zh' (see supported_languages())"
+                )
+
+    def prepare(self) -> LangIdWorker:
+        _identifier(self.languages)  # fail early on bad labels, in the driver
+        return LangIdWorker(self)
+
+
+class LangIdWorker:
+    def __init__(self, config: LangIdConfig) -> None:
+        self.c = config
+
+    def __call__(self, text: str, meta: Mapping[str, Any]) -> Outcome:
+        c = self.c
+        sample = text[: c.max_chars]
+        language, confidence = _identifier(c.languages).classify(sample)
+        confidence = round(float(confidence), 4)
+        if confidence < c.min_confidence or not sample.strip():
+            language = "und"
+        shares = script_shares(sample)
+        systems = writing_systems(shares)
+        mixed = is_mixed(shares, threshold=c.mixed_threshold)
+        annotations = {
+            "language": language,
+            "language_confidence": confidence,
+            "scripts": shares,
+            "mixed_script": mixed,
+        }
+        reasons: list[str] = []
+        if c.keep is not None and language not in c.keep:
+            reasons.append(f"langid.language:{language}")
+        dominant = next(iter(systems), "NONE")
+        if c.scripts is not None and dominant not in c.scripts:
+            reasons.append(f"langid.script:{dominant}")
+        if c.drop_mixed and mixed:
+            reasons.append("langid.mixed_script")
+        counts = {f"language:{language}": 1, f"script:{dominant}": 1}
+        if mixed:
+            counts["mixed_script"] = 1
+        if reasons:
+            return Outcome(None, tuple(reasons), annotations, counts)
+        return Outcome(text, (), annotations, counts)
