@@ -126,6 +126,7 @@ impl PyEngine {
     }
 
     /// IDs and byte offsets of `text` (untrusted ranges normalized by the trust gate).
+    #[allow(clippy::type_complexity)]
     fn offsets(
         &self,
         py: Python<'_>,
