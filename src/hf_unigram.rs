@@ -38,6 +38,11 @@ struct Best {
 }
 
 impl HfUnigram {
+    /// Whether uncovered characters become `<0xXX>` byte pieces.
+    pub fn byte_fallback(&self) -> bool {
+        self.bytes.is_some()
+    }
+
     /// `vocab[id]` and `scores[id]` from the file's `[[piece, score], ...]`.
     pub fn new(
         vocab: Vec<Vec<u8>>,

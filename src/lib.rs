@@ -8,6 +8,7 @@ pub mod char_bpe;
 pub mod corpus;
 pub mod data;
 pub mod decoder;
+pub mod engine;
 pub mod error;
 pub mod hf_unigram;
 pub mod id_space;

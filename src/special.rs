@@ -160,14 +160,14 @@ impl SpecialMatcher {
     /// The trust gate for plain matchers: non-overlapping raw matches, left to right,
     /// minus every match that overlaps an untrusted byte range. A dropped match stays
     /// ordinary text, so content spans never produce control IDs. Every encoder that
-    /// honours untrusted spans goes through this or `trusted_span`, nothing else.
+    /// honours untrusted spans goes through this or `Untrusted::allows`, nothing else.
     pub fn trusted_matches<'a>(
         &'a self,
         text: &'a str,
-        untrusted: &'a [(usize, usize)],
+        untrusted: &'a Untrusted,
     ) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
         self.find_all(text)
-            .filter(move |&(s, e, _)| trusted_span(untrusted, s, e))
+            .filter(move |&(s, e, _)| untrusted.allows(s, e))
     }
 
     /// HF's first pass: raw-text tokens of `text` as (start, end, id), flags applied.
@@ -194,9 +194,54 @@ impl SpecialMatcher {
     }
 }
 
-/// Whether raw bytes `a..b` avoid every untrusted range (sorted, disjoint): the one
-/// definition of the project's trust rule (a control ID never comes from content).
-pub fn trusted_span(untrusted: &[(usize, usize)], a: usize, b: usize) -> bool {
+/// Untrusted byte ranges of one text, in the form the trust gate reads: sorted by start,
+/// overlapping ranges merged. Built only by `Untrusted::new`, so no caller can hand the
+/// gate ranges that break its binary search (a range nested in another, or given out of
+/// order, would otherwise let a special spelling inside it through).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Untrusted(Vec<(usize, usize)>);
+
+impl Untrusted {
+    /// Normalizes caller ranges (any order, possibly overlapping). Ranges that only touch
+    /// stay apart, so an empty query at their shared edge is judged exactly as before.
+    pub fn new(mut ranges: Vec<(usize, usize)>) -> CoreResult<Untrusted> {
+        if let Some(&(a, b)) = ranges.iter().find(|&&(a, b)| a > b) {
+            return Err(CoreError::Config(format!(
+                "untrusted span ({a}, {b}) ends before it starts; give (start, end) with \
+                 start <= end"
+            )));
+        }
+        ranges.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
+        for (a, b) in ranges {
+            match merged.last_mut() {
+                Some(last) if a < last.1 => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        Ok(Untrusted(merged))
+    }
+
+    /// No untrusted ranges: every match is trusted.
+    pub fn none() -> Untrusted {
+        Untrusted(Vec::new())
+    }
+
+    pub fn ranges(&self) -> &[(usize, usize)] {
+        &self.0
+    }
+
+    /// Whether raw bytes `a..b` may belong to a special token (see `trusted_span`).
+    #[inline]
+    pub fn allows(&self, a: usize, b: usize) -> bool {
+        trusted_span(&self.0, a, b)
+    }
+}
+
+/// Whether raw bytes `a..b` avoid every untrusted range (sorted by start, overlapping
+/// ranges merged: `Untrusted`): the one definition of the project's trust rule (a
+/// control ID never comes from content).
+fn trusted_span(untrusted: &[(usize, usize)], a: usize, b: usize) -> bool {
     let i = untrusted.partition_point(|&(_, end)| end <= a);
     i == untrusted.len() || untrusted[i].0 >= b
 }
@@ -287,6 +332,62 @@ mod tests {
         let mut out = Vec::new();
         m.raw_matches(text, &|_, _| true, &mut out);
         out
+    }
+
+    #[test]
+    fn trusted_span_checks_overlap_with_sorted_ranges() {
+        let u = [(2, 4), (8, 9)];
+        assert!(trusted_span(&u, 0, 2));
+        assert!(!trusted_span(&u, 1, 3));
+        assert!(trusted_span(&u, 4, 8));
+        assert!(!trusted_span(&u, 8, 9));
+        assert!(trusted_span(&u, 9, 12));
+        assert!(trusted_span(&[], 0, 5));
+    }
+
+    /// The gate's answer by definition: does `a..b` meet any range (an empty range
+    /// counts when it lies strictly inside).
+    fn overlaps_any(ranges: &[(usize, usize)], a: usize, b: usize) -> bool {
+        ranges.iter().any(|&(x, y)| y > a && x < b)
+    }
+
+    #[test]
+    fn nested_and_unsorted_ranges_still_block_every_overlapping_match() {
+        // A range nested in another (or given out of order) broke the binary search of
+        // raw sorted ranges: a match inside the outer range passed the gate.
+        let cases: [&[(usize, usize)]; 5] = [
+            &[(0, 30), (1, 2)],
+            &[(1, 2), (0, 30)],
+            &[(0, 30), (1, 2), (20, 21)],
+            &[(5, 5), (0, 5), (5, 10), (3, 3), (12, 20), (14, 15)],
+            &[(4, 9), (2, 6), (8, 8), (9, 9)],
+        ];
+        for ranges in cases {
+            let gate = Untrusted::new(ranges.to_vec()).unwrap();
+            for a in 0..32 {
+                for b in a..33 {
+                    assert_eq!(
+                        gate.allows(a, b),
+                        !overlaps_any(ranges, a, b),
+                        "{ranges:?} {a}..{b}"
+                    );
+                }
+            }
+        }
+        assert!(Untrusted::new(vec![(3, 1)]).is_err());
+        assert_eq!(
+            Untrusted::new(vec![(0, 5), (5, 9)]).unwrap().ranges(),
+            &[(0, 5), (5, 9)]
+        );
+    }
+
+    #[test]
+    fn trusted_matches_skip_spellings_inside_nested_untrusted_ranges() {
+        let m = SpecialMatcher::new(vec![("<|eot|>".into(), 9)]).unwrap();
+        let text = "aaaa<|eot|>bbbb<|eot|>";
+        let gate = Untrusted::new(vec![(0, 15), (1, 2)]).unwrap();
+        let kept: Vec<usize> = m.trusted_matches(text, &gate).map(|t| t.0).collect();
+        assert_eq!(kept, vec![15]);
     }
 
     #[test]

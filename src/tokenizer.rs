@@ -11,7 +11,7 @@ use crate::error::{CoreError, CoreResult};
 use crate::model::Model;
 use crate::normalize::{NormalizedString, Normalizer};
 use crate::pretok::chain::PretokChain;
-use crate::special::SpecialMatcher;
+use crate::special::{SpecialMatcher, Untrusted};
 
 mod added;
 
@@ -195,7 +195,7 @@ impl CoreTokenizer {
             return self.encode_ordinary(text, out);
         };
         if !matcher.is_plain() {
-            return self.encode_flagged(text, matcher, &[], out, None);
+            return self.encode_flagged(text, matcher, &Untrusted::none(), out, None);
         }
         let mut pos = 0;
         for (s, e, idx) in matcher.find_all(text) {
@@ -207,14 +207,14 @@ impl CoreTokenizer {
     }
 
     /// Like `encode`, also recording each token's byte range in `text`. Matches of
-    /// `allowed` that overlap an `untrusted` byte range (sorted, disjoint) stay ordinary
+    /// `allowed` that overlap an `untrusted` byte range stay ordinary
     /// text: content spans never produce control IDs, while pre-tokenization still
     /// runs across their boundaries.
     pub fn encode_with_offsets(
         &self,
         text: &str,
         allowed: Option<&SpecialMatcher>,
-        untrusted: &[(usize, usize)],
+        untrusted: &Untrusted,
         ids: &mut Vec<u32>,
         offsets: &mut Vec<(u32, u32)>,
     ) -> CoreResult<()> {
@@ -278,6 +278,24 @@ impl CoreTokenizer {
             Some(b) => Some(b),
             None => self.specials.get(&id).map(|v| v.as_slice()),
         }
+    }
+
+    /// The model ID or special ID whose bytes are exactly `piece` (a linear scan: a
+    /// lookup for tools, not for encoding).
+    pub fn piece_to_id(&self, piece: &[u8]) -> Option<u32> {
+        if let Some(i) = self
+            .model
+            .vocab()
+            .iter()
+            .position(|p| p.as_slice() == piece)
+        {
+            return Some(i as u32);
+        }
+        self.specials
+            .iter()
+            .filter(|(_, spelling)| spelling.as_slice() == piece)
+            .map(|(&id, _)| id)
+            .min()
     }
 
     pub fn decode_bytes(&self, ids: &[u32]) -> CoreResult<Vec<u8>> {

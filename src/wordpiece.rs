@@ -43,8 +43,25 @@ impl WordPiece {
         prefix: &str,
         max_input_chars_per_word: usize,
     ) -> CoreResult<WordPiece> {
+        let unk = unk_id(&index(&vocab), unk_token, "WordPiece")?;
+        WordPiece::with_unk_id(vocab, unk, prefix, max_input_chars_per_word)
+    }
+
+    /// The same model with the unknown token given by ID (the trainer's vocabulary knows
+    /// its IDs, not only spellings).
+    pub fn with_unk_id(
+        vocab: Vec<Vec<u8>>,
+        unk: u32,
+        prefix: &str,
+        max_input_chars_per_word: usize,
+    ) -> CoreResult<WordPiece> {
+        if unk as usize >= vocab.len() {
+            return Err(CoreError::Config(format!(
+                "WordPiece: unknown-token ID {unk} is outside the vocabulary of {} pieces",
+                vocab.len()
+            )));
+        }
         let initial = index(&vocab);
-        let unk = unk_id(&initial, unk_token, "WordPiece")?;
         let mut continuation = FxHashMap::default();
         for (id, piece) in vocab.iter().enumerate() {
             if let Some(rest) = piece.strip_prefix(prefix.as_bytes()) {

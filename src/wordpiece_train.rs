@@ -1,10 +1,11 @@
-//! WordPiece: likelihood-ratio vocabulary training and a minimal longest-match encoder
-//! (seed 000, 0x08). The encoder will be unified with the pipeline's WordPiece model.
+//! WordPiece: likelihood-ratio vocabulary training (seed 000, 0x08). Its vocabularies
+//! are encoded by the pipeline's model (`crate::wordpiece::WordPiece`), not a copy.
 
 use rustc_hash::FxHashMap;
 
 use crate::error::{CoreError, CoreResult};
 use crate::pair_merge::{MergeConfig, MergeEngine, Scoring, Ties};
+use crate::wordpiece::WordPiece;
 
 pub struct WordPieceConfig {
     /// Final size: specials + alphabet + learned pieces.
@@ -101,93 +102,24 @@ pub fn finish(engine: MergeEngine, cfg: &WordPieceConfig, dropped: u64) -> WordP
     }
 }
 
-pub struct WordPieceModel {
-    ids: FxHashMap<String, u32>,
-    pub vocab: Vec<String>,
-    pub unk_id: u32,
-    pub prefix: String,
-    pub max_chars: usize,
-}
-
-impl WordPieceModel {
-    pub fn new(vocab: Vec<String>, unk_id: u32, prefix: String, max_chars: usize) -> Self {
-        let ids = vocab
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.clone(), i as u32))
-            .collect();
-        WordPieceModel {
-            ids,
-            vocab,
-            unk_id,
-            prefix,
-            max_chars,
-        }
-    }
-
-    /// Longest match first; one unknown ID for the whole word if any position fails.
-    pub fn encode_word(&self, word: &str, out: &mut Vec<u32>) {
-        let bounds: Vec<usize> = word
-            .char_indices()
-            .map(|(i, _)| i)
-            .chain([word.len()])
-            .collect();
-        let n = bounds.len() - 1;
-        if n > self.max_chars {
-            out.push(self.unk_id);
-            return;
-        }
-        let mark = out.len();
-        let mut buf = String::new();
-        let mut start = 0;
-        while start < n {
-            let mut found = None;
-            for end in (start + 1..=n).rev() {
-                let surface = &word[bounds[start]..bounds[end]];
-                let id = if start == 0 {
-                    self.ids.get(surface)
-                } else {
-                    buf.clear();
-                    buf.push_str(&self.prefix);
-                    buf.push_str(surface);
-                    self.ids.get(buf.as_str())
-                };
-                if let Some(&id) = id {
-                    found = Some((end, id));
-                    break;
+/// The trainer's text decoder over the encoder's model: pieces joined with spaces,
+/// continuation pieces (prefix stripped) glued to the text before them. None for an ID
+/// outside the vocabulary.
+pub fn decode(model: &WordPiece, ids: &[u32]) -> Option<String> {
+    let mut s = String::new();
+    for &id in ids {
+        let piece = String::from_utf8_lossy(model.vocab.get(id as usize)?);
+        match piece.strip_prefix(model.prefix.as_str()) {
+            Some(rest) if !s.is_empty() => s.push_str(rest),
+            _ => {
+                if !s.is_empty() {
+                    s.push(' ');
                 }
-            }
-            match found {
-                Some((end, id)) => {
-                    out.push(id);
-                    start = end;
-                }
-                None => {
-                    out.truncate(mark);
-                    out.push(self.unk_id);
-                    return;
-                }
+                s.push_str(&piece);
             }
         }
     }
-
-    /// Joins pieces with spaces, gluing continuation pieces to their predecessor.
-    pub fn decode(&self, ids: &[u32]) -> Option<String> {
-        let mut s = String::new();
-        for &id in ids {
-            let piece = self.vocab.get(id as usize)?;
-            match piece.strip_prefix(self.prefix.as_str()) {
-                Some(rest) if !s.is_empty() => s.push_str(rest),
-                _ => {
-                    if !s.is_empty() {
-                        s.push(' ');
-                    }
-                    s.push_str(piece);
-                }
-            }
-        }
-        Some(s)
-    }
+    Some(s)
 }
 
 #[cfg(test)]
@@ -195,24 +127,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn seed_unwanted() {
+    fn seed_unwanted_with_the_pipeline_model() {
         let vocab = [
             "[UNK]", "un", "##want", "##ed", "runn", "play", ",", "##ing", "##er",
         ];
-        let m = WordPieceModel::new(
-            vocab.iter().map(|s| s.to_string()).collect(),
-            0,
-            "##".into(),
-            100,
-        );
+        let vocab = vocab.iter().map(|s| s.as_bytes().to_vec()).collect();
+        let m = WordPiece::with_unk_id(vocab, 0, "##", 100).unwrap();
         let enc = |w: &str| {
-            let mut out = Vec::new();
-            m.encode_word(w, &mut out);
-            out
+            let (mut ids, mut spans) = (Vec::new(), Vec::new());
+            m.encode_spans(w.as_bytes(), &mut ids, &mut spans);
+            ids
         };
         assert_eq!(enc("unwanted"), [1, 2, 3]);
         assert_eq!(enc("want"), [0]);
         assert_eq!(enc("playingx"), [0]);
         assert_eq!(enc("Unwanted"), [0]);
+        assert_eq!(
+            decode(&m, &[1, 2, 3, 5, 7]).as_deref(),
+            Some("unwanted playing")
+        );
+        assert_eq!(decode(&m, &[99]), None);
+        assert!(WordPiece::with_unk_id(Vec::new(), 0, "##", 100).is_err());
     }
 }

@@ -13,9 +13,11 @@ mod bpe;
 mod bpe_train;
 mod data;
 mod dropout;
+mod engine;
 mod pipeline;
 mod runtime;
 mod sentencepiece;
+mod special;
 mod trainers;
 
 pub(crate) fn to_py(py: Python<'_>, err: CoreError) -> PyErr {
@@ -135,6 +137,8 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bpe_train::register(m)?;
     data::register(m)?;
     dropout::register(m)?;
+    engine::register(m)?;
+    special::register(m)?;
     sentencepiece::register(m)?;
     pipeline::register(m)?;
     runtime::register(m)?;

@@ -1,14 +1,14 @@
 //! Bindings for general pipelines (normalizer + any model + decoder); the resulting
-//! object is the same `BpeCore` class, so `Tokenizer` drives every model one way.
-
-use std::sync::{Arc, OnceLock};
+//! object is the one `Engine` class, so `Tokenizer` drives every model one way.
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use super::bpe::{build_chain, BpeCore, StepSpec};
+use super::engine::{build_chain, PyEngine};
 use super::to_py;
+use crate::engine::Engine;
 use crate::pipeline::build;
+use crate::pretok::chain::StepSpec;
 use crate::tokenizer::CoreTokenizer;
 
 /// A core from a pipeline config (see `crate::pipeline::build`) and split steps.
@@ -21,7 +21,7 @@ fn pipeline_core(
     records: Vec<(u32, u32, u32)>,
     specials: Vec<(String, u32)>,
     steps: Vec<StepSpec>,
-) -> PyResult<BpeCore> {
+) -> PyResult<PyEngine> {
     let vocab: Vec<Vec<u8>> = vocab.iter().map(|b| b.as_bytes().to_vec()).collect();
     let parts = py
         .detach(|| build(config, vocab, &records))
@@ -35,11 +35,7 @@ fn pipeline_core(
         specials,
     )
     .map_err(|e| to_py(py, e))?;
-    Ok(BpeCore {
-        inner: Arc::new(inner),
-        ints: OnceLock::new(),
-        strs: OnceLock::new(),
-    })
+    Ok(Engine::from(inner).into())
 }
 
 /// Normalized text and, per normalized byte, the original byte range (for tests and
@@ -54,12 +50,12 @@ fn normalize_str(py: Python<'_>, node: &str, text: &str) -> PyResult<(String, Ve
     Ok((s.text, s.align))
 }
 
-/// Raw codepoint spans of the pre-tokens of `text` under the core's normalizer and
-/// pre-tokenizer chain.
+/// Raw codepoint spans of the pre-tokens of `text` under the engine's normalizer and
+/// pre-tokenizer chain (engines with the `pretokenize` capability).
 #[pyfunction]
-fn core_pretokenize(py: Python<'_>, core: &BpeCore, text: &str) -> PyResult<Vec<(u32, u32)>> {
+fn core_pretokenize(py: Python<'_>, core: &PyEngine, text: &str) -> PyResult<Vec<(u32, u32)>> {
     let mut spans = py
-        .detach(|| core.inner.pretokenize(text))
+        .detach(|| core.engine.pretokenize(text))
         .map_err(|e| to_py(py, e))?;
     crate::offsets::bytes_to_chars(text, &mut spans);
     Ok(spans)

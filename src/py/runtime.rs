@@ -6,12 +6,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use rustc_hash::FxHashSet;
 
-use super::bpe::BpeCore;
-use super::sentencepiece::SentencePieceCore;
+use super::engine::PyEngine;
 use super::to_py;
+use crate::engine::Engine;
 use crate::pretok::builtin::Builtin;
 use crate::runtime::block_keys::{tokenpact_chain, vllm_chain};
-use crate::runtime::decode::{DecodeFailure, DecodeSource, IncrementalDecoder};
+use crate::runtime::decode::{DecodeFailure, IncrementalDecoder};
 use crate::runtime::output::{EngineSpec, Finish, OutputEngine};
 use crate::runtime::stops::StopScanner;
 use crate::runtime::stream_encode::StreamEncoder;
@@ -41,16 +41,14 @@ fn failure(py: Python<'_>, f: DecodeFailure) -> PyErr {
     }
 }
 
-fn source(core: &Bound<'_, PyAny>) -> PyResult<DecodeSource> {
-    if let Ok(c) = core.cast::<BpeCore>() {
-        return Ok(DecodeSource::Core(c.get().inner.clone()));
+fn source(core: &Bound<'_, PyAny>) -> PyResult<Engine> {
+    match core.cast::<PyEngine>() {
+        Ok(c) => Ok(c.get().engine.clone()),
+        Err(_) => Err(PyRuntimeError::new_err(
+            "incremental decoding needs a tokenpact engine (tokenpact._native.Engine, the \
+             `engine` of a Tokenizer)",
+        )),
     }
-    if let Ok(c) = core.cast::<SentencePieceCore>() {
-        return Ok(DecodeSource::SentencePiece(c.get().inner.clone()));
-    }
-    Err(PyRuntimeError::new_err(
-        "incremental decoding needs a tokenpact engine (BpeCore or SentencePieceCore)",
-    ))
 }
 
 /// The incremental decoder engine; `tokenpact.runtime.IncrementalDecoder` wraps it.
@@ -304,7 +302,7 @@ const DETACH_BYTES: usize = 1 << 16;
 /// with nothing to recognize: one call per push returns the newly committed IDs.
 #[pyclass(module = "tokenpact._native")]
 struct StreamingCore {
-    engine: Py<BpeCore>,
+    engine: Py<PyEngine>,
     inner: StreamEncoder,
     /// The IDs of the current call (kept to reuse its allocation).
     out: Vec<u32>,
@@ -332,7 +330,7 @@ impl StreamingCore {
 #[pymethods]
 impl StreamingCore {
     #[new]
-    fn new(py: Python<'_>, engine: Py<BpeCore>, pattern: &str) -> PyResult<Self> {
+    fn new(py: Python<'_>, engine: Py<PyEngine>, pattern: &str) -> PyResult<Self> {
         let Some(builtin) = Builtin::from_name(pattern) else {
             return Err(to_py(
                 py,
@@ -342,7 +340,16 @@ impl StreamingCore {
                 )),
             ));
         };
-        let core = engine.get().inner.clone();
+        let Some(core) = engine.get().engine.as_pipeline().cloned() else {
+            return Err(to_py(
+                py,
+                crate::error::CoreError::Config(
+                    "StreamingCore needs a pipeline engine (byte-level BPE); use \
+                     StreamingEncoder, which picks a rule"
+                        .into(),
+                ),
+            ));
+        };
         let inner = StreamEncoder::new(core, builtin).map_err(|e| to_py(py, e))?;
         Ok(StreamingCore {
             engine,

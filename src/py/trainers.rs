@@ -1,6 +1,7 @@
 //! Bindings for the character-based trainers (Unigram, WordPiece, character BPE) and
-//! the minimal encoders of their results. The encoders will be replaced by the
-//! pipeline's WordPiece and Unigram models once those land.
+//! the encoders of their results. WordPiece results run on the pipeline's WordPiece
+//! model; the Unigram lattice (n-best, sampling, lattice statistics) and character BPE
+//! (end-of-word symbol) keep trainer-side encoders, which the pipeline models lack.
 
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -16,7 +17,8 @@ use crate::rng;
 use crate::sentencepiece::normalizer::Normalizer;
 use crate::unigram::train::{train, MStep, UnigramConfig};
 use crate::unigram::UnigramModel;
-use crate::wordpiece_train::{self as wordpiece, WordPieceConfig, WordPieceModel};
+use crate::wordpiece::WordPiece;
+use crate::wordpiece_train::{self as wordpiece, WordPieceConfig};
 use crate::words::{Split, WordCounts};
 
 use super::sentencepiece::{norm, NormSpec};
@@ -389,9 +391,11 @@ impl UnigramCore {
     }
 }
 
+/// A trained WordPiece vocabulary under the trainer's word split: the pipeline's
+/// WordPiece model (`crate::wordpiece`), so trainer and tokenizer share one encoder.
 #[pyclass(frozen, module = "tokenpact._native")]
 struct WordPieceCore {
-    inner: WordPieceModel,
+    inner: WordPiece,
     split: Split,
     lowercase: bool,
 }
@@ -400,30 +404,34 @@ struct WordPieceCore {
 impl WordPieceCore {
     #[new]
     fn new(
+        py: Python<'_>,
         vocab: Vec<String>,
         unk_id: u32,
         prefix: String,
         max_chars: usize,
         lowercase: bool,
-    ) -> Self {
-        WordPieceCore {
-            inner: WordPieceModel::new(vocab, unk_id, prefix, max_chars),
+    ) -> PyResult<Self> {
+        let vocab = vocab.into_iter().map(String::into_bytes).collect();
+        let inner =
+            WordPiece::with_unk_id(vocab, unk_id, &prefix, max_chars).map_err(|e| to_py(py, e))?;
+        Ok(WordPieceCore {
+            inner,
             split: Split::Bert,
             lowercase,
-        }
+        })
     }
 
     fn encode(&self, text: &str) -> Vec<u32> {
         let text = cased(text, self.lowercase);
-        let mut out = Vec::new();
-        crate::words::split_words(&text, self.split, |w| self.inner.encode_word(w, &mut out));
+        let (mut out, mut spans) = (Vec::new(), Vec::new());
+        crate::words::split_words(&text, self.split, |w| {
+            self.inner.encode_spans(w.as_bytes(), &mut out, &mut spans)
+        });
         out
     }
 
     fn decode(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<String> {
-        self.inner
-            .decode(&ids)
-            .ok_or_else(|| decode_err(py, self.inner.vocab.len()))
+        wordpiece::decode(&self.inner, &ids).ok_or_else(|| decode_err(py, self.inner.vocab.len()))
     }
 }
 

@@ -11,24 +11,16 @@
 //!   run of `<0xXX>` tokens while it is valid UTF-8 for ByteFallback, pattern length - 1
 //!   bytes for literal replacements after Fuse, `stop` characters for Strip after Fuse).
 
-use std::sync::Arc;
-
 use rustc_hash::FxHashSet;
 
 use super::chain::ChainStream;
 use super::utf8::{InvalidUtf8, Utf8Stream};
 use crate::decoder::Decoder;
+use crate::engine::Engine;
 use crate::error::CoreError;
 use crate::sentencepiece::normalizer::{char_len, SPACE_SYMBOL};
 use crate::sentencepiece::{DecodePiece, SentencePieceCore};
 use crate::tokenizer::CoreTokenizer;
-
-/// A tokenizer whose decoding can be run incrementally.
-#[derive(Clone)]
-pub enum DecodeSource {
-    Core(Arc<CoreTokenizer>),
-    SentencePiece(Arc<SentencePieceCore>),
-}
 
 /// Why decoding stopped.
 #[derive(Debug)]
@@ -60,7 +52,7 @@ enum Mode {
 }
 
 pub struct IncrementalDecoder {
-    source: DecodeSource,
+    source: Engine,
     mode: Mode,
     utf8: Utf8Stream,
     strict: bool,
@@ -81,15 +73,15 @@ fn unknown(id: u32, rows: usize) -> DecodeFailure {
 impl IncrementalDecoder {
     /// `strict`: invalid UTF-8 is an error (else U+FFFD as the batch decoder's `replace`);
     /// `skip`: IDs dropped before decoding (skip_special_tokens).
-    pub fn new(source: DecodeSource, strict: bool, skip: FxHashSet<u32>) -> IncrementalDecoder {
+    pub fn new(source: Engine, strict: bool, skip: FxHashSet<u32>) -> IncrementalDecoder {
         let mode = match &source {
-            DecodeSource::Core(core) => match &core.decoder {
+            Engine::Pipeline(core) => match &core.decoder {
                 Decoder::Bytes => Mode::Bytes,
                 Decoder::Tokens { steps, separator } => {
                     Mode::Chain(Box::new(ChainStream::new(steps, separator)))
                 }
             },
-            DecodeSource::SentencePiece(sp) => Mode::Sp(Box::new(SpState {
+            Engine::SentencePiece(sp) => Mode::Sp(Box::new(SpState {
                 is_bos_ws: true,
                 bos_ws_seen: false,
                 text_nonempty: false,
@@ -131,8 +123,8 @@ impl IncrementalDecoder {
     fn run(&mut self, ids: &[u32], finish: bool, out: &mut String) -> Result<(), DecodeFailure> {
         let source = self.source.clone();
         match source {
-            DecodeSource::Core(core) => self.run_core(&core, ids, finish, out),
-            DecodeSource::SentencePiece(sp) => self.run_sp(&sp, ids, finish, out),
+            Engine::Pipeline(core) => self.run_core(&core, ids, finish, out),
+            Engine::SentencePiece(sp) => self.run_sp(&sp, ids, finish, out),
         }
     }
 

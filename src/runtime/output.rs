@@ -9,8 +9,9 @@ use std::collections::VecDeque;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::decode::{DecodeFailure, DecodeSource, IncrementalDecoder};
+use super::decode::{DecodeFailure, IncrementalDecoder};
 use super::stops::StopScanner;
+use crate::engine::Engine;
 
 /// Aho-Corasick over ID sequences: after each ID, the longest sequence ending here and
 /// the depth of the longest live prefix.
@@ -111,7 +112,7 @@ pub enum Finish {
 pub struct OutputEngine {
     decoder: IncrementalDecoder,
     /// The tokenizer, to decode a stop ID's own text (include_stop_in_output).
-    source: DecodeSource,
+    source: Engine,
     stop_ids: FxHashSet<u32>,
     sequences: Option<IdMatcher>,
     strings: Option<StopScanner>,
@@ -141,7 +142,7 @@ pub struct EngineSpec {
 }
 
 impl OutputEngine {
-    pub fn new(source: DecodeSource, spec: EngineSpec) -> OutputEngine {
+    pub fn new(source: Engine, spec: EngineSpec) -> OutputEngine {
         OutputEngine {
             decoder: IncrementalDecoder::new(source.clone(), false, FxHashSet::default()),
             source,

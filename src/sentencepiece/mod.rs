@@ -10,7 +10,7 @@ pub mod unigram;
 use rustc_hash::FxHashMap;
 
 use crate::error::{CoreError, CoreResult};
-use crate::special::SpecialMatcher;
+use crate::special::{SpecialMatcher, Untrusted};
 use normalizer::{char_len, Normalizer, NormalizerConfig, SPACE_SYMBOL};
 use trie::PieceTrie;
 use unigram::Unigram;
@@ -350,7 +350,7 @@ impl SentencePieceCore {
         &self,
         text: &str,
         allowed: Option<&SpecialMatcher>,
-        untrusted: &[(usize, usize)],
+        untrusted: &Untrusted,
         ids: &mut Vec<u32>,
         mut offsets: Option<&mut Vec<(u32, u32)>>,
     ) {
@@ -469,6 +469,18 @@ impl SentencePieceCore {
 
     pub fn piece_count(&self) -> usize {
         self.pieces.len()
+    }
+
+    /// `trainer_spec.model_type` of the model: "unigram" or "bpe".
+    pub fn model_type(&self) -> &'static str {
+        match self.segmenter {
+            Segmenter::Unigram(_) => "unigram",
+            Segmenter::Bpe(_) => "bpe",
+        }
+    }
+
+    pub fn byte_fallback(&self) -> bool {
+        self.byte_fallback
     }
 }
 

@@ -11,7 +11,7 @@
 use super::CoreTokenizer;
 use crate::error::CoreResult;
 use crate::normalize::NormalizedString;
-use crate::special::{trusted_span, SpecialMatcher};
+use crate::special::{SpecialMatcher, Untrusted};
 
 impl CoreTokenizer {
     /// `encode` / `encode_with_offsets` for a matcher that is not plain.
@@ -19,12 +19,12 @@ impl CoreTokenizer {
         &self,
         text: &str,
         matcher: &SpecialMatcher,
-        untrusted: &[(usize, usize)],
+        untrusted: &Untrusted,
         ids: &mut Vec<u32>,
         mut offsets: Option<&mut Vec<(u32, u32)>>,
     ) -> CoreResult<()> {
         let mut tokens = Vec::new();
-        matcher.raw_matches(text, &|a, b| trusted_span(untrusted, a, b), &mut tokens);
+        matcher.raw_matches(text, &|a, b| untrusted.allows(a, b), &mut tokens);
         let mut pos = 0;
         for (s, e, id) in tokens {
             if pos < s {
@@ -58,7 +58,7 @@ impl CoreTokenizer {
         from: usize,
         to: usize,
         matcher: &SpecialMatcher,
-        untrusted: &[(usize, usize)],
+        untrusted: &Untrusted,
         ids: &mut Vec<u32>,
         mut offsets: Option<&mut Vec<(u32, u32)>>,
     ) -> CoreResult<()> {
@@ -77,7 +77,7 @@ impl CoreTokenizer {
         }
         let trusted = |a: usize, b: usize| {
             let (x, y) = n.original_span(a, b);
-            trusted_span(untrusted, from + x as usize, from + y as usize)
+            untrusted.allows(from + x as usize, from + y as usize)
         };
         let mut tokens = Vec::new();
         matcher.normalized_matches(&n.text, &trusted, &mut tokens);
@@ -148,21 +148,5 @@ impl CoreTokenizer {
             }
         })?;
         failed
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::trusted_span;
-
-    #[test]
-    fn trusted_span_checks_overlap_with_sorted_ranges() {
-        let u = [(2, 4), (8, 9)];
-        assert!(trusted_span(&u, 0, 2));
-        assert!(!trusted_span(&u, 1, 3));
-        assert!(trusted_span(&u, 4, 8));
-        assert!(!trusted_span(&u, 8, 9));
-        assert!(trusted_span(&u, 9, 12));
-        assert!(trusted_span(&[], 0, 5));
     }
 }
