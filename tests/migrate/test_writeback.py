@@ -220,3 +220,18 @@ def test_no_padding_when_alignment_would_break_the_8_byte_data_start(
     infos = read_safetensors_header(tmp_path / "out.safetensors")
     assert infos["s"].begin % 8 == 0 and infos["s"].begin < 8 + 200
     assert (tmp_path / "out.safetensors").read_bytes()[infos["a"].begin :] == src.read_bytes()
+
+
+def test_shards_written_in_parallel_equal_shards_written_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tokenpact.migrate import resize
+
+    old, new = _toks()
+    tiny_lm.build(tmp_path / "a", rows=268, tied=False, shards=3, optimizer=True)
+    monkeypatch.setattr(resize, "_usable_cpus", lambda: 4)
+    monkeypatch.setattr(resize, "MAX_FILE_WORKERS", 1)
+    migrate.resize_checkpoint(tmp_path / "a", tmp_path / "serial", old, new)
+    monkeypatch.setattr(resize, "MAX_FILE_WORKERS", 4)
+    migrate.resize_checkpoint(tmp_path / "a", tmp_path / "parallel", old, new)
+    assert _files(tmp_path / "serial") == _files(tmp_path / "parallel")
