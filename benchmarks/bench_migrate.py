@@ -13,15 +13,15 @@ fall inside the padding rows and 72 are appended (rows 64,256 with
 ``pad_to_multiple_of=128``), FVT-initialized.
 
 Each operation runs in its own child process; the operations run in rounds (each round
-runs every operation once, back to back, starting at a different one each round) so
-that a change in the machine's load hits them alike. The table gives, per operation,
+runs every operation once, each resize right next to the copy of the same durability,
+which of the two goes first alternating between rounds) so that a change in the
+machine's load hits both sides of a comparison alike. The table gives, per operation,
 the median wall time, the median CPU time (user + system, every thread; for ``cp`` its
 own), the median over rounds of its time divided by a baseline's time in the same round,
 and its own peak RSS (``VmHWM``: the interpreter, numpy and tokenpact included):
 
-- ``copy files (shutil.copytree)`` and ``copy files (cp -r)``: no fsync; the data is
-  left in the page cache;
-- ``copy files + fsync``: ``shutil.copytree``, then every file fsynced (durable);
+- ``copy files (cp -r)``: no fsync; the data is left in the page cache;
+- ``copy files + fsync``: ``cp -r``, then every file fsynced (durable);
 - ``tokenpact resize``: ``resize_checkpoint`` (tokenizers built inside the child,
   before the clock starts), which fsyncs every file before its rename (the default,
   ``durable=True``); compare it with ``copy files + fsync``;
@@ -128,13 +128,10 @@ def child(op: str, src: Path, dst: Path) -> None:
         setup = _tokenizers()  # built before the clock starts: the resize gets them
     cpu_start = _cpu_seconds(resource.RUSAGE_SELF) + _cpu_seconds(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    if op == "copy":
-        shutil.copytree(src, dst)
-    elif op == "cp":
+    if op in ("cp", "copysync"):
         subprocess.run(["cp", "-r", str(src), str(dst)], check=True)
-    elif op == "copysync":
+    if op == "copysync":
         # The durable copy: what resize_checkpoint does too (fsync before rename).
-        shutil.copytree(src, dst)
         for path in sorted(dst.iterdir()):
             fd = os.open(path, os.O_RDONLY)
             os.fsync(fd)
@@ -201,15 +198,17 @@ def measure(op: str, src: Path, dst: Path) -> Run:
 
 LABELS = {
     "import": "import only",
-    "copy": "copy files (shutil.copytree)",
     "cp": "copy files (cp -r)",
-    "copysync": "copy files + fsync",
+    "copysync": "copy files + fsync (cp -r, fsync each)",
     "resize": "tokenpact resize",
     "resizefast": "tokenpact resize, no fsync",
     "loadall": "load-all resize",
 }
 DURABLE = {"copysync", "resize"}
-ROUND = ["copy", "cp", "copysync", "resize", "resizefast"]
+# Each resize runs right next to the copy with the same durability; odd rounds swap the
+# order within each pair, so neither side is always first after a sync.
+PAIRS = [("cp", "resizefast"), ("copysync", "resize")]
+ROUND = [op for pair in PAIRS for op in pair]
 
 
 def _paired_ratio(seen: dict[str, list[Run]], op: str, base: str) -> str:
@@ -224,7 +223,7 @@ def run_dtype(
     seen: dict[str, list[Run]] = {"import": [measure("import", src, work / "out")]}
     for k in range(repeat):
         loads.append(os.getloadavg()[0])
-        order = ROUND[k % len(ROUND) :] + ROUND[: k % len(ROUND)]
+        order = [op for pair in PAIRS for op in (pair if k % 2 == 0 else pair[::-1])]
         for op in tqdm(order, desc=f"{dtype} round {k + 1}/{repeat}", leave=False):
             seen.setdefault(op, []).append(measure(op, src, work / "out"))
     if dtype == "F16":
@@ -259,7 +258,7 @@ def table_rows(dtype: str, size: int, seen: dict[str, list[Run]]) -> list[list[s
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="shrink the hidden sizes")
-    parser.add_argument("--repeat", type=int, default=5, help="rounds (medians are reported)")
+    parser.add_argument("--repeat", type=int, default=7, help="rounds (medians are reported)")
     parser.add_argument("--no-write", action="store_true", help="do not update PERFORMANCE.md")
     parser.add_argument("--child", nargs=3, metavar=("OP", "SRC", "DST"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -302,7 +301,7 @@ def main() -> None:
         "wall times are noisy; CPU time is the steadier figure. Synthesized sharded "
         "checkpoint, 64,000 -> 64,200 IDs, untied head + bias, FVT init, rows padded to "
         f"128; {args.repeat} rounds, each running every operation once in its own process "
-        "(run under `nice`). The `vs` columns are the median over rounds of the "
+        "(the script ran under `nice`). The `vs` columns are the median over rounds of the "
         "operation's wall time divided by the baseline's in the same round. Targets: peak "
         "RSS < 300 MB, wall time <= 1.5x copying the files with the same durability: "
         "`tokenpact resize` (fsync before every rename, the default) against `copy files "
