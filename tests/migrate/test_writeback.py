@@ -235,3 +235,27 @@ def test_shards_written_in_parallel_equal_shards_written_one_by_one(
     monkeypatch.setattr(resize, "MAX_FILE_WORKERS", 4)
     migrate.resize_checkpoint(tmp_path / "a", tmp_path / "parallel", old, new)
     assert _files(tmp_path / "serial") == _files(tmp_path / "parallel")
+
+
+def test_first_kernel_copy_ends_on_a_splice_boundary_of_the_destination(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not hasattr(os, "copy_file_range"):
+        pytest.skip("no copy_file_range here")
+    src = _payload(tmp_path, 10_000)
+    monkeypatch.setattr(safetensors_stream, "SPLICE_ALIGN", 1024)
+    sizes: list[int] = []
+    real = os.copy_file_range
+
+    def spy(a: int, b: int, count: int, offset_src: int | None = None) -> int:
+        sizes.append(count)
+        return real(a, b, count, offset_src)
+
+    monkeypatch.setattr(os, "copy_file_range", spy)
+    dst = tmp_path / "dst.bin"
+    with open(src, "rb") as a, open(dst, "wb") as b:
+        b.write(b"h" * 100)
+        b.flush()
+        copy_range(a.fileno(), b.fileno(), 7, 5_000)
+    assert sizes[0] == 924  # 100 + 924 = 1024: every later call starts on a boundary
+    assert dst.read_bytes() == b"h" * 100 + src.read_bytes()[7:5_007]

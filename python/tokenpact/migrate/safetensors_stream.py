@@ -13,6 +13,10 @@ of a gigabyte cost about 1.45x the CPU of an aligned one in our measurements. Th
 header is therefore padded with spaces (JSON allows them; safetensors' own writer pads
 to 8 bytes the same way) so that the largest copied runs land at their source offsets
 modulo ``PAGE_ALIGN``. Tensor order and bytes are unchanged; only the data start moves.
+The kernel moves the bytes through a 16-page pipe, step by step from where each call
+starts; a copy that starts mid-way between two 64 KiB boundaries of the destination
+keeps every later step off them too, which cost about 1.4x the CPU as well, so each
+copy's first call only reaches the next boundary.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ FLOAT_DTYPES: dict[str, np.dtype[Any]] = {
 CHUNK_BYTES = 8 << 20
 WRITEBACK_BYTES = 64 << 20
 PAGE_ALIGN = 4096  # copies keep their source offset modulo this (see the module docstring)
+SPLICE_ALIGN = 64 << 10  # the kernel copies in 16-page steps from where each call starts
 ALIGN_MIN_BYTES = 1 << 20  # below this much copied data, padding the header buys nothing
 
 
@@ -123,12 +128,16 @@ def copy_range(
     """Append ``length`` bytes of ``src`` from ``offset`` to ``dst`` (kernel-side copy).
 
     Copies in WRITEBACK_BYTES steps and, with ``writeback``, asks the kernel to start
-    writing each step to disk at once, so the final fsync finds little left to flush."""
+    writing each step to disk at once, so the final fsync finds little left to flush.
+    The first step ends on a SPLICE_ALIGN boundary of ``dst`` (see the module docstring)."""
     remaining = length
     step = WRITEBACK_BYTES if writeback is not None else 1 << 30
+    first = -os.lseek(dst, 0, os.SEEK_CUR) % SPLICE_ALIGN
     try:
         while remaining:
-            done = os.copy_file_range(src, dst, min(remaining, step), offset)
+            size = min(remaining, first or step)
+            first = 0
+            done = os.copy_file_range(src, dst, size, offset)
             if done <= 0:
                 break
             offset += done
