@@ -165,3 +165,97 @@ def test_computed_parts_written_last_land_at_their_offsets(tmp_path: Path, durab
     np.testing.assert_array_equal(loaded["w"], values)
     np.testing.assert_array_equal(loaded["last"], values[:1])
     assert size == 41 * 120 and order == ["fill 0", "fill 13", "fill 38"]
+
+
+@pytest.mark.parametrize("shift", [0, 8, 1000, 4088])
+def test_copies_keep_their_source_page_offset_and_load_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shift: int
+) -> None:
+    """The header is padded so the copied runs keep their source offset modulo the page
+    size (a cheaper kernel copy); the file must still load, 8-byte aligned, bytes intact."""
+    from safetensors.numpy import load_file
+
+    from tokenpact.contract.checkpoint_reader import read_safetensors_header
+
+    monkeypatch.setattr(safetensors_stream, "ALIGN_MIN_BYTES", 0)
+    values = np.random.default_rng(1).normal(size=(64, 32)).astype("<f4")
+    src = tmp_path / "src.safetensors"
+    # A source whose data starts at an arbitrary 8-aligned offset (metadata of any length).
+    write_safetensors(
+        src,
+        [OutTensor(["a"], "F32", (64, 32), [("bytes", values.tobytes())])],
+        {"pad": "x" * shift},
+    )
+    info = read_safetensors_header(src)["a"]
+    small = np.arange(6, dtype="<f4")
+    tensors = [
+        OutTensor(["s"], "F32", (6,), [("bytes", small.tobytes())]),  # shifts what follows
+        OutTensor(["a"], "F32", (64, 32), [("copy", src, info.begin, info.end - info.begin)]),
+    ]
+    out = tmp_path / "out.safetensors"
+    write_safetensors(out, tensors)
+    copied = read_safetensors_header(out)["a"]
+    assert (
+        copied.begin % safetensors_stream.PAGE_ALIGN == info.begin % safetensors_stream.PAGE_ALIGN
+    )
+    assert (copied.begin - 24) % 8 == 0  # the data section starts 8-byte aligned
+    loaded = load_file(str(out))
+    np.testing.assert_array_equal(loaded["a"], values)
+    np.testing.assert_array_equal(loaded["s"], small)
+
+
+def test_no_padding_when_alignment_would_break_the_8_byte_data_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tokenpact.contract.checkpoint_reader import read_safetensors_header
+
+    monkeypatch.setattr(safetensors_stream, "ALIGN_MIN_BYTES", 0)
+    src = _payload(tmp_path, 4096)
+    # 12 bytes before a copy from offset 0: aligning it would start the data at 4084.
+    tensors = [
+        OutTensor(["s"], "F32", (3,), [("bytes", bytes(12))]),
+        OutTensor(["a"], "U8", (4096,), [("copy", src, 0, 4096)]),
+    ]
+    write_safetensors(tmp_path / "out.safetensors", tensors)
+    infos = read_safetensors_header(tmp_path / "out.safetensors")
+    assert infos["s"].begin % 8 == 0 and infos["s"].begin < 8 + 200
+    assert (tmp_path / "out.safetensors").read_bytes()[infos["a"].begin :] == src.read_bytes()
+
+
+def test_shards_written_in_parallel_equal_shards_written_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tokenpact.migrate import resize
+
+    old, new = _toks()
+    tiny_lm.build(tmp_path / "a", rows=268, tied=False, shards=3, optimizer=True)
+    monkeypatch.setattr(resize, "_usable_cpus", lambda: 4)
+    monkeypatch.setattr(resize, "MAX_FILE_WORKERS", 1)
+    migrate.resize_checkpoint(tmp_path / "a", tmp_path / "serial", old, new)
+    monkeypatch.setattr(resize, "MAX_FILE_WORKERS", 4)
+    migrate.resize_checkpoint(tmp_path / "a", tmp_path / "parallel", old, new)
+    assert _files(tmp_path / "serial") == _files(tmp_path / "parallel")
+
+
+def test_first_kernel_copy_ends_on_a_splice_boundary_of_the_destination(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not hasattr(os, "copy_file_range"):
+        pytest.skip("no copy_file_range here")
+    src = _payload(tmp_path, 10_000)
+    monkeypatch.setattr(safetensors_stream, "SPLICE_ALIGN", 1024)
+    sizes: list[int] = []
+    real = os.copy_file_range
+
+    def spy(a: int, b: int, count: int, offset_src: int | None = None) -> int:
+        sizes.append(count)
+        return real(a, b, count, offset_src)
+
+    monkeypatch.setattr(os, "copy_file_range", spy)
+    dst = tmp_path / "dst.bin"
+    with open(src, "rb") as a, open(dst, "wb") as b:
+        b.write(b"h" * 100)
+        b.flush()
+        copy_range(a.fileno(), b.fileno(), 7, 5_000)
+    assert sizes[0] == 924  # 100 + 924 = 1024: every later call starts on a boundary
+    assert dst.read_bytes() == b"h" * 100 + src.read_bytes()[7:5_007]

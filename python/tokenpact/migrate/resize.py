@@ -62,6 +62,8 @@ from .vocab_tensors import (
 )
 
 BIAS_INITS = ("zero", "mean")
+# More threads than this only contend for memory bandwidth in the kernel copy.
+MAX_FILE_WORKERS = 4
 
 
 @dataclass
@@ -457,20 +459,31 @@ def _write_files(
         else:
             os.replace(tmp, final)
 
-    # Each finished file is fsynced in a thread while the next one is written.
+    def write(path: Path) -> Future[None]:
+        tmp, final = _write_one(plan, ckpt, by_name, new_bytes, out_dir, path, sizes, bar, durable)
+        return syncer.submit(finish, tmp, final)
+
+    # Shards are written in parallel (one kernel copy per CPU, up to MAX_FILE_WORKERS);
+    # each finished shard is fsynced in another thread while the others are written.
+    workers = max(1, min(len(files), MAX_FILE_WORKERS, _usable_cpus()))
     with ThreadPoolExecutor(max_workers=1) as syncer:
-        pending = [
-            syncer.submit(
-                finish,
-                *_write_one(plan, ckpt, by_name, new_bytes, out_dir, path, sizes, bar, durable),
-            )
-            for path in files
-        ]
-        for job in pending:
-            job.result()
+        writers = ThreadPoolExecutor(max_workers=workers)
+        try:
+            commits = [job.result() for job in [writers.submit(write, p) for p in files]]
+            for job in commits:
+                job.result()
+        finally:
+            writers.shutdown(wait=True, cancel_futures=True)
     if bar is not None:
         bar.close()
     return sizes
+
+
+def _usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, so ``taskset`` limits it)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _write_one(

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..contract.checkpoint_reader import TensorInfo
 from ..errors import ConfigError
-from .safetensors_stream import iter_row_blocks, read_rows
+from .safetensors_stream import iter_row_blocks, read_row_set
 
 POLICIES = ("fvt", "mean", "normal", "mean_cov")
 COVARIANCE_SCALE = 1e-9
@@ -73,16 +73,20 @@ def init_rows(
     if count == 0:
         return np.zeros((0, width), dtype=dtype)
     if init == "fvt":
-        out = np.empty((count, width), dtype=np.float64)
         for k, source in enumerate(decompositions):
             if not source or max(source) >= old_ids or min(source) < 0:
                 raise ConfigError(
                     f"new row {k}: decomposition {list(source)} is not made of old IDs "
                     f"0..{old_ids - 1}; use init='mean' for tokens without one"
                 )
-            picked = np.stack([read_rows(info, i, i + 1)[0] for i in source])
-            # Sum in float64 so a bf16 table gets the correctly rounded mean.
-            out[k] = picked.astype(np.float64).mean(axis=0)
+        # Each distinct source row is read once (new tokens share pieces), with one open.
+        wanted = sorted({i for source in decompositions for i in source})
+        where = {i: k for k, i in enumerate(wanted)}
+        table = read_row_set(info, wanted).astype(np.float64)
+        out = np.empty((count, width), dtype=np.float64)
+        for k, source in enumerate(decompositions):
+            # Summed in float64 so a bf16 table gets the correctly rounded mean.
+            out[k] = table[[where[i] for i in source]].mean(axis=0)
         return out.astype(dtype)
     rng = np.random.default_rng(seed)
     if init == "mean":

@@ -6,6 +6,16 @@ copied file-to-file by the kernel (``copy_file_range``, falling back to ``sendfi
 then to bounded chunks). Only the rows we compute are ever materialized. bf16 is handled
 as raw ``uint16`` bits (numpy has no bfloat16): widening is a 16-bit shift, narrowing
 rounds to nearest-even like PyTorch.
+
+A kernel copy is cheapest when it looks like ``cp``'s: source and destination offsets
+equal modulo the page size, and the kernel's 16-page pipe steps (counted from where
+each call starts) on 64 KiB boundaries of the destination. Breaking either cost
+1.4-1.5x the system time in our measurements (Linux 6.18, ext4: 0.19 s against
+0.125 s per 500 MB). So the header is padded with spaces (JSON allows them;
+safetensors' own writer pads to 8 bytes the same way) until the largest copied runs
+land at their source offsets modulo ``PAGE_ALIGN``, and each copy's first call only
+reaches the next ``SPLICE_ALIGN`` boundary. Tensor order and tensor bytes are
+unchanged; only the data start moves.
 """
 
 from __future__ import annotations
@@ -31,6 +41,9 @@ FLOAT_DTYPES: dict[str, np.dtype[Any]] = {
 }
 CHUNK_BYTES = 8 << 20
 WRITEBACK_BYTES = 64 << 20
+PAGE_ALIGN = 4096  # copies keep their source offset modulo this (see the module docstring)
+SPLICE_ALIGN = 64 << 10  # the kernel copies in 16-page steps from where each call starts
+ALIGN_MIN_BYTES = 1 << 20  # below this much copied data, padding the header buys nothing
 
 
 def row_bytes(info: TensorInfo) -> int:
@@ -79,6 +92,28 @@ def read_rows(info: TensorInfo, start: int, stop: int) -> np.ndarray:
     return decode(raw, info.dtype).reshape(count, -1)
 
 
+def read_row_set(info: TensorInfo, ids: list[int]) -> np.ndarray:
+    """Rows ``ids`` of a tensor as float32 ``[len(ids), row]`` (one open, one pread per
+    run of consecutive IDs)."""
+    width = row_bytes(info)
+    if not ids:
+        return np.zeros((0, width // FLOAT_DTYPES[info.dtype].itemsize), dtype=np.float32)
+    runs: list[list[int]] = []
+    for i in ids:
+        if runs and i == runs[-1][1]:
+            runs[-1][1] += 1
+        else:
+            runs.append([i, i + 1])
+    parts: list[bytes] = []
+    with open(info.file, "rb") as handle:
+        for start, stop in runs:
+            raw = os.pread(handle.fileno(), (stop - start) * width, info.begin + start * width)
+            if len(raw) != (stop - start) * width:
+                raise ArtifactError(f"{info.file}: tensor {info.name!r} is truncated")
+            parts.append(raw)
+    return decode(b"".join(parts), info.dtype).reshape(len(ids), -1)
+
+
 def iter_row_blocks(info: TensorInfo, stop: int) -> Iterator[np.ndarray]:
     """Rows ``0:stop`` in float blocks of about CHUNK_BYTES (bounded memory)."""
     per = max(1, CHUNK_BYTES // max(1, row_bytes(info)))
@@ -92,12 +127,16 @@ def copy_range(
     """Append ``length`` bytes of ``src`` from ``offset`` to ``dst`` (kernel-side copy).
 
     Copies in WRITEBACK_BYTES steps and, with ``writeback``, asks the kernel to start
-    writing each step to disk at once, so the final fsync finds little left to flush."""
+    writing each step to disk at once, so the final fsync finds little left to flush.
+    The first step ends on a SPLICE_ALIGN boundary of ``dst`` (see the module docstring)."""
     remaining = length
     step = WRITEBACK_BYTES if writeback is not None else 1 << 30
+    first = -os.lseek(dst, 0, os.SEEK_CUR) % SPLICE_ALIGN
     try:
         while remaining:
-            done = os.copy_file_range(src, dst, min(remaining, step), offset)
+            size = min(remaining, first or step)
+            first = 0
+            done = os.copy_file_range(src, dst, size, offset)
             if done <= 0:
                 break
             offset += done
@@ -195,6 +234,28 @@ def _write_all(fd: int, data: bytes, writeback: Writeback | None) -> None:
             writeback.written(done)
 
 
+def _header_padding(data_start: int, tensors: list[OutTensor]) -> int:
+    """Spaces after the header JSON: the data start stays 8-byte aligned (as safetensors
+    writes it) and, when that aligns more copied bytes, moves so that the copied runs
+    holding the most bytes keep their source offsets modulo PAGE_ALIGN."""
+    weight: dict[int, int] = {}
+    position = 0  # offset within the data section
+    for t in tensors:
+        for seg in t.segments:
+            length = seg[3] if seg[0] == "copy" else seg[2] if seg[0] == "fill" else len(seg[1])
+            if seg[0] == "copy":
+                phase = (seg[2] - position) % PAGE_ALIGN  # data start that aligns this run
+                weight[phase] = weight.get(phase, 0) + length
+            position += length
+    plain = -data_start % 8
+    # A phase that is not a multiple of 8 would break the 8-byte data alignment.
+    usable = {phase: n for phase, n in weight.items() if phase % 8 == 0}
+    if not usable or sum(usable.values()) < ALIGN_MIN_BYTES:
+        return plain
+    best = max(usable, key=lambda phase: (usable[phase], -phase))
+    return (best - data_start) % PAGE_ALIGN
+
+
 def write_unsynced(
     path: Path,
     tensors: list[OutTensor],
@@ -215,7 +276,7 @@ def write_unsynced(
             header[name] = {"dtype": t.dtype, "shape": list(t.shape), "data_offsets": [offset, end]}
         offset = end
     raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    raw += b" " * (-len(raw) % 8)  # data starts 8-byte aligned, as safetensors writes it
+    raw += b" " * _header_padding(8 + len(raw), tensors)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     sources: dict[Path, int] = {}
