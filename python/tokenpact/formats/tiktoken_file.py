@@ -15,9 +15,11 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 from .._io import atomic_write_bytes
+from ..core import Provenance, TokenizerSpec
 from ..errors import ArtifactError, ConfigError
 
 __all__ = ["check_exact_tiktoken", "read_tiktoken", "write_tiktoken"]
@@ -137,3 +139,20 @@ def check_exact_tiktoken(tok: Any) -> None:
             f"cannot convert to tiktoken exactly: {problem}; a *.tiktoken file holds only "
             "byte-level BPE ranks. Convert to hf (tokenizer.json) or native instead"
         )
+
+
+def read_tiktoken_spec(
+    path: str | os.PathLike[str],
+    *,
+    pattern: str = "gpt4",
+    special_tokens: Mapping[str, int] | None = None,
+    roles: Mapping[str, str] | None = None,
+) -> tuple[TokenizerSpec, Provenance]:
+    """The spec of a ``*.tiktoken`` rank file (its pattern and special tokens are not in
+    the file: pass them)."""
+    from ..core.byte_bpe import ranks_spec
+
+    spec = ranks_spec(
+        read_tiktoken(path), pattern=pattern, special_tokens=special_tokens, roles=roles
+    )
+    return spec, Provenance(label=str(path))
