@@ -14,7 +14,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ArtifactError
-from .models import HfModel, MergeRecords, ModelKind, RankedMerges, SentencePiece, TiktokenRanks
+from .models import ModelKind
 from .spec import TokenizerSpec
 
 if TYPE_CHECKING:
@@ -90,43 +90,20 @@ def build_engine(spec: TokenizerSpec, *, label: str | None = None) -> Any:
     from .. import _native
 
     model = spec.model
-    specials = spec.engine_specials()
-    steps = spec.engine_steps()
-    if steps is not None:
-        pattern, name = (steps[0][0], steps[0][1]) if steps else ("", None)
-    else:
-        pattern, name = spec.pattern, spec.pattern_name
     try:
         if spec.stages is not None:
             # The pipeline engine: normalizer, any pre-tokenizer chain, any HF model.
             records: Sequence[tuple[int, int, int]] = getattr(model, "records", ())
+            pieces = getattr(model, "pieces", None)
             return _native.pipeline_core(
                 json.dumps(spec.stages.engine_document()),
-                list(model.pieces) if isinstance(model, HfModel) else model.vocab(spec),
+                list(pieces) if pieces is not None else model.vocab(spec),
                 list(records),
-                specials,
-                steps or [],
+                spec.engine_specials(),
+                spec.engine_steps() or [],
             )
-        if isinstance(model, RankedMerges):
-            return _native.BpeCore.from_merges(list(model.merges), pattern, name, specials, steps)
-        if isinstance(model, MergeRecords):
-            return _native.BpeCore.from_records(
-                list(model.vocab_pieces),
-                list(model.records),
-                pattern,
-                name,
-                specials,
-                steps,
-                model.ignore_merges,
-            )
-        if isinstance(model, TiktokenRanks):
-            return _native.BpeCore.from_ranks(
-                list(model.ranks), pattern, name, specials, steps, id_offset=model.id_offset
-            )
-        if isinstance(model, SentencePiece):
-            return _native.SentencePieceCore(*model.engine_args())
+        return model.engine(spec)
     except ArtifactError as exc:
         if label is None:
             raise
         raise ArtifactError(f"{label}: {exc}") from None
-    raise TypeError(f"no engine for a {type(model).__name__} model")  # pragma: no cover

@@ -13,7 +13,7 @@ import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..components.sentencepiece import CONTROL, NormalizerSpec, SentencePieceModel
 
@@ -63,6 +63,14 @@ class RankedMerges:
     def vocab(self, spec: TokenizerSpec) -> list[bytes]:
         return vocab_from_merges(self.merges)
 
+    def engine(self, spec: TokenizerSpec) -> Any:
+        from .. import _native
+
+        pattern, name, steps = spec.engine_pattern()
+        return _native.BpeCore.from_merges(
+            list(self.merges), pattern, name, spec.engine_specials(), steps
+        )
+
     def config_node(self, spec: TokenizerSpec) -> dict[str, Any]:
         return {
             "type": "byte_bpe",
@@ -84,6 +92,20 @@ class MergeRecords:
 
     def vocab(self, spec: TokenizerSpec) -> list[bytes]:
         return list(self.vocab_pieces)
+
+    def engine(self, spec: TokenizerSpec) -> Any:
+        from .. import _native
+
+        pattern, name, steps = spec.engine_pattern()
+        return _native.BpeCore.from_records(
+            list(self.vocab_pieces),
+            list(self.records),
+            pattern,
+            name,
+            spec.engine_specials(),
+            steps,
+            self.ignore_merges,
+        )
 
     def config_node(self, spec: TokenizerSpec) -> dict[str, Any]:
         return {
@@ -113,6 +135,14 @@ class TiktokenRanks:
                 reserved[i] = token.content.encode("utf-8")
         return reserved + list(self.ranks)
 
+    def engine(self, spec: TokenizerSpec) -> Any:
+        from .. import _native
+
+        pattern, name, steps = spec.engine_pattern()
+        return _native.BpeCore.from_ranks(
+            list(self.ranks), pattern, name, spec.engine_specials(), steps, id_offset=self.id_offset
+        )
+
     def config_node(self, spec: TokenizerSpec) -> dict[str, Any]:
         return {
             "type": "byte_bpe",
@@ -138,6 +168,15 @@ class HfModel:
 
     def vocab(self, spec: TokenizerSpec) -> list[bytes]:
         return list(self.pieces)
+
+    def engine(self, spec: TokenizerSpec) -> Any:
+        from ..errors import ConfigError
+
+        # Only the pipeline engine runs these: a spec carries them with its stages.
+        raise ConfigError(
+            f"a {self.node.get('type')} model runs on the pipeline engine; give the spec "
+            "its Hugging Face stages (HfStages)"
+        )
 
     @property
     def config_model(self) -> dict[str, Any]:
@@ -182,11 +221,13 @@ class SentencePiece:
                 roles.setdefault(i, role)
         return roles
 
-    def engine_args(self) -> tuple[Any, ...]:
-        """The arguments of the native SentencePiece engine."""
+    def engine(self, spec: TokenizerSpec) -> Any:
+        """The native SentencePiece engine (normalizer, trie, Viterbi or BPE, decoder)."""
+        from .. import _native
+
         m, ts = self.model, self.model.trainer_spec
         denorm = m.denormalizer_spec
-        return (
+        return _native.SentencePieceCore(
             [x.piece.encode("utf-8") for x in m.pieces],
             [x.score for x in m.pieces],
             [x.type for x in m.pieces],
@@ -196,6 +237,17 @@ class SentencePiece:
             _norm_args(denorm, False) if denorm.precompiled_charsmap else None,
             ts.unk_surface.encode("utf-8"),
         )
+
+    def config_node(self, spec: TokenizerSpec) -> dict[str, Any]:
+        model, ts = self.model, self.model.trainer_spec
+        return {
+            "type": f"sentencepiece_{ts.model_type}",
+            "semantics": "sentencepiece",
+            "pieces": [x.piece for x in model.pieces],
+            "scores": [struct.unpack("<I", struct.pack("<f", x.score))[0] for x in model.pieces],
+            "types": [x.type_name for x in model.pieces],
+            "byte_fallback": ts.byte_fallback,
+        }
 
     def config(self, spec: TokenizerSpec) -> dict[str, Any]:
         """The whole canonical config (a SentencePiece model owns its normalizer and
@@ -208,16 +260,7 @@ class SentencePiece:
             "format_version": 1,
             "normalizer": _norm_config(model.normalizer_spec, ts.treat_whitespace_as_suffix),
             "pre_tokenizer": None,
-            "model": {
-                "type": f"sentencepiece_{ts.model_type}",
-                "semantics": "sentencepiece",
-                "pieces": [x.piece for x in model.pieces],
-                "scores": [
-                    struct.unpack("<I", struct.pack("<f", x.score))[0] for x in model.pieces
-                ],
-                "types": [x.type_name for x in model.pieces],
-                "byte_fallback": ts.byte_fallback,
-            },
+            "model": self.config_node(spec),
             "special_tokens": [
                 {"id": i, "content": t.content, "role": t.role} for t, i in spec.special_tokens
             ],
@@ -254,4 +297,16 @@ def _norm_config(spec: NormalizerSpec, suffix: bool) -> dict[str, Any]:
     }
 
 
-Model = RankedMerges | MergeRecords | TiktokenRanks | HfModel | SentencePiece
+class Model(Protocol):
+    """What a model description offers: its kind, its pieces, the ``model`` node of the
+    canonical config and the native engine that runs it (a new model family is one
+    class with these four members; see docs/ARCHITECTURE.md)."""
+
+    @property
+    def kind(self) -> ModelKind: ...
+    def vocab(self, spec: TokenizerSpec) -> list[bytes]: ...
+    def config_node(self, spec: TokenizerSpec) -> dict[str, Any]: ...
+    def engine(self, spec: TokenizerSpec) -> Any: ...
+
+
+BUILT_IN_MODELS = (RankedMerges, MergeRecords, TiktokenRanks, HfModel, SentencePiece)

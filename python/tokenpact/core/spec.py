@@ -123,6 +123,14 @@ class TokenizerSpec:
         steps = None if self.pre_tokenizer is None else self.pre_tokenizer.get("steps")
         return None if steps is None else [tuple(s) for s in steps]
 
+    def engine_pattern(self) -> tuple[str, str | None, list[tuple[Any, ...]] | None]:
+        """``(pattern, name, steps)`` as the byte-level engines take them: the first
+        split step of an explicit chain, else the one regex."""
+        steps = self.engine_steps()
+        if steps is None:
+            return self.pattern, self.pattern_name, None
+        return (steps[0][0], steps[0][1], steps) if steps else ("", None, steps)
+
     def vocab(self) -> list[bytes]:
         """Byte piece of every model ID (special tokens excluded)."""
         return self.model.vocab(self)

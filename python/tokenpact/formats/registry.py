@@ -270,6 +270,25 @@ FORMATS: tuple[Format, ...] = (
 )
 
 
+_registered: list[Format] = list(FORMATS)
+
+
+def register(fmt: Format) -> None:
+    """Add a format, tried before the built-in ones (a plug-in's files win over the
+    native fallback); a format of the same name is replaced."""
+    _registered[:] = [fmt, *(f for f in _registered if f.name != fmt.name)]
+
+
+def unregister(name: str) -> None:
+    """Remove a registered format (built-in ones included)."""
+    _registered[:] = [f for f in _registered if f.name != name]
+
+
+def formats() -> tuple[Format, ...]:
+    """The registered formats in the order they are tried."""
+    return tuple(_registered)
+
+
 def format_of(path: Path) -> Format:
     """The first registered format that recognizes ``path``."""
     if not path.exists():
@@ -277,14 +296,18 @@ def format_of(path: Path) -> Format:
             f"{path} does not exist; check the path (Tokenizer.load reads an artifact "
             "directory, tokenpact.json, tokenizer.json, *.tiktoken or a SentencePiece .model)"
         )
-    return next(f for f in FORMATS if f.sniff(path))
+    for fmt in _registered:
+        if fmt.sniff(path):
+            return fmt
+    raise ArtifactError(f"{path}: no registered format reads it")
 
 
 def format_named(name: str) -> Format:
-    for f in FORMATS:
+    for f in _registered:
         if f.name == name:
             return f
-    raise ArtifactError(f"unknown format {name!r}; known: {', '.join(f.name for f in FORMATS)}")
+    known = ", ".join(f.name for f in _registered)
+    raise ArtifactError(f"unknown format {name!r}; known: {known}")
 
 
 def read(path: Path, *, pattern: str | None = None) -> tuple[TokenizerSpec, Provenance]:

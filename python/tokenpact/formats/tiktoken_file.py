@@ -111,23 +111,17 @@ def write_tiktoken(path: str | os.PathLike[str], ranks: list[bytes]) -> None:
     atomic_write_bytes(path, b"".join(parts))
 
 
-# Byte-level BPE models whose pieces tiktoken can rank (ID == rank) with the same result.
-_RANKED = ("tiktoken_ranks", "merge_ranks", "merge_records")
-
-
 def check_exact_tiktoken(tok: Any) -> None:
     """Raise ConfigError unless a ``*.tiktoken`` file (pieces by rank, nothing else) can
     reproduce ``tok``: a byte-level BPE over raw bytes, every single byte a token, no
     normalizer or text-rewriting pre-tokenizer. Anything else (WordPiece, Unigram,
     SentencePiece, normalizers) would be written as a file that encodes differently."""
-    semantics = tok.semantics
-    source = tok.source or {}
-    pipeline = source.get("pipeline") or {}
+    spec = tok.spec
     problem = None
-    if semantics not in _RANKED:
-        model = (pipeline.get("model") or {}).get("type") or semantics
+    if not spec.kind.byte_level:
+        model = (spec.stages.model.get("type") if spec.stages else None) or spec.kind.value
         problem = f"it is a {model} tokenizer, not a byte-level BPE"
-    elif pipeline.get("normalizer") is not None:
+    elif spec.normalizer is not None:
         problem = "it has a normalizer, which a tiktoken file cannot hold"
     else:
         pieces = set(tok.vocab())
