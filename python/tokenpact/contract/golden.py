@@ -154,9 +154,8 @@ def _offsets(
 
 
 def _rewrites_text(tok: Any) -> bool:
-    from ..formats.hf_pipeline import rewrites_text
-
-    return rewrites_text(getattr(tok, "_pre_tokenizer", None))
+    spec = getattr(tok, "spec", None)
+    return bool(spec is not None and spec.rewrites_text())
 
 
 def _encode_kwargs(policy: Mapping[str, Any]) -> dict[str, Any]:

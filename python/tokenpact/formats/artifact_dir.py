@@ -23,6 +23,7 @@ from ..core import MergeRecords, Provenance, RankedMerges, TiktokenRanks, Tokeni
 from ..errors import ArtifactError
 from ..special import SpecialToken
 from . import native
+from .registry import HF_FILE, SP_FILE, TRAINING_FILE
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -85,9 +86,6 @@ def from_artifact(a: native.NativeArtifact) -> tuple[TokenizerSpec, Provenance]:
             RankedMerges(a.merges), pattern=a.pattern, pattern_name=a.pattern_name, **fields
         )
     return spec, Provenance(format="tokenpact_json", training=a.training)
-
-
-from .registry import HF_FILE, SP_FILE, TRAINING_FILE  # noqa: E402  (one definition)
 
 
 def training_bytes(training: dict[str, Any]) -> bytes:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..core import Provenance, TokenizerSpec
 from ..errors import ArtifactError
@@ -66,7 +66,10 @@ def _head(path: Path, size: int) -> bytes:
         raise ArtifactError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
 
 
-def _with_training(root: Path, spec_prov: tuple[TokenizerSpec, Provenance]) -> Any:
+def _with_training(
+    root: Path, spec_prov: tuple[TokenizerSpec, Provenance]
+) -> tuple[TokenizerSpec, Provenance]:
+    """A saved tokenizer's training record (``training.json`` beside its file), if any."""
     from .artifact_dir import read_training
 
     spec, provenance = spec_prov
@@ -117,19 +120,19 @@ def _read_native(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Prove
 def _read_hf_dir(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
     from .hf_json import read_hf_json
 
-    return _with_training(path, read_hf_json(path / HF_FILE))  # type: ignore[no-any-return]
+    return _with_training(path, read_hf_json(path / HF_FILE))
 
 
 def _read_hf_file(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
     from .hf_json import read_hf_json
 
-    return _with_training(path.parent, read_hf_json(path))  # type: ignore[no-any-return]
+    return _with_training(path.parent, read_hf_json(path))
 
 
 def _read_sp_dir(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
     from .sentencepiece_model import read_sentencepiece
 
-    return _with_training(path, read_sentencepiece(path / SP_FILE))  # type: ignore[no-any-return]
+    return _with_training(path, read_sentencepiece(path / SP_FILE))
 
 
 def _read_sp_file(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
