@@ -15,9 +15,10 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from ..components.sentencepiece import SentencePieceModel
 from ..patterns import resolve_pattern
 from ..special import AddedTokenFlags, SpecialToken
-from .models import HfModel, Model, ModelKind, SentencePiece
+from .models import HfModel, Model, ModelKind, RankedMerges, SentencePiece
 
 # Split steps that rewrite the text (ByteLevel's add_prefix_space, Metaspace): pieces of
 # a chain that starts with one do not spell the input.
@@ -101,17 +102,18 @@ class TokenizerSpec:
         return self.stages is not None or self.pre_tokenizer is not None
 
     @property
-    def sentencepiece_model(self) -> Any:
+    def sentencepiece_model(self) -> SentencePieceModel | None:
         """The SentencePiece model of a SentencePiece spec, else None."""
         return self.model.model if isinstance(self.model, SentencePiece) else None
 
     @property
     def merge_ranks(self) -> Sequence[tuple[int, int]] | None:
         """The ranked merges of a ``merge_ranks`` model, else None."""
-        return getattr(self.model, "merges", None)
+        return self.model.merges if isinstance(self.model, RankedMerges) else None
 
     def rewrites_text(self) -> bool:
-        """Whether the pre-tokenizer chain starts with a text rewrite."""
+        """Whether the pre-tokenizer chain holds a text rewrite (the loader only accepts
+        one first in the chain): its pieces then do not spell the input."""
         steps = (self.pre_tokenizer or {}).get("steps") or []
         return any(str(step[1] or "").startswith(REWRITE_STEPS) for step in steps)
 
