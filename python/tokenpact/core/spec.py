@@ -117,6 +117,12 @@ class TokenizerSpec:
         steps = (self.pre_tokenizer or {}).get("steps") or []
         return any(str(step[1] or "").startswith(REWRITE_STEPS) for step in steps)
 
+    @property
+    def pieces_spell_input(self) -> bool:
+        """Whether the byte pieces of the IDs concatenate to the input text (byte-level
+        BPE without normalizer or text rewrite); otherwise offsets come from the engine."""
+        return self.kind.byte_level and self.stages is None and not self.rewrites_text()
+
     def engine_specials(self) -> list[tuple[str, int]]:
         """Every added token the engine's matcher knows: specials, then the others."""
         return [(t.content, i) for t, i in self.special_tokens] + sorted(self.added_tokens.items())
