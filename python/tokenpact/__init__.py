@@ -28,6 +28,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "components": ("components", None),
     "bytes": ("bytes", None),
     "contract": ("contract", None),
+    "core": ("core", None),
     "data": ("data", None),
     "doctor": ("doctor", None),
     "errors": ("errors", None),
@@ -47,6 +48,8 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "UnknownTokenError": ("errors", "UnknownTokenError"),
     # core
     "Tokenizer": ("tokenizer", "Tokenizer"),
+    "TokenizerSpec": ("core", "TokenizerSpec"),
+    "Provenance": ("core", "Provenance"),
     "Encoding": ("encoding", "Encoding"),
     "Padding": ("truncation", "Padding"),
     "Truncation": ("truncation", "Truncation"),

@@ -16,14 +16,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import UnknownTokenError
 
-_BYTE_LEVEL = ("merge_ranks", "merge_records", "tiktoken_ranks")
+if TYPE_CHECKING:
+    from .core import TokenizerSpec
 
 
 class PeerNamesMixin:
     """``get_vocab`` / ``token_to_id`` / ``id_to_token`` / ``decode_batch`` / ``n_vocab``."""
 
     _core: Any
-    _semantics: str
+    _spec: TokenizerSpec
     _special_ids: dict[str, int]
     _added: dict[str, int]
 
@@ -45,7 +46,7 @@ class PeerNamesMixin:
         if cached is not None:
             return cached  # type: ignore[no-any-return]
         pieces = [bytes(p) for p in self._core.vocab()]
-        if self._semantics in _BYTE_LEVEL:
+        if self._spec.kind.byte_level:
             from .formats.hf_json import byte_encoder
 
             enc = byte_encoder()

@@ -8,12 +8,13 @@ TemplateProcessing). Control IDs come only from here, never from the text.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .errors import ConfigError
 
 
-def _template_items(post: dict[str, Any], key: str) -> list[list[Any]]:
+def _template_items(post: Mapping[str, Any], key: str) -> list[list[Any]]:
     if post.get("type") == "prepend_bos":
         if key == "pair":
             return [["special", post["token"], 0], ["sequence", "A", 0], ["sequence", "B", 1]]
@@ -24,7 +25,7 @@ def _template_items(post: dict[str, Any], key: str) -> list[list[Any]]:
 
 
 def apply(
-    post: dict[str, Any] | None,
+    post: Mapping[str, Any] | None,
     special_ids: dict[str, int],
     first: list[int],
     second: list[int] | None = None,
@@ -58,13 +59,13 @@ def apply(
 
 
 def apply_single(
-    post: dict[str, Any] | None, special_ids: dict[str, int], ids: list[int]
+    post: Mapping[str, Any] | None, special_ids: dict[str, int], ids: list[int]
 ) -> list[int]:
     """The single-sequence template applied to ``ids``."""
     return apply(post, special_ids, ids)[0]
 
 
-def count_added(post: dict[str, Any] | None, pair: bool = False) -> int:
+def count_added(post: Mapping[str, Any] | None, pair: bool = False) -> int:
     """How many control tokens the template adds (for truncation budgets)."""
     if post is None:
         return 0

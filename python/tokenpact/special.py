@@ -56,7 +56,8 @@ def flagged_matcher(
     """The native matcher for ``spellings`` when some added tokens carry flags.
 
     ``flags`` is in Hugging Face's pattern order (special tokens first), which decides
-    between equal spellings; ``core`` supplies the normalizer of ``normalized`` tokens.
+    between equal spellings; ``core`` is an engine whose normalizer serves ``normalized``
+    tokens (None: an engine without that capability).
     """
     from . import _native
 
@@ -67,8 +68,21 @@ def flagged_matcher(
         (f.single_word, f.lstrip, f.rstrip, f.normalized)
         for f in (flags.get(s, plain) for s in order)
     ]
-    native_core = core if isinstance(core, _native.BpeCore) else None
-    return _native.SpecialMatcher([(s, ids[s]) for s in order], per_token, native_core)
+    return _native.SpecialMatcher([(s, ids[s]) for s in order], per_token, core)
+
+
+# Roles of well-known spellings when a file (tiktoken) does not declare roles.
+KNOWN_ROLES = {
+    "<|begin_of_text|>": "bos",
+    "<|end_of_text|>": "eos",
+    "<|endoftext|>": "eos",
+    "<|eot_id|>": "eot",
+    "<|bos|>": "bos",
+    "<|eos|>": "eos",
+    "<|pad|>": "pad",
+    "<|unk|>": "unk",
+    "<|eot|>": "eot",
+}
 
 
 DEFAULT_SPECIAL_TOKENS: tuple[SpecialToken, ...] = (

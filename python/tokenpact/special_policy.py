@@ -10,6 +10,7 @@ from collections.abc import Collection
 from typing import Any, Literal
 
 from . import _native
+from .core import Capability
 from .errors import ConfigError, SpecialTokenError
 from .special import AddedTokenFlags, flagged_matcher
 
@@ -24,6 +25,7 @@ class SpecialPolicyMixin:
     _special_ids: dict[str, int]
     _added_flags: dict[str, AddedTokenFlags]
     _matchers: dict[frozenset[str], Any]
+    _capabilities: frozenset[Capability]
 
     def _gated(self) -> dict[str, int]:
         """Every added token, special or not: all need explicit permission to match."""
@@ -54,7 +56,11 @@ class SpecialPolicyMixin:
             if not self._added_flags:
                 m = _native.SpecialMatcher([(s, gated[s]) for s in sorted(spellings)])
             else:
-                m = flagged_matcher(spellings, gated, self._added_flags, self._core)
+                # The engine normalizes ``normalized`` tokens when it can (declared).
+                normalizer = (
+                    self._core if Capability.ADDED_TOKEN_NORMALIZER in self._capabilities else None
+                )
+                m = flagged_matcher(spellings, gated, self._added_flags, normalizer)
             self._matchers[spellings] = m
         return m
 

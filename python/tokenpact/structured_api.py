@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._text import _byte_ranges, _surrogate_error, _text_arg
+from .core import Capability
 from .errors import ConfigError
 
 if TYPE_CHECKING:
+    from .core import TokenizerSpec
     from .encoding import Encoding
     from .special_policy import SpecialSpec
     from .structured import Content
@@ -25,8 +27,8 @@ class StructuredEncodingMixin:
     """``encode_structured`` and ``encode_structured_batch`` for :class:`Tokenizer`."""
 
     _core: Any
-    _source: dict[str, Any]
-    _semantics: str
+    _spec: TokenizerSpec
+    _capabilities: frozenset[Capability]
     _special_ids: dict[str, int]
     _added: dict[str, int]
     _added_flags: dict[str, Any]
@@ -58,9 +60,9 @@ class StructuredEncodingMixin:
             raise ConfigError(f"coordinate must be one of {COORDINATES}, not {coordinate!r}")
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         untrusted = _byte_ranges(text, untrusted_spans) if untrusted_spans else None
-        trim = bool(self._source.get("trim_offsets"))
-        # The numpy path serves offset trimming and cores without list output.
-        lists = not trim and hasattr(self._core, "encode_offsets_lists")
+        trim = self._spec.trim_offsets
+        # The numpy path serves offset trimming and engines without list output.
+        lists = not trim and Capability.OFFSET_LISTS in self._capabilities
         try:
             if disallowed is not None:
                 self._check_disallowed(text, disallowed)
@@ -127,7 +129,7 @@ class StructuredEncodingMixin:
 
     def _piece_texts(self, ids: list[int]) -> list[str]:
         """Piece text of each ID, built in one native call from cached strings."""
-        if not hasattr(self._core, "piece_strs"):
+        if Capability.PIECE_STRINGS not in self._capabilities:
             # One string per ID, made once (a validated token_bytes call per token was
             # nine tenths of a SentencePiece encode_structured).
             strs = getattr(self, "_piece_strs_cache", None)
@@ -226,8 +228,8 @@ class StructuredEncodingMixin:
         # except the one space ByteLevel(add_prefix_space) put before the first token.
         # Counting in the token, not the raw text, matters there: that space maps onto
         # the first character, and a token of spaces only ends up empty.
-        byte_level = self._semantics == "merge_records"
-        keep_prefix = bool(self._source.get("trim_prefix_space"))
+        byte_level = self._spec.kind.trims_byte_level_spaces
+        keep_prefix = self._spec.trim_prefix_space
         s, e = starts.copy(), ends.copy()
         for k, i in enumerate(ids.tolist()):
             piece = self.token_bytes(i)

@@ -12,80 +12,64 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import numpy as np
 
 from . import _native
 from ._text import _surrogate_error, _text_arg, _texts_arg, _threads_arg
-from .config_mixin import ConfigMixin
+from .core import (
+    BUILT_IN_MEMORY,
+    Capability,
+    Engine,
+    Provenance,
+    TokenizerSpec,
+    build_engine,
+    capabilities,
+)
 from .errors import (
+    ArtifactError,
     ConfigError,
     DecodeError,
     InvalidInputError,
     UnknownTokenError,
 )
-from .patterns import resolve_pattern
 from .peer_names import PeerNamesMixin
-from .special import AddedTokenFlags, SpecialToken
+from .special import KNOWN_ROLES, SpecialToken
 from .special_policy import SpecialPolicyMixin, SpecialSpec
 from .structured_api import StructuredEncodingMixin
 
 NATIVE_FILE = "tokenpact.json"
-
-# Roles of well-known spellings when a file (tiktoken) does not declare roles.
-KNOWN_ROLES = {
-    "<|begin_of_text|>": "bos",
-    "<|end_of_text|>": "eos",
-    "<|endoftext|>": "eos",
-    "<|eot_id|>": "eot",
-    "<|bos|>": "bos",
-    "<|eos|>": "eos",
-    "<|pad|>": "pad",
-    "<|unk|>": "unk",
-    "<|eot|>": "eot",
-}
+__all__ = ["KNOWN_ROLES", "NATIVE_FILE", "Tokenizer"]
 
 
-class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNamesMixin):
-    """A byte-level BPE tokenizer with declared special tokens and pre-tokenization."""
+class Tokenizer(StructuredEncodingMixin, SpecialPolicyMixin, PeerNamesMixin):
+    """A tokenizer: a :class:`~tokenpact.core.TokenizerSpec` run by its native engine, with
+    declared special tokens and an explicit special-token policy."""
 
     def __init__(
         self,
-        core: Any,
-        *,
-        pattern: str,
-        semantics: Literal[
-            "merge_ranks", "merge_records", "tiktoken_ranks", "sentencepiece", "hf_pipeline"
-        ],
-        special_tokens: Sequence[tuple[SpecialToken, int]] = (),
-        post_processor: dict[str, Any] | None = None,
-        training: dict[str, Any] | None = None,
-        added_tokens: dict[str, int] | None = None,
-        added_token_flags: dict[str, AddedTokenFlags] | None = None,
-        pre_tokenizer: dict[str, Any] | None = None,
-        source: dict[str, Any] | None = None,
+        spec: TokenizerSpec,
+        engine: Engine | None = None,
+        provenance: Provenance | None = None,
     ) -> None:
-        self._core = core
+        """Run ``spec`` on ``engine`` (built from the spec when omitted); ``provenance``
+        records where it came from (source files, training record)."""
+        provenance = BUILT_IN_MEMORY if provenance is None else provenance
+        self._spec = spec
+        self._provenance = provenance
+        self._core = build_engine(spec, label=provenance.label) if engine is None else engine
+        self._capabilities = capabilities(spec)
         # Non-special added tokens are vocabulary, not control: always recognized.
-        self._added = dict(added_tokens or {})
+        self._added = dict(spec.added_tokens)
         # Hugging Face matching flags of the added tokens that have any, in HF's match
         # order (special tokens first); a token absent here is matched plainly.
-        self._added_flags = dict(added_token_flags or {})
-        # Explicit pre-tokenizer description (a chain of split steps); None = one pattern.
-        self._pre_tokenizer = pre_tokenizer
-        # Where the tokenizer came from (format, flags the model needs to round-trip).
-        self._source = dict(source or {})
-        self._pattern_name, self._pattern = resolve_pattern(pattern)
-        self._semantics = semantics
-        self._specials = tuple(special_tokens)
+        self._added_flags = dict(spec.added_token_flags)
+        self._pattern_name, self._pattern = spec.pattern_name, spec.pattern
+        self._specials = tuple(spec.special_tokens)
         self._special_ids = {t.content: i for t, i in self._specials}
         self._roles = {t.content: t.role for t, _ in self._specials}
-        self._post_processor = post_processor
-        self._training = training
         self._matchers: dict[frozenset[str], Any] = {}
-        # Exact bytes of the Hugging Face files this tokenizer was built from (name -> bytes).
-        self._hf_files: dict[str, bytes] = {}
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -101,11 +85,10 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
 
         Special tokens get the IDs after the merges, in declared order.
         """
-        from .formats.byte_bpe import tokenizer_from_merges
+        from .core.byte_bpe import merges_spec
 
-        return tokenizer_from_merges(
-            cls, merges, pattern=pattern, special_tokens=special_tokens, training=training
-        )
+        spec = merges_spec(merges, pattern=pattern, special_tokens=special_tokens)
+        return cls(spec, provenance=Provenance(training=training))
 
     @classmethod
     def from_merge_records(
@@ -124,16 +107,16 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
         minimum ``(rank, position)`` of seed 0x07, so a rule may use an ID that a later
         rank creates.
         """
-        from .formats.byte_bpe import tokenizer_from_merge_records
+        from .core.byte_bpe import records_spec
 
-        return tokenizer_from_merge_records(
-            cls,
+        spec = records_spec(
             records,
             vocab=vocab,
             pattern=pattern,
             special_tokens=special_tokens,
             post_processor=post_processor,
         )
+        return cls(spec)
 
     @classmethod
     def from_ranks(
@@ -145,11 +128,9 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
         roles: dict[str, str] | None = None,
     ) -> Tokenizer:
         """Build from tiktoken-style ranks: ``ranks[i]`` is the byte piece with rank/ID ``i``."""
-        from .formats.byte_bpe import tokenizer_from_ranks
+        from .core.byte_bpe import ranks_spec
 
-        return tokenizer_from_ranks(
-            cls, ranks, pattern=pattern, special_tokens=special_tokens, roles=roles
-        )
+        return cls(ranks_spec(ranks, pattern=pattern, special_tokens=special_tokens, roles=roles))
 
     @classmethod
     def from_tiktoken(
@@ -161,11 +142,12 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
         roles: dict[str, str] | None = None,
     ) -> Tokenizer:
         """Load a ``*.tiktoken`` rank file (tiktoken's merge semantics are kept exactly)."""
-        from .formats.tiktoken_file import read_tiktoken
+        from .formats.tiktoken_file import read_tiktoken_spec
 
-        return cls.from_ranks(
-            read_tiktoken(path), pattern=pattern, special_tokens=special_tokens, roles=roles
+        spec, provenance = read_tiktoken_spec(
+            path, pattern=pattern, special_tokens=special_tokens, roles=roles
         )
+        return cls(spec, provenance=provenance)
 
     @classmethod
     def load(
@@ -182,9 +164,9 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
         A directory saved by :meth:`save` is checked against its ``manifest.json`` and
         ``golden.json`` (pass ``verify=False`` to skip); drift raises ContractError.
         """
-        from .formats import artifact_dir
+        from .formats import registry
 
-        return artifact_dir.load_any(cls, Path(path), pattern=pattern, verify=verify)
+        return registry.load(cls, Path(path), pattern=pattern, verify=verify)
 
     @classmethod
     def from_sentencepiece(cls, path: str | os.PathLike[str]) -> Tokenizer:
@@ -192,17 +174,19 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
 
         ``sentencepiece`` itself is not needed: the protobuf is decoded by tokenpact.
         """
-        from .formats.sentencepiece_model import load_sentencepiece
+        from .formats.sentencepiece_model import read_sentencepiece
 
-        return load_sentencepiece(path)
+        spec, provenance = read_sentencepiece(path)
+        return Tokenizer(spec, provenance=provenance)
 
     @classmethod
     def from_hf(cls, path: str | os.PathLike[str]) -> Tokenizer:
         """Load a Hugging Face ``tokenizer.json`` (file or directory); IDs match HF."""
-        from .formats.hf_json import load_hf_json
+        from .formats.hf_json import read_hf_json
 
         p = Path(path)
-        return load_hf_json(p / "tokenizer.json" if p.is_dir() else p)
+        spec, provenance = read_hf_json(p / "tokenizer.json" if p.is_dir() else p)
+        return Tokenizer(spec, provenance=provenance)
 
     @classmethod
     def from_components(
@@ -219,7 +203,8 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
         """Assemble a tokenizer from :mod:`tokenpact.components` objects (validated and
         built exactly like the equivalent ``tokenizer.json``); ``config`` is an optional
         ``tokenizer_config.json`` dict (roles, chat template)."""
-        from .components import Pipeline, build_tokenizer
+        from .components import Pipeline
+        from .formats.hf_json import hf_document_spec
 
         pipeline = Pipeline(
             model=model,
@@ -229,13 +214,31 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
             decoder=decoder,
             added_tokens=tuple(added_tokens),
         )
-        return cast(Tokenizer, build_tokenizer(pipeline, config=config))
+        # Validated and built exactly like the equivalent tokenizer.json file.
+        spec, provenance = hf_document_spec(
+            pipeline.to_config(),
+            label="<Tokenizer.from_components>",
+            config=dict(config) if config is not None else None,
+        )
+        return Tokenizer(spec, provenance=provenance)
 
     def components(self) -> Any:
         """This tokenizer's stages as a :class:`tokenpact.components.Pipeline`."""
-        from .components import pipeline_of
+        import json
 
-        return pipeline_of(self)
+        from .components import Pipeline
+        from .formats.hf_export import hf_tokenizer_json
+
+        raw = self._provenance.files.get("tokenizer.json")
+        if raw is not None:
+            # Its tokenizer.json as loaded.
+            return Pipeline.from_config(json.loads(raw.decode("utf-8")))
+        try:
+            # The document export_hf writes for tokenizers tokenpact built itself.
+            document = hf_tokenizer_json(self)
+        except ArtifactError as exc:
+            raise ArtifactError(f"this tokenizer has no component form: {exc}") from None
+        return Pipeline.from_config(document)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -254,7 +257,18 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
 
     @property
     def semantics(self) -> str:
-        return self._semantics
+        """The model's merge/segmentation semantics (``spec.kind``'s tag)."""
+        return self._spec.kind.value
+
+    @property
+    def spec(self) -> TokenizerSpec:
+        """The typed description of this tokenizer's behaviour (:mod:`tokenpact.core`)."""
+        return self._spec
+
+    @property
+    def provenance(self) -> Provenance:
+        """Where this tokenizer came from: format, exact source files, training record."""
+        return self._provenance
 
     @property
     def special_tokens(self) -> dict[str, int]:
@@ -285,11 +299,13 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
 
     @property
     def training(self) -> dict[str, Any] | None:
-        return self._training
+        training = self._provenance.training
+        return None if training is None else dict(training)
 
     @property
     def post_processor(self) -> dict[str, Any] | None:
-        return self._post_processor
+        post = self._spec.post_processor
+        return None if post is None else dict(post)
 
     @property
     def added_tokens(self) -> dict[str, int]:
@@ -299,7 +315,7 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
     @property
     def source(self) -> dict[str, Any]:
         """Where this tokenizer came from (format, path, flags of the source file)."""
-        return dict(self._source)
+        return dict(self._provenance.source)
 
     @property
     def unicode_version(self) -> str:
@@ -347,6 +363,11 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
         :class:`tokenpact.runtime.IncrementalDecoder` run on it directly)."""
         return self._core
 
+    def to_config(self) -> dict[str, Any]:
+        """Canonical description of this tokenizer's behaviour (what the semantic hash
+        covers): ``spec.to_config()``."""
+        return self._spec.to_config()
+
     def vocab(self) -> list[bytes]:
         """Byte piece of every model ID (special tokens excluded)."""
         return list(self._core.vocab())
@@ -355,7 +376,7 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
     def _post(self, ids: list[int]) -> list[int]:
         from .postprocess import apply_single
 
-        return apply_single(self._post_processor, self._special_ids, ids)
+        return apply_single(self._spec.post_processor, self._special_ids, ids)
 
     def encode(
         self,
@@ -427,7 +448,7 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
 
     def normalize(self, text: str) -> str:
         """The normalizer's output for ``text`` (``text`` itself when there is none)."""
-        node = (self._source.get("pipeline") or {}).get("normalizer")
+        node = self._spec.normalizer
         if node is None:
             return _text_arg(text)
         import json
@@ -439,7 +460,7 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
 
         With a normalizer, spans are pre-tokens of the normalized text mapped back to
         the raw text."""
-        if self._source.get("pipeline") or self._pre_tokenizer is not None:
+        if self._spec.pretokenizes_on_engine:
             return [tuple(s) for s in _native.core_pretokenize(self._core, _text_arg(text))]  # type: ignore[misc]
         return _native.pretokenize(_text_arg(text), self._pattern, self._pattern_name)
 
@@ -492,7 +513,7 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
             arr = self._ids(ids)
             specials = np.fromiter(self._special_ids.values(), dtype=np.uint32)
             ids = arr[~np.isin(arr, specials)]
-        if errors == "replace" and self._semantics == "sentencepiece":
+        if errors == "replace" and Capability.TEXT_DECODE in self._capabilities:
             # SentencePiece's own replacement rule: one U+FFFD per ill-formed byte.
             return str(self._core.decode_text(self._ids(ids)))
         data = self.decode_bytes(ids)
@@ -553,10 +574,6 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
 
     def export_hf(self, path: str | os.PathLike[str]) -> Path:
         """Write a Hugging Face ``tokenizer.json`` that `tokenizers` loads with identical IDs."""
-        if self._semantics == "sentencepiece":
-            from .formats.sentencepiece_hf import export_unigram_hf
-
-            return export_unigram_hf(self, path)
         from .formats.hf_export import export_hf
 
         return export_hf(self, path)
@@ -584,5 +601,5 @@ class Tokenizer(StructuredEncodingMixin, ConfigMixin, SpecialPolicyMixin, PeerNa
     def __repr__(self) -> str:
         return (
             f"Tokenizer(vocab_size={self.vocab_size}, pattern={self._pattern_name or 'custom'}, "
-            f"semantics={self._semantics}, special_tokens={len(self._specials)})"
+            f"semantics={self.semantics}, special_tokens={len(self._specials)})"
         )

@@ -52,7 +52,7 @@ def test_unigram_sentencepiece_library_agrees(
     unigram: tp.train.UnigramTokenizer, lines: tuple[list[str], list[str]]
 ) -> None:
     spm = pytest.importorskip("sentencepiece")
-    peer = spm.SentencePieceProcessor(model_proto=unigram._sp_bytes)  # type: ignore[attr-defined]
+    peer = spm.SentencePieceProcessor(model_proto=unigram.provenance.files["tokenizer.model"])
     assert peer.get_piece_size() == unigram.vocab_size
     texts = lines[1] + [t for t in harvest_texts(seed=1) if len(t) < 5000][:500]
     mismatches = [t for t in texts if unigram.encode(t) != peer.encode(t)]

@@ -106,21 +106,17 @@ def test_control_policies_differ_as_the_seed_says(tp, toks) -> None:
         "single": [["sequence", "A", 0], ["special", "<|end_of_text|>", 0]],
         "pair": [],
     }
-    tok = ours
-    saved = tok._post_processor
-    try:
-        tok._post_processor = post
-        text = TEXTS[0]
-        keep = tok.encode_structured(
-            text, add_special_tokens=True, truncation=tp.Truncation(max_length=6)
-        )
-        cut = tok.encode_structured(
-            text,
-            add_special_tokens=True,
-            truncation=tp.Truncation(max_length=6, control_policy="add_then_truncate"),
-        )
-    finally:
-        tok._post_processor = saved
+    # The same engine and provenance under a spec with another post-processor.
+    tok = tp.Tokenizer(ours.spec.replace(post_processor=post), ours.engine, ours.provenance)
+    text = TEXTS[0]
+    keep = tok.encode_structured(
+        text, add_special_tokens=True, truncation=tp.Truncation(max_length=6)
+    )
+    cut = tok.encode_structured(
+        text,
+        add_special_tokens=True,
+        truncation=tp.Truncation(max_length=6, control_policy="add_then_truncate"),
+    )
     eos = tok.special_tokens["<|end_of_text|>"]
     assert keep.ids[-1] == eos and len(keep.ids) == 6
     assert eos not in cut.ids and cut.ids == tok.encode(text)[:6] and cut.truncated

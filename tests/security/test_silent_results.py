@@ -95,8 +95,7 @@ def test_unigram_training_record_with_minus_infinity_saves(tmp_path: Path) -> No
 
 
 def test_a_failed_save_leaves_no_empty_directory(tmp_path: Path) -> None:
-    tok = tp.Tokenizer.from_merges([(104, 101)])
-    tok._training = {"not json": object()}
+    tok = tp.Tokenizer.from_merges([(104, 101)], training={"not json": object()})
     target = tmp_path / "new" / "dir"
     with pytest.raises(ArtifactError):
         tok.save(target)

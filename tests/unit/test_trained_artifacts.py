@@ -53,7 +53,7 @@ def test_unigram_keep_whitespace_is_lossless() -> None:
 
 def test_unigram_normalization_is_in_the_model() -> None:
     tok = tp.train_unigram(TEXTS, vocab_size=150, normalization="nmt_nfkc")
-    spec = tok._sp_model.normalizer_spec  # type: ignore[attr-defined]
+    spec = tok.spec.sentencepiece_model.normalizer_spec
     assert spec.name == "nmt_nfkc" and spec.precompiled_charsmap
     # NFKC folds the full-width letters to ASCII before segmentation.
     assert tok.encode("\uff46\uff4f\uff58") == tok.encode("fox")
@@ -65,7 +65,9 @@ def test_unigram_save_load_round_trip(unigram: tp.train.UnigramTokenizer, tmp_pa
     unigram.save(tmp_path)
     names = {p.name for p in tmp_path.iterdir()}
     assert names == {"tokenizer.model", "training.json", "manifest.json", "golden.json"}
-    assert (tmp_path / "tokenizer.model").read_bytes() == unigram._sp_bytes  # type: ignore[attr-defined]
+    assert (tmp_path / "tokenizer.model").read_bytes() == unigram.provenance.files[
+        "tokenizer.model"
+    ]
     back = tp.Tokenizer.load(tmp_path)
     assert isinstance(back, tp.train.UnigramTokenizer)
     assert back.training == unigram.training

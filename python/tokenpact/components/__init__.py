@@ -114,7 +114,18 @@ class Pipeline:
     def build(self, *, config: Mapping[str, Any] | None = None) -> Any:
         """The :class:`~tokenpact.Tokenizer` of this pipeline; ``config`` is an optional
         ``tokenizer_config.json`` dict (roles, chat template)."""
-        return build_tokenizer(self, config=config)
+        # The one upward import of this layer (a convenience; pyproject lists it).
+        from ..tokenizer import Tokenizer
+
+        return Tokenizer.from_components(
+            self.model,
+            normalizer=self.normalizer,
+            pre_tokenizer=self.pre_tokenizer,
+            post_processor=self.post_processor,
+            decoder=self.decoder,
+            added_tokens=self.added_tokens,
+            config=None if config is None else dict(config),
+        )
 
     @classmethod
     def from_config(cls, document: Mapping[str, Any]) -> Pipeline:
@@ -136,34 +147,3 @@ class Pipeline:
             decoder=optional("decoder"),
             added_tokens=tuple(AddedToken.from_config(t) for t in added),
         )
-
-
-def build_tokenizer(pipeline: Pipeline, *, config: Mapping[str, Any] | None = None) -> Any:
-    """The :class:`~tokenpact.Tokenizer` of ``pipeline`` (through the tokenizer.json loader,
-    so it is validated exactly like a file); ``config`` is a ``tokenizer_config.json``."""
-    from ..formats.hf_json import load_hf_data
-
-    return load_hf_data(
-        pipeline.to_config(),
-        label="<Tokenizer.from_components>",
-        config=dict(config) if config is not None else None,
-    )
-
-
-def pipeline_of(tok: Any) -> Pipeline:
-    """The components of ``tok``: its tokenizer.json as loaded, or the document that
-    ``export_hf`` writes for tokenizers tokenpact built itself."""
-    import json
-
-    from ..errors import ArtifactError
-
-    raw = getattr(tok, "_hf_files", {}).get("tokenizer.json")
-    if raw is not None:
-        return Pipeline.from_config(json.loads(raw.decode("utf-8")))
-    from ..formats.hf_export import hf_tokenizer_json
-
-    try:
-        document = hf_tokenizer_json(tok)
-    except ArtifactError as exc:
-        raise ArtifactError(f"this tokenizer has no component form: {exc}") from None
-    return Pipeline.from_config(document)

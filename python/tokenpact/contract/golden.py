@@ -153,10 +153,13 @@ def _offsets(
     return result
 
 
-def _rewrites_text(tok: Any) -> bool:
-    from ..formats.hf_pipeline import rewrites_text
-
-    return rewrites_text(getattr(tok, "_pre_tokenizer", None))
+def _pieces_spell_input(tok: Any) -> bool:
+    """Whether concatenated pieces are the raw text (see TokenizerSpec.pieces_spell_input);
+    normalizers, WordPiece pieces, text-rewriting pre-tokenizers (a prefix space) and
+    SentencePiece's escaped spaces and dummy prefix do not spell the raw text."""
+    spec = getattr(tok, "spec", None)
+    # Objects without a spec (plain baselines) spell their input by construction.
+    return True if spec is None else bool(spec.pieces_spell_input)
 
 
 def _encode_kwargs(policy: Mapping[str, Any]) -> dict[str, Any]:
@@ -184,12 +187,8 @@ def run_case(tok: Any, case: Mapping[str, Any], special_ids: set[int]) -> dict[s
         # The error class is the stored behaviour for malformed input (policy "reject").
         return {**record, "error": type(exc).__name__, **outputs}
     pieces = [bytes(tok.token_bytes(i)) for i in ids]
-    spelled = getattr(tok, "semantics", None) != "sentencepiece"
-    pipeline = (getattr(tok, "source", None) or {}).get("pipeline")
-    if not spelled or pipeline or _rewrites_text(tok):
-        # Normalizers, WordPiece pieces, text-rewriting pre-tokenizers (a prefix space) and
-        # SentencePiece's escaped spaces and dummy prefix do not spell the raw text: use
-        # the engine's offsets, mapped back through normalization.
+    if not _pieces_spell_input(tok):
+        # Use the engine's offsets, mapped back through normalization.
         enc = tok.encode_structured(
             text, coordinate="raw_utf8_bytes", **_encode_kwargs(case["policy"])
         )

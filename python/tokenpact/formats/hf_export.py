@@ -87,12 +87,13 @@ def _template(tok: Tokenizer) -> dict[str, Any] | None:
 
 def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
     """The ``tokenizer.json`` document for ``tok``."""
-    from_hf = tok.source.get("format") == "hf_tokenizer_json"
-    if tok.semantics in ("merge_records", "hf_pipeline") and from_hf:
-        return json.loads(tok._hf_files["tokenizer.json"].decode("utf-8"))
-    if tok.semantics != "merge_ranks":
+    raw = tok.provenance.files.get("tokenizer.json")
+    if raw is not None:
+        # Built from a tokenizer.json: that document, as loaded.
+        return json.loads(raw.decode("utf-8"))
+    if tok.spec.merge_ranks is None:
         raise ArtifactError(
-            f"a {tok.semantics} tokenizer cannot be written as tokenizer.json: Hugging Face "
+            f"a {tok.spec.kind} tokenizer cannot be written as tokenizer.json: Hugging Face "
             "applies an ordered merge list, which differs from tiktoken's rank rule; export "
             "it with export_tiktoken() instead"
         )
@@ -207,5 +208,11 @@ def write_tokenizer_json(document: dict[str, Any], path: str | os.PathLike[str])
 
 
 def export_hf(tok: Tokenizer, path: str | os.PathLike[str]) -> Path:
-    """Write ``tokenizer.json`` atomically; a directory gets ``dir/tokenizer.json``."""
+    """Write ``tokenizer.json`` atomically; a directory gets ``dir/tokenizer.json``.
+
+    A SentencePiece tokenizer is written as the equivalent Unigram pipeline."""
+    if tok.spec.sentencepiece_model is not None:
+        from .sentencepiece_hf import export_unigram_hf
+
+        return export_unigram_hf(tok, path)
     return write_tokenizer_json(hf_tokenizer_json(tok), path)

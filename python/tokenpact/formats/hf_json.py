@@ -31,9 +31,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core import HfModel, HfStages, MergeRecords, Model, Provenance, TokenizerSpec
 from ..errors import ArtifactError
 from ..patterns import GPT2
-from ..special import AddedTokenFlags, SpecialToken
+from ..special import KNOWN_ROLES, AddedTokenFlags, SpecialToken
 from . import hf_pipeline
 from .hf_added import check_template_tokens, resolve_added_ids
 
@@ -243,10 +244,11 @@ def _roles_from_config(config: dict[str, Any] | None) -> dict[str, str]:
     return roles
 
 
-def load_hf_json(
+def read_hf_json(
     path: str | os.PathLike[str], *, config: dict[str, Any] | None = None
-) -> Tokenizer:
-    """Load a Hugging Face ``tokenizer.json`` (and roles from ``tokenizer_config.json``)."""
+) -> tuple[TokenizerSpec, Provenance]:
+    """Read a Hugging Face ``tokenizer.json`` (and roles from ``tokenizer_config.json``
+    beside it) into its spec and provenance."""
     p = Path(path)
     raw = _read(p, "tokenizer.json", "check the path and the file")
     data = _parse(p, raw, "tokenizer.json", "check the file")
@@ -258,9 +260,20 @@ def load_hf_json(
             config_path = str(side)
             config_raw = _read(side, "tokenizer_config.json", "fix or remove it")
             config = _parse(side, config_raw, "tokenizer_config.json", "fix or remove it")
-    tok = load_hf_data(data, label=p, config=config, raw=raw, config_raw=config_raw)
-    tok._source.update(path=str(p), config_path=config_path)
-    return tok
+    spec, provenance = hf_document_spec(
+        data, label=p, config=config, raw=raw, config_raw=config_raw
+    )
+    return spec, provenance.with_source(path=str(p), config_path=config_path)
+
+
+def load_hf_json(
+    path: str | os.PathLike[str], *, config: dict[str, Any] | None = None
+) -> Tokenizer:
+    """Load a Hugging Face ``tokenizer.json`` (and roles from ``tokenizer_config.json``)."""
+    from ..tokenizer import Tokenizer
+
+    spec, provenance = read_hf_json(path, config=config)
+    return Tokenizer(spec, provenance=provenance)
 
 
 def _read(path: Path, what: str, fix: str) -> bytes:
@@ -291,14 +304,30 @@ def load_hf_data(
     config_raw: bytes | None = None,
     cls: type[Tokenizer] | None = None,
 ) -> Tokenizer:
-    """Build a Tokenizer (or ``cls``, a subclass) from a parsed ``tokenizer.json`` document.
+    """Build a Tokenizer (or ``cls``, a subclass) from a parsed ``tokenizer.json`` document
+    (see :func:`hf_document_spec`)."""
+    from ..tokenizer import Tokenizer
+
+    spec, provenance = hf_document_spec(
+        data, label=label, config=config, raw=raw, config_raw=config_raw
+    )
+    return (cls or Tokenizer)(spec, provenance=provenance)
+
+
+def hf_document_spec(
+    data: dict[str, Any],
+    *,
+    label: str | os.PathLike[str] = "<tokenizer.json>",
+    config: dict[str, Any] | None = None,
+    raw: bytes | None = None,
+    config_raw: bytes | None = None,
+) -> tuple[TokenizerSpec, Provenance]:
+    """The spec and provenance of a parsed ``tokenizer.json`` document.
 
     ``label`` names the document in error messages. ``raw`` is the exact file text (the
     release artifact a save writes back); without it the document is serialized.
     ``config`` is the parsed ``tokenizer_config.json`` (roles, chat template).
     """
-    from .. import _native
-    from ..tokenizer import KNOWN_ROLES, Tokenizer
     from .hf_schema import validate
 
     p = Path(label)
@@ -363,50 +392,45 @@ def load_hf_data(
             seen_specials.add(t["content"])
         else:
             added[t["content"]] = token_id
-    engine_specials = [(t.content, i) for t, i in specials] + sorted(added.items())
-    pipeline = None
-    if byte_level and normalizer is None:
-        core = _native.BpeCore.from_records(
-            pieces,
-            records,
-            steps[0][0] if steps else "",
-            steps[0][1] if steps else None,
-            engine_specials,
-            [tuple(s) for s in steps],
-            bool(model.get("ignore_merges", False)),
-        )
+    model_node = {k: v for k, v in model.items() if k not in ("vocab", "merges")}
+    if kind == "Unigram":
+        # Pieces travel as `pieces`; their scores here, as shortest decimal strings
+        # (exact f64s; the canonical form behind semantic_hash allows no floats).
+        model_node["scores"] = [repr(x) for x in scores]
+    spec_model: Model
+    if byte_level:
+        ignore = bool(model.get("ignore_merges", False))
+        spec_model = MergeRecords(pieces, records, ignore)
     else:
-        model_node = {k: v for k, v in model.items() if k not in ("vocab", "merges")}
-        engine = {
-            "normalizer": normalizer,
-            "model": model_node,
-            "decoder": data.get("decoder"),
-            "byte_level": byte_level,
-        }
-        if kind == "Unigram":
-            # Pieces travel as `pieces`; their scores here, as shortest decimal strings
-            # (exact f64s; the canonical form behind semantic_hash allows no floats).
-            model_node["scores"] = [repr(x) for x in scores]
-        try:
-            core = _native.pipeline_core(
-                json.dumps(engine), pieces, records, engine_specials, [tuple(s) for s in steps]
-            )
-        except ArtifactError as exc:
-            raise ArtifactError(f"{p}: {exc}") from None
-        pipeline = dict(engine)
-        if kind == "BPE" and not byte_level:
-            # The merge records are behaviour: the canonical config (semantic hash) keeps
-            # them, the engine gets them as IDs.
-            pipeline["model"] = {**model_node, "records": [list(r) for r in records]}
-    tok = (cls or Tokenizer)(
-        core,
-        pattern=steps[0][0] if steps and not str(steps[0][1]).startswith("hf:") else "",
-        semantics="merge_records" if byte_level else "hf_pipeline",
+        spec_model = HfModel(model_node, pieces, records)
+    stages = None
+    if not (byte_level and normalizer is None):
+        # The pipeline engine runs normalizer + pre-tokenizer chain + model + decoder.
+        stages = HfStages(normalizer, model_node, data.get("decoder"), byte_level)
+    spec = TokenizerSpec.with_pattern(
+        spec_model,
+        steps[0][0] if steps and not str(steps[0][1]).startswith("hf:") else "",
+        pre_tokenizer={"type": "sequence", "steps": steps},
         special_tokens=specials,
-        post_processor=template,
         added_tokens=added,
         added_token_flags=flags,
-        pre_tokenizer={"type": "sequence", "steps": steps},
+        post_processor=template,
+        stages=stages,
+        trim_offsets=trim,
+        trim_prefix_space=trim and trim_keeps_prefix_space(data.get("post_processor")),
+    )
+    pipeline = None
+    if stages is not None:
+        pipeline = stages.engine_document()
+        if isinstance(spec_model, HfModel):
+            pipeline["model"] = spec_model.config_model
+    # The exact bytes of the release artifact: a later save or export writes these back
+    # even if the file on disk has changed since.
+    files = {"tokenizer.json": raw}
+    if config_raw is not None:
+        files["tokenizer_config.json"] = config_raw
+    provenance = Provenance(
+        format="hf_tokenizer_json",
         source={
             "format": "hf_tokenizer_json",
             "path": None,
@@ -415,17 +439,14 @@ def load_hf_data(
             # Recorded, never applied: encode is deterministic (docs/PIPELINE.md).
             "dropout": model.get("dropout") if kind == "BPE" else None,
             "trim_offsets": trim,
-            "trim_prefix_space": trim and trim_keeps_prefix_space(data.get("post_processor")),
+            "trim_prefix_space": spec.trim_prefix_space,
             "chat_template": (config or {}).get("chat_template"),
             "pipeline": pipeline,
         },
+        files=files,
+        label=str(p),
     )
-    # The exact bytes of the release artifact: a later save or export writes these back
-    # even if the file on disk has changed since.
-    tok._hf_files = {"tokenizer.json": raw}
-    if config_raw is not None:
-        tok._hf_files["tokenizer_config.json"] = config_raw
-    return tok
+    return spec, provenance
 
 
 FLAG_KEYS = ("single_word", "lstrip", "rstrip", "normalized")

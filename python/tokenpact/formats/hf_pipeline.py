@@ -30,16 +30,6 @@ SCANNERS = {
 WORD_MODELS = frozenset({"WordPiece", "WordLevel"})
 
 
-REWRITE_STEPS = ("hf:prefix_space", "hf:metaspace")
-
-
-def rewrites_text(pre_tokenizer: dict[str, Any] | None) -> bool:
-    """Whether a ``{"type": "sequence", "steps": ...}`` chain starts with a text rewrite
-    (ByteLevel's add_prefix_space, Metaspace): its pieces then do not spell the input."""
-    steps = (pre_tokenizer or {}).get("steps") or []
-    return any(str(step[1] or "").startswith(REWRITE_STEPS) for step in steps)
-
-
 def check_id_space(path: Path | str, where: str, entries: int, max_id: int) -> None:
     """Raise ArtifactError unless ``max_id`` is within the bounded ID space of
     ``entries`` IDs (dense up to a bounded number of holes; docs/SECURITY.md), before any

@@ -32,7 +32,7 @@ METASPACE = "\u2581"
 
 def unigram_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
     """The ``tokenizer.json`` document for a SentencePiece Unigram tokenizer."""
-    model = getattr(tok, "_sp_model", None)
+    model = tok.spec.sentencepiece_model
     if model is None:
         raise ArtifactError("this tokenizer was not built from a SentencePiece model")
     ts, ns = model.trainer_spec, model.normalizer_spec

@@ -17,88 +17,57 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..components.sentencepiece import (
+    BYTE,
+    CONTROL,
+    MODEL_TYPES,
+    NORMAL,
+    PIECE_TYPES,
+    UNKNOWN,
+    UNUSED,
+    USER_DEFINED,
+    NormalizerSpec,
+    Piece,
+    SentencePieceModel,
+    TrainerSpec,
+)
+from ..core import Provenance, SentencePiece, TokenizerSpec
 from ..errors import ArtifactError
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
 
-# SentencePiece.Type
-NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
-PIECE_TYPES = {
-    NORMAL: "normal",
-    UNKNOWN: "unknown",
-    CONTROL: "control",
-    USER_DEFINED: "user_defined",
-    UNUSED: "unused",
-    BYTE: "byte",
-}
-# TrainerSpec.ModelType
-MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
+# The model's types live in components.sentencepiece; they are re-exported here, where
+# readers of .model files have always found them.
+__all__ = [
+    "BYTE",
+    "CONTROL",
+    "MODEL_TYPES",
+    "NORMAL",
+    "PIECE_TYPES",
+    "SP_FILE",
+    "UNKNOWN",
+    "UNUSED",
+    "USER_DEFINED",
+    "NormalizerSpec",
+    "Piece",
+    "SentencePieceModel",
+    "TrainerSpec",
+    "load_sentencepiece",
+    "looks_like_sentencepiece",
+    "parse_model",
+    "read_sentencepiece",
+    "read_sentencepiece_model",
+    "sentencepiece_from_bytes",
+    "sentencepiece_spec",
+]
 
 _VARINT, _FIXED64, _LEN, _FIXED32 = 0, 1, 2, 5
-
-
-@dataclass(frozen=True)
-class Piece:
-    piece: str
-    score: float
-    type: int = NORMAL
-
-    @property
-    def type_name(self) -> str:
-        return PIECE_TYPES.get(self.type, str(self.type))
-
-
-@dataclass
-class TrainerSpec:
-    """The TrainerSpec fields that change encoding (plus a few that describe training)."""
-
-    model_type: str = "unigram"
-    vocab_size: int = 8000
-    byte_fallback: bool = False
-    unk_id: int = 0
-    bos_id: int = 1
-    eos_id: int = 2
-    pad_id: int = -1
-    unk_piece: str = "<unk>"
-    bos_piece: str = "<s>"
-    eos_piece: str = "</s>"
-    pad_piece: str = "<pad>"
-    unk_surface: str = " \u2047 "
-    split_digits: bool = False
-    split_by_whitespace: bool = True
-    split_by_number: bool = True
-    split_by_unicode_script: bool = True
-    treat_whitespace_as_suffix: bool = False
-    allow_whitespace_only_pieces: bool = False
-    max_sentencepiece_length: int = 16
-    character_coverage: float = 0.9995
-    control_symbols: list[str] = field(default_factory=list)
-    user_defined_symbols: list[str] = field(default_factory=list)
-
-
-@dataclass
-class NormalizerSpec:
-    name: str = ""
-    precompiled_charsmap: bytes = b""
-    add_dummy_prefix: bool = True
-    remove_extra_whitespaces: bool = True
-    escape_whitespaces: bool = True
-    normalization_rule_tsv: str = ""
-    present: bool = False  # whether the file carries this message at all
-
-
-@dataclass
-class SentencePieceModel:
-    path: Path
-    pieces: list[Piece]
-    trainer_spec: TrainerSpec
-    normalizer_spec: NormalizerSpec
-    denormalizer_spec: NormalizerSpec
+# The file name of a SentencePiece model in an artifact directory.
+SP_FILE = "tokenizer.model"
 
 
 class _Malformed(Exception):
@@ -366,51 +335,34 @@ def looks_like_sentencepiece(head: bytes) -> bool:
     return bool(head) and head[0] in (0x0A, 0x12, 0x1A, 0x22, 0x2A)
 
 
-def _norm_args(spec: NormalizerSpec, suffix: bool) -> tuple[bytes, bool, bool, bool, bool]:
-    return (
-        spec.precompiled_charsmap,
-        spec.add_dummy_prefix,
-        spec.remove_extra_whitespaces,
-        spec.escape_whitespaces,
-        suffix,
-    )
-
-
-def _roles(model: SentencePieceModel) -> dict[int, str]:
-    """Roles of CONTROL pieces, the way SentencePiece resolves ``bos_id()`` and friends."""
-    ts = model.trainer_spec
-    by_piece = {p.piece: i for i, p in enumerate(model.pieces)}
-    roles: dict[int, str] = {}
-    for role, piece in (("bos", ts.bos_piece), ("eos", ts.eos_piece), ("pad", ts.pad_piece)):
-        i = by_piece.get(piece)
-        if i is not None and model.pieces[i].type == CONTROL:
-            roles.setdefault(i, role)
-    return roles
-
-
-def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
-    """A :class:`~tokenpact.Tokenizer` reproducing ``sentencepiece`` on this model file."""
+def read_sentencepiece(path: str | os.PathLike[str]) -> tuple[TokenizerSpec, Provenance]:
+    """The spec and provenance of a SentencePiece ``.model`` file."""
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as exc:
         raise ArtifactError(f"{p}: cannot read the SentencePiece model ({exc})") from None
-    tok = sentencepiece_from_bytes(data, p)
-    tok._source["path"] = str(p)
-    return tok
+    spec, provenance = sentencepiece_spec(data, p)
+    return spec, provenance.with_source(path=str(p))
 
 
-def sentencepiece_from_bytes(
-    data: bytes, label: str | os.PathLike[str], cls: type[Tokenizer] | None = None
-) -> Tokenizer:
-    """Build a tokenizer (of class ``cls``, default Tokenizer) from ``.model`` bytes.
-
-    ``label`` names the model in errors. The bytes are kept: they are the release
-    artifact that ``save`` and ``export_sentencepiece`` write back unchanged.
-    """
-    from .. import _native
-    from ..special import SpecialToken
+def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
+    """A :class:`~tokenpact.Tokenizer` reproducing ``sentencepiece`` on this model file."""
     from ..tokenizer import Tokenizer
+
+    spec, provenance = read_sentencepiece(path)
+    return Tokenizer(spec, provenance=provenance)
+
+
+def sentencepiece_spec(
+    data: bytes, label: str | os.PathLike[str]
+) -> tuple[TokenizerSpec, Provenance]:
+    """The spec and provenance of ``.model`` bytes.
+
+    ``label`` names the model in errors. The bytes are kept in the provenance: they are
+    the release artifact that ``save`` and ``export_sentencepiece`` write back unchanged.
+    """
+    from ..special import SpecialToken
 
     model = parse_model(data, Path(label))
     p, ts = model.path, model.trainer_spec
@@ -427,33 +379,19 @@ def sentencepiece_from_bytes(
             f"{p}: normalizer_spec.normalization_rule_tsv: an uncompiled rule table is not "
             "supported; re-export the model so that the rules are in precompiled_charsmap"
         )
-    denorm = model.denormalizer_spec
-    try:
-        core = _native.SentencePieceCore(
-            [x.piece.encode("utf-8") for x in model.pieces],
-            [x.score for x in model.pieces],
-            [x.type for x in model.pieces],
-            ts.model_type,
-            ts.byte_fallback,
-            _norm_args(model.normalizer_spec, ts.treat_whitespace_as_suffix),
-            _norm_args(denorm, False) if denorm.precompiled_charsmap else None,
-            ts.unk_surface.encode("utf-8"),
-        )
-    except ArtifactError as exc:
-        raise ArtifactError(f"{p}: {exc}") from None
-    roles = _roles(model)
+    sp = SentencePiece(model)
+    roles = sp.roles()
     specials = [
-        (SpecialToken(x.piece, roles.get(i, "reserved")), i)
-        for i, x in enumerate(model.pieces)
-        if x.type == CONTROL
+        (SpecialToken(piece, roles.get(i, "reserved")), i) for i, piece in sp.control_pieces()
     ]
     bos = next((x.piece for i, x in enumerate(model.pieces) if roles.get(i) == "bos"), None)
-    tok = (cls or Tokenizer)(
-        core,
-        pattern="",
-        semantics="sentencepiece",
+    spec = TokenizerSpec(
+        sp,
         special_tokens=specials,
         post_processor={"type": "prepend_bos", "token": bos} if bos else None,
+    )
+    provenance = Provenance(
+        format="sentencepiece_model",
         source={
             "format": "sentencepiece_model",
             "path": None,
@@ -461,56 +399,17 @@ def sentencepiece_from_bytes(
             "byte_fallback": ts.byte_fallback,
             "normalizer": model.normalizer_spec.name,
         },
+        files={SP_FILE: bytes(data)},
+        label=str(p),
     )
-    tok._sp_model = model  # type: ignore[attr-defined]
-    tok._sp_bytes = bytes(data)  # type: ignore[attr-defined]
-    return tok
+    return spec, provenance
 
 
-def _norm_config(spec: NormalizerSpec, suffix: bool) -> dict[str, Any]:
-    import base64
+def sentencepiece_from_bytes(
+    data: bytes, label: str | os.PathLike[str], cls: type[Tokenizer] | None = None
+) -> Tokenizer:
+    """Build a tokenizer (of class ``cls``, default Tokenizer) from ``.model`` bytes."""
+    from ..tokenizer import Tokenizer
 
-    return {
-        "type": "sentencepiece",
-        "name": spec.name,
-        "precompiled_charsmap": base64.b64encode(spec.precompiled_charsmap).decode("ascii"),
-        "add_dummy_prefix": spec.add_dummy_prefix,
-        "remove_extra_whitespaces": spec.remove_extra_whitespaces,
-        "escape_whitespaces": spec.escape_whitespaces,
-        "treat_whitespace_as_suffix": suffix,
-    }
-
-
-def sentencepiece_config(tok: Tokenizer) -> dict[str, Any]:
-    """The canonical config of a tokenizer loaded by :func:`load_sentencepiece`.
-
-    Scores are the IEEE-754 bit patterns of the file's float32 values (canonical JSON
-    has no floats, and these bits are what Viterbi and BPE compare).
-    """
-    model: SentencePieceModel = tok._sp_model  # type: ignore[attr-defined]
-    ts = model.trainer_spec
-    denorm = model.denormalizer_spec
-    return {
-        "format": "tokenpact.tokenizer",
-        "format_version": 1,
-        "normalizer": _norm_config(model.normalizer_spec, ts.treat_whitespace_as_suffix),
-        "pre_tokenizer": None,
-        "model": {
-            "type": f"sentencepiece_{ts.model_type}",
-            "semantics": "sentencepiece",
-            "pieces": [x.piece for x in model.pieces],
-            "scores": [struct.unpack("<I", struct.pack("<f", x.score))[0] for x in model.pieces],
-            "types": [x.type_name for x in model.pieces],
-            "byte_fallback": ts.byte_fallback,
-        },
-        "special_tokens": [
-            {"id": i, "content": c, "role": tok.special_token_roles[c]}
-            for c, i in tok.special_tokens.items()
-        ],
-        "post_processor": dict(tok.post_processor) if tok.post_processor else None,
-        "decoder": {
-            "type": "sentencepiece",
-            "unk_surface": ts.unk_surface,
-            "denormalizer": _norm_config(denorm, False) if denorm.precompiled_charsmap else None,
-        },
-    }
+    spec, provenance = sentencepiece_spec(data, label)
+    return (cls or Tokenizer)(spec, provenance=provenance)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from .._io import atomic_write_bytes
 from ..errors import ArtifactError
-from .sentencepiece_model import MODEL_TYPES, NORMAL, NormalizerSpec, Piece, TrainerSpec
+from .sentencepiece_model import MODEL_TYPES, NORMAL, SP_FILE, NormalizerSpec, Piece, TrainerSpec
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -132,10 +132,10 @@ def export_sentencepiece(tok: Tokenizer, path: str | os.PathLike[str]) -> Path:
 
     A directory (or a path without a ``.model`` suffix) gets ``tokenizer.model``.
     """
-    data = getattr(tok, "_sp_bytes", None)
-    if tok.semantics != "sentencepiece" or data is None:
+    data = tok.provenance.files.get(SP_FILE)
+    if tok.spec.sentencepiece_model is None or data is None:
         raise ArtifactError(
-            f"a {tok.semantics} tokenizer has no SentencePiece model to export; only "
+            f"a {tok.spec.kind} tokenizer has no SentencePiece model to export; only "
             "tokenizers loaded from a .model file or trained by train_unigram have one "
             "(use export_hf() or save() instead)"
         )

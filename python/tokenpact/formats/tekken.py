@@ -32,7 +32,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from .. import _native
+from ..core import Provenance, TiktokenRanks, TokenizerSpec
+from ..core.byte_bpe import prepend_bos
 from ..errors import ArtifactError, ConfigError, DecodeError
 from ..special import SpecialToken
 from ..tokenizer import Tokenizer
@@ -132,7 +133,11 @@ def _special_spellings(path: Path, listed: Any, version: str, count: int) -> lis
 class TekkenTokenizer(Tokenizer):
     """A Tekken tokenizer: tiktoken ranks after ``n_special`` special IDs (module doc)."""
 
-    n_special: int
+    @property
+    def n_special(self) -> int:
+        """How many special IDs come before the ranks."""
+        model = self.spec.model
+        return model.id_offset if isinstance(model, TiktokenRanks) else 0
 
     def decode(  # type: ignore[override]
         self,
@@ -171,28 +176,25 @@ class TekkenTokenizer(Tokenizer):
         )
 
 
-def load_tekken(path: str | os.PathLike[str]) -> TekkenTokenizer:
-    """Load a ``tekken_*.json`` file; IDs equal mistral-common's ``Tekkenizer``."""
-    from .byte_bpe import tokenizer_from_core
-
+def read_tekken_spec(path: str | os.PathLike[str]) -> tuple[TokenizerSpec, Provenance]:
+    """The spec and provenance of a ``tekken_*.json`` file: tiktoken ranks after the
+    special IDs; ``add_special_tokens`` prepends the bos token."""
     ranks, specials, pattern, version = read_tekken(path)
     pairs = [(SpecialToken(s, ROLES.get(s, "reserved")), i) for i, s in enumerate(specials)]
-    try:
-        core = _native.BpeCore.from_ranks(
-            ranks, pattern, None, [(t.content, i) for t, i in pairs], id_offset=len(specials)
-        )
-    except ArtifactError as exc:
-        raise ArtifactError(f"{path}: {exc}") from None
-    tok = tokenizer_from_core(
-        TekkenTokenizer,
-        core,
-        pattern=pattern,
+    spec = TokenizerSpec.with_pattern(
+        TiktokenRanks(ranks, id_offset=len(specials)),
+        pattern,
         special_tokens=pairs,
-        source={"format": "tekken", "path": str(path), "version": version},
+        post_processor=prepend_bos(pairs),
     )
-    assert isinstance(tok, TekkenTokenizer)
-    tok.n_special = len(specials)
-    return tok
+    source = {"format": "tekken", "path": str(path), "version": version}
+    return spec, Provenance(format="tekken", source=source, label=str(path))
+
+
+def load_tekken(path: str | os.PathLike[str]) -> TekkenTokenizer:
+    """Load a ``tekken_*.json`` file; IDs equal mistral-common's ``Tekkenizer``."""
+    spec, provenance = read_tekken_spec(path)
+    return TekkenTokenizer(spec, provenance=provenance)
 
 
 def _merges(ranks: Sequence[bytes]) -> list[tuple[bytes, bytes]]:

@@ -15,9 +15,11 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 from .._io import atomic_write_bytes
+from ..core import Provenance, TokenizerSpec
 from ..errors import ArtifactError, ConfigError
 
 __all__ = ["check_exact_tiktoken", "read_tiktoken", "write_tiktoken"]
@@ -109,23 +111,17 @@ def write_tiktoken(path: str | os.PathLike[str], ranks: list[bytes]) -> None:
     atomic_write_bytes(path, b"".join(parts))
 
 
-# Byte-level BPE models whose pieces tiktoken can rank (ID == rank) with the same result.
-_RANKED = ("tiktoken_ranks", "merge_ranks", "merge_records")
-
-
 def check_exact_tiktoken(tok: Any) -> None:
     """Raise ConfigError unless a ``*.tiktoken`` file (pieces by rank, nothing else) can
     reproduce ``tok``: a byte-level BPE over raw bytes, every single byte a token, no
     normalizer or text-rewriting pre-tokenizer. Anything else (WordPiece, Unigram,
     SentencePiece, normalizers) would be written as a file that encodes differently."""
-    semantics = tok.semantics
-    source = tok.source or {}
-    pipeline = source.get("pipeline") or {}
+    spec = tok.spec
     problem = None
-    if semantics not in _RANKED:
-        model = (pipeline.get("model") or {}).get("type") or semantics
+    if not spec.kind.byte_level:
+        model = (spec.stages.model.get("type") if spec.stages else None) or spec.kind.value
         problem = f"it is a {model} tokenizer, not a byte-level BPE"
-    elif pipeline.get("normalizer") is not None:
+    elif spec.normalizer is not None:
         problem = "it has a normalizer, which a tiktoken file cannot hold"
     else:
         pieces = set(tok.vocab())
@@ -137,3 +133,20 @@ def check_exact_tiktoken(tok: Any) -> None:
             f"cannot convert to tiktoken exactly: {problem}; a *.tiktoken file holds only "
             "byte-level BPE ranks. Convert to hf (tokenizer.json) or native instead"
         )
+
+
+def read_tiktoken_spec(
+    path: str | os.PathLike[str],
+    *,
+    pattern: str = "gpt4",
+    special_tokens: Mapping[str, int] | None = None,
+    roles: Mapping[str, str] | None = None,
+) -> tuple[TokenizerSpec, Provenance]:
+    """The spec of a ``*.tiktoken`` rank file (its pattern and special tokens are not in
+    the file: pass them)."""
+    from ..core.byte_bpe import ranks_spec
+
+    spec = ranks_spec(
+        read_tiktoken(path), pattern=pattern, special_tokens=special_tokens, roles=roles
+    )
+    return spec, Provenance(label=str(path))

@@ -9,7 +9,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from typing import Any
 
 from .. import _native
 from ..components import AddedToken
@@ -107,17 +107,14 @@ def train_char_bpe(
 def build_char_bpe_tokenizer(model: CharBpeModel) -> CharBpeTokenizer:
     """The full tokenizer of a trained character BPE model, built from
     :func:`char_bpe_document` by the Hugging Face loader (identical IDs)."""
-    from ..formats.hf_json import load_hf_data
+    from ..formats.hf_json import hf_document_spec
 
     unk = model.unk_id
     config = {"unk_token": model.id_to_piece(unk)} if unk is not None else None
-    full = load_hf_data(
-        model.hf_document(), label="<train_char_bpe>", config=config, cls=CharBpeTokenizer
+    spec, provenance = hf_document_spec(
+        model.hf_document(), label="<train_char_bpe>", config=config
     )
-    full = cast(CharBpeTokenizer, full)
-    full.model = model
-    full._training = model.training
-    return full
+    return CharBpeTokenizer(spec, provenance=provenance.with_training(model.training), model=model)
 
 
 def char_bpe_document(

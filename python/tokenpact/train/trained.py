@@ -20,6 +20,7 @@ from typing import Any
 
 from .. import _native
 from .._io import atomic_write_text
+from ..core import Engine, Provenance, TokenizerSpec
 from ..errors import ConfigError, InvalidInputError, UnknownTokenError
 from ..special import SpecialToken
 from ..stochastic import SampleKey
@@ -113,10 +114,29 @@ class UnigramTokenizer(Tokenizer):
     normalized text, pieces and float32 scores.
     """
 
-    _pieces: list[str]
-    _scores: list[float]
-    _unk: int
-    _lattice: Any
+    def __init__(
+        self,
+        spec: TokenizerSpec,
+        engine: Engine | None = None,
+        provenance: Provenance | None = None,
+    ) -> None:
+        model = spec.sentencepiece_model
+        if model is None or model.trainer_spec.model_type != "unigram":
+            kind = spec.kind if model is None else f"{model.trainer_spec.model_type} model"
+            raise ConfigError(
+                f"a UnigramTokenizer needs a SentencePiece Unigram model, not a {kind}"
+            )
+        super().__init__(spec, engine, provenance)
+        from ..components.sentencepiece import BYTE, NORMAL, UNKNOWN
+
+        self._sp_model = model
+        self._pieces = [p.piece for p in model.pieces]
+        self._scores = [p.score if p.type == NORMAL else -math.inf for p in model.pieces]
+        self._unk = next(i for i, p in enumerate(model.pieces) if p.type == UNKNOWN)
+        byte_base = None
+        if model.trainer_spec.byte_fallback:
+            byte_base = next(i for i, p in enumerate(model.pieces) if p.type == BYTE)
+        self._lattice = _native.UnigramCore(self._pieces, self._scores, self._unk, byte_base)
 
     @classmethod
     def from_model_bytes(
@@ -127,28 +147,10 @@ class UnigramTokenizer(Tokenizer):
         label: str | os.PathLike[str] = "<trained unigram model>",
     ) -> UnigramTokenizer:
         """Build from the bytes of a Unigram ``.model`` written by ``train_unigram``."""
-        from ..formats.sentencepiece_model import (
-            BYTE,
-            NORMAL,
-            UNKNOWN,
-            sentencepiece_from_bytes,
-        )
+        from ..formats.sentencepiece_model import sentencepiece_spec
 
-        tok = sentencepiece_from_bytes(data, label, cls)
-        assert isinstance(tok, UnigramTokenizer)
-        model = tok._sp_model  # type: ignore[attr-defined]
-        if model.trainer_spec.model_type != "unigram":
-            raise ConfigError(f"{label}: a {model.trainer_spec.model_type} model is not Unigram")
-        pieces = [p.piece for p in model.pieces]
-        tok._scores = [p.score if p.type == NORMAL else -math.inf for p in model.pieces]
-        tok._unk = next(i for i, p in enumerate(model.pieces) if p.type == UNKNOWN)
-        byte_base = None
-        if model.trainer_spec.byte_fallback:
-            byte_base = next(i for i, p in enumerate(model.pieces) if p.type == BYTE)
-        tok._pieces = pieces
-        tok._lattice = _native.UnigramCore(pieces, tok._scores, tok._unk, byte_base)
-        tok._training = training
-        return tok
+        spec, provenance = sentencepiece_spec(data, label)
+        return cls(spec, provenance=provenance.with_training(training))
 
     @property
     def pieces(self) -> list[str]:
@@ -166,7 +168,7 @@ class UnigramTokenizer(Tokenizer):
 
     @property
     def byte_fallback(self) -> bool:
-        return bool(self._source.get("byte_fallback"))
+        return bool(self._sp_model.trainer_spec.byte_fallback)
 
     def id_to_piece(self, token_id: int) -> str:
         if not 0 <= token_id < len(self._pieces):
@@ -180,7 +182,7 @@ class UnigramTokenizer(Tokenizer):
         (rules, whitespace cleanup), then written back with spaces for the lattice's
         metaspace split, so likelihoods, n-best and samples see what ``encode`` sees."""
         _check(text)
-        spec = self._sp_model.normalizer_spec  # type: ignore[attr-defined]
+        spec = self._sp_model.normalizer_spec
         if not spec.precompiled_charsmap and not spec.remove_extra_whitespaces:
             return text  # the metaspace split is exactly this normalizer
         normalized = str(self._core.normalize(text))
@@ -293,7 +295,16 @@ class CharBpeTokenizer(Tokenizer):
     pieces as trained (``low</w>``), the rest of the API is the Tokenizer's.
     """
 
-    model: CharBpeModel
+    def __init__(
+        self,
+        spec: TokenizerSpec,
+        engine: Engine | None = None,
+        provenance: Provenance | None = None,
+        *,
+        model: CharBpeModel,
+    ) -> None:
+        super().__init__(spec, engine, provenance)
+        self.model = model
 
     @property
     def char_merges(self) -> list[tuple[str, str]]:

@@ -190,7 +190,7 @@ def build_wordpiece(
     that ``tokenizer.json`` (roles in ``tokenizer_config.json``) and ``export_hf``
     returns it.
     """
-    from ..formats.hf_json import load_hf_data
+    from ..formats.hf_json import hf_document_spec
 
     specials = tuple(special_tokens)
     doc = wordpiece_document(
@@ -201,6 +201,5 @@ def build_wordpiece(
         max_input_chars_per_word=max_input_chars_per_word,
     )
     config = {ROLE_KEYS[t.role]: t.content for t in specials if t.role in ROLE_KEYS}
-    tok = load_hf_data(doc, label="<train_wordpiece>", config=config)
-    tok._training = training
-    return tok
+    spec, provenance = hf_document_spec(doc, label="<train_wordpiece>", config=config)
+    return Tokenizer(spec, provenance=provenance.with_training(training))

@@ -1,0 +1,46 @@
+"""The core layer: a tokenizer as a typed spec, its engine, and where it came from.
+
+``TokenizerSpec`` (:mod:`.spec`) describes the behaviour, its ``to_config()`` is the
+canonical config behind the semantic hash; ``Provenance`` (:mod:`.provenance`) records
+the origin (format, exact source bytes, training record); ``build_engine`` (:mod:`.engine`)
+turns a spec into the native engine, whose optional methods are declared
+``Capability`` values. Formats read files into ``(spec, provenance)``; trainers return
+them; :class:`tokenpact.Tokenizer` runs them. This package imports only ``errors``,
+``components`` and the leaf modules (``patterns``, ``special``).
+"""
+
+from __future__ import annotations
+
+from .engine import CAPABILITIES, Capability, Engine, build_engine, capabilities
+from .models import (
+    HfModel,
+    MergeRecords,
+    Model,
+    ModelKind,
+    RankedMerges,
+    SentencePiece,
+    TiktokenRanks,
+    vocab_from_merges,
+)
+from .provenance import BUILT_IN_MEMORY, Provenance
+from .spec import HfStages, TokenizerSpec
+
+__all__ = [
+    "BUILT_IN_MEMORY",
+    "CAPABILITIES",
+    "Capability",
+    "Engine",
+    "HfModel",
+    "HfStages",
+    "MergeRecords",
+    "Model",
+    "ModelKind",
+    "Provenance",
+    "RankedMerges",
+    "SentencePiece",
+    "TiktokenRanks",
+    "TokenizerSpec",
+    "build_engine",
+    "capabilities",
+    "vocab_from_merges",
+]

@@ -1,0 +1,312 @@
+"""The model of a tokenizer as a typed description: which native engine runs it, what
+tables it needs, and the ``model`` node of its canonical config.
+
+One class per model family replaces the old ``semantics`` string tag; :class:`ModelKind`
+keeps the tag's spelling (``Tokenizer.semantics``, the canonical config) and answers the
+questions code used to ask by comparing strings.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from ..components.sentencepiece import CONTROL, NormalizerSpec, SentencePieceModel
+
+if TYPE_CHECKING:
+    from .spec import TokenizerSpec
+
+
+class ModelKind(str, Enum):
+    """The merge or segmentation semantics of a model (the value is the canonical tag)."""
+
+    MERGE_RANKS = "merge_ranks"
+    MERGE_RECORDS = "merge_records"
+    TIKTOKEN_RANKS = "tiktoken_ranks"
+    SENTENCEPIECE = "sentencepiece"
+    HF_PIPELINE = "hf_pipeline"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def byte_level(self) -> bool:
+        """Pieces are raw bytes (GPT-2's byte-level alphabet when spelled as strings)."""
+        return self in (ModelKind.MERGE_RANKS, ModelKind.MERGE_RECORDS, ModelKind.TIKTOKEN_RANKS)
+
+    @property
+    def trims_byte_level_spaces(self) -> bool:
+        """Offset trimming counts a piece's spaces in its bytes (HF byte-level BPE)."""
+        return self is ModelKind.MERGE_RECORDS
+
+
+def vocab_from_merges(merges: Sequence[tuple[int, int]]) -> list[bytes]:
+    """Bytes of every ID of a ranked-merge model: 256 single bytes, then one
+    concatenation per merge (merge ``r`` creates ID ``256 + r``)."""
+    vocab = [bytes([b]) for b in range(256)]
+    for left, right in merges:
+        vocab.append(vocab[left] + vocab[right])
+    return vocab
+
+
+@dataclass(frozen=True, eq=False)
+class RankedMerges:
+    """Byte-level BPE from ranked merges: merge ``r`` creates ID ``256 + r`` (ours)."""
+
+    merges: Sequence[tuple[int, int]]
+    kind: ClassVar[ModelKind] = ModelKind.MERGE_RANKS
+
+    def vocab(self, spec: TokenizerSpec) -> list[bytes]:
+        return vocab_from_merges(self.merges)
+
+    def engine(self, spec: TokenizerSpec) -> Any:
+        from .. import _native
+
+        pattern, name, steps = spec.engine_pattern()
+        return _native.BpeCore.from_merges(
+            list(self.merges), pattern, name, spec.engine_specials(), steps
+        )
+
+    def config_node(self, spec: TokenizerSpec) -> dict[str, Any]:
+        return {
+            "type": "byte_bpe",
+            "semantics": "merge_ranks",
+            "merges": [list(m) for m in self.merges],
+            "vocab": [p.hex() for p in self.vocab(spec)],
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class MergeRecords:
+    """Byte-level BPE from explicit merge records ``(left, right, new_id)`` in rank
+    order (Hugging Face's BPE over GPT-2's byte alphabet); ``vocab[i]`` is ID ``i``'s bytes."""
+
+    vocab_pieces: Sequence[bytes]
+    records: Sequence[tuple[int, int, int]]
+    ignore_merges: bool = False
+    kind: ClassVar[ModelKind] = ModelKind.MERGE_RECORDS
+
+    def vocab(self, spec: TokenizerSpec) -> list[bytes]:
+        return list(self.vocab_pieces)
+
+    def engine(self, spec: TokenizerSpec) -> Any:
+        from .. import _native
+
+        pattern, name, steps = spec.engine_pattern()
+        return _native.BpeCore.from_records(
+            list(self.vocab_pieces),
+            list(self.records),
+            pattern,
+            name,
+            spec.engine_specials(),
+            steps,
+            self.ignore_merges,
+        )
+
+    def config_node(self, spec: TokenizerSpec) -> dict[str, Any]:
+        return {
+            "type": "byte_bpe",
+            "semantics": "merge_records",
+            "records": [list(r) for r in self.records],
+            "vocab": [p.hex() for p in self.vocab_pieces],
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class TiktokenRanks:
+    """tiktoken's rank BPE: ``ranks[r]`` is the bytes of rank ``r``, which is ID
+    ``id_offset + r`` (Tekken files put their special tokens below the ranks)."""
+
+    ranks: Sequence[bytes]
+    id_offset: int = 0
+    kind: ClassVar[ModelKind] = ModelKind.TIKTOKEN_RANKS
+
+    def vocab(self, spec: TokenizerSpec) -> list[bytes]:
+        if not self.id_offset:
+            return list(self.ranks)
+        # IDs below the offset are the special tokens' own rows (their spellings).
+        reserved = [b""] * self.id_offset
+        for token, i in spec.special_tokens:
+            if i < self.id_offset:
+                reserved[i] = token.content.encode("utf-8")
+        return reserved + list(self.ranks)
+
+    def engine(self, spec: TokenizerSpec) -> Any:
+        from .. import _native
+
+        pattern, name, steps = spec.engine_pattern()
+        return _native.BpeCore.from_ranks(
+            list(self.ranks), pattern, name, spec.engine_specials(), steps, id_offset=self.id_offset
+        )
+
+    def config_node(self, spec: TokenizerSpec) -> dict[str, Any]:
+        return {
+            "type": "byte_bpe",
+            "semantics": "tiktoken_ranks",
+            "ranks": [base64.b64encode(p).decode("ascii") for p in self.vocab(spec)],
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class HfModel:
+    """A Hugging Face model over strings (WordPiece, WordLevel, Unigram, BPE over
+    characters), run by the native pipeline engine.
+
+    ``node`` is the model node as the engine reads it (no vocabulary or merges; a
+    Unigram's scores as shortest decimal strings); ``pieces`` are the UTF-8 pieces by ID
+    and ``records`` the merge records of a character BPE (empty otherwise).
+    """
+
+    node: Mapping[str, Any]
+    pieces: Sequence[bytes]
+    records: Sequence[tuple[int, int, int]] = ()
+    kind: ClassVar[ModelKind] = ModelKind.HF_PIPELINE
+
+    def vocab(self, spec: TokenizerSpec) -> list[bytes]:
+        return list(self.pieces)
+
+    def engine(self, spec: TokenizerSpec) -> Any:
+        from ..errors import ConfigError
+
+        # Only the pipeline engine runs these: a spec carries them with its stages.
+        raise ConfigError(
+            f"a {self.node.get('type')} model runs on the pipeline engine; give the spec "
+            "its Hugging Face stages (HfStages)"
+        )
+
+    @property
+    def config_model(self) -> dict[str, Any]:
+        """The model node of the canonical config (the merge records of a character BPE
+        are behaviour, so they are kept)."""
+        if self.node.get("type") == "BPE":
+            return {**self.node, "records": [list(r) for r in self.records]}
+        return dict(self.node)
+
+    def config_node(self, spec: TokenizerSpec) -> dict[str, Any]:
+        return {
+            **self.config_model,
+            "vocab": [bytes(p).decode("utf-8", "replace") for p in self.pieces],
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class SentencePiece:
+    """A SentencePiece Unigram or BPE model with its normalizer (the whole ``.model``)."""
+
+    model: SentencePieceModel
+    kind: ClassVar[ModelKind] = ModelKind.SENTENCEPIECE
+
+    def vocab(self, spec: TokenizerSpec) -> list[bytes]:
+        return [p.piece.encode("utf-8") for p in self.model.pieces]
+
+    @property
+    def model_type(self) -> str:
+        return self.model.trainer_spec.model_type
+
+    def control_pieces(self) -> list[tuple[int, str]]:
+        return [(i, p.piece) for i, p in enumerate(self.model.pieces) if p.type == CONTROL]
+
+    def roles(self) -> dict[int, str]:
+        """Roles of CONTROL pieces, the way SentencePiece resolves ``bos_id()`` and friends."""
+        ts = self.model.trainer_spec
+        by_piece = {p.piece: i for i, p in enumerate(self.model.pieces)}
+        roles: dict[int, str] = {}
+        for role, piece in (("bos", ts.bos_piece), ("eos", ts.eos_piece), ("pad", ts.pad_piece)):
+            i = by_piece.get(piece)
+            if i is not None and self.model.pieces[i].type == CONTROL:
+                roles.setdefault(i, role)
+        return roles
+
+    def engine(self, spec: TokenizerSpec) -> Any:
+        """The native SentencePiece engine (normalizer, trie, Viterbi or BPE, decoder)."""
+        from .. import _native
+
+        m, ts = self.model, self.model.trainer_spec
+        denorm = m.denormalizer_spec
+        return _native.SentencePieceCore(
+            [x.piece.encode("utf-8") for x in m.pieces],
+            [x.score for x in m.pieces],
+            [x.type for x in m.pieces],
+            ts.model_type,
+            ts.byte_fallback,
+            _norm_args(m.normalizer_spec, ts.treat_whitespace_as_suffix),
+            _norm_args(denorm, False) if denorm.precompiled_charsmap else None,
+            ts.unk_surface.encode("utf-8"),
+        )
+
+    def config_node(self, spec: TokenizerSpec) -> dict[str, Any]:
+        model, ts = self.model, self.model.trainer_spec
+        return {
+            "type": f"sentencepiece_{ts.model_type}",
+            "semantics": "sentencepiece",
+            "pieces": [x.piece for x in model.pieces],
+            "scores": [struct.unpack("<I", struct.pack("<f", x.score))[0] for x in model.pieces],
+            "types": [x.type_name for x in model.pieces],
+            "byte_fallback": ts.byte_fallback,
+        }
+
+    def config(self, spec: TokenizerSpec) -> dict[str, Any]:
+        """The whole canonical config (a SentencePiece model owns its normalizer and
+        decoder). Scores are the IEEE-754 bit patterns of the file's float32 values
+        (canonical JSON has no floats, and these bits are what Viterbi and BPE compare)."""
+        model, ts = self.model, self.model.trainer_spec
+        denorm = model.denormalizer_spec
+        return {
+            "format": "tokenpact.tokenizer",
+            "format_version": 1,
+            "normalizer": _norm_config(model.normalizer_spec, ts.treat_whitespace_as_suffix),
+            "pre_tokenizer": None,
+            "model": self.config_node(spec),
+            "special_tokens": [
+                {"id": i, "content": t.content, "role": t.role} for t, i in spec.special_tokens
+            ],
+            "post_processor": dict(spec.post_processor) if spec.post_processor else None,
+            "decoder": {
+                "type": "sentencepiece",
+                "unk_surface": ts.unk_surface,
+                "denormalizer": _norm_config(denorm, False)
+                if denorm.precompiled_charsmap
+                else None,
+            },
+        }
+
+
+def _norm_args(spec: NormalizerSpec, suffix: bool) -> tuple[bytes, bool, bool, bool, bool]:
+    return (
+        spec.precompiled_charsmap,
+        spec.add_dummy_prefix,
+        spec.remove_extra_whitespaces,
+        spec.escape_whitespaces,
+        suffix,
+    )
+
+
+def _norm_config(spec: NormalizerSpec, suffix: bool) -> dict[str, Any]:
+    return {
+        "type": "sentencepiece",
+        "name": spec.name,
+        "precompiled_charsmap": base64.b64encode(spec.precompiled_charsmap).decode("ascii"),
+        "add_dummy_prefix": spec.add_dummy_prefix,
+        "remove_extra_whitespaces": spec.remove_extra_whitespaces,
+        "escape_whitespaces": spec.escape_whitespaces,
+        "treat_whitespace_as_suffix": suffix,
+    }
+
+
+class Model(Protocol):
+    """What a model description offers: its kind, its pieces, the ``model`` node of the
+    canonical config and the native engine that runs it (a new model family is one
+    class with these four members; see docs/ARCHITECTURE.md)."""
+
+    @property
+    def kind(self) -> ModelKind: ...
+    def vocab(self, spec: TokenizerSpec) -> list[bytes]: ...
+    def config_node(self, spec: TokenizerSpec) -> dict[str, Any]: ...
+    def engine(self, spec: TokenizerSpec) -> Any: ...
+
+
+BUILT_IN_MODELS = (RankedMerges, MergeRecords, TiktokenRanks, HfModel, SentencePiece)

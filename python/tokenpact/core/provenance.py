@@ -1,0 +1,53 @@
+"""``Provenance``: where a tokenizer came from, kept apart from what it does.
+
+The source format and path, the exact bytes of the source files (a Hugging Face
+``tokenizer.json`` and ``tokenizer_config.json``, a SentencePiece ``.model``: they are
+the release artifact ``save`` writes back unchanged) and the training record. Nothing
+here changes an encoding, so nothing here is in the semantic hash; the files and the
+training record are in the release hash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+
+@dataclass(frozen=True, eq=False)
+class Provenance:
+    """Origin of a tokenizer.
+
+    ``format`` names the reader (``"hf_tokenizer_json"``, ``"sentencepiece_model"``,
+    ``"tekken"``, ...; None for a tokenizer built in memory); ``source`` is the public
+    record ``Tokenizer.source`` returns (format, path and the flags of the file, as the
+    reader describes them); ``files`` the exact source bytes by file name; ``training``
+    the training record of a trained tokenizer; ``label`` names the origin in errors.
+    """
+
+    format: str | None = None
+    source: Mapping[str, Any] = field(default_factory=dict)
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    training: Mapping[str, Any] | None = None
+    label: str | None = None
+
+    def __post_init__(self) -> None:
+        freeze = object.__setattr__
+        freeze(self, "source", MappingProxyType(dict(self.source)))
+        freeze(self, "files", MappingProxyType(dict(self.files)))
+
+    def with_training(self, training: Mapping[str, Any] | None) -> Provenance:
+        return replace(self, training=training)
+
+    def with_source(self, **entries: Any) -> Provenance:
+        """The same provenance with ``source`` entries added or replaced (a path)."""
+        return replace(self, source={**self.source, **entries})
+
+    @property
+    def path(self) -> str | None:
+        path = self.source.get("path")
+        return None if path is None else str(path)
+
+
+BUILT_IN_MEMORY = Provenance()

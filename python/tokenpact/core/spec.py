@@ -1,0 +1,190 @@
+"""``TokenizerSpec``: a frozen, typed description of one tokenizer's whole pipeline.
+
+Everything encoding depends on is here: the model (:mod:`.models`), the pre-tokenizer
+(one regex, or a chain of split steps), the Hugging Face normalizer and decoder nodes a
+pipeline engine runs, special and added tokens with their matching flags, the
+post-processor and the offset options. ``to_config()`` is the canonical config, so the
+semantic hash is a function of the spec alone. Where a file came from and its exact
+bytes are not here: they are the :class:`~tokenpact.core.Provenance`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from ..components.sentencepiece import SentencePieceModel
+from ..patterns import resolve_pattern
+from ..special import AddedTokenFlags, SpecialToken
+from .models import HfModel, Model, ModelKind, RankedMerges, SentencePiece
+
+# Split steps that rewrite the text (ByteLevel's add_prefix_space, Metaspace): pieces of
+# a chain that starts with one do not spell the input.
+REWRITE_STEPS = ("hf:prefix_space", "hf:metaspace")
+
+
+@dataclass(frozen=True, eq=False)
+class HfStages:
+    """The Hugging Face stages a native pipeline engine parses (``tokenizer.json``
+    nodes): normalizer, the model node and decoder, and whether the chain ends in
+    ByteLevel. A spec carries them when its engine is the pipeline engine."""
+
+    normalizer: Mapping[str, Any] | None
+    model: Mapping[str, Any]
+    decoder: Mapping[str, Any] | None
+    byte_level: bool
+
+    def engine_document(self) -> dict[str, Any]:
+        """What the pipeline engine parses."""
+        return {
+            "normalizer": self.normalizer,
+            "model": self.model,
+            "decoder": self.decoder,
+            "byte_level": self.byte_level,
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class TokenizerSpec:
+    """A tokenizer's behaviour, typed and immutable (``Tokenizer(spec, ...)`` runs it).
+
+    ``pattern`` is the regex of a single split (``pattern_name`` when it is a built-in);
+    ``pre_tokenizer`` is an explicit chain ``{"type": "sequence", "steps": [...]}`` of
+    split steps, or None. ``stages`` are the Hugging Face nodes of a pipeline engine.
+    ``trim_offsets``/``trim_prefix_space`` are Hugging Face's offset trimming
+    (ByteLevel / RobertaProcessing).
+    """
+
+    model: Model
+    pattern: str = ""
+    pattern_name: str | None = None
+    pre_tokenizer: Mapping[str, Any] | None = None
+    special_tokens: Sequence[tuple[SpecialToken, int]] = ()
+    added_tokens: Mapping[str, int] = field(default_factory=dict)
+    added_token_flags: Mapping[str, AddedTokenFlags] = field(default_factory=dict)
+    post_processor: Mapping[str, Any] | None = None
+    stages: HfStages | None = None
+    trim_offsets: bool = False
+    trim_prefix_space: bool = False
+
+    def __post_init__(self) -> None:
+        # Read-only views: a spec is shared by every tokenizer built from it.
+        freeze = object.__setattr__
+        freeze(self, "special_tokens", tuple(self.special_tokens))
+        freeze(self, "added_tokens", MappingProxyType(dict(self.added_tokens)))
+        freeze(self, "added_token_flags", MappingProxyType(dict(self.added_token_flags)))
+
+    @classmethod
+    def with_pattern(cls, model: Model, pattern: str, **fields: Any) -> TokenizerSpec:
+        """A spec whose pre-tokenizer is one regex: a built-in name or a user regex."""
+        name, source = resolve_pattern(pattern)
+        return cls(model, pattern=source, pattern_name=name, **fields)
+
+    def replace(self, **changes: Any) -> TokenizerSpec:
+        return replace(self, **changes)
+
+    # ------------------------------------------------------------------ questions
+    @property
+    def kind(self) -> ModelKind:
+        return self.model.kind
+
+    @property
+    def normalizer(self) -> Mapping[str, Any] | None:
+        """The Hugging Face normalizer node the engine applies (None: none)."""
+        return None if self.stages is None else self.stages.normalizer
+
+    @property
+    def pretokenizes_on_engine(self) -> bool:
+        """Whether pre-tokenization is a chain only the engine can run (a pipeline or
+        explicit split steps) rather than one regex."""
+        return self.stages is not None or self.pre_tokenizer is not None
+
+    @property
+    def sentencepiece_model(self) -> SentencePieceModel | None:
+        """The SentencePiece model of a SentencePiece spec, else None."""
+        return self.model.model if isinstance(self.model, SentencePiece) else None
+
+    @property
+    def merge_ranks(self) -> Sequence[tuple[int, int]] | None:
+        """The ranked merges of a ``merge_ranks`` model, else None."""
+        return self.model.merges if isinstance(self.model, RankedMerges) else None
+
+    def rewrites_text(self) -> bool:
+        """Whether the pre-tokenizer chain holds a text rewrite (the loader only accepts
+        one first in the chain): its pieces then do not spell the input."""
+        steps = (self.pre_tokenizer or {}).get("steps") or []
+        return any(str(step[1] or "").startswith(REWRITE_STEPS) for step in steps)
+
+    @property
+    def pieces_spell_input(self) -> bool:
+        """Whether the byte pieces of the IDs concatenate to the input text (byte-level
+        BPE without normalizer or text rewrite); otherwise offsets come from the engine."""
+        return self.kind.byte_level and self.stages is None and not self.rewrites_text()
+
+    def engine_specials(self) -> list[tuple[str, int]]:
+        """Every added token the engine's matcher knows: specials, then the others."""
+        return [(t.content, i) for t, i in self.special_tokens] + sorted(self.added_tokens.items())
+
+    def engine_steps(self) -> list[tuple[Any, ...]] | None:
+        steps = None if self.pre_tokenizer is None else self.pre_tokenizer.get("steps")
+        return None if steps is None else [tuple(s) for s in steps]
+
+    def engine_pattern(self) -> tuple[str, str | None, list[tuple[Any, ...]] | None]:
+        """``(pattern, name, steps)`` as the byte-level engines take them: the first
+        split step of an explicit chain, else the one regex."""
+        steps = self.engine_steps()
+        if steps is None:
+            return self.pattern, self.pattern_name, None
+        return (steps[0][0], steps[0][1], steps) if steps else ("", None, steps)
+
+    def vocab(self) -> list[bytes]:
+        """Byte piece of every model ID (special tokens excluded)."""
+        return self.model.vocab(self)
+
+    # ------------------------------------------------------------------ canonical form
+    def to_config(self) -> dict[str, Any]:
+        """Canonical description of the behaviour (what the semantic hash covers)."""
+        if isinstance(self.model, SentencePiece):
+            return self.model.config(self)
+        stages = self.stages
+        extra: dict[str, Any] = {}
+        if stages is not None and stages.normalizer is not None:
+            extra["normalizer"] = stages.normalizer
+        if self.added_tokens:
+            # Non-special added tokens are behaviour too (recognized with permission);
+            # listed only when present, so tokenizers without them keep their hash.
+            extra["added_tokens"] = [
+                {"id": i, "content": c}
+                for c, i in sorted(self.added_tokens.items(), key=lambda x: x[1])
+            ]
+        if self.added_token_flags:
+            # Only flagged tokens are listed, so tokenizers without flags keep their hash.
+            ids = {**self.added_tokens, **{t.content: i for t, i in self.special_tokens}}
+            extra["added_token_flags"] = [
+                {"id": ids[content], "content": content, **flags._asdict()}
+                for content, flags in self.added_token_flags.items()
+            ]
+        regex_split = self.pre_tokenizer is None or not (stages or self.rewrites_text())
+        return {
+            "format": "tokenpact.tokenizer",
+            "format_version": 1,
+            **extra,
+            "pre_tokenizer": {
+                "type": "regex_split",
+                "name": self.pattern_name,
+                "pattern": self.pattern,
+            }
+            if regex_split
+            else self.pre_tokenizer,
+            "model": self.model.config_node(self),
+            "special_tokens": [
+                {"id": i, "content": t.content, "role": t.role} for t, i in self.special_tokens
+            ],
+            "post_processor": dict(self.post_processor) if self.post_processor else None,
+            "decoder": (stages.decoder if stages is not None else None) or {"type": "byte_level"},
+        }
+
+
+__all__ = ["HfModel", "HfStages", "ModelKind", "TokenizerSpec"]

@@ -1,0 +1,342 @@
+"""One registry of tokenizer file formats: sniff a path, read it into a spec and its
+provenance, verify the artifact's contract, build the Tokenizer (``Tokenizer.load``).
+
+Each :class:`Format` says how to recognize its files (``sniff``), how to read one into
+``(TokenizerSpec, Provenance)`` (``read``), whether a directory's contract files seal it,
+and, where a writer exists, how to write a tokenizer in that format (``write``). The
+first format whose ``sniff`` accepts the path wins, so the table's order is the
+precedence: a directory with ``tokenpact.json`` is native even if it also holds a
+``tokenizer.json``. A new format is one entry here plus its reader module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core import Provenance, TokenizerSpec
+from ..errors import ArtifactError
+from . import native
+
+if TYPE_CHECKING:
+    from ..tokenizer import Tokenizer
+
+HF_FILE = "tokenizer.json"
+SP_FILE = "tokenizer.model"
+TRAINING_FILE = "training.json"
+# The contract files a tokenpact save writes beside the tokenizer file(s).
+SEAL_FILES = ("manifest.json", "golden.json", TRAINING_FILE)
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What a caller of ``Tokenizer.load`` may add to a file that lacks it."""
+
+    pattern: str | None = None
+
+
+@dataclass(frozen=True)
+class Format:
+    """One tokenizer file format.
+
+    ``sniff(path)`` decides from the path and the file's first bytes; ``read(path,
+    options)`` returns the spec and provenance; ``seal_root(path)`` is the directory whose
+    contract files (``manifest.json``, ``golden.json``) seal the artifact, or None for a
+    bare file format; ``fail_closed``: a missing seal is an error (a native artifact is
+    always saved with one); ``tokenizer_class(cls, provenance)`` picks the class to build
+    (a Tekken file builds a ``TekkenTokenizer`` whatever ``cls`` is).
+    """
+
+    name: str
+    sniff: Callable[[Path], bool]
+    read: Callable[[Path, ReadOptions], tuple[TokenizerSpec, Provenance]]
+    seal_root: Callable[[Path], Path] | None = None
+    fail_closed: bool = False
+    tokenizer_class: Callable[[type[Tokenizer], Provenance], type[Tokenizer]] | None = None
+    write: Callable[[Tokenizer, Path], Path | None] | None = None
+
+
+def _head(path: Path, size: int) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(size)
+    except OSError as exc:
+        raise ArtifactError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+
+
+def _with_training(
+    root: Path, spec_prov: tuple[TokenizerSpec, Provenance]
+) -> tuple[TokenizerSpec, Provenance]:
+    """A saved tokenizer's training record (``training.json`` beside its file), if any."""
+    from .artifact_dir import read_training
+
+    spec, provenance = spec_prov
+    return spec, provenance.with_training(read_training(root))
+
+
+# ----------------------------------------------------------------------------- sniffing
+def _is_bare_file(path: Path) -> bool:
+    return path.is_file() and path.suffix != ".json" and path.name != native.FILENAME
+
+
+def _sniff_sentencepiece_file(path: Path) -> bool:
+    from .sentencepiece_model import looks_like_sentencepiece
+
+    return _is_bare_file(path) and looks_like_sentencepiece(_head(path, 1))
+
+
+def _sniff_tiktoken_file(path: Path) -> bool:
+    # After the SentencePiece check: Llama 3 ships a tiktoken file named tokenizer.model.
+    return _is_bare_file(path) and path.suffix in (".tiktoken", ".model")
+
+
+def _bare_dir(path: Path, name: str) -> bool:
+    return path.is_dir() and not (path / native.FILENAME).exists() and (path / name).exists()
+
+
+def _is_other_json(path: Path) -> bool:
+    return path.is_file() and path.name != native.FILENAME and path.suffix == ".json"
+
+
+def _sniff_tekken(path: Path) -> bool:
+    from .tekken import looks_like_tekken
+
+    return _is_other_json(path) and looks_like_tekken(_head(path, 4096))
+
+
+def _sniff_hf_file(path: Path) -> bool:
+    return _is_other_json(path) and b'"tokenpact.tokenizer"' not in _head(path, 4096)
+
+
+# ----------------------------------------------------------------------------- reading
+def _read_native(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
+    from .artifact_dir import from_artifact
+
+    return from_artifact(native.read_native(native.native_path(path)))
+
+
+def _read_hf_dir(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
+    from .hf_json import read_hf_json
+
+    return _with_training(path, read_hf_json(path / HF_FILE))
+
+
+def _read_hf_file(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
+    from .hf_json import read_hf_json
+
+    return _with_training(path.parent, read_hf_json(path))
+
+
+def _read_sp_dir(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
+    from .sentencepiece_model import read_sentencepiece
+
+    return _with_training(path, read_sentencepiece(path / SP_FILE))
+
+
+def _read_sp_file(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
+    from .sentencepiece_model import read_sentencepiece
+
+    return read_sentencepiece(path)
+
+
+def _read_tiktoken(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
+    from .tiktoken_file import read_tiktoken_spec
+
+    return read_tiktoken_spec(path, pattern=options.pattern or "gpt4")
+
+
+def _read_tekken(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
+    from .tekken import read_tekken_spec
+
+    return read_tekken_spec(path)
+
+
+# ----------------------------------------------------------------------------- classes
+def _plain(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenizer]:
+    from ..tokenizer import Tokenizer
+
+    return Tokenizer
+
+
+def _same(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenizer]:
+    return cls
+
+
+def _sentencepiece_class(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenizer]:
+    """A model trained by ``train_unigram`` gets its lattice methods back (``nbest``,
+    ``sample``, ``log_likelihood``)."""
+    if (provenance.training or {}).get("algorithm") == "unigram":
+        from ..train.trained import UnigramTokenizer
+
+        return UnigramTokenizer
+    return _plain(cls, provenance)
+
+
+def _tekken_class(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenizer]:
+    from .tekken import TekkenTokenizer
+
+    return TekkenTokenizer
+
+
+# ----------------------------------------------------------------------------- writing
+def _write_native(tok: Tokenizer, path: Path) -> Path:
+    from .artifact_dir import to_artifact
+
+    return native.write_native(path, to_artifact(tok))
+
+
+def _write_hf(tok: Tokenizer, path: Path) -> Path:
+    from .hf_export import export_hf
+
+    return export_hf(tok, path)
+
+
+def _write_sentencepiece(tok: Tokenizer, path: Path) -> Path:
+    from .sentencepiece_write import export_sentencepiece
+
+    return export_sentencepiece(tok, path)
+
+
+def _write_tiktoken(tok: Tokenizer, path: Path) -> Path:
+    from .tiktoken_file import check_exact_tiktoken, write_tiktoken
+
+    check_exact_tiktoken(tok)
+    write_tiktoken(path, tok.vocab())
+    return path
+
+
+def _parent(path: Path) -> Path:
+    return path.parent
+
+
+def _itself(path: Path) -> Path:
+    return path
+
+
+def _native_root(path: Path) -> Path:
+    return native.native_path(path).parent
+
+
+FORMATS: tuple[Format, ...] = (
+    Format(
+        "sentencepiece_model",
+        _sniff_sentencepiece_file,
+        _read_sp_file,
+        tokenizer_class=_plain,
+        write=_write_sentencepiece,
+    ),
+    Format(
+        "tiktoken",
+        _sniff_tiktoken_file,
+        _read_tiktoken,
+        tokenizer_class=_same,
+        write=_write_tiktoken,
+    ),
+    Format(
+        "hf_tokenizer_json_dir",
+        lambda p: _bare_dir(p, HF_FILE),
+        _read_hf_dir,
+        seal_root=_itself,
+        tokenizer_class=_plain,
+        write=_write_hf,
+    ),
+    Format(
+        "sentencepiece_model_dir",
+        lambda p: _bare_dir(p, SP_FILE),
+        _read_sp_dir,
+        seal_root=_itself,
+        tokenizer_class=_sentencepiece_class,
+        write=_write_sentencepiece,
+    ),
+    Format("tekken", _sniff_tekken, _read_tekken, tokenizer_class=_tekken_class),
+    Format(
+        "hf_tokenizer_json",
+        _sniff_hf_file,
+        _read_hf_file,
+        seal_root=_parent,
+        tokenizer_class=_plain,
+        write=_write_hf,
+    ),
+    # Last: anything else is a native artifact directory or tokenpact.json (whose reader
+    # names what is missing).
+    Format(
+        "tokenpact_json",
+        lambda p: True,
+        _read_native,
+        seal_root=_native_root,
+        fail_closed=True,
+        tokenizer_class=_same,
+        write=_write_native,
+    ),
+)
+
+
+_registered: list[Format] = list(FORMATS)
+
+
+def register(fmt: Format) -> None:
+    """Add a format, tried before the built-in ones (a plug-in's files win over the
+    native fallback); a format of the same name is replaced."""
+    _registered[:] = [fmt, *(f for f in _registered if f.name != fmt.name)]
+
+
+def unregister(name: str) -> None:
+    """Remove a registered format (built-in ones included)."""
+    _registered[:] = [f for f in _registered if f.name != name]
+
+
+def formats() -> tuple[Format, ...]:
+    """The registered formats in the order they are tried."""
+    return tuple(_registered)
+
+
+def format_of(path: Path) -> Format:
+    """The first registered format that recognizes ``path``."""
+    if not path.exists():
+        raise ArtifactError(
+            f"{path} does not exist; check the path (Tokenizer.load reads an artifact "
+            "directory, tokenpact.json, tokenizer.json, *.tiktoken or a SentencePiece .model)"
+        )
+    for fmt in _registered:
+        if fmt.sniff(path):
+            return fmt
+    raise ArtifactError(f"{path}: no registered format reads it")
+
+
+def format_named(name: str) -> Format:
+    for f in _registered:
+        if f.name == name:
+            return f
+    known = ", ".join(f.name for f in _registered)
+    raise ArtifactError(f"unknown format {name!r}; known: {known}")
+
+
+def read(path: Path, *, pattern: str | None = None) -> tuple[TokenizerSpec, Provenance]:
+    """Sniff ``path`` and read it (no contract check: see :func:`load`)."""
+    return format_of(path).read(path, ReadOptions(pattern=pattern))
+
+
+def load(cls: type[Tokenizer], path: Path, *, pattern: str | None, verify: bool) -> Tokenizer:
+    """``Tokenizer.load``: sniff, finish an interrupted save, read, build, then check the
+    manifest and golden vectors (``verify``)."""
+    from ..contract import check_contract_files, recover_interrupted_save
+
+    fmt = format_of(path)
+    root = None if fmt.seal_root is None else fmt.seal_root(path)
+    sealed = False
+    if root is not None and root.is_dir():
+        # A tokenpact save always writes manifest.json; golden.json or training.json
+        # without it means the seal was removed, which must not read as "nothing to verify".
+        sealed = fmt.fail_closed or any((root / name).exists() for name in SEAL_FILES)
+        if sealed:
+            recover_interrupted_save(root)
+    spec, provenance = fmt.read(path, ReadOptions(pattern=pattern))
+    tokenizer_class = cls if fmt.tokenizer_class is None else fmt.tokenizer_class(cls, provenance)
+    tok = tokenizer_class(spec, provenance=provenance)
+    if verify and sealed and root is not None:
+        # Fail closed for native artifacts: tok.save() always writes the contract files,
+        # so a tokenpact.json without them is unverified (deleted, or never sealed).
+        check_contract_files(tok, root)
+    return tok
