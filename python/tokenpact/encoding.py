@@ -88,17 +88,22 @@ class EncodingProvenance:
 
     __slots__ = ("_source", "_template_hash", "_tokenizer_hash")
 
-    def __init__(self, tokenizer_hash: str | None = None, template_hash: str | None = None) -> None:
+    def __init__(
+        self,
+        tokenizer_hash: str | None = None,
+        template_hash: str | None = None,
+        *,
+        source: Any = None,
+    ) -> None:
         self._tokenizer_hash = tokenizer_hash
         self._template_hash = template_hash
-        self._source: Any = None
+        # The tokenizer whose semantic hash is read on first use (then dropped).
+        self._source: Any = source
 
     @classmethod
     def deferred(cls, tokenizer: Any, template_hash: str | None = None) -> EncodingProvenance:
         """A provenance whose tokenizer hash is read from ``tokenizer`` on first use."""
-        out = cls(None, template_hash)
-        out._source = tokenizer
-        return out
+        return cls(None, template_hash, source=tokenizer)
 
     @property
     def tokenizer_hash(self) -> str | None:
