@@ -81,6 +81,21 @@ def test_declared_capabilities_are_offered(built: dict, name: str) -> None:
             assert callable(getattr(tok.engine, method, None)), (name, capability)
     engine_methods = ("encode", "encode_batch", "encode_with_offsets", "decode_bytes", "vocab")
     assert all(callable(getattr(tok.engine, m)) for m in engine_methods)
+    # One native class serves every kind, so a method being present proves little: the
+    # spec's declaration must agree with what the native engine itself declares.
+    # (MERGE_TABLE is declared per kind; the native engine declares "merges" per model, so
+    # a WordPiece pipeline has none: only the native-implies-declared direction holds.)
+    if "merges" in tok.engine.capabilities:
+        assert Capability.MERGE_TABLE in declared, name
+    native_names = {
+        Capability.PRETOKENIZE: "pretokenize",
+        Capability.NORMALIZE: "normalize",
+        Capability.TEXT_DECODE: "sentencepiece_decode",
+        Capability.ADDED_TOKEN_NORMALIZER: "added_token_flags",
+    }
+    native = tok.engine.capabilities
+    for capability, native_name in native_names.items():
+        assert (capability in declared) == (native_name in native), (name, capability)
 
 
 def test_every_kind_declares_capabilities() -> None:
