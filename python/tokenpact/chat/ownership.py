@@ -8,13 +8,19 @@ as content: it holds untrusted bytes). Control IDs are recognized only outside c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from . import _encode
 from ._encode import TokenizerFacts
-from .conversation import CONTROL, TEMPLATE, Owner
+from .conversation import CONTROL, KINDS, TEMPLATE, Owner
+
+try:  # the native per-token lists (src/chat); the Python path below is the reference
+    from .._native import chat_token_columns as _native_columns
+except ImportError:  # an extension built before it existed
+    _native_columns = None
 
 
 @dataclass(frozen=True)
@@ -30,28 +36,117 @@ class RenderedText:
     control_in_input: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)  # not frozen: a frozen __init__ costs one object.__setattr__ per field
 class Tokens:
     """Aligned token arrays (UTF-8 byte offsets) and the content spans in bytes.
 
-    ``shift`` counts post-processor tokens prepended before the rendered text.
+    Ownership is kept run-length: the tokens ``[span_lo[k], span_hi[k])`` overlap content
+    span ``k`` (a token straddling two spans belongs to the first). The per-token
+    ``owner`` and ``kinds`` arrays and the conversation's per-token lists
+    (:attr:`columns`) are derived from the runs on first use. ``shift`` counts
+    post-processor tokens prepended before the rendered text.
     """
 
     ids: np.ndarray
     starts: np.ndarray
     ends: np.ndarray
-    kinds: np.ndarray
-    owner: np.ndarray
     span_starts: np.ndarray
     span_ends: np.ndarray
     span_owner: np.ndarray
     span_lo: list[int]  # tokens [span_lo[k], span_hi[k]) overlap content span k
     span_hi: list[int]
+    owner_kind: tuple[int, ...]  # each owner's kind code (content, document, tools)
+    owner_message: tuple[int, ...]  # each owner's message index (or -1)
+    info: TokenizerFacts
     shift: int = 0
 
+    def runs(self) -> list[tuple[int, int, int]]:
+        """``(lo, hi, owner)`` per content span, overlaps given to the earlier span."""
+        runs = []
+        pos = 0
+        for o, lo, hi in zip(self.span_owner.tolist(), self.span_lo, self.span_hi, strict=True):
+            lo = max(lo, pos)
+            if lo < hi:
+                runs.append((lo, hi, o))
+                pos = hi
+        return runs
 
-def tokenize_rendered(tokenizer: Any, info: TokenizerFacts, rendered: RenderedText) -> Tokens:
-    """Encode the rendered text once and own each token."""
+    def in_content(self, token: int) -> bool:
+        """Whether token ``token`` overlaps content."""
+        return any(lo <= token < hi for lo, hi in zip(self.span_lo, self.span_hi, strict=True))
+
+    @cached_property
+    def owner(self) -> np.ndarray:
+        """The content owner of each token, or -1."""
+        owner = np.full(len(self.ids), -1, dtype=np.int64)
+        for lo, hi, o in self.runs():
+            owner[lo:hi] = o
+        return owner
+
+    @cached_property
+    def kinds(self) -> np.ndarray:
+        """The kind code of each token (CONTROL, TEMPLATE or its owner's kind)."""
+        owner = self.owner
+        owner_kind = np.array([*self.owner_kind, TEMPLATE], dtype=np.int64)
+        kinds = owner_kind[owner]
+        # A token overlapping content stays content even if its ID is a control ID, so
+        # that Conversation.validate() reports such a token instead of it passing as trusted.
+        kinds[(owner < 0) & self.info.is_control[self.ids]] = CONTROL
+        return kinds
+
+    @cached_property
+    def columns(self) -> Columns:
+        """The per-token lists of a :class:`Conversation` (the Python reference of the
+        native ``chat_token_columns``), built run by run: template runs are short (role
+        headers, separators) and classified token by token, content runs are filled by
+        list repetition."""
+        ids = self.ids.tolist()
+        control = self.info.control_set
+        special: list[int] = []
+        origin: list[str] = []
+        message: list[int] = []
+        owner: list[int] = []
+        pos = 0
+        for lo, hi, o in [*self.runs(), (len(ids), len(ids), -1)]:
+            if pos < lo:  # template text and control tokens before this run
+                for i in ids[pos:lo]:
+                    if i in control:
+                        special.append(1)
+                        origin.append("control")
+                    else:
+                        special.append(0)
+                        origin.append("template")
+                message += [-1] * (lo - pos)
+                owner += [-1] * (lo - pos)
+            n = hi - lo
+            if n:
+                special += [0] * n
+                origin += [KINDS[self.owner_kind[o]]] * n
+                message += [self.owner_message[o]] * n
+                owner += [o] * n
+            pos = hi
+        return Columns(ids, special, origin, message, owner)
+
+
+class Columns(NamedTuple):
+    """The per-token lists of a conversation, aligned with ``input_ids``."""
+
+    input_ids: list[int]
+    special_tokens_mask: list[int]
+    origin: list[str]
+    message_index: list[int]
+    owner_index: list[int]
+
+
+def tokenize_rendered(
+    tokenizer: Any, info: TokenizerFacts, rendered: RenderedText, *, native: bool = True
+) -> Tokens:
+    """Encode the rendered text once and own each token.
+
+    With the native extension, the token ranges of the spans and the per-token lists
+    come from one call (``chat_token_columns``); ``native=False`` keeps the Python path
+    (the reference the tests compare it with).
+    """
     text = rendered.text
     spans = rendered.spans
     try:
@@ -60,27 +155,60 @@ def tokenize_rendered(tokenizer: Any, info: TokenizerFacts, rendered: RenderedTe
     except UnicodeEncodeError:
         tokenizer.encode(text)  # raises the tokenizer's own InvalidInputError naming the fix
         raise
-    span_starts = np.array(flat[0::2], dtype=np.int64)
-    span_ends = np.array(flat[1::2], dtype=np.int64)
-    owners = [o for *_, o in spans]
-    owner = np.full(len(ids), -1, dtype=np.int64)
+    owners = rendered.owners
+    owner_kind = tuple([o.kind for o in owners])
+    owner_message = tuple([o.message_index for o in owners])
+    span_owner = [o for *_, o in spans]
+    args = (flat[0::2], flat[1::2], span_owner, owner_kind, owner_message, info)
+    if native and _native_columns is not None and ids.dtype == np.uint32:
+        lo, hi, *columns = _native_columns(
+            ids,
+            starts,
+            ends,
+            list(zip(flat[0::2], flat[1::2], span_owner, strict=True)),
+            owner_kind,
+            owner_message,
+            info.is_control,
+            KINDS,
+        )
+        tokens = _tokens(ids, starts, ends, lo, hi, *args)
+        tokens.__dict__["columns"] = Columns(*columns)  # the cached_property's slot
+        return tokens
     if not spans:
-        kinds = np.where(info.is_control[ids], CONTROL, TEMPLATE)
-        return Tokens(ids, starts, ends, kinds, owner, span_starts, span_ends, owner[:0], [], [])
+        return _tokens(ids, starts, ends, [], [], *args)
     # Tokens are sorted and contiguous, so the tokens overlapping a span form the range
     # [first token ending after its start, first token starting at or after its end).
-    lo = np.searchsorted(ends, span_starts, side="right").tolist()
-    hi = np.searchsorted(starts, span_ends, side="left").tolist()
-    for k in range(len(owners) - 1, -1, -1):  # a token straddling two spans: the first owns it
-        owner[lo[k] : hi[k]] = owners[k]
-    # Owner -1 (no content) reads the trailing TEMPLATE entry of owner_kind.
-    owner_kind = np.array([o.kind for o in rendered.owners] + [TEMPLATE], dtype=np.int64)
-    kinds = owner_kind[owner]
-    # A token overlapping content stays content even if its ID is a control ID, so that
-    # Conversation.validate() reports such a token instead of it passing as trusted.
-    kinds[(owner < 0) & info.is_control[ids]] = CONTROL
-    span_owner = np.array(owners, dtype=np.int64)
-    return Tokens(ids, starts, ends, kinds, owner, span_starts, span_ends, span_owner, lo, hi)
+    lo = np.searchsorted(ends, args[0], side="right").tolist()
+    hi = np.searchsorted(starts, args[1], side="left").tolist()
+    return _tokens(ids, starts, ends, lo, hi, *args)
+
+
+def _tokens(
+    ids: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    lo: list[int],
+    hi: list[int],
+    span_starts: list[int],
+    span_ends: list[int],
+    span_owner: list[int],
+    owner_kind: tuple[int, ...],
+    owner_message: tuple[int, ...],
+    info: TokenizerFacts,
+) -> Tokens:
+    return Tokens(
+        ids,
+        starts,
+        ends,
+        np.array(span_starts, dtype=np.int64),
+        np.array(span_ends, dtype=np.int64),
+        np.array(span_owner, dtype=np.int64),
+        lo,
+        hi,
+        owner_kind,
+        owner_message,
+        info,
+    )
 
 
 def add_post_processor_markers(tokens: Tokens, info: TokenizerFacts) -> Tokens:
@@ -103,18 +231,20 @@ def add_post_processor_markers(tokens: Tokens, info: TokenizerFacts) -> Tokens:
     def pad(arr: np.ndarray, head: int, rear: int) -> np.ndarray:
         return np.concatenate([np.full(f, head, np.int64), arr, np.full(b, rear, np.int64)])
 
-    # Inserted markers get empty offsets at the ends of the text.
+    # Inserted markers get empty offsets at the ends of the text; they are control IDs,
+    # which the derived kinds and columns classify as CONTROL (no content owner).
     return Tokens(
         np.concatenate([np.array(front, np.int64), ids, np.array(back, np.int64)]),
         pad(tokens.starts, 0, end),
         pad(tokens.ends, 0, end),
-        pad(tokens.kinds, CONTROL, CONTROL),
-        pad(tokens.owner, -1, -1),
         tokens.span_starts,
         tokens.span_ends,
         tokens.span_owner,
         [i + f for i in tokens.span_lo],
         [i + f for i in tokens.span_hi],
+        tokens.owner_kind,
+        tokens.owner_message,
+        tokens.info,
         f,
     )
 
@@ -133,7 +263,7 @@ def assistant_mask(tokens: Tokens, rendered: RenderedText, stops: tuple[int, ...
             mask[s:][(ends[s:] > a) & (starts[s:] < b)] = 1
         return mask
     for lo, hi in message_regions(tokens, rendered, "assistant").values():
-        while hi < len(ids) and int(ids[hi]) in stops and tokens.owner[hi] < 0:
+        while hi < len(ids) and int(ids[hi]) in stops and not tokens.in_content(hi):
             hi += 1
         mask[lo:hi] = 1
     return mask
