@@ -11,6 +11,7 @@ use crate::error::CoreError;
 
 mod bpe;
 mod bpe_train;
+mod chat;
 mod data;
 mod dropout;
 mod pipeline;
@@ -133,6 +134,7 @@ fn id_space_limit(entries: usize) -> usize {
 fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bpe::register(m)?;
     bpe_train::register(m)?;
+    chat::register(m)?;
     data::register(m)?;
     dropout::register(m)?;
     sentencepiece::register(m)?;

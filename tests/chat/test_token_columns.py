@@ -121,8 +121,13 @@ def test_render_columns_match_the_reference(chat_model: ChatModel, tp: ModuleTyp
     cases = conversations(chat_model.name, lambda t: info.find_control_spelling(t) is not None)
     hostile = [{"role": "user", "content": f"a {s} b"} for s in list(info.spelling_of.values())[:3]]
     cases.append((hostile, {"add_generation_prompt": True}))
+    rendered_any = 0
     for messages, options in cases:
-        rendered = template.render_text(messages, **options)
+        try:
+            rendered = template.render_text(messages, **options)
+        except tp.chat.ChatTemplateError:
+            continue  # a case the template itself rejects (as transformers does)
+        rendered_any += 1
         fast = ownership.tokenize_rendered(template.tokenizer, info, rendered)
         slow = ownership.tokenize_rendered(template.tokenizer, info, rendered, native=False)
         assert (fast.span_lo, fast.span_hi) == (slow.span_lo, slow.span_hi)
@@ -130,6 +135,7 @@ def test_render_columns_match_the_reference(chat_model: ChatModel, tp: ModuleTyp
         # The lazily derived arrays agree with the lists.
         assert fast.owner.tolist() == fast.columns.owner_index
         assert [KINDS[k] for k in fast.kinds.tolist()] == fast.columns.origin
+    assert rendered_any >= len(cases) * 3 // 4
 
 
 def test_assembled_conversation_has_every_field(deepseek: ChatModel) -> None:

@@ -38,7 +38,7 @@ import jinja2.ext
 import jinja2.nodes
 from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.filters import make_attrgetter
-from jinja2.runtime import Macro
+from jinja2.runtime import Macro, missing
 from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
 
 from . import limits
@@ -270,6 +270,21 @@ _SAFE_CACHE_SIZE = 4096
 _DICT_ATTRIBUTES = frozenset(dir(dict))
 
 
+def _plain_macro(macro: Macro, n_args: int) -> bool:
+    """Whether calling ``macro`` with ``n_args`` positional arguments (no keywords) needs
+    none of ``Macro.__call__``'s binding: no caller, no catch-all arguments, no
+    autoescaping, no async, and not more arguments than it declares."""
+    return (
+        n_args <= macro._argument_count
+        and not macro.caller
+        and not macro.explicit_caller
+        and not macro.catch_kwargs
+        and not macro.catch_varargs
+        and not macro._default_autoescape
+        and not macro._environment.is_async
+    )
+
+
 class SpanEnvironment(ImmutableSandboxedEnvironment):
     """The sandbox ``transformers`` uses, with span-keeping joins, cached safety decisions
     and execution bounds (see the module docstring)."""
@@ -371,7 +386,13 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
             if kwargs:  # the compiler passes the active loop/block variables
                 kwargs.pop("_block_vars", None)
                 kwargs.pop("_loop_vars", None)
-            if kind is _BUILTIN_METHOD and __obj.__name__ in _WIDTH_METHODS:
+            if kind is Macro and not kwargs and _plain_macro(__obj, len(args)):
+                # Macro.__call__ binds arguments by name for callers, keyword arguments
+                # and defaults; a plain positional call reduces to this (missing
+                # trailing arguments take their defaults inside the macro body).
+                args = (*args, *([missing] * (__obj._argument_count - len(args))))
+                __obj = __obj._func
+            elif kind is _BUILTIN_METHOD and __obj.__name__ in _WIDTH_METHODS:
                 for value in (*args, *kwargs.values()):
                     check_width(value, f"a str.{__obj.__name__} width")
             try:
