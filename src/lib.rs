@@ -5,7 +5,6 @@
 
 pub mod bpe;
 pub mod char_bpe;
-pub mod chat;
 pub mod corpus;
 pub mod data;
 pub mod decoder;

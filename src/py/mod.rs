@@ -11,7 +11,6 @@ use crate::error::CoreError;
 
 mod bpe;
 mod bpe_train;
-mod chat;
 mod data;
 mod dropout;
 mod pipeline;
@@ -134,7 +133,6 @@ fn id_space_limit(entries: usize) -> usize {
 fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bpe::register(m)?;
     bpe_train::register(m)?;
-    chat::register(m)?;
     data::register(m)?;
     dropout::register(m)?;
     sentencepiece::register(m)?;

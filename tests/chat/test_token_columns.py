@@ -1,7 +1,7 @@
-"""The per-token lists of a rendered conversation: the native ``chat_token_columns``
-(src/chat) agrees with the Python reference (``Tokens.columns`` without the native
-call) on random token layouts and on every conversation of the parity tests, and the
-fast Conversation assembly sets exactly the dataclass's fields."""
+"""The per-token lists of a rendered conversation, built run by run
+(``Tokens.columns``), agree with a token-by-token reference of the ownership rule on
+random token layouts and on every conversation of the parity tests; the fast
+Conversation assembly sets exactly the dataclass's fields."""
 
 from __future__ import annotations
 
@@ -19,10 +19,6 @@ from tokenpact.chat.conversation import KINDS, Conversation
 
 from .conftest import ChatModel
 from .conversations import conversations
-
-native = pytest.mark.skipif(
-    ownership._native_columns is None, reason="the native extension predates chat_token_columns"
-)
 
 
 @st.composite
@@ -57,65 +53,63 @@ def layouts(draw: Any) -> dict[str, Any]:
     )
 
 
-def reference(layout: dict[str, Any]) -> tuple[list[int], list[int], ownership.Columns]:
+def per_token(tokens: ownership.Tokens) -> ownership.Columns:
+    """The ownership rule token by token: a token overlapping content spans belongs to
+    the first of them; outside content, control IDs are control, the rest template."""
+    ids = tokens.ids.tolist()
+    owner = [-1] * len(ids)
+    for k in reversed(range(len(tokens.span_lo))):
+        for t in range(tokens.span_lo[k], tokens.span_hi[k]):
+            owner[t] = tokens.span_owner[k]
+    control = tokens.info.control_set
+    return ownership.Columns(
+        ids,
+        [int(o < 0 and i in control) for i, o in zip(ids, owner, strict=True)],
+        [
+            KINDS[tokens.owner_kind[o]] if o >= 0 else "control" if i in control else "template"
+            for i, o in zip(ids, owner, strict=True)
+        ],
+        [tokens.owner_message[o] if o >= 0 else -1 for o in owner],
+        owner,
+    )
+
+
+def tokens_of(layout: dict[str, Any]) -> ownership.Tokens:
     info = SimpleNamespace(
         control_set=frozenset(np.flatnonzero(layout["control"]).tolist()),
         is_control=layout["control"],
     )
     span_starts = [a for a, _ in layout["bounds"]]
     span_ends = [b for _, b in layout["bounds"]]
-    lo = np.searchsorted(layout["ends"], span_starts, side="right").tolist()
-    hi = np.searchsorted(layout["starts"], span_ends, side="left").tolist()
-    tokens = ownership._tokens(
+    return ownership.Tokens(
         layout["ids"],
         layout["starts"],
         layout["ends"],
-        lo,
-        hi,
         span_starts,
         span_ends,
         layout["owners"],
+        np.searchsorted(layout["ends"], span_starts, side="right").tolist(),
+        np.searchsorted(layout["starts"], span_ends, side="left").tolist(),
         layout["owner_kind"],
         layout["owner_message"],
         info,  # type: ignore[arg-type]
     )
-    return lo, hi, tokens.columns
 
 
-@native
+def check(tokens: ownership.Tokens) -> None:
+    assert tokens.columns == per_token(tokens)
+    # The lazily derived arrays agree with the lists.
+    assert tokens.owner.tolist() == tokens.columns.owner_index
+    assert [KINDS[k] for k in tokens.kinds.tolist()] == tokens.columns.origin
+
+
 @settings(max_examples=300, deadline=None)
 @given(layouts())
-def test_native_columns_match_the_reference(layout: dict[str, Any]) -> None:
-    lo, hi, *columns = ownership._native_columns(  # type: ignore[misc]
-        layout["ids"],
-        layout["starts"],
-        layout["ends"],
-        [(a, b, o) for (a, b), o in zip(layout["bounds"], layout["owners"], strict=True)],
-        layout["owner_kind"],
-        layout["owner_message"],
-        layout["control"],
-        KINDS,
-    )
-    ref_lo, ref_hi, ref_columns = reference(layout)
-    assert (lo, hi) == (ref_lo, ref_hi)
-    assert tuple(columns) == tuple(ref_columns)
+def test_columns_follow_the_ownership_rule(layout: dict[str, Any]) -> None:
+    check(tokens_of(layout))
 
 
-@native
-def test_native_columns_reject_bad_owners() -> None:
-    from tokenpact.errors import InvalidInputError
-
-    ids = np.array([1, 2], dtype=np.uint32)
-    offsets = (np.array([0, 1], dtype=np.uint32), np.array([1, 2], dtype=np.uint32))
-    control = np.zeros(4, dtype=bool)
-    with pytest.raises(InvalidInputError, match="owner 3"):
-        ownership._native_columns(ids, *offsets, [(0, 1, 3)], (2,), (0,), control, KINDS)
-    with pytest.raises(InvalidInputError, match="kind code 9"):
-        ownership._native_columns(ids, *offsets, [(0, 1, 0)], (9,), (0,), control, KINDS)
-
-
-@native
-def test_render_columns_match_the_reference(chat_model: ChatModel, tp: ModuleType) -> None:
+def test_render_columns_follow_the_ownership_rule(chat_model: ChatModel, tp: ModuleType) -> None:
     template = chat_model.template
     info = template._info
     cases = conversations(chat_model.name, lambda t: info.find_control_spelling(t) is not None)
@@ -128,13 +122,9 @@ def test_render_columns_match_the_reference(chat_model: ChatModel, tp: ModuleTyp
         except tp.chat.ChatTemplateError:
             continue  # a case the template itself rejects (as transformers does)
         rendered_any += 1
-        fast = ownership.tokenize_rendered(template.tokenizer, info, rendered)
-        slow = ownership.tokenize_rendered(template.tokenizer, info, rendered, native=False)
-        assert (fast.span_lo, fast.span_hi) == (slow.span_lo, slow.span_hi)
-        assert fast.columns == slow.columns
-        # The lazily derived arrays agree with the lists.
-        assert fast.owner.tolist() == fast.columns.owner_index
-        assert [KINDS[k] for k in fast.kinds.tolist()] == fast.columns.origin
+        tokens = ownership.tokenize_rendered(template.tokenizer, info, rendered)
+        check(tokens)
+        check(ownership.add_post_processor_markers(tokens, info))
     assert rendered_any >= len(cases) * 3 // 4
 
 

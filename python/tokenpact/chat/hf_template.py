@@ -415,7 +415,7 @@ class ChatTemplate:
             tokenizer=self.tokenizer,
             columns=tokens.columns,
             owners=rendered.owners,
-            assistant_mask=mask.tolist(),
+            assistant_mask=mask,
             prompt_boundary=boundary,
             stop_policy=self._stop_policy(boundary, stops),
             template_hash=self.template_hash,

@@ -17,11 +17,6 @@ from . import _encode
 from ._encode import TokenizerFacts
 from .conversation import CONTROL, KINDS, TEMPLATE, Owner
 
-try:  # the native per-token lists (src/chat); the Python path below is the reference
-    from .._native import chat_token_columns as _native_columns
-except ImportError:  # an extension built before it existed
-    _native_columns = None
-
 
 @dataclass(frozen=True)
 class RenderedText:
@@ -50,9 +45,9 @@ class Tokens:
     ids: np.ndarray
     starts: np.ndarray
     ends: np.ndarray
-    span_starts: np.ndarray
-    span_ends: np.ndarray
-    span_owner: np.ndarray
+    span_starts: list[int]  # content span k covers bytes [span_starts[k], span_ends[k])
+    span_ends: list[int]
+    span_owner: list[int]
     span_lo: list[int]  # tokens [span_lo[k], span_hi[k]) overlap content span k
     span_hi: list[int]
     owner_kind: tuple[int, ...]  # each owner's kind code (content, document, tools)
@@ -64,7 +59,7 @@ class Tokens:
         """``(lo, hi, owner)`` per content span, overlaps given to the earlier span."""
         runs = []
         pos = 0
-        for o, lo, hi in zip(self.span_owner.tolist(), self.span_lo, self.span_hi, strict=True):
+        for o, lo, hi in zip(self.span_owner, self.span_lo, self.span_hi, strict=True):
             lo = max(lo, pos)
             if lo < hi:
                 runs.append((lo, hi, o))
@@ -96,10 +91,10 @@ class Tokens:
 
     @cached_property
     def columns(self) -> Columns:
-        """The per-token lists of a :class:`Conversation` (the Python reference of the
-        native ``chat_token_columns``), built run by run: template runs are short (role
-        headers, separators) and classified token by token, content runs are filled by
-        list repetition."""
+        """The per-token lists of a :class:`Conversation`, built run by run: template runs
+        are short (role headers, separators) and classified token by token, content runs
+        are filled by list repetition (a native version was measured slower: it must
+        convert every element, where repetition only copies one reference)."""
         ids = self.ids.tolist()
         control = self.info.control_set
         special: list[int] = []
@@ -138,19 +133,14 @@ class Columns(NamedTuple):
     owner_index: list[int]
 
 
-def tokenize_rendered(
-    tokenizer: Any, info: TokenizerFacts, rendered: RenderedText, *, native: bool = True
-) -> Tokens:
-    """Encode the rendered text once and own each token.
-
-    With the native extension, the token ranges of the spans and the per-token lists
-    come from one call (``chat_token_columns``); ``native=False`` keeps the Python path
-    (the reference the tests compare it with).
-    """
+def tokenize_rendered(tokenizer: Any, info: TokenizerFacts, rendered: RenderedText) -> Tokens:
+    """Encode the rendered text once and own each token."""
     text = rendered.text
     spans = rendered.spans
     try:
-        flat = _encode.utf8_offsets(text, [x for a, b, _ in spans for x in (a, b)])
+        flat = [x for a, b, _ in spans for x in (a, b)]
+        if flat and not text.isascii():
+            flat = _encode.utf8_offsets(text, flat)
         ids, starts, ends = _encode.encode_byte_spans(tokenizer, info, text, flat)
     except UnicodeEncodeError:
         tokenizer.encode(text)  # raises the tokenizer's own InvalidInputError naming the fix
@@ -159,50 +149,22 @@ def tokenize_rendered(
     owner_kind = tuple([o.kind for o in owners])
     owner_message = tuple([o.message_index for o in owners])
     span_owner = [o for *_, o in spans]
-    args = (flat[0::2], flat[1::2], span_owner, owner_kind, owner_message, info)
-    if native and _native_columns is not None and ids.dtype == np.uint32:
-        lo, hi, *columns = _native_columns(
-            ids,
-            starts,
-            ends,
-            list(zip(flat[0::2], flat[1::2], span_owner, strict=True)),
-            owner_kind,
-            owner_message,
-            info.is_control,
-            KINDS,
-        )
-        tokens = _tokens(ids, starts, ends, lo, hi, *args)
-        tokens.__dict__["columns"] = Columns(*columns)  # the cached_property's slot
-        return tokens
-    if not spans:
-        return _tokens(ids, starts, ends, [], [], *args)
-    # Tokens are sorted and contiguous, so the tokens overlapping a span form the range
-    # [first token ending after its start, first token starting at or after its end).
-    lo = np.searchsorted(ends, args[0], side="right").tolist()
-    hi = np.searchsorted(starts, args[1], side="left").tolist()
-    return _tokens(ids, starts, ends, lo, hi, *args)
-
-
-def _tokens(
-    ids: np.ndarray,
-    starts: np.ndarray,
-    ends: np.ndarray,
-    lo: list[int],
-    hi: list[int],
-    span_starts: list[int],
-    span_ends: list[int],
-    span_owner: list[int],
-    owner_kind: tuple[int, ...],
-    owner_message: tuple[int, ...],
-    info: TokenizerFacts,
-) -> Tokens:
+    span_starts, span_ends = flat[0::2], flat[1::2]
+    lo: list[int] = []
+    hi: list[int] = []
+    if spans:
+        # Tokens are sorted and contiguous, so the tokens overlapping a span form the
+        # range [first token ending after its start, first token starting at or after
+        # its end).
+        lo = np.searchsorted(ends, span_starts, side="right").tolist()
+        hi = np.searchsorted(starts, span_ends, side="left").tolist()
     return Tokens(
         ids,
         starts,
         ends,
-        np.array(span_starts, dtype=np.int64),
-        np.array(span_ends, dtype=np.int64),
-        np.array(span_owner, dtype=np.int64),
+        span_starts,
+        span_ends,
+        span_owner,
         lo,
         hi,
         owner_kind,
@@ -249,23 +211,25 @@ def add_post_processor_markers(tokens: Tokens, info: TokenizerFacts) -> Tokens:
     )
 
 
-def assistant_mask(tokens: Tokens, rendered: RenderedText, stops: tuple[int, ...]) -> np.ndarray:
+def assistant_mask(tokens: Tokens, rendered: RenderedText, stops: tuple[int, ...]) -> list[int]:
     """From ``{% generation %}`` spans when present (a token overlapping one counts, as in
     transformers), else each assistant message's region plus the stop token closing it,
     so that the model learns to end its turn."""
     ids, starts, ends = tokens.ids, tokens.starts, tokens.ends
-    mask = np.zeros(len(ids), dtype=np.int8)
+    n = len(ids)
     if rendered.generation_spans:
+        array = np.zeros(n, dtype=np.int8)
         flat = np.asarray(rendered.generation_spans, dtype=np.int64).reshape(-1)
         bounds = _encode.byte_positions(rendered.text, flat).reshape(-1, 2)
         s = tokens.shift
         for a, b in bounds.tolist():
-            mask[s:][(ends[s:] > a) & (starts[s:] < b)] = 1
-        return mask
+            array[s:][(ends[s:] > a) & (starts[s:] < b)] = 1
+        return array.tolist()  # type: ignore[no-any-return]
+    mask = [0] * n
     for lo, hi in message_regions(tokens, rendered, "assistant").values():
-        while hi < len(ids) and int(ids[hi]) in stops and not tokens.in_content(hi):
+        while hi < n and int(ids[hi]) in stops and not tokens.in_content(hi):
             hi += 1
-        mask[lo:hi] = 1
+        mask[lo:hi] = [1] * (hi - lo)
     return mask
 
 
@@ -273,11 +237,11 @@ def message_regions(tokens: Tokens, rendered: RenderedText, role: str) -> dict[i
     """Token range ``[lo, hi)`` from the first to the last content span of each message
     with ``role`` (template tokens between its spans, e.g. tool-call wrappers, included)."""
     regions: dict[int, list[int]] = {}
-    if not len(tokens.span_owner):
+    if not tokens.span_owner:
         return regions
     owners = rendered.owners
     roles = rendered.roles
-    for o, lo, hi in zip(tokens.span_owner.tolist(), tokens.span_lo, tokens.span_hi, strict=True):
+    for o, lo, hi in zip(tokens.span_owner, tokens.span_lo, tokens.span_hi, strict=True):
         index = owners[o].message_index
         if index < 0 or index >= len(roles) or roles[index] != role:
             continue
@@ -289,12 +253,12 @@ def message_regions(tokens: Tokens, rendered: RenderedText, role: str) -> dict[i
     return regions
 
 
-def response_start(tokens: Tokens, mask: np.ndarray, rendered: RenderedText) -> int:
+def response_start(tokens: Tokens, mask: list[int], rendered: RenderedText) -> int:
     """Training boundary: the first token of the final assistant response."""
     n = len(tokens.ids)
     if not rendered.roles or rendered.roles[-1] != "assistant":
         return n
-    if rendered.generation_spans and mask.any():
+    if rendered.generation_spans and any(mask):
         runs = np.flatnonzero(np.diff(np.concatenate([[0], mask])) == 1)
         return int(runs[-1])
     region = message_regions(tokens, rendered, "assistant").get(len(rendered.roles) - 1)
