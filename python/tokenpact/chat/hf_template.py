@@ -104,7 +104,7 @@ class ChatTemplate:
         if not sources:
             raise ChatTemplateError("no chat template given")
         self._sources = sources
-        self._compiled = {}
+        self._compiled: dict[str, tuple[jinja2.Template, dict[str, Any]]] = {}
         for key, src in sources.items():
             self._compiled[key] = (compile_template(src), {})
         if not isinstance(limits, TemplateLimits):

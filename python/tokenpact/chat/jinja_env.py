@@ -71,7 +71,7 @@ class _SpanCodeGenerator(CodeGenerator):
     instead of one sandboxed ``call_binop`` per ``+``."""
 
     @optimizeconst
-    def visit_Add(self, node: jinja2.nodes.Add, frame: Frame) -> None:
+    def visit_Add(self, node: jinja2.nodes.BinExpr, frame: Frame) -> None:
         terms: list[jinja2.nodes.Expr] = []
         left: jinja2.nodes.Expr = node
         while isinstance(left, jinja2.nodes.Add):  # ((a + b) + c) + d: left-nested
