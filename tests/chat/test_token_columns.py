@@ -106,7 +106,12 @@ def check(tokens: ownership.Tokens) -> None:
 @settings(max_examples=300, deadline=None)
 @given(layouts())
 def test_columns_follow_the_ownership_rule(layout: dict[str, Any]) -> None:
-    check(tokens_of(layout))
+    tokens = tokens_of(layout)
+    check(tokens)
+    found = ownership.token_ranges(
+        layout["starts"], layout["ends"], tokens.span_starts, tokens.span_ends
+    )
+    assert found == (tokens.span_lo, tokens.span_hi)  # np.searchsorted's ranges
 
 
 def test_render_columns_follow_the_ownership_rule(chat_model: ChatModel, tp: ModuleType) -> None:
@@ -123,6 +128,8 @@ def test_render_columns_follow_the_ownership_rule(chat_model: ChatModel, tp: Mod
             continue  # a case the template itself rejects (as transformers does)
         rendered_any += 1
         tokens = ownership.tokenize_rendered(template.tokenizer, info, rendered)
+        assert tokens.span_lo == np.searchsorted(tokens.ends, tokens.span_starts, "right").tolist()
+        assert tokens.span_hi == np.searchsorted(tokens.starts, tokens.span_ends, "left").tolist()
         check(tokens)
         check(ownership.add_post_processor_markers(tokens, info))
     assert rendered_any >= len(cases) * 3 // 4

@@ -7,6 +7,7 @@ as content: it holds untrusted bytes). Control IDs are recognized only outside c
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, NamedTuple
@@ -150,14 +151,7 @@ def tokenize_rendered(tokenizer: Any, info: TokenizerFacts, rendered: RenderedTe
     owner_message = tuple([o.message_index for o in owners])
     span_owner = [o for *_, o in spans]
     span_starts, span_ends = flat[0::2], flat[1::2]
-    lo: list[int] = []
-    hi: list[int] = []
-    if spans:
-        # Tokens are sorted and contiguous, so the tokens overlapping a span form the
-        # range [first token ending after its start, first token starting at or after
-        # its end).
-        lo = np.searchsorted(ends, span_starts, side="right").tolist()
-        hi = np.searchsorted(starts, span_ends, side="left").tolist()
+    lo, hi = token_ranges(starts, ends, span_starts, span_ends)
     return Tokens(
         ids,
         starts,
@@ -170,6 +164,25 @@ def tokenize_rendered(tokenizer: Any, info: TokenizerFacts, rendered: RenderedTe
         owner_kind,
         owner_message,
         info,
+    )
+
+
+def token_ranges(
+    starts: np.ndarray, ends: np.ndarray, span_starts: list[int], span_ends: list[int]
+) -> tuple[list[int], list[int]]:
+    """The tokens ``[lo, hi)`` overlapping each byte span.
+
+    Tokens are sorted and contiguous, so they form the range [first token ending after
+    the span's start, first token starting at or after its end). A few binary searches
+    over memoryviews (items read as Python ints) cost less than converting the bounds to
+    arrays for ``np.searchsorted`` (its result, which the tests compare).
+    """
+    if not span_starts:
+        return [], []
+    end_view, start_view = memoryview(ends), memoryview(starts)
+    return (
+        [bisect_right(end_view, a) for a in span_starts],
+        [bisect_left(start_view, b) for b in span_ends],
     )
 
 
