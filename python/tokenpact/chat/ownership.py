@@ -179,7 +179,7 @@ def token_ranges(
     """
     if not span_starts:
         return [], []
-    end_view, start_view = memoryview(ends), memoryview(starts)
+    end_view, start_view = memoryview(ends), memoryview(starts)  # type: ignore[arg-type]
     return (
         [bisect_right(end_view, a) for a in span_starts],
         [bisect_left(start_view, b) for b in span_ends],
