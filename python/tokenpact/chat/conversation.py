@@ -342,22 +342,62 @@ def build(
     text: str | None = None,
     byte_offsets: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Conversation:
-    """Assemble a Conversation from aligned numpy arrays (the fast path of both formatters)."""
+    """Assemble a Conversation from aligned numpy arrays (the grammar formatter's path)."""
     message_of = np.array([o.message_index for o in owners] + [-1], dtype=np.int64)
-    return Conversation(
-        input_ids=ids.tolist(),
-        special_tokens_mask=(kinds == CONTROL).view(np.int8).tolist(),
-        origin=_KIND_ARRAY[kinds].tolist(),
-        message_index=message_of[owner].tolist(),
-        owner_index=owner.tolist(),
-        owners=tuple(o.label for o in owners),
-        assistant_mask=assistant_mask.astype(np.int8, copy=False).tolist(),
-        prompt_boundary=int(prompt_boundary),
-        stop_policy=(
-            stop_policy
-            if stop_policy.prompt_length == prompt_boundary
-            else stop_policy.with_prompt_length(int(prompt_boundary))
+    return assemble(
+        tokenizer=tokenizer,
+        columns=(
+            ids.tolist(),
+            (kinds == CONTROL).view(np.int8).tolist(),
+            _KIND_ARRAY[kinds].tolist(),
+            message_of[owner].tolist(),
+            owner.tolist(),
         ),
+        owners=owners,
+        assistant_mask=assistant_mask.astype(np.int8, copy=False).tolist(),
+        prompt_boundary=prompt_boundary,
+        stop_policy=stop_policy,
+        template_hash=template_hash,
+        mode=mode,
+        roles=roles,
+        text=text,
+        byte_offsets=byte_offsets,
+    )
+
+
+def assemble(
+    *,
+    tokenizer: Any,
+    columns: tuple[list[int], list[int], list[str], list[int], list[int]],
+    owners: Sequence[Owner],
+    assistant_mask: list[int],
+    prompt_boundary: int,
+    stop_policy: StopPolicy,
+    template_hash: str,
+    mode: str,
+    roles: tuple[str, ...],
+    text: str | None = None,
+    byte_offsets: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Conversation:
+    """Assemble a Conversation from its per-token lists: ``columns`` is ``(input_ids,
+    special_tokens_mask, origin, message_index, owner_index)``."""
+    input_ids, special, origin, message_index, owner_index = columns
+    if stop_policy.prompt_length != prompt_boundary:
+        stop_policy = stop_policy.with_prompt_length(int(prompt_boundary))
+    # The frozen dataclass's __init__ sets its 16 fields one object.__setattr__ at a time,
+    # a measurable share of a short conversation's cost; the values are final here, so
+    # they go into the instance dict in one update (same fields, same defaults).
+    conv = object.__new__(Conversation)
+    conv.__dict__.update(
+        input_ids=input_ids,
+        special_tokens_mask=special,
+        origin=origin,
+        message_index=message_index,
+        owner_index=owner_index,
+        owners=tuple([o.label for o in owners]),
+        assistant_mask=assistant_mask,
+        prompt_boundary=int(prompt_boundary),
+        stop_policy=stop_policy,
         tokenizer_hash=tokenizer.semantic_hash,
         template_hash=template_hash,
         mode=mode,
@@ -366,3 +406,4 @@ def build(
         byte_offsets=byte_offsets,
         tokenizer=tokenizer,
     )
+    return conv

@@ -160,8 +160,9 @@ def wrap_messages(messages: Sequence[Any], tracker: Tracker) -> list[dict[str, A
             if key == "role":
                 message[key] = _check_name(value, i, "role")
             elif type(value) is str:  # the common case, without _wrap's type dispatch
-                check_text(value, f"messages[{i}].{key}")
-                message[key] = string(value, CONTENT, i, f"messages[{i}].{key}")
+                label = f"messages[{i}].{key}"
+                check_text(value, label)
+                message[key] = string(value, CONTENT, i, label)
             else:
                 message[key] = _wrap(value, tracker, CONTENT, i, f"messages[{i}].{key}")
         if "reasoning_content" in message or "thinking" in message or "reasoning" in message:

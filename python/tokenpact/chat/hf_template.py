@@ -30,7 +30,7 @@ from ..contract.declarations import template_declaration
 from ..errors import TokenpactError
 from . import _encode
 from .batch_render import render_many
-from .conversation import CONTROL, Conversation, build
+from .conversation import CONTROL, Conversation, assemble
 from .errors import ChatTemplateError, UntrackedContentError
 from .hf_inputs import Tracker, plain_data, wrap_documents, wrap_messages, wrap_tools
 from .jinja_env import GENERATION_OWNER, compile_template, has_generation_blocks
@@ -104,10 +104,9 @@ class ChatTemplate:
         if not sources:
             raise ChatTemplateError("no chat template given")
         self._sources = sources
-        self._compiled = {}
+        self._compiled: dict[str, tuple[jinja2.Template, dict[str, Any]]] = {}
         for key, src in sources.items():
-            compiled = compile_template(src)
-            self._compiled[key] = (compiled, dict(compiled.globals))
+            self._compiled[key] = (compile_template(src), {})
         if not isinstance(limits, TemplateLimits):
             raise ChatTemplateError("limits must be a tokenpact.chat.TemplateLimits")
         self.limits = limits
@@ -118,6 +117,9 @@ class ChatTemplate:
             for key in SPECIAL_TOKEN_NAMES
             if (text := _token_string((special_tokens or {}).get(key))) is not None
         }
+        for compiled, context in self._compiled.values():
+            context.update(compiled.globals)
+            context.update(self.special_tokens)
         self._info = _encode.facts(tokenizer)
         # The identity covers every named template (transformers picks one per call).
         source = (
@@ -128,6 +130,7 @@ class ChatTemplate:
         self.declaration = template_declaration(source, name=name, modes=("generation", "training"))
         self.template_hash = _template_hash(self.declaration)
         self._end_of_turn: tuple[int, ...] | None = None
+        self._policies: dict[int, StopPolicy] = {}
 
     # ------------------------------------------------------------------ loading
     @classmethod
@@ -268,10 +271,10 @@ class ChatTemplate:
             filler = lambda s: pattern.sub(lambda m: "_" * len(m.group(0)), s)  # noqa: E731
         tracker = Tracker(info.find_control_spelling, filler)
         chat = wrap_messages(messages, tracker)
-        # The template's globals are merged here once, so Jinja can use this dict as the
-        # context as is (``shared=True``) instead of copying it.
-        template, context = self._compiled[key]
-        context = {**context, **self.special_tokens}
+        # The template's globals and the named tokens are merged once per template, so
+        # Jinja can use a copy of that dict as the context as is (``shared=True``).
+        template, base = self._compiled[key]
+        context = base.copy()
         if extra:
             context.update(plain_data({k: options[k] for k in extra}))
         context["messages"] = chat
@@ -283,7 +286,7 @@ class ChatTemplate:
         spans.sort()
         if final is not None:
             text, spans, generation = _cut_at_tag(text, spans, generation, final)
-        roles = tuple(str(m.get("role", "")) for m in chat)
+        roles = tuple([str(m.get("role", "")) for m in chat])
         return RenderedText(text, spans, generation, tracker.owners, roles, tracker.found_control)
 
     def _tag_final_message(
@@ -408,15 +411,13 @@ class ChatTemplate:
         boundary = len(tokens.ids)
         if mode == "training":
             boundary = response_start(tokens, mask, rendered)
-        return build(
+        return assemble(
             tokenizer=self.tokenizer,
-            ids=tokens.ids,
-            kinds=tokens.kinds,
-            owner=tokens.owner,
+            columns=tokens.columns,
             owners=rendered.owners,
             assistant_mask=mask,
             prompt_boundary=boundary,
-            stop_policy=StopPolicy(boundary, stops),
+            stop_policy=self._stop_policy(boundary, stops),
             template_hash=self.template_hash,
             mode=mode,
             roles=rendered.roles,
@@ -506,6 +507,15 @@ class ChatTemplate:
                 "input, or simplify the template's string handling (filters such as "
                 "format, indent, wordwrap or truncate on content)"
             )
+
+    def _stop_policy(self, boundary: int, stops: tuple[int, ...]) -> StopPolicy:
+        """The (immutable) policy for a prompt length, shared between conversations."""
+        policy = self._policies.get(boundary)
+        if policy is None or policy.stop_ids != stops:
+            policy = StopPolicy(boundary, stops)
+            if len(self._policies) < 4096:
+                self._policies[boundary] = policy
+        return policy
 
     def _stop_ids(self) -> tuple[int, ...]:
         """EOS plus the control token that closes an assistant turn (found by a probe)."""

@@ -38,7 +38,7 @@ import jinja2.ext
 import jinja2.nodes
 from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.filters import make_attrgetter
-from jinja2.runtime import Macro
+from jinja2.runtime import Macro, missing
 from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
 
 from . import limits
@@ -66,7 +66,23 @@ def _bounded_iter(context: Any, value: Any) -> Any:
 
 
 class _SpanCodeGenerator(CodeGenerator):
-    """Compiles ``a ~ b`` to a join that keeps spans (Jinja's ``str_join`` drops them)."""
+    """Compiles ``a ~ b`` to a join that keeps spans (Jinja's ``str_join`` drops them), and
+    a chain ``a + b + c`` to one call over its terms (see :meth:`SpanEnvironment.span_add`)
+    instead of one sandboxed ``call_binop`` per ``+``."""
+
+    @optimizeconst
+    def visit_Add(self, node: jinja2.nodes.BinExpr, frame: Frame) -> None:
+        terms: list[jinja2.nodes.Expr] = []
+        left: jinja2.nodes.Expr = node
+        while isinstance(left, jinja2.nodes.Add):  # ((a + b) + c) + d: left-nested
+            terms.append(left.right)
+            left = left.left
+        terms.append(left)
+        self.write("environment.span_add((")
+        for term in reversed(terms):
+            self.visit(term, frame)
+            self.write(", ")
+        self.write("))")
 
     @optimizeconst
     def visit_Concat(self, node: jinja2.nodes.Concat, frame: Frame) -> None:
@@ -270,6 +286,33 @@ _SAFE_CACHE_SIZE = 4096
 _DICT_ATTRIBUTES = frozenset(dir(dict))
 
 
+_STR_TYPES = frozenset({str, SpanStr})
+
+
+def _bounded_add(left: Any, right: Any) -> Any:
+    """``left + right``, its size bounded when it builds a string or a list."""
+    out = left + right
+    if type(out) is not int and isinstance(out, (str, list, tuple)):
+        if len(out) > limits.max_chars():
+            raise limits.too_large(len(out), "a string or list")
+    return out
+
+
+def _plain_macro(macro: Macro, n_args: int) -> bool:
+    """Whether calling ``macro`` with ``n_args`` positional arguments (no keywords) needs
+    none of ``Macro.__call__``'s binding: no caller, no catch-all arguments, no
+    autoescaping, no async, and not more arguments than it declares."""
+    return (
+        n_args <= macro._argument_count
+        and not macro.caller
+        and not macro.explicit_caller
+        and not macro.catch_kwargs
+        and not macro.catch_varargs
+        and not macro._default_autoescape
+        and not macro._environment.is_async
+    )
+
+
 class SpanEnvironment(ImmutableSandboxedEnvironment):
     """The sandbox ``transformers`` uses, with span-keeping joins, cached safety decisions
     and execution bounds (see the module docstring)."""
@@ -302,6 +345,23 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
         out = concat(pieces)
         if len(out) > limits.max_chars():
             raise limits.too_large(len(out), "a string")
+        return out
+
+    @staticmethod
+    def span_add(terms: tuple[Any, ...]) -> Any:
+        """``terms[0] + terms[1] + ...`` (a left fold, as Jinja evaluates it), each step
+        bounded in size. Strings only (the common case: ``'<|user|>' + content + '\n'``)
+        are joined in one pass, which gives the same text and spans as the fold."""
+        if len(terms) == 2:  # one ``+``: SpanStr's own operators are the fast path
+            return _bounded_add(*terms)
+        if set(map(type, terms)) <= _STR_TYPES:
+            out = concat(list(terms))
+            if len(out) > limits.max_chars():
+                raise limits.too_large(len(out), "a string or list")
+            return out
+        out = terms[0]
+        for term in terms[1:]:
+            out = _bounded_add(out, term)
         return out
 
     @staticmethod
@@ -371,7 +431,13 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
             if kwargs:  # the compiler passes the active loop/block variables
                 kwargs.pop("_block_vars", None)
                 kwargs.pop("_loop_vars", None)
-            if kind is _BUILTIN_METHOD and __obj.__name__ in _WIDTH_METHODS:
+            if kind is Macro and not kwargs and _plain_macro(__obj, len(args)):
+                # Macro.__call__ binds arguments by name for callers, keyword arguments
+                # and defaults; a plain positional call reduces to this (missing
+                # trailing arguments take their defaults inside the macro body).
+                args = (*args, *([missing] * (__obj._argument_count - len(args))))
+                __obj = __obj._func
+            elif kind is _BUILTIN_METHOD and __obj.__name__ in _WIDTH_METHODS:
                 for value in (*args, *kwargs.values()):
                     check_width(value, f"a str.{__obj.__name__} width")
             try:
@@ -384,11 +450,7 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "+":
-            out = left + right
-            if type(out) is not int and isinstance(out, (str, list, tuple)):
-                if len(out) > limits.max_chars():
-                    raise limits.too_large(len(out), "a string or list")
-            return out
+            return _bounded_add(left, right)
         if operator == "*":
             seq, count = (left, right) if isinstance(left, (str, list, tuple)) else (right, left)
             if isinstance(seq, (str, list, tuple)) and isinstance(count, int):

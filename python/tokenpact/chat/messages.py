@@ -33,6 +33,8 @@ def check_text(value: Any, what: str) -> str:
         raise MessageContentError(
             f"{what} must be a str, not {type(value).__name__}; convert it to text first"
         )
+    if value.isascii():  # a flag of the string object: no surrogate possible
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:

@@ -7,14 +7,16 @@ as content: it holds untrusted bytes). Control IDs are recognized only outside c
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from . import _encode
 from ._encode import TokenizerFacts
-from .conversation import CONTROL, TEMPLATE, Owner
+from .conversation import CONTROL, KINDS, TEMPLATE, Owner
 
 
 @dataclass(frozen=True)
@@ -30,24 +32,106 @@ class RenderedText:
     control_in_input: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)  # not frozen: a frozen __init__ costs one object.__setattr__ per field
 class Tokens:
     """Aligned token arrays (UTF-8 byte offsets) and the content spans in bytes.
 
-    ``shift`` counts post-processor tokens prepended before the rendered text.
+    Ownership is kept run-length: the tokens ``[span_lo[k], span_hi[k])`` overlap content
+    span ``k`` (a token straddling two spans belongs to the first). The per-token
+    ``owner`` and ``kinds`` arrays and the conversation's per-token lists
+    (:attr:`columns`) are derived from the runs on first use. ``shift`` counts
+    post-processor tokens prepended before the rendered text.
     """
 
     ids: np.ndarray
     starts: np.ndarray
     ends: np.ndarray
-    kinds: np.ndarray
-    owner: np.ndarray
-    span_starts: np.ndarray
-    span_ends: np.ndarray
-    span_owner: np.ndarray
+    span_starts: list[int]  # content span k covers bytes [span_starts[k], span_ends[k])
+    span_ends: list[int]
+    span_owner: list[int]
     span_lo: list[int]  # tokens [span_lo[k], span_hi[k]) overlap content span k
     span_hi: list[int]
+    owner_kind: tuple[int, ...]  # each owner's kind code (content, document, tools)
+    owner_message: tuple[int, ...]  # each owner's message index (or -1)
+    info: TokenizerFacts
     shift: int = 0
+
+    def runs(self) -> list[tuple[int, int, int]]:
+        """``(lo, hi, owner)`` per content span, overlaps given to the earlier span."""
+        runs = []
+        pos = 0
+        for o, lo, hi in zip(self.span_owner, self.span_lo, self.span_hi, strict=True):
+            lo = max(lo, pos)
+            if lo < hi:
+                runs.append((lo, hi, o))
+                pos = hi
+        return runs
+
+    def in_content(self, token: int) -> bool:
+        """Whether token ``token`` overlaps content."""
+        return any(lo <= token < hi for lo, hi in zip(self.span_lo, self.span_hi, strict=True))
+
+    @cached_property
+    def owner(self) -> np.ndarray:
+        """The content owner of each token, or -1."""
+        owner = np.full(len(self.ids), -1, dtype=np.int64)
+        for lo, hi, o in self.runs():
+            owner[lo:hi] = o
+        return owner
+
+    @cached_property
+    def kinds(self) -> np.ndarray:
+        """The kind code of each token (CONTROL, TEMPLATE or its owner's kind)."""
+        owner = self.owner
+        owner_kind = np.array([*self.owner_kind, TEMPLATE], dtype=np.int64)
+        kinds = owner_kind[owner]
+        # A token overlapping content stays content even if its ID is a control ID, so
+        # that Conversation.validate() reports such a token instead of it passing as trusted.
+        kinds[(owner < 0) & self.info.is_control[self.ids]] = CONTROL
+        return kinds
+
+    @cached_property
+    def columns(self) -> Columns:
+        """The per-token lists of a :class:`Conversation`, built run by run: template runs
+        are short (role headers, separators) and classified token by token, content runs
+        are filled by list repetition (a native version was measured slower: it must
+        convert every element, where repetition only copies one reference)."""
+        ids = self.ids.tolist()
+        control = self.info.control_set
+        special: list[int] = []
+        origin: list[str] = []
+        message: list[int] = []
+        owner: list[int] = []
+        pos = 0
+        for lo, hi, o in [*self.runs(), (len(ids), len(ids), -1)]:
+            if pos < lo:  # template text and control tokens before this run
+                for i in ids[pos:lo]:
+                    if i in control:
+                        special.append(1)
+                        origin.append("control")
+                    else:
+                        special.append(0)
+                        origin.append("template")
+                message += [-1] * (lo - pos)
+                owner += [-1] * (lo - pos)
+            n = hi - lo
+            if n:
+                special += [0] * n
+                origin += [KINDS[self.owner_kind[o]]] * n
+                message += [self.owner_message[o]] * n
+                owner += [o] * n
+            pos = hi
+        return Columns(ids, special, origin, message, owner)
+
+
+class Columns(NamedTuple):
+    """The per-token lists of a conversation, aligned with ``input_ids``."""
+
+    input_ids: list[int]
+    special_tokens_mask: list[int]
+    origin: list[str]
+    message_index: list[int]
+    owner_index: list[int]
 
 
 def tokenize_rendered(tokenizer: Any, info: TokenizerFacts, rendered: RenderedText) -> Tokens:
@@ -55,32 +139,51 @@ def tokenize_rendered(tokenizer: Any, info: TokenizerFacts, rendered: RenderedTe
     text = rendered.text
     spans = rendered.spans
     try:
-        flat = _encode.utf8_offsets(text, [x for a, b, _ in spans for x in (a, b)])
+        flat = [x for a, b, _ in spans for x in (a, b)]
+        if flat and not text.isascii():
+            flat = _encode.utf8_offsets(text, flat)
         ids, starts, ends = _encode.encode_byte_spans(tokenizer, info, text, flat)
     except UnicodeEncodeError:
         tokenizer.encode(text)  # raises the tokenizer's own InvalidInputError naming the fix
         raise
-    span_starts = np.array(flat[0::2], dtype=np.int64)
-    span_ends = np.array(flat[1::2], dtype=np.int64)
-    owners = [o for *_, o in spans]
-    owner = np.full(len(ids), -1, dtype=np.int64)
-    if not spans:
-        kinds = np.where(info.is_control[ids], CONTROL, TEMPLATE)
-        return Tokens(ids, starts, ends, kinds, owner, span_starts, span_ends, owner[:0], [], [])
-    # Tokens are sorted and contiguous, so the tokens overlapping a span form the range
-    # [first token ending after its start, first token starting at or after its end).
-    lo = np.searchsorted(ends, span_starts, side="right").tolist()
-    hi = np.searchsorted(starts, span_ends, side="left").tolist()
-    for k in range(len(owners) - 1, -1, -1):  # a token straddling two spans: the first owns it
-        owner[lo[k] : hi[k]] = owners[k]
-    # Owner -1 (no content) reads the trailing TEMPLATE entry of owner_kind.
-    owner_kind = np.array([o.kind for o in rendered.owners] + [TEMPLATE], dtype=np.int64)
-    kinds = owner_kind[owner]
-    # A token overlapping content stays content even if its ID is a control ID, so that
-    # Conversation.validate() reports such a token instead of it passing as trusted.
-    kinds[(owner < 0) & info.is_control[ids]] = CONTROL
-    span_owner = np.array(owners, dtype=np.int64)
-    return Tokens(ids, starts, ends, kinds, owner, span_starts, span_ends, span_owner, lo, hi)
+    owners = rendered.owners
+    owner_kind = tuple([o.kind for o in owners])
+    owner_message = tuple([o.message_index for o in owners])
+    span_owner = [o for *_, o in spans]
+    span_starts, span_ends = flat[0::2], flat[1::2]
+    lo, hi = token_ranges(starts, ends, span_starts, span_ends)
+    return Tokens(
+        ids,
+        starts,
+        ends,
+        span_starts,
+        span_ends,
+        span_owner,
+        lo,
+        hi,
+        owner_kind,
+        owner_message,
+        info,
+    )
+
+
+def token_ranges(
+    starts: np.ndarray, ends: np.ndarray, span_starts: list[int], span_ends: list[int]
+) -> tuple[list[int], list[int]]:
+    """The tokens ``[lo, hi)`` overlapping each byte span.
+
+    Tokens are sorted and contiguous, so they form the range [first token ending after
+    the span's start, first token starting at or after its end). A few binary searches
+    over memoryviews (items read as Python ints) cost less than converting the bounds to
+    arrays for ``np.searchsorted`` (its result, which the tests compare).
+    """
+    if not span_starts:
+        return [], []
+    end_view, start_view = memoryview(ends), memoryview(starts)  # type: ignore[arg-type]
+    return (
+        [bisect_right(end_view, a) for a in span_starts],
+        [bisect_left(start_view, b) for b in span_ends],
+    )
 
 
 def add_post_processor_markers(tokens: Tokens, info: TokenizerFacts) -> Tokens:
@@ -103,39 +206,43 @@ def add_post_processor_markers(tokens: Tokens, info: TokenizerFacts) -> Tokens:
     def pad(arr: np.ndarray, head: int, rear: int) -> np.ndarray:
         return np.concatenate([np.full(f, head, np.int64), arr, np.full(b, rear, np.int64)])
 
-    # Inserted markers get empty offsets at the ends of the text.
+    # Inserted markers get empty offsets at the ends of the text; they are control IDs,
+    # which the derived kinds and columns classify as CONTROL (no content owner).
     return Tokens(
         np.concatenate([np.array(front, np.int64), ids, np.array(back, np.int64)]),
         pad(tokens.starts, 0, end),
         pad(tokens.ends, 0, end),
-        pad(tokens.kinds, CONTROL, CONTROL),
-        pad(tokens.owner, -1, -1),
         tokens.span_starts,
         tokens.span_ends,
         tokens.span_owner,
         [i + f for i in tokens.span_lo],
         [i + f for i in tokens.span_hi],
+        tokens.owner_kind,
+        tokens.owner_message,
+        tokens.info,
         f,
     )
 
 
-def assistant_mask(tokens: Tokens, rendered: RenderedText, stops: tuple[int, ...]) -> np.ndarray:
+def assistant_mask(tokens: Tokens, rendered: RenderedText, stops: tuple[int, ...]) -> list[int]:
     """From ``{% generation %}`` spans when present (a token overlapping one counts, as in
     transformers), else each assistant message's region plus the stop token closing it,
     so that the model learns to end its turn."""
     ids, starts, ends = tokens.ids, tokens.starts, tokens.ends
-    mask = np.zeros(len(ids), dtype=np.int8)
+    n = len(ids)
     if rendered.generation_spans:
+        array = np.zeros(n, dtype=np.int8)
         flat = np.asarray(rendered.generation_spans, dtype=np.int64).reshape(-1)
         bounds = _encode.byte_positions(rendered.text, flat).reshape(-1, 2)
         s = tokens.shift
         for a, b in bounds.tolist():
-            mask[s:][(ends[s:] > a) & (starts[s:] < b)] = 1
-        return mask
+            array[s:][(ends[s:] > a) & (starts[s:] < b)] = 1
+        return array.tolist()  # type: ignore[no-any-return]
+    mask = [0] * n
     for lo, hi in message_regions(tokens, rendered, "assistant").values():
-        while hi < len(ids) and int(ids[hi]) in stops and tokens.owner[hi] < 0:
+        while hi < n and int(ids[hi]) in stops and not tokens.in_content(hi):
             hi += 1
-        mask[lo:hi] = 1
+        mask[lo:hi] = [1] * (hi - lo)
     return mask
 
 
@@ -143,11 +250,11 @@ def message_regions(tokens: Tokens, rendered: RenderedText, role: str) -> dict[i
     """Token range ``[lo, hi)`` from the first to the last content span of each message
     with ``role`` (template tokens between its spans, e.g. tool-call wrappers, included)."""
     regions: dict[int, list[int]] = {}
-    if not len(tokens.span_owner):
+    if not tokens.span_owner:
         return regions
     owners = rendered.owners
     roles = rendered.roles
-    for o, lo, hi in zip(tokens.span_owner.tolist(), tokens.span_lo, tokens.span_hi, strict=True):
+    for o, lo, hi in zip(tokens.span_owner, tokens.span_lo, tokens.span_hi, strict=True):
         index = owners[o].message_index
         if index < 0 or index >= len(roles) or roles[index] != role:
             continue
@@ -159,12 +266,12 @@ def message_regions(tokens: Tokens, rendered: RenderedText, role: str) -> dict[i
     return regions
 
 
-def response_start(tokens: Tokens, mask: np.ndarray, rendered: RenderedText) -> int:
+def response_start(tokens: Tokens, mask: list[int], rendered: RenderedText) -> int:
     """Training boundary: the first token of the final assistant response."""
     n = len(tokens.ids)
     if not rendered.roles or rendered.roles[-1] != "assistant":
         return n
-    if rendered.generation_spans and mask.any():
+    if rendered.generation_spans and any(mask):
         runs = np.flatnonzero(np.diff(np.concatenate([[0], mask])) == 1)
         return int(runs[-1])
     region = message_regions(tokens, rendered, "assistant").get(len(rendered.roles) - 1)

@@ -73,17 +73,19 @@ def concat(pieces: Iterable[object]) -> str:
     This replaces Jinja's ``environment.concat``: every buffer (macros, call blocks,
     ``{% set %}`` blocks, filter blocks) is joined through it.
     """
-    parts = pieces if isinstance(pieces, list) else list(pieces)
-    for part in parts:
-        if type(part) is SpanStr:
-            break
-    else:
+    parts = pieces if type(pieces) is list else list(pieces)
+    if SpanStr not in map(type, parts):  # template text only: no Python-level loop
         return "".join(parts)  # type: ignore[arg-type]
+    if len(parts) == 1:
+        return parts[0]  # type: ignore[return-value]  # a lone SpanStr (immutable) as is
     spans: list[Span] = []
     pos = 0
     for part in parts:
         if type(part) is SpanStr:
-            spans.extend((a + pos, b + pos, o) for a, b, o in part._spans)
+            if pos:
+                spans += [(a + pos, b + pos, o) for a, b, o in part._spans]
+            else:
+                spans += part._spans
         pos += len(part)  # type: ignore[arg-type]
     return make("".join(parts), spans)  # type: ignore[arg-type]
 

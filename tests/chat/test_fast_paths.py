@@ -1,0 +1,68 @@
+"""The sandbox's fast paths give what plain Jinja gives: ``+`` chains compiled to one
+call (text, spans, errors and size bounds as the left fold), and positional macro
+calls that skip ``Macro.__call__``'s argument binding (defaults, callers, keywords)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jinja2
+import jinja2.sandbox
+import pytest
+
+from tokenpact.chat import limits
+from tokenpact.chat.jinja_env import SpanEnvironment
+from tokenpact.chat.limits import TemplateLimitError, TemplateLimits
+from tokenpact.chat.spans import SpanStr, concat, spans_of, track
+
+PLAIN = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+
+
+def ours(source: str, **context: Any) -> str:
+    limits.start(TemplateLimits())
+    template = SpanEnvironment().from_string(source)
+    context = {**template.globals, **context}
+    return concat(list(template.root_render_func(template.new_context(context, shared=True))))
+
+
+SOURCES = [
+    "{{ '<u>' + a + '\\n' + b + '</u>' + '\\n' }}",
+    "{{ a + (b + '!') + a }}",
+    "{{ 1 + 2 + 3 }}|{{ [1] + [2] + [3] }}|{{ 1.5 + 2 }}",
+    "{% set ns = namespace(s='') %}{% for x in [a, b, a] %}{% set ns.s = ns.s + x + ',' %}"
+    "{% endfor %}{{ ns.s }}",
+    "{% macro m(x, y='d', z=none) %}[{{ x }}{{ y }}{{ z }}]{% endmacro %}"
+    "{{ m(a) }}{{ m(a, b) }}{{ m(a, b, 'z') }}{{ m(a, z=b) }}{{ m(x=b) }}",
+    "{% macro box() %}<{{ caller() }}>{% endmacro %}{% call box() %}{{ a + b }}{% endcall %}",
+    "{% macro v() %}{{ varargs|length }}{{ kwargs|length }}{% endmacro %}{{ v(1, 2, k=3) }}",
+    "{% macro c(x, caller=none) %}{{ x }}{{ caller() if caller else '-' }}{% endmacro %}"
+    "{{ c(a) }}{% call c(b) %}x{% endcall %}",
+]
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_same_text_as_plain_jinja(source: str) -> None:
+    a, b = track("ab", 0), track("cd", 1)
+    assert ours(source, a=a, b=b) == PLAIN.from_string(source).render(a="ab", b="cd")
+
+
+def test_plus_chain_keeps_spans_of_the_fold() -> None:
+    a, b = track("ab", 0), track("cd", 1)
+    out = ours("{{ '<u>' + a + '\\n' + b + '</u>' }}", a=a, b=b)
+    folded = "<u>" + a + "\n" + b + "</u>"
+    assert type(out) is SpanStr and out == folded
+    assert spans_of(out) == spans_of(folded) == ((3, 5, 0), (6, 8, 1))
+
+
+def test_plus_chain_errors_and_bounds() -> None:
+    with pytest.raises(TypeError):
+        ours("{{ 'a' + 1 + 'b' }}")
+    with pytest.raises(jinja2.UndefinedError):
+        ours("{{ 'a' + missing.x + 'b' }}")
+    limits.start(TemplateLimits(max_output_chars=10))
+    template = SpanEnvironment().from_string("{{ a + a + a }}")
+    with pytest.raises(TemplateLimitError):
+        list(template.root_render_func(template.new_context({"a": "abcd"}, shared=True)))
+    template = SpanEnvironment().from_string("{{ (a + a + a)|length }}")
+    with pytest.raises(TemplateLimitError):
+        list(template.root_render_func(template.new_context({"a": ["x"] * 4}, shared=True)))
