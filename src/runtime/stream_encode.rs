@@ -429,8 +429,11 @@ mod tests {
         assert_eq!(g.held_tail("abc <|en"), 4);
         assert_eq!(g.held_tail("abc <"), 4);
         assert_eq!(g.held_tail("abc"), 3);
-        // A complete spelling that is also a prefix of a longer one stays held.
-        assert_eq!(g.held_tail("x<|end|>"), 1);
+        // A complete spelling is no proper prefix here: the matcher finds it.
+        assert_eq!(g.held_tail("x<|end|>"), 8);
+        // One that is also a prefix of a longer spelling stays held.
+        let nested = guards(&["<|end|>", "<|end|>!"]);
+        assert_eq!(nested.held_tail("x<|end|>"), 1);
         assert_eq!(g.held_tail("é<|"), "é".len());
     }
 
