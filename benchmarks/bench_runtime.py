@@ -254,7 +254,11 @@ def bench_keys(rounds: int) -> list[list[str]]:
     return rows
 
 
-def bench_stream_encode(models: dict[str, tuple[Any, Any]], text: str) -> list[list[str]]:
+def bench_stream_encode(
+    models: dict[str, tuple[Any, Any]],
+    text: str,
+    recognized: tuple[str, ...] = ("Llama 3.2 (byte-level)", "Mistral v3 HF byte-fallback"),
+) -> list[list[str]]:
     rows = []
     data = text.encode("utf-8")
     chunks = [data[i : i + 64] for i in range(0, len(data), 64)]
@@ -262,18 +266,23 @@ def bench_stream_encode(models: dict[str, tuple[Any, Any]], text: str) -> list[l
     small_chunks = [small[i : i + 64] for i in range(0, len(small), 64)]
     # Each model as served (nothing recognized), and the two with special spellings
     # recognized (allowed_special="all": the spellings are guarded on every push).
-    cases: list[tuple[str, Any, Any]] = [(name, tok, ()) for name, (tok, _) in models.items()]
-    for name in ("Llama 3.2 (byte-level)", "Mistral v3 HF byte-fallback"):
-        cases.append((f"{name}, all specials recognized", models[name][0], "all"))
-    for name, tok, allowed in cases:
+    # scan_step=256: the tail is scanned once 256 new bytes arrived (every 4th push).
+    cases: list[tuple[str, Any, Any, int]] = [
+        (name, tok, (), 0) for name, (tok, _) in models.items()
+    ]
+    for name in recognized:
+        cases.append((f"{name}, all specials recognized", models[name][0], "all", 0))
+    first = next(iter(models))
+    cases.insert(1, (f"{first}, scan_step=256", models[first][0], (), 256))
+    for name, tok, allowed, step in cases:
 
         def encode(tok: Any = tok, allowed: Any = allowed) -> list[int]:
             return tok.encode(text, allowed_special=allowed)
 
         def streamed(
-            chunks: list[bytes] = chunks, tok: Any = tok, allowed: Any = allowed
+            chunks: list[bytes] = chunks, tok: Any = tok, allowed: Any = allowed, step: int = step
         ) -> list[int]:
-            enc = StreamingEncoder(tok, allowed_special=allowed)
+            enc = StreamingEncoder(tok, allowed_special=allowed, scan_step=step)
             out: list[int] = []
             push = enc.push_bytes
             for c in chunks:

@@ -335,8 +335,9 @@ impl StreamingCore {
 impl StreamingCore {
     /// `rule`: "pretokens" (with `pattern`, a built-in pattern name), "whitespace" or
     /// "metaspace". `allowed`: the spellings `encode` recognizes (a plain matcher).
+    /// `scan_step`: new bytes between scans (0: every push).
     #[new]
-    #[pyo3(signature = (engine, rule, pattern=None, allowed=None, through_spellings=true))]
+    #[pyo3(signature = (engine, rule, pattern=None, allowed=None, through_spellings=true, scan_step=0))]
     fn new(
         py: Python<'_>,
         engine: Py<BpeCore>,
@@ -344,12 +345,13 @@ impl StreamingCore {
         pattern: Option<&str>,
         allowed: Option<PyRef<'_, PySpecialMatcher>>,
         through_spellings: bool,
+        scan_step: usize,
     ) -> PyResult<Self> {
         let rule = CutRule::from_name(rule, pattern).map_err(|e| to_py(py, e))?;
         let core = engine.get().inner.clone();
         let matcher = allowed.map(|m| m.inner.clone());
-        let inner =
-            StreamEncoder::new(core, rule, matcher, through_spellings).map_err(|e| to_py(py, e))?;
+        let inner = StreamEncoder::new(core, rule, matcher, through_spellings, scan_step)
+            .map_err(|e| to_py(py, e))?;
         Ok(StreamingCore {
             engine,
             inner,

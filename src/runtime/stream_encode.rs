@@ -160,6 +160,9 @@ pub struct StreamEncoder {
     partial: Vec<u8>,
     /// `pending.len()` after the last scan.
     scanned: usize,
+    /// New bytes a push must bring since the last scan before it scans again (0: every
+    /// push scans). Trades commit latency for fewer scans of short pushes.
+    scan_step: usize,
     /// Scratch: the ends of the final pre-tokens of the last scan.
     ends: Vec<usize>,
     reach: Vec<usize>,
@@ -179,7 +182,7 @@ fn utf8_reason(bytes: &[u8], at: usize) -> &'static str {
 
 impl StreamEncoder {
     /// `matcher`: the allowed spellings, exactly as `encode` recognizes them (plain: no
-    /// flags). `through_spellings`: see `Guards::through`. The `Pretokens` rule needs a
+    /// flags). `through_spellings`: see `Guards::through`. `scan_step`: see the field. The `Pretokens` rule needs a
     /// tokenizer without a normalizer or a pre-tokenizer rewrite: it encodes the final
     /// pre-tokens straight from the scan's boundaries.
     pub fn new(
@@ -187,6 +190,7 @@ impl StreamEncoder {
         rule: CutRule,
         matcher: Option<Arc<SpecialMatcher>>,
         through_spellings: bool,
+        scan_step: usize,
     ) -> CoreResult<StreamEncoder> {
         if matches!(rule, CutRule::Pretokens(_))
             && (core.normalizer.is_some() || core.pretok.rewrite.is_some())
@@ -208,6 +212,7 @@ impl StreamEncoder {
             pending: String::new(),
             partial: Vec::new(),
             scanned: 0,
+            scan_step,
             ends: Vec::new(),
             reach: Vec::new(),
             committed: Vec::new(),
@@ -327,6 +332,9 @@ impl StreamEncoder {
         }
         self.pending.push_str(text);
         let size = self.pending.len();
+        if size < self.scanned + self.scan_step {
+            return Ok(()); // amortized: wait for `scan_step` new bytes
+        }
         if size > SCAN_ALWAYS_BELOW && size < 2 * self.scanned {
             return Ok(()); // rescan only after doubling: linear total work
         }

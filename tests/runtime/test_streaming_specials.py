@@ -124,8 +124,9 @@ def test_stream_with_spellings_matches_reference_and_encode(name: str, data) -> 
     rule, native_rule = RULES[name]
     allowed = _allowed(tok, data)
     text = _text(tok, allowed, data)
-    native = StreamingEncoder(tok, allowed_special=allowed)
-    reference = StreamingEncoder(tok, allowed_special=allowed, native=False)
+    step = data.draw(st.sampled_from([0, 0, 1, 100, 256]), label="scan_step")
+    native = StreamingEncoder(tok, allowed_special=allowed, scan_step=step)
+    reference = StreamingEncoder(tok, allowed_special=allowed, native=False, scan_step=step)
     if allowed:
         assert native.rule == reference.rule == rule
         assert (native._core is not None) == native_rule
@@ -217,3 +218,32 @@ def test_byte_level_helper_still_streams() -> None:
     assert enc.push("Hello<|endoftext|> world") == tok.encode(
         "Hello<|endoftext|>", allowed_special="all"
     )
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_scan_step_amortizes_without_changing_ids(native: bool) -> None:
+    """With scan_step=256, 64-byte pushes scan every fourth push: commits come later,
+    the IDs do not change."""
+    tok = _get("llama3.2")
+    text = "\n".join(texts()[:30])
+    data = text.encode()
+    eager = StreamingEncoder(tok, native=native)
+    lazy = StreamingEncoder(tok, native=native, scan_step=256)
+    nonempty = 0
+    for i in range(0, len(data), 64):
+        eager.push_bytes(data[i : i + 64])
+        nonempty += bool(lazy.push_bytes(data[i : i + 64]))
+        assert eager.committed[: len(lazy.committed)] == lazy.committed
+    assert nonempty <= len(data) // 256 + 1
+    early_lazy, early_eager = list(lazy.committed), list(eager.committed)
+    assert len(early_lazy) <= len(early_eager)
+    assert early_lazy + lazy.finish() == early_eager + eager.finish() == tok.encode(text)
+    assert lazy.committed == tok.encode(text)
+
+
+def test_scan_step_must_be_a_byte_count() -> None:
+    from tokenpact.errors import ConfigError
+
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ConfigError, match="scan_step"):
+            StreamingEncoder(_get("llama3.2"), scan_step=bad)  # type: ignore[arg-type]

@@ -51,7 +51,7 @@ import re
 from typing import TYPE_CHECKING, Any, Literal
 
 from .. import _native
-from ..errors import InvalidInputError, TokenpactError
+from ..errors import ConfigError, InvalidInputError, TokenpactError
 
 if TYPE_CHECKING:
     from ..special_policy import SpecialSpec
@@ -158,6 +158,11 @@ class StreamingEncoder:
     ``native=False`` keeps the Python reference path even where the Rust one applies
     (both commit the same IDs after every push; the tests compare them).
 
+    ``scan_step``: the new bytes a push must bring since the last scan before the tail
+    is scanned again (0, the default: every push scans, IDs are committed as soon as
+    they are final). A larger step commits up to ``scan_step`` bytes later and scans
+    less often: for short transport chunks (64 bytes) it amortizes the per-scan work.
+
     >>> enc = StreamingEncoder(tok)                    # doctest: +SKIP
     >>> enc.push_bytes(b"\\xe2"), enc.push_bytes(b"\\x82"), enc.push_bytes(b"\\xac")
     ([], [], [])
@@ -166,8 +171,18 @@ class StreamingEncoder:
     """
 
     def __init__(
-        self, tok: Tokenizer, *, allowed_special: SpecialSpec = (), native: bool = True
+        self,
+        tok: Tokenizer,
+        *,
+        allowed_special: SpecialSpec = (),
+        native: bool = True,
+        scan_step: int = 0,
     ) -> None:
+        if not isinstance(scan_step, int) or isinstance(scan_step, bool) or scan_step < 0:
+            raise ConfigError(
+                f"scan_step must be a byte count >= 0 (0: scan on every push), not {scan_step!r}"
+            )
+        self.scan_step = scan_step
         self.tokenizer = tok
         self.allowed_special = allowed_special
         self.rule: Rule = commit_rule(tok)
@@ -217,6 +232,7 @@ class StreamingEncoder:
                 self._pattern if self.rule == "pretokens" else None,
                 matcher,
                 self._through_spellings,
+                scan_step,
             )
             # Hot: one push per transport chunk. The native method has the same contract
             # (typed errors, anything bytes() accepts); binding it skips a Python frame.
@@ -327,6 +343,8 @@ class StreamingEncoder:
         if self.rule == "hold":
             return []
         size = self._size
+        if size < self._scanned + self.scan_step:
+            return []  # amortized: wait for scan_step new bytes
         if size > SCAN_ALWAYS_BELOW and size < 2 * self._scanned:
             return []  # rescan only after doubling: linear total work on hostile input
         out: list[int] = []
