@@ -312,7 +312,15 @@ class StopScannerCore:
 
 @final
 class StreamingCore:
-    def __new__(cls, engine: Engine, pattern: str) -> StreamingCore: ...
+    def __new__(
+        cls,
+        engine: Engine,
+        rule: str,
+        pattern: str | None = None,
+        allowed: SpecialMatcher | None = None,
+        through_spellings: bool = True,
+        scan_step: int = 0,
+    ) -> StreamingCore: ...
     def push_bytes(self, data: bytes) -> list[int]: ...
     def push(self, text: str) -> list[int]: ...
     def provisional(self) -> list[int]: ...

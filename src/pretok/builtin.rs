@@ -96,6 +96,7 @@ impl Builtin {
         0
     }
 
+    #[inline]
     fn next_end<const TRACK: bool>(self, s: &Scanner<'_, TRACK>, i: usize) -> usize {
         let end = match self {
             Builtin::Gpt2 => s.gpt2(i),
@@ -145,7 +146,7 @@ impl<'a, const TRACK: bool> Scanner<'a, TRACK> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn asked(&self, i: usize) {
         if TRACK && i > self.max_read.get() {
             self.max_read.set(i);
@@ -153,7 +154,7 @@ impl<'a, const TRACK: bool> Scanner<'a, TRACK> {
     }
 
     /// Decodes the char at byte offset `i` (text is valid UTF-8).
-    #[inline]
+    #[inline(always)]
     fn ch(&self, i: usize) -> Option<(char, usize)> {
         self.asked(i);
         let Some(&b0) = self.b.get(i) else {
@@ -179,7 +180,7 @@ impl<'a, const TRACK: bool> Scanner<'a, TRACK> {
     }
 
     /// `i == len`, recorded: the answer depends on whether more text follows.
-    #[inline]
+    #[inline(always)]
     fn at_end(&self, i: usize) -> bool {
         self.asked(i);
         let end = i >= self.b.len();
@@ -189,13 +190,13 @@ impl<'a, const TRACK: bool> Scanner<'a, TRACK> {
         end
     }
 
-    #[inline]
+    #[inline(always)]
     fn len_at(&self, i: usize) -> usize {
         self.ch(i).map_or(1, |(_, l)| l)
     }
 
     /// Flags of the char at `i` (0 past the end) and its byte length.
-    #[inline]
+    #[inline(always)]
     fn cls(&self, i: usize) -> (u16, usize, char) {
         match self.ch(i) {
             Some((c, l)) => (self.c.flags(c), l, c),

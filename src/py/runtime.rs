@@ -7,6 +7,7 @@ use pyo3::types::{PyBytes, PyList};
 use rustc_hash::FxHashSet;
 
 use super::engine::PyEngine;
+use super::special::PySpecialMatcher;
 use super::to_py;
 use crate::engine::Engine;
 use crate::pretok::builtin::Builtin;
@@ -14,7 +15,7 @@ use crate::runtime::block_keys::{tokenpact_chain, vllm_chain};
 use crate::runtime::decode::{DecodeFailure, IncrementalDecoder};
 use crate::runtime::output::{EngineSpec, Finish, OutputEngine};
 use crate::runtime::stops::StopScanner;
-use crate::runtime::stream_encode::StreamEncoder;
+use crate::runtime::stream_encode::{CutRule, StreamEncoder};
 use crate::runtime::utf8::InvalidUtf8;
 
 fn decode_error(py: Python<'_>, e: &InvalidUtf8) -> PyErr {
@@ -298,8 +299,10 @@ fn final_pretoken_prefix(py: Python<'_>, text: &str, name: &str) -> Option<usize
 /// Pushes this large (bytes, with the undecided text) release the GIL while scanned.
 const DETACH_BYTES: usize = 1 << 16;
 
-/// `StreamingEncoder`'s whole push path for byte-level BPE behind a built-in pattern
-/// with nothing to recognize: one call per push returns the newly committed IDs.
+/// `StreamingEncoder`'s whole push path for the rules Rust runs (byte-level BPE behind
+/// a built-in pattern, WordPiece's whitespace cut, Metaspace's space cut), with or
+/// without recognized special spellings: one call per push returns the newly committed
+/// IDs.
 #[pyclass(module = "tokenpact._native")]
 struct StreamingCore {
     engine: Py<PyEngine>,
@@ -329,28 +332,34 @@ impl StreamingCore {
 
 #[pymethods]
 impl StreamingCore {
+    /// `rule`: "pretokens" (with `pattern`, a built-in pattern name), "whitespace" or
+    /// "metaspace". `allowed`: the spellings `encode` recognizes (a plain matcher).
+    /// `scan_step`: new bytes between scans (0: every push).
     #[new]
-    fn new(py: Python<'_>, engine: Py<PyEngine>, pattern: &str) -> PyResult<Self> {
-        let Some(builtin) = Builtin::from_name(pattern) else {
-            return Err(to_py(
-                py,
-                crate::error::CoreError::Config(format!(
-                    "StreamingCore needs a built-in pattern (gpt2, gpt4, cl100k, o200k, \
-                     llama3), not {pattern:?}; use StreamingEncoder, which picks a rule"
-                )),
-            ));
-        };
+    #[pyo3(signature = (engine, rule, pattern=None, allowed=None, through_spellings=true, scan_step=0))]
+    fn new(
+        py: Python<'_>,
+        engine: Py<PyEngine>,
+        rule: &str,
+        pattern: Option<&str>,
+        allowed: Option<PyRef<'_, PySpecialMatcher>>,
+        through_spellings: bool,
+        scan_step: usize,
+    ) -> PyResult<Self> {
+        let rule = CutRule::from_name(rule, pattern).map_err(|e| to_py(py, e))?;
         let Some(core) = engine.get().engine.as_pipeline().cloned() else {
             return Err(to_py(
                 py,
                 crate::error::CoreError::Config(
-                    "StreamingCore needs a pipeline engine (byte-level BPE); use \
-                     StreamingEncoder, which picks a rule"
+                    "StreamingCore needs a pipeline engine; use StreamingEncoder, which \
+                     picks a rule"
                         .into(),
                 ),
             ));
         };
-        let inner = StreamEncoder::new(core, builtin).map_err(|e| to_py(py, e))?;
+        let matcher = allowed.map(|m| m.inner.clone());
+        let inner = StreamEncoder::new(core, rule, matcher, through_spellings, scan_step)
+            .map_err(|e| to_py(py, e))?;
         Ok(StreamingCore {
             engine,
             inner,

@@ -1,44 +1,173 @@
-//! Streaming encode for byte-level BPE behind a built-in pattern with nothing to
-//! recognize (no special or added spellings, no normalizer): the whole push path of
-//! `tokenpact.runtime.StreamingEncoder`'s `pretokens` rule in one object, so a push
-//! costs one call instead of a UTF-8 decode, a scan call and an encode call from Python.
+//! The push path of `tokenpact.runtime.StreamingEncoder` in one object, so a push costs
+//! one call instead of a UTF-8 decode, a scan call and an encode call from Python.
 //!
 //! The rules are the Python reference's (`stream_encode.py`), step for step, so both
 //! commit the same IDs after every push: the undecided text is rescanned on every push
-//! while it is at most `SCAN_ALWAYS_BELOW` characters long and afterwards only once it
-//! has doubled since the last scan (linear total work on a run with no boundary); a scan
-//! commits the pre-tokens `Builtin::final_prefix` proves final.
+//! while it is at most `SCAN_ALWAYS_BELOW` bytes long (UTF-8) and afterwards only once
+//! it has doubled since the last scan (linear total work on a run with no boundary). A scan
+//! finds the longest prefix no continuation can change:
+//!
+//! - a recognized (allowed) special or added spelling is a hard boundary once all of it
+//!   has arrived and no other spelling can match at its start: the text before it and
+//!   its ID are final, and the scan goes on after it;
+//! - before the first position where a spelling may start, the family's rule decides:
+//!   `Pretokens` commits the pre-tokens `Builtin::final_pretokens` proves final,
+//!   `Whitespace` cuts right before the last ASCII whitespace character (WordPiece),
+//!   `Metaspace` right before the last ASCII space, `Specials` nowhere.
+//!
+//! Which rule is exact for a tokenizer is decided in Python (`commit_rule`); this module
+//! only runs it.
 
 use std::sync::Arc;
 
+use rustc_hash::FxHashSet;
+
 use crate::error::{CoreError, CoreResult};
 use crate::pretok::builtin::Builtin;
+use crate::special::SpecialMatcher;
 use crate::tokenizer::CoreTokenizer;
 
-/// Characters of undecided text below which every push rescans (as in Python).
+/// UTF-8 bytes of undecided text up to which every push rescans (as in Python).
 pub const SCAN_ALWAYS_BELOW: usize = 4096;
+
+/// Where a prefix of undecided text (with no special spelling in it) may be cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CutRule {
+    /// Byte-level BPE behind a built-in pattern, nothing rewrites the text: the
+    /// pre-tokens the scanner proves final.
+    Pretokens(Builtin),
+    /// Right before an ASCII whitespace character (split there and dropped).
+    Whitespace,
+    /// Right before an ASCII space (it becomes the `▁` that starts the next pre-token).
+    Metaspace,
+    /// Nowhere: only a decided spelling cuts (the engine encodes the text between
+    /// spellings as separate inputs).
+    Specials,
+}
+
+impl CutRule {
+    pub fn from_name(rule: &str, pattern: Option<&str>) -> CoreResult<CutRule> {
+        match (rule, pattern) {
+            ("whitespace", _) => Ok(CutRule::Whitespace),
+            ("metaspace", _) => Ok(CutRule::Metaspace),
+            ("specials", _) => Ok(CutRule::Specials),
+            ("pretokens", Some(p)) => {
+                Builtin::from_name(p)
+                    .map(CutRule::Pretokens)
+                    .ok_or_else(|| {
+                        CoreError::Config(format!(
+                    "the pretokens rule needs a built-in pattern (gpt2, gpt4, cl100k, o200k, \
+                     llama3), not {p:?}; use StreamingEncoder, which picks a rule"
+                ))
+                    })
+            }
+            _ => Err(CoreError::Config(format!(
+                "no native streaming rule {rule:?} (with pattern {pattern:?}); use \
+                 StreamingEncoder, which picks a rule"
+            ))),
+        }
+    }
+}
+
+/// The recognized spellings: the matcher `encode` uses, plus what finding the earliest
+/// position where a spelling may still complete needs.
+struct Guards {
+    matcher: Arc<SpecialMatcher>,
+    /// Every proper, non-empty prefix of a spelling.
+    prefixes: FxHashSet<Box<[u8]>>,
+    /// Bytes a spelling starts with: only there can a held-back tail begin.
+    first: [bool; 256],
+    /// Bytes of the longest spelling.
+    longest: usize,
+    /// Whether the text after a committed spelling may be committed too (not for
+    /// Metaspace's `first` scheme, which would prepend to the tail encoded alone).
+    through: bool,
+}
+
+impl Guards {
+    fn new(matcher: Arc<SpecialMatcher>, through: bool) -> CoreResult<Guards> {
+        if !matcher.is_plain() {
+            return Err(CoreError::Config(
+                "native streaming needs special tokens without lstrip/rstrip/single_word/\
+                 normalized flags; use StreamingEncoder, which holds such text"
+                    .into(),
+            ));
+        }
+        let mut prefixes = FxHashSet::default();
+        let mut first = [false; 256];
+        let mut longest = 0;
+        for c in &matcher.contents {
+            let b = c.as_bytes();
+            first[b[0] as usize] = true;
+            longest = longest.max(b.len());
+            for k in 1..b.len() {
+                prefixes.insert(b[..k].into());
+            }
+        }
+        Ok(Guards {
+            matcher,
+            prefixes,
+            first,
+            longest,
+            through,
+        })
+    }
+
+    /// The earliest char boundary from which the rest of `buf` is a proper prefix of a
+    /// spelling (a spelling may start there and complete later), or `buf.len()`.
+    fn held_tail(&self, buf: &str) -> usize {
+        let bytes = buf.as_bytes();
+        let lo = bytes.len().saturating_sub(self.longest.saturating_sub(1));
+        (lo..bytes.len())
+            .find(|&p| {
+                self.first[bytes[p] as usize]
+                    && buf.is_char_boundary(p)
+                    && self.prefixes.contains(&bytes[p..])
+            })
+            .unwrap_or(bytes.len())
+    }
+
+    /// At `start`, where a complete spelling was found: its end when it is the only
+    /// spelling consistent with the text from `start` on (no longer one may still match).
+    fn decided(&self, rest: &[u8]) -> Option<usize> {
+        let mut candidates = 0;
+        let mut complete = None;
+        for c in &self.matcher.contents {
+            let c = c.as_bytes();
+            let n = c.len().min(rest.len());
+            if rest[..n] == c[..n] {
+                candidates += 1;
+                if c.len() <= rest.len() {
+                    complete = Some(c.len());
+                }
+            }
+        }
+        if candidates == 1 {
+            complete
+        } else {
+            None
+        }
+    }
+}
 
 pub struct StreamEncoder {
     core: Arc<CoreTokenizer>,
-    builtin: Builtin,
+    rule: CutRule,
+    guards: Option<Guards>,
     /// Decoded text that is not committed yet.
     pending: String,
-    /// `pending`'s length in characters (the Python reference counts characters).
-    pending_chars: usize,
     /// The bytes of an incomplete trailing UTF-8 character (at most 3).
     partial: Vec<u8>,
-    /// `pending_chars` after the last scan.
+    /// `pending.len()` after the last scan.
     scanned: usize,
+    /// New bytes a push must bring since the last scan before it scans again (0: every
+    /// push scans). Trades commit latency for fewer scans of short pushes.
+    scan_step: usize,
     /// Scratch: the ends of the final pre-tokens of the last scan.
     ends: Vec<usize>,
     reach: Vec<usize>,
     /// Every ID committed since the last `reset` (finish included).
     committed: Vec<u32>,
-}
-
-fn char_count(text: &str) -> usize {
-    // Every character has exactly one byte that is not a continuation byte.
-    text.bytes().filter(|&b| (b as i8) >= -0x40).count()
 }
 
 /// Python's `UnicodeDecodeError.reason` for the byte at which decoding failed.
@@ -52,23 +181,38 @@ fn utf8_reason(bytes: &[u8], at: usize) -> &'static str {
 }
 
 impl StreamEncoder {
-    /// `core` must split text with `builtin` and nothing else (no normalizer, no
-    /// pre-tokenizer rewrite): the commit rule and the direct piece encoding rely on it.
-    pub fn new(core: Arc<CoreTokenizer>, builtin: Builtin) -> CoreResult<StreamEncoder> {
-        if core.normalizer.is_some() || core.pretok.rewrite.is_some() {
+    /// `matcher`: the allowed spellings, exactly as `encode` recognizes them (plain: no
+    /// flags). `through_spellings`: see `Guards::through`. `scan_step`: see the field. The `Pretokens` rule needs a
+    /// tokenizer without a normalizer or a pre-tokenizer rewrite: it encodes the final
+    /// pre-tokens straight from the scan's boundaries.
+    pub fn new(
+        core: Arc<CoreTokenizer>,
+        rule: CutRule,
+        matcher: Option<Arc<SpecialMatcher>>,
+        through_spellings: bool,
+        scan_step: usize,
+    ) -> CoreResult<StreamEncoder> {
+        if matches!(rule, CutRule::Pretokens(_))
+            && (core.normalizer.is_some() || core.pretok.rewrite.is_some())
+        {
             return Err(CoreError::Config(
-                "StreamingCore needs a tokenizer without a normalizer or a pre-tokenizer \
-                 rewrite; use StreamingEncoder, which picks a rule"
+                "the pretokens rule needs a tokenizer without a normalizer or a \
+                 pre-tokenizer rewrite; use StreamingEncoder, which picks a rule"
                     .into(),
             ));
         }
+        let guards = match matcher {
+            Some(m) if !m.contents.is_empty() => Some(Guards::new(m, through_spellings)?),
+            _ => None,
+        };
         Ok(StreamEncoder {
             core,
-            builtin,
+            rule,
+            guards,
             pending: String::new(),
-            pending_chars: 0,
             partial: Vec::new(),
             scanned: 0,
+            scan_step,
             ends: Vec::new(),
             reach: Vec::new(),
             committed: Vec::new(),
@@ -83,7 +227,6 @@ impl StreamEncoder {
 
     fn clear_pending(&mut self) {
         self.pending.clear();
-        self.pending_chars = 0;
         self.partial.clear();
         self.scanned = 0;
     }
@@ -104,41 +247,46 @@ impl StreamEncoder {
     /// Adds raw UTF-8 split anywhere; appends the newly committed IDs to `out`. Invalid
     /// UTF-8 rejects the whole chunk and leaves the stream as it was.
     pub fn push_bytes(&mut self, data: &[u8], out: &mut Vec<u32>) -> CoreResult<()> {
-        let joined;
-        let bytes = if self.partial.is_empty() {
-            data
-        } else {
-            joined = [self.partial.as_slice(), data].concat();
-            joined.as_slice()
-        };
-        let (valid, rest) = match std::str::from_utf8(bytes) {
-            Ok(text) => (text, &[][..]),
-            Err(e) if e.error_len().is_none() => {
-                let at = e.valid_up_to();
-                // Safe split: from_utf8 validated bytes[..at].
-                let text = std::str::from_utf8(&bytes[..at]).expect("validated prefix");
-                (text, &bytes[at..])
-            }
-            Err(e) => {
-                let at = e.valid_up_to();
-                return Err(CoreError::InvalidInput(format!(
-                    "the stream is not valid UTF-8 ({} at byte {} of this chunk); decode the \
-                     transport with the right charset before encoding",
-                    utf8_reason(bytes, at),
-                    at
-                )));
-            }
-        };
-        if rest.is_empty() && self.partial.is_empty() {
-            return if valid.is_empty() {
-                Ok(())
-            } else {
-                self.add(valid, out)
+        if self.partial.is_empty() {
+            // The common case: no character waits, nothing is copied before the check.
+            return match std::str::from_utf8(data) {
+                Ok(text) => self.add(text, out),
+                Err(e) => self.push_split(data, e, out),
             };
         }
-        let rest = rest.to_vec();
-        if !valid.is_empty() {
-            self.add(valid, out)?;
+        let joined = [self.partial.as_slice(), data].concat();
+        match std::str::from_utf8(&joined) {
+            Ok(text) => {
+                self.add(text, out)?;
+                self.partial.clear();
+                Ok(())
+            }
+            Err(e) => self.push_split(&joined, e, out),
+        }
+    }
+
+    /// `push_bytes` of `bytes` (the waiting partial character included) that end inside
+    /// a character or are invalid.
+    fn push_split(
+        &mut self,
+        bytes: &[u8],
+        e: std::str::Utf8Error,
+        out: &mut Vec<u32>,
+    ) -> CoreResult<()> {
+        let at = e.valid_up_to();
+        if e.error_len().is_some() {
+            return Err(CoreError::InvalidInput(format!(
+                "the stream is not valid UTF-8 ({} at byte {} of this chunk); decode the \
+                 transport with the right charset before encoding",
+                utf8_reason(bytes, at),
+                at
+            )));
+        }
+        // from_utf8 validated bytes[..at].
+        let text = std::str::from_utf8(&bytes[..at]).expect("validated prefix");
+        let rest = bytes[at..].to_vec();
+        if !text.is_empty() {
+            self.add(text, out)?;
         }
         self.partial = rest;
         Ok(())
@@ -149,9 +297,17 @@ impl StreamEncoder {
         self.add(text, out)
     }
 
+    /// `encode(text)` with the recognized spellings, as one input.
+    fn encode(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
+        match &self.guards {
+            Some(g) => self.core.encode(text, Some(&g.matcher), out),
+            None => self.core.encode_ordinary(text, out),
+        }
+    }
+
     /// The IDs of the undecided text as they would be if the stream ended now.
     pub fn provisional(&self, out: &mut Vec<u32>) -> CoreResult<()> {
-        self.core.encode_ordinary_serial(&self.pending, out)
+        self.encode(&self.pending, out)
     }
 
     /// End of stream: appends the IDs of the rest and starts over.
@@ -164,42 +320,95 @@ impl StreamEncoder {
             ));
         }
         let start = out.len();
-        let result = self.core.encode_ordinary(&self.pending, out);
+        let result = self.encode(&self.pending, out);
         self.committed.extend_from_slice(&out[start..]);
         self.clear_pending();
         result
     }
 
     fn add(&mut self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
+        if text.is_empty() {
+            return Ok(());
+        }
         self.pending.push_str(text);
-        self.pending_chars += char_count(text);
-        let first = out.len();
-        let size = self.pending_chars;
+        let size = self.pending.len();
+        if size < self.scanned + self.scan_step {
+            return Ok(()); // amortized: wait for `scan_step` new bytes
+        }
         if size > SCAN_ALWAYS_BELOW && size < 2 * self.scanned {
             return Ok(()); // rescan only after doubling: linear total work
         }
-        let cut = self
-            .builtin
-            .final_pretokens(&self.pending, &mut self.ends, &mut self.reach);
-        if cut > 0 {
-            // The scan already split the prefix: encode its pre-tokens directly (what
-            // `encode_ordinary` does after splitting; `new` checked that nothing rewrites
-            // the text before the split).
-            let bytes = self.pending.as_bytes();
-            let mut piece_start = 0;
-            for &end in &self.ends {
-                self.core
-                    .model
-                    .encode_piece(&bytes[piece_start..end], out)?;
-                piece_start = end;
+        let first = out.len();
+        let mut start = 0;
+        loop {
+            let (cut, through_spelling) = self.final_cut(start);
+            if cut > start {
+                if through_spelling || !matches!(self.rule, CutRule::Pretokens(_)) {
+                    self.encode(&self.pending[start..cut], out)?;
+                } else {
+                    // The scan already split the prefix: encode its pre-tokens directly
+                    // (what `encode_ordinary` does after splitting; `new` checked that
+                    // nothing rewrites the text, and no spelling lies before the cut).
+                    let bytes = self.pending.as_bytes();
+                    let mut piece = start;
+                    for &end in &self.ends {
+                        self.core.model.encode_piece(&bytes[piece..end], out)?;
+                        piece = end;
+                    }
+                }
+                start = cut;
             }
-            // Count the short remainder rather than the committed prefix.
-            self.pending_chars = char_count(&self.pending[cut..]);
-            self.pending.drain(..cut);
+            if !through_spelling {
+                break; // the tail's first pre-token is undecided: rescanning finds nothing
+            }
+        }
+        if start > 0 {
+            self.pending.drain(..start);
             self.committed.extend_from_slice(&out[first..]);
         }
-        self.scanned = self.pending_chars;
+        self.scanned = self.pending.len();
         Ok(())
+    }
+
+    /// The end of the longest prefix of `pending[start..]` whose IDs no continuation can
+    /// change (a byte offset into `pending`), and whether it ends with a recognized
+    /// spelling (then more may be final after it).
+    fn final_cut(&mut self, start: usize) -> (usize, bool) {
+        let buf = &self.pending[start..];
+        let mut limit = buf.len();
+        if let Some(g) = &self.guards {
+            limit = g.held_tail(buf);
+            if let Some((at, _, _)) = g.matcher.find_first(buf) {
+                if at < limit {
+                    // The earliest spelling starts here. When exactly one spelling can
+                    // match at this start and all of it has arrived, `encode` must split
+                    // the text there: the text before it and the spelling's ID are final.
+                    if g.through {
+                        if let Some(len) = g.decided(&buf.as_bytes()[at..]) {
+                            return (start + at + len, true);
+                        }
+                    }
+                    limit = at;
+                }
+            }
+        }
+        let head = &buf[..limit];
+        let cut = match self.rule {
+            CutRule::Pretokens(builtin) => {
+                let cut = builtin.final_pretokens(head, &mut self.ends, &mut self.reach);
+                for end in &mut self.ends {
+                    *end += start;
+                }
+                cut
+            }
+            CutRule::Whitespace => head
+                .bytes()
+                .rposition(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+                .unwrap_or(0),
+            CutRule::Metaspace => head.bytes().rposition(|b| b == b' ').unwrap_or(0),
+            CutRule::Specials => 0,
+        };
+        (start + cut, false)
     }
 }
 
@@ -208,14 +417,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn char_count_counts_scalars() {
-        assert_eq!(char_count("a€😀"), 3);
-        assert_eq!(char_count(""), 0);
-    }
-
-    #[test]
     fn utf8_reasons_follow_python() {
         assert_eq!(utf8_reason(b"\x80", 0), "invalid start byte");
         assert_eq!(utf8_reason(b"\xe2\x28", 0), "invalid continuation byte");
+    }
+
+    fn guards(spellings: &[&str]) -> Guards {
+        let specials = spellings
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.to_string(), 1000 + i as u32))
+            .collect();
+        Guards::new(Arc::new(SpecialMatcher::new(specials).unwrap()), true).unwrap()
+    }
+
+    #[test]
+    fn held_tail_starts_at_the_longest_possible_spelling() {
+        let g = guards(&["<|end|>", "<|endoftext|>"]);
+        assert_eq!(g.held_tail("abc <|en"), 4);
+        assert_eq!(g.held_tail("abc <"), 4);
+        assert_eq!(g.held_tail("abc"), 3);
+        // A complete spelling is no proper prefix here: the matcher finds it.
+        assert_eq!(g.held_tail("x<|end|>"), 8);
+        // One that is also a prefix of a longer spelling stays held.
+        let nested = guards(&["<|end|>", "<|end|>!"]);
+        assert_eq!(nested.held_tail("x<|end|>"), 1);
+        assert_eq!(g.held_tail("é<|"), "é".len());
+    }
+
+    #[test]
+    fn a_spelling_is_decided_when_no_longer_one_can_match() {
+        let g = guards(&["<|end|>", "<|endoftext|>"]);
+        assert_eq!(g.decided(b"<|end|>x"), Some(7));
+        assert_eq!(g.decided(b"<|endoftext|>"), Some(13));
+        assert_eq!(g.decided(b"<|end"), None);
+        let g = guards(&["ab", "abc"]);
+        assert_eq!(g.decided(b"ab"), None); // "abc" may still complete
+        assert_eq!(g.decided(b"abd"), Some(2));
     }
 }

@@ -23,17 +23,25 @@ until :meth:`StreamingEncoder.finish`):
   a space is final (the tail then starts with ``▁``: no prepend scheme changes it).
   Both rules need a normalizer whose context never crosses an ASCII space or newline
   (none, BertNormalizer, Lowercase, NFC/NFD/NFKC/NFKD, StripAccents).
-- ``hold`` (SentencePiece models, regex ``Split`` pipelines, other normalizers, a
-  recognized added token with lstrip/rstrip/single_word flags): the whole tail stays
-  provisional until ``finish``.
+- ``specials`` (SentencePiece models, regex ``Split`` pipelines, other normalizers,
+  when special or added spellings are recognized): no cut inside ordinary text is
+  proven, but the engine encodes the text between recognized spellings as separate
+  inputs (each SentencePiece sentence gets its own dummy prefix, each Hugging Face
+  segment is normalized alone), so a decided spelling is a hard boundary: the text
+  before it and its ID are final. Not for Metaspace's ``first`` prepend scheme, which
+  treats the first segment differently.
+- ``hold`` (the same families with nothing recognized, or a recognized added token
+  with lstrip/rstrip/single_word flags): the whole tail stays provisional until
+  ``finish``.
 
 Work per push is bounded: the buffer is rescanned on every push while it is short
-(4096 characters) and afterwards only each time it has doubled, so a 10 MB run with no
-boundary costs linear time (commits then come later, never wrong).
+(4096 bytes of UTF-8) and afterwards only each time it has doubled, so a 10 MB run with
+no boundary costs linear time (commits then come later, never wrong).
 
-This module is the reference. The ``pretokens`` rule with nothing to recognize runs the
-same steps in Rust (``_native.StreamingCore``, ``src/runtime/stream_encode.rs``) with
-identical commits after every push; ``native=False`` keeps this path.
+This module is the reference. Every rule but ``hold`` runs the same steps in Rust for
+the engines of ``tokenpact._native.BpeCore`` (``_native.StreamingCore``,
+``src/runtime/stream_encode.rs``) with identical commits after every push;
+``native=False`` keeps this path.
 """
 
 from __future__ import annotations
@@ -43,7 +51,7 @@ import re
 from typing import TYPE_CHECKING, Any, Literal
 
 from .. import _native
-from ..errors import InvalidInputError, TokenpactError
+from ..errors import ConfigError, InvalidInputError, TokenpactError
 
 if TYPE_CHECKING:
     from ..special_policy import SpecialSpec
@@ -54,7 +62,7 @@ __all__ = ["StreamingEncoder"]
 BUILTIN_PATTERNS = frozenset({"gpt2", "gpt4", "cl100k", "o200k", "llama3"})
 SCAN_ALWAYS_BELOW = 4096
 
-Rule = Literal["pretokens", "whitespace", "metaspace", "hold"]
+Rule = Literal["pretokens", "whitespace", "metaspace", "specials", "hold"]
 
 # Normalizers that act on each character alone, or whose context (NFC/NFKC composition,
 # canonical reordering, final-sigma lowercasing) never reaches across an ASCII space or
@@ -112,11 +120,48 @@ def commit_rule(tok: Tokenizer) -> Rule:
     return "hold"
 
 
+def _has_first_scheme(node: Any) -> bool:
+    if isinstance(node, dict):
+        if node.get("type") == "Metaspace" and node.get("prepend_scheme") == "first":
+            return True
+        return any(_has_first_scheme(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_has_first_scheme(v) for v in node)
+    return False
+
+
+def segments_independent(tok: Tokenizer) -> bool:
+    """Whether ``tok.encode`` encodes the text after a recognized spelling exactly as it
+    encodes that text alone, so ``encode(a + s + b) == encode(a + s) + encode(b)``.
+
+    Both engines encode the text between spellings as separate inputs: a SentencePiece
+    sentence gets its own dummy prefix, a pipeline segment its own normalization. The one
+    position-dependent step is Metaspace's ``prepend_scheme="first"`` (only the first
+    segment gets the prefix).
+    """
+    if isinstance(tok.engine, _native.SentencePieceCore):
+        return True
+    if not isinstance(tok.engine, _native.BpeCore):
+        return False
+    if tok.semantics != "hf_pipeline":
+        return True
+    try:
+        config = tok.components().to_config()
+    except TokenpactError:
+        return False
+    return not _has_first_scheme(config.get("pre_tokenizer"))
+
+
 class StreamingEncoder:
     """Encode a stream of text chunks; return IDs as soon as they are final.
 
     ``native=False`` keeps the Python reference path even where the Rust one applies
     (both commit the same IDs after every push; the tests compare them).
+
+    ``scan_step``: the new bytes a push must bring since the last scan before the tail
+    is scanned again (0, the default: every push scans, IDs are committed as soon as
+    they are final). A larger step commits up to ``scan_step`` bytes later and scans
+    less often: for short transport chunks (64 bytes) it amortizes the per-scan work.
 
     >>> enc = StreamingEncoder(tok)                    # doctest: +SKIP
     >>> enc.push_bytes(b"\\xe2"), enc.push_bytes(b"\\x82"), enc.push_bytes(b"\\xac")
@@ -126,29 +171,39 @@ class StreamingEncoder:
     """
 
     def __init__(
-        self, tok: Tokenizer, *, allowed_special: SpecialSpec = (), native: bool = True
+        self,
+        tok: Tokenizer,
+        *,
+        allowed_special: SpecialSpec = (),
+        native: bool = True,
+        scan_step: int = 0,
     ) -> None:
+        if not isinstance(scan_step, int) or isinstance(scan_step, bool) or scan_step < 0:
+            raise ConfigError(
+                f"scan_step must be a byte count >= 0 (0: scan on every push), not {scan_step!r}"
+            )
+        self.scan_step = scan_step
         self.tokenizer = tok
         self.allowed_special = allowed_special
         self.rule: Rule = commit_rule(tok)
         # Metaspace's "first" scheme prepends only at the start of the input: a tail
         # encoded alone after a committed spelling would gain a prefix it lacks in place.
-        self._through_spellings = True
-        if self.rule == "metaspace":
-            pre = tok.components().to_config().get("pre_tokenizer") or {}
-            self._through_spellings = pre.get("prepend_scheme", "always") != "first"
+        self._through_spellings = segments_independent(tok)
+        # Exactly the spellings encode(allowed_special=...) recognizes: allowed special
+        # and added tokens (every one of them needs explicit permission).
+        ids = {**tok.added_tokens, **tok.special_tokens}
         if allowed_special == "all":
-            allowed = set(tok.special_tokens)
+            allowed = set(ids)
         else:
             allowed = set(allowed_special)
-            unknown = allowed - set(tok.special_tokens)
+            unknown = allowed - set(ids)
             if unknown:
                 raise InvalidInputError(
-                    f"allowed_special names {sorted(unknown)!r}, which are not special tokens "
-                    "of this tokenizer"
+                    f"allowed_special names {sorted(unknown)!r}, which are not special or "
+                    "added tokens of this tokenizer"
                 )
-        # Spellings encode() may turn into control/added IDs: they must not be split.
-        self._guards = sorted(allowed | set(tok.added_tokens), key=len, reverse=True)
+        # Spellings encode() turns into control/added IDs: they must not be split.
+        self._guards = sorted(allowed, key=len, reverse=True)
         self._guard_re = (
             re.compile("|".join(re.escape(g) for g in self._guards)) if self._guards else None
         )
@@ -157,19 +212,28 @@ class StreamingEncoder:
         flags = tok.added_token_flags
         if any(g in flags for g in self._guards):
             self.rule = "hold"  # lstrip/rstrip/single_word reach across the spelling
+        elif self.rule == "hold" and self._guards and self._through_spellings:
+            self.rule = "specials"
         self._engine_encode = tok.engine.encode
         self._pattern = tok.pattern_name or ""
-        # The common serving case (byte-level BPE, built-in pattern, nothing to
-        # recognize) runs the same rules in Rust: one native call per push instead of a
-        # UTF-8 decode, a scan call, an encode call and list bookkeeping in Python.
+        # Every rule but hold runs the same steps in Rust: one native call per push
+        # instead of a UTF-8 decode, a scan call, an encode call and list bookkeeping in
+        # Python. The matcher is encode()'s for these spellings (none carries a flag).
         self._core: _native.StreamingCore | None = None
-        if (
-            native
-            and self.rule == "pretokens"
-            and not self._guards
-            and isinstance(tok.engine, _native.BpeCore)
-        ):
-            self._core = _native.StreamingCore(tok.engine, self._pattern)
+        if native and self.rule != "hold" and isinstance(tok.engine, _native.BpeCore):
+            matcher = (
+                _native.SpecialMatcher(sorted((g, ids[g]) for g in self._guards))
+                if self._guards
+                else None
+            )
+            self._core = _native.StreamingCore(
+                tok.engine,
+                self.rule,
+                self._pattern if self.rule == "pretokens" else None,
+                matcher,
+                self._through_spellings,
+                scan_step,
+            )
             # Hot: one push per transport chunk. The native method has the same contract
             # (typed errors, anything bytes() accepts); binding it skips a Python frame.
             self.push_bytes = self._core.push_bytes  # type: ignore[method-assign]
@@ -262,7 +326,7 @@ class StreamingEncoder:
 
     def _set_buffer(self, text: str) -> None:
         self._parts[:] = [text] if text else []
-        self._size = len(text)
+        self._size = len(text.encode("utf-8"))
 
     def _encode(self, text: str) -> list[int]:
         if not text:
@@ -275,10 +339,12 @@ class StreamingEncoder:
 
     def _add(self, text: str) -> list[int]:
         self._parts.append(text)
-        self._size += len(text)
+        self._size += len(text.encode("utf-8"))  # bytes, as the Rust path counts
         if self.rule == "hold":
             return []
         size = self._size
+        if size < self._scanned + self.scan_step:
+            return []  # amortized: wait for scan_step new bytes
         if size > SCAN_ALWAYS_BELOW and size < 2 * self._scanned:
             return []  # rescan only after doubling: linear total work on hostile input
         out: list[int] = []
@@ -322,6 +388,8 @@ class StreamingEncoder:
         if self.rule == "pretokens":
             cut = _native.final_pretoken_prefix(buf[:limit], self._pattern)
             return (0 if cut is None else int(cut)), False
+        if self.rule == "specials":
+            return 0, False  # only a decided spelling cuts
         # A cut right before an ASCII space (Metaspace: it becomes the ▁ that starts the
         # next pre-token) or any ASCII whitespace (WordPiece: split there and dropped)
         # splits the text for every continuation; the normalizer is local (see above).
