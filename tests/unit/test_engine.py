@@ -52,7 +52,7 @@ def test_methods_outside_a_capability_fail_with_a_typed_error(tmp_path: Path) ->
     with pytest.raises(ConfigError, match="capabilities"):
         _native.core_pretokenize(sp, "hello")
     with pytest.raises(ConfigError, match="pipeline engine"):
-        _native.StreamingCore(sp, "gpt2")
+        _native.StreamingCore(sp, "pretokens", "gpt2")
     # Lookups every engine answers.
     assert sp.merges() == [] and sp.merge_result(3, 4) is None
     assert bpe.merge_result(104, 101) == 256

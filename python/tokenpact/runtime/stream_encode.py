@@ -39,7 +39,7 @@ Work per push is bounded: the buffer is rescanned on every push while it is shor
 no boundary costs linear time (commits then come later, never wrong).
 
 This module is the reference. Every rule but ``hold`` runs the same steps in Rust for
-the engines of ``tokenpact._native.BpeCore`` (``_native.StreamingCore``,
+the pipeline engines of ``tokenpact._native.Engine`` (``_native.StreamingCore``,
 ``src/runtime/stream_encode.rs``) with identical commits after every push;
 ``native=False`` keeps this path.
 """
@@ -139,9 +139,10 @@ def segments_independent(tok: Tokenizer) -> bool:
     position-dependent step is Metaspace's ``prepend_scheme="first"`` (only the first
     segment gets the prefix).
     """
-    if isinstance(tok.engine, _native.SentencePieceCore):
+    kind = tok.engine.kind
+    if kind == "sentencepiece":
         return True
-    if not isinstance(tok.engine, _native.BpeCore):
+    if kind != "pipeline":
         return False
     if tok.semantics != "hf_pipeline":
         return True
@@ -220,7 +221,7 @@ class StreamingEncoder:
         # instead of a UTF-8 decode, a scan call, an encode call and list bookkeeping in
         # Python. The matcher is encode()'s for these spellings (none carries a flag).
         self._core: _native.StreamingCore | None = None
-        if native and self.rule != "hold" and isinstance(tok.engine, _native.BpeCore):
+        if native and self.rule != "hold" and tok.engine.kind == "pipeline":
             matcher = (
                 _native.SpecialMatcher(sorted((g, ids[g]) for g in self._guards))
                 if self._guards
