@@ -128,6 +128,16 @@ impl CoreTokenizer {
 
     fn encode_normalized(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
         let bytes = text.as_bytes();
+        if let Model::Bpe(bpe) = &self.model {
+            // Byte-level BPE cannot fail; its pieces go through one cache stream.
+            return bpe.encode_stream(|stream| {
+                self.pretok.split(text, |s, e| {
+                    stream.push(&bytes[s..e], s, out);
+                })?;
+                stream.finish(out);
+                Ok(())
+            });
+        }
         let model = &self.model;
         let mut failed = Ok(());
         self.pretok.split(text, |s, e| {

@@ -18,18 +18,7 @@ use crate::error::{CoreError, CoreResult};
 
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 
-/// Packs a piece of at most 15 bytes with its length into one integer key, so lookups of
-/// short pieces (nearly all of them) hash an integer and compare once, with no memcmp.
-#[inline]
-pub fn pack_short(piece: &[u8]) -> Option<u128> {
-    if piece.len() > 15 {
-        return None;
-    }
-    let mut buf = [0u8; 16];
-    buf[..piece.len()].copy_from_slice(piece);
-    buf[15] = piece.len() as u8;
-    Some(u128::from_le_bytes(buf))
-}
+pub use super::piece_cache::pack_short;
 
 /// Piece -> ID map with the short-key fast path of [`pack_short`].
 #[derive(Default)]
