@@ -39,7 +39,9 @@ impl BpeModel {
             f(&mut PieceStream {
                 model: self,
                 cache,
-                pending: None,
+                queue: [(&[], None, 0); LOOKAHEAD],
+                head: 0,
+                len: 0,
             })
         })
     }
@@ -200,18 +202,27 @@ impl BpeModel {
     }
 }
 
-/// Encodes the pieces of one text in order, one piece behind: when a piece is pushed its
-/// cache line is prefetched and the piece pushed before it is encoded (the IDs of a
-/// stream are exactly those of `encode_piece` on each piece). Call `finish` at the end.
+/// Pieces a [`PieceStream`] holds back: enough to cover a memory access with the work on
+/// the pieces queued before it (a power of two).
+const LOOKAHEAD: usize = 4;
+
+/// Encodes the pieces of one text in order, `LOOKAHEAD` pieces behind: when a piece is
+/// pushed its cache line is prefetched, and the oldest queued piece is encoded (the IDs
+/// of a stream are exactly those of `encode_piece` on each piece, in order). Call
+/// `finish` until it returns None at the end.
 pub struct PieceStream<'a, 't> {
     model: &'a BpeModel,
     cache: &'a mut PieceCache,
-    pending: Option<(&'t [u8], Option<u128>, usize)>,
+    /// Ring of queued `(piece, pack_short key, tag)`.
+    queue: [(&'t [u8], Option<u128>, usize); LOOKAHEAD],
+    head: usize,
+    len: usize,
 }
 
 impl<'t> PieceStream<'_, 't> {
-    /// Queues `piece` (with a caller's `tag`, e.g. its offset) and encodes the piece
-    /// queued before it; returns that piece, its tag and where its IDs start in `out`.
+    /// Queues `piece` (with a caller's `tag`, e.g. its offset); when the queue is full,
+    /// encodes the oldest queued piece and returns it, its tag and where its IDs start
+    /// in `out`.
     #[inline]
     pub fn push(
         &mut self,
@@ -227,24 +238,34 @@ impl<'t> PieceStream<'_, 't> {
         if let Some(k) = key {
             self.cache.prefetch(k);
         }
-        let (prev, prev_key, prev_tag) = self.pending.replace((piece, key, tag))?;
-        let first = out.len();
-        self.encode_one(prev, prev_key, out);
-        Some((prev, prev_tag, first))
+        let done = if self.len == LOOKAHEAD {
+            self.pop(out)
+        } else {
+            None
+        };
+        self.queue[(self.head + self.len) % LOOKAHEAD] = (piece, key, tag);
+        self.len += 1;
+        done
     }
 
-    /// Encodes the last queued piece, if any (same result as `push`).
+    /// Encodes the oldest queued piece, if any (same result as `push`).
+    #[inline]
     pub fn finish(&mut self, out: &mut Vec<u32>) -> Option<(&'t [u8], usize, usize)> {
-        let (piece, key, tag) = self.pending.take()?;
-        let first = out.len();
-        self.encode_one(piece, key, out);
-        Some((piece, tag, first))
+        self.pop(out)
     }
 
     #[inline]
-    fn encode_one(&mut self, piece: &[u8], key: Option<u128>, out: &mut Vec<u32>) {
+    fn pop(&mut self, out: &mut Vec<u32>) -> Option<(&'t [u8], usize, usize)> {
+        if self.len == 0 {
+            return None;
+        }
+        let (piece, key, tag) = self.queue[self.head];
+        self.head = (self.head + 1) % LOOKAHEAD;
+        self.len -= 1;
+        let first = out.len();
         self.model
             .encode_with(Some(&mut *self.cache), piece, key, out);
+        Some((piece, tag, first))
     }
 }
 
