@@ -71,7 +71,7 @@ impl Model {
                 m.encode_piece(piece, ids);
                 let mut at = 0u32;
                 for &id in &ids[first..] {
-                    let len = m.vocab.get(id as usize).map_or(0, |p| p.len()) as u32;
+                    let len = m.token_len(id) as u32;
                     spans.push((at, at + len));
                     at += len;
                 }

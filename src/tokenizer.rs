@@ -128,6 +128,16 @@ impl CoreTokenizer {
 
     fn encode_normalized(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
         let bytes = text.as_bytes();
+        if let Model::Bpe(bpe) = &self.model {
+            // Byte-level BPE cannot fail; its pieces go through one cache stream.
+            return bpe.encode_stream(|stream| {
+                self.pretok.split(text, |s, e| {
+                    stream.push(&bytes[s..e], s, out);
+                })?;
+                while stream.finish(out).is_some() {}
+                Ok(())
+            });
+        }
         let model = &self.model;
         let mut failed = Ok(());
         self.pretok.split(text, |s, e| {
@@ -245,6 +255,35 @@ impl CoreTokenizer {
         let normalized = self.normalized(raw, from == 0)?;
         let segment = normalized.as_ref().map_or(raw, |n| n.text.as_str());
         let bytes = segment.as_bytes();
+        if let Model::Bpe(bpe) = &self.model {
+            // Tokens of a byte-level piece tile it: spans follow from the token lengths.
+            let mut emit = |(piece, s, first): (&[u8], usize, usize), ids: &Vec<u32>| {
+                let mut at = s;
+                for &id in &ids[first..] {
+                    let end = at + bpe.token_len(id);
+                    offsets.push(match &normalized {
+                        Some(n) => {
+                            let (a, b) = n.original_span(at, end);
+                            (from as u32 + a, from as u32 + b)
+                        }
+                        None => ((from + at) as u32, (from + end) as u32),
+                    });
+                    at = end;
+                }
+                debug_assert_eq!(at, s + piece.len());
+            };
+            return bpe.encode_stream(|stream| {
+                self.pretok.split(segment, |s, e| {
+                    if let Some(done) = stream.push(&bytes[s..e], s, ids) {
+                        emit(done, ids);
+                    }
+                })?;
+                while let Some(done) = stream.finish(ids) {
+                    emit(done, ids);
+                }
+                Ok(())
+            });
+        }
         let model = &self.model;
         let mut spans = Vec::new();
         let mut failed = Ok(());

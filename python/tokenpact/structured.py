@@ -43,7 +43,12 @@ def _join(
             tokens=tok._piece_texts(first.ids),
             offsets=first.offsets,
             coordinate=coordinate,  # type: ignore[arg-type]
-            special_tokens_mask=[1 if o == "control" else 0 for o in first.origins],
+            # Plain text has no control token: skip the per-token test (a list scan in C).
+            special_tokens_mask=(
+                [1 if o == "control" else 0 for o in first.origins]
+                if "control" in first.origins
+                else [0] * n
+            ),
             origins=first.origins,
             attention_mask=[1] * n,
             type_ids=[0] * n,

@@ -6,83 +6,83 @@
 //! O((n + m) log n), so hostile inputs like a million repeated letters stay fast and
 //! never recurse.
 
-use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 
-use super::model::{pack_short, BpeModel};
+use super::model::BpeModel;
+use super::piece_cache::{pack_short, with_cache, PieceCache};
 
 const SMALL: usize = 64;
 const NONE: u32 = u32::MAX;
 const CACHE_MAX_PIECE: usize = 48;
-const CACHE_MAX_ENTRIES: usize = 1 << 17;
-
-/// Per-thread memo of encoded pieces; short pieces keyed by their packed bytes.
-struct PieceCache {
-    uid: u64,
-    short: FxHashMap<u128, Box<[u32]>>,
-    long: FxHashMap<Box<[u8]>, Box<[u32]>>,
-}
-
-thread_local! {
-    static CACHE: RefCell<PieceCache> = RefCell::new(PieceCache {
-        uid: 0,
-        short: FxHashMap::default(),
-        long: FxHashMap::default(),
-    });
-}
 
 impl BpeModel {
     /// Appends the IDs of one pre-token's bytes to `out`.
+    #[inline]
     pub fn encode_piece(&self, piece: &[u8], out: &mut Vec<u32>) {
-        match piece.len() {
-            0 => return,
-            1 => {
-                out.push(self.byte_ids[piece[0] as usize]);
-                return;
-            }
-            _ => {}
-        }
-        if let Some(whole) = &self.whole_piece {
-            if let Some(id) = whole.get(piece) {
-                out.push(id);
-                return;
-            }
-        }
-        if piece.len() > CACHE_MAX_PIECE {
-            self.merge_large(piece, out);
+        if piece.len() < 2 || piece.len() > CACHE_MAX_PIECE {
+            self.encode_with(None, piece, None, out);
             return;
         }
-        CACHE.with(|cell| {
-            let mut cache = cell.borrow_mut();
-            if cache.uid != self.uid {
-                cache.uid = self.uid;
-                cache.short.clear();
-                cache.long.clear();
-            }
-            let key = pack_short(piece);
-            let hit = match key {
-                Some(k) => cache.short.get(&k),
-                None => cache.long.get(piece),
-            };
-            if let Some(ids) = hit {
-                out.extend_from_slice(ids);
-                return;
-            }
-            let start = out.len();
-            self.merge_small(piece, out);
-            if cache.short.len() + cache.long.len() >= CACHE_MAX_ENTRIES {
-                cache.short.clear();
-                cache.long.clear();
-            }
-            let ids: Box<[u32]> = out[start..].into();
-            match key {
-                Some(k) => cache.short.insert(k, ids),
-                None => cache.long.insert(piece.into(), ids),
-            };
+        with_cache(self.uid, |cache| {
+            self.encode_with(Some(cache), piece, pack_short(piece), out)
         });
+    }
+
+    /// Runs `f` with a [`PieceStream`] over this thread's piece cache: encoding all the
+    /// pieces of a text through one stream takes the cache once and overlaps the memory
+    /// latency of each piece's cache line with the work on the piece before it.
+    pub fn encode_stream<'t, R>(&self, f: impl FnOnce(&mut PieceStream<'_, 't>) -> R) -> R {
+        with_cache(self.uid, |cache| {
+            f(&mut PieceStream {
+                model: self,
+                cache,
+                queue: [(&[], None, 0); LOOKAHEAD],
+                head: 0,
+                len: 0,
+            })
+        })
+    }
+
+    /// One piece; `key` is `pack_short(piece)`, `cache` is this thread's cache for this
+    /// model (None only for pieces the cache does not hold).
+    #[inline]
+    fn encode_with(
+        &self,
+        cache: Option<&mut PieceCache>,
+        piece: &[u8],
+        key: Option<u128>,
+        out: &mut Vec<u32>,
+    ) {
+        match (piece.len(), cache) {
+            (0, _) => {}
+            (1, _) => out.push(self.byte_ids[piece[0] as usize]),
+            (2..=CACHE_MAX_PIECE, Some(cache)) => {
+                let hit = match key {
+                    Some(k) => cache.get_short(k, out),
+                    None => cache.get_long(piece, out),
+                };
+                if hit {
+                    return;
+                }
+                // The cache also holds whole-piece results: a hot piece costs one line.
+                let start = out.len();
+                match self.whole_piece.as_ref().and_then(|w| w.get(piece)) {
+                    Some(id) => out.push(id),
+                    None => self.merge_small(piece, out),
+                }
+                match key {
+                    Some(k) => cache.put_short(k, &out[start..]),
+                    None => cache.put_long(piece, &out[start..]),
+                }
+            }
+            _ => match self.whole_piece.as_ref().and_then(|w| w.get(piece)) {
+                Some(id) => out.push(id),
+                None => self.merge_large(piece, out),
+            },
+        }
     }
 
     /// The rescan algorithm for pieces of at most `SMALL` bytes.
@@ -199,6 +199,73 @@ impl BpeModel {
             }
         }
         st.emit(out);
+    }
+}
+
+/// Pieces a [`PieceStream`] holds back: enough to cover a memory access with the work on
+/// the pieces queued before it (a power of two).
+const LOOKAHEAD: usize = 4;
+
+/// Encodes the pieces of one text in order, `LOOKAHEAD` pieces behind: when a piece is
+/// pushed its cache line is prefetched, and the oldest queued piece is encoded (the IDs
+/// of a stream are exactly those of `encode_piece` on each piece, in order). Call
+/// `finish` until it returns None at the end.
+pub struct PieceStream<'a, 't> {
+    model: &'a BpeModel,
+    cache: &'a mut PieceCache,
+    /// Ring of queued `(piece, pack_short key, tag)`.
+    queue: [(&'t [u8], Option<u128>, usize); LOOKAHEAD],
+    head: usize,
+    len: usize,
+}
+
+impl<'t> PieceStream<'_, 't> {
+    /// Queues `piece` (with a caller's `tag`, e.g. its offset); when the queue is full,
+    /// encodes the oldest queued piece and returns it, its tag and where its IDs start
+    /// in `out`.
+    #[inline]
+    pub fn push(
+        &mut self,
+        piece: &'t [u8],
+        tag: usize,
+        out: &mut Vec<u32>,
+    ) -> Option<(&'t [u8], usize, usize)> {
+        let key = if piece.len() >= 2 {
+            pack_short(piece)
+        } else {
+            None
+        };
+        if let Some(k) = key {
+            self.cache.prefetch(k);
+        }
+        let done = if self.len == LOOKAHEAD {
+            self.pop(out)
+        } else {
+            None
+        };
+        self.queue[(self.head + self.len) % LOOKAHEAD] = (piece, key, tag);
+        self.len += 1;
+        done
+    }
+
+    /// Encodes the oldest queued piece, if any (same result as `push`).
+    #[inline]
+    pub fn finish(&mut self, out: &mut Vec<u32>) -> Option<(&'t [u8], usize, usize)> {
+        self.pop(out)
+    }
+
+    #[inline]
+    fn pop(&mut self, out: &mut Vec<u32>) -> Option<(&'t [u8], usize, usize)> {
+        if self.len == 0 {
+            return None;
+        }
+        let (piece, key, tag) = self.queue[self.head];
+        self.head = (self.head + 1) % LOOKAHEAD;
+        self.len -= 1;
+        let first = out.len();
+        self.model
+            .encode_with(Some(&mut *self.cache), piece, key, out);
+        Some((piece, tag, first))
     }
 }
 

@@ -7,6 +7,7 @@ pub mod encode;
 pub mod hf;
 pub mod hf_chars;
 pub mod model;
+pub mod piece_cache;
 pub mod train;
 
 use rustc_hash::FxHashMap;

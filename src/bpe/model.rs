@@ -18,18 +18,7 @@ use crate::error::{CoreError, CoreResult};
 
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 
-/// Packs a piece of at most 15 bytes with its length into one integer key, so lookups of
-/// short pieces (nearly all of them) hash an integer and compare once, with no memcmp.
-#[inline]
-pub fn pack_short(piece: &[u8]) -> Option<u128> {
-    if piece.len() > 15 {
-        return None;
-    }
-    let mut buf = [0u8; 16];
-    buf[..piece.len()].copy_from_slice(piece);
-    buf[15] = piece.len() as u8;
-    Some(u128::from_le_bytes(buf))
-}
+pub use super::piece_cache::pack_short;
 
 /// Piece -> ID map with the short-key fast path of [`pack_short`].
 #[derive(Default)]
@@ -69,6 +58,13 @@ pub struct BpeModel {
     pub whole_piece: Option<PieceMap>,
     /// Identity used to key per-thread caches.
     pub uid: u64,
+    /// Byte length of each ID's piece, `u8::MAX` meaning "that or more" (a dense table
+    /// for offsets: reading the lengths in `vocab` touches 24 bytes per ID).
+    token_lens: Vec<u8>,
+}
+
+fn token_lens(vocab: &[Vec<u8>]) -> Vec<u8> {
+    vocab.iter().map(|p| p.len().min(255) as u8).collect()
 }
 
 /// `byte_ids` entry of a byte the vocabulary has no single-byte piece for.
@@ -131,7 +127,9 @@ impl BpeModel {
             byte_ids,
             whole_piece: None,
             uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
-        })
+            token_lens: Vec::new(),
+        }
+        .with_token_lens())
     }
 
     /// Explicit merge records `(left, right, new_id)` in rank order over a vocabulary of
@@ -193,7 +191,9 @@ impl BpeModel {
             byte_ids,
             whole_piece,
             uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
-        })
+            token_lens: Vec::new(),
+        }
+        .with_token_lens())
     }
 
     /// tiktoken ranks: `ranks[id]` is the byte piece whose rank (and ID) is `id`.
@@ -259,7 +259,23 @@ impl BpeModel {
                 m
             }),
             uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
-        })
+            token_lens: Vec::new(),
+        }
+        .with_token_lens())
+    }
+
+    fn with_token_lens(mut self) -> BpeModel {
+        self.token_lens = token_lens(&self.vocab);
+        self
+    }
+
+    /// Byte length of the piece of model ID `id` (0 for an ID outside the vocabulary).
+    #[inline]
+    pub fn token_len(&self, id: u32) -> usize {
+        match self.token_lens.get(id as usize) {
+            Some(&n) if n < u8::MAX => n as usize,
+            _ => self.vocab.get(id as usize).map_or(0, |p| p.len()),
+        }
     }
 
     #[inline]

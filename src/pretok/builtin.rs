@@ -192,12 +192,32 @@ impl<'a, const TRACK: bool> Scanner<'a, TRACK> {
 
     #[inline(always)]
     fn len_at(&self, i: usize) -> usize {
+        if let Some(&b) = self.b.get(i) {
+            if b < 0x80 {
+                self.asked(i);
+                return 1;
+            }
+        }
         self.ch(i).map_or(1, |(_, l)| l)
     }
 
     /// Flags of the char at `i` (0 past the end) and its byte length.
+    ///
+    /// Inlined with an ASCII fast path (most of the text in most corpora); other
+    /// characters and the end of the text take the out-of-line `cls_slow`.
     #[inline(always)]
     fn cls(&self, i: usize) -> (u16, usize, char) {
+        if let Some(&b) = self.b.get(i) {
+            if b < 0x80 {
+                self.asked(i);
+                return (self.c.ascii[b as usize], 1, b as char);
+            }
+        }
+        self.cls_slow(i)
+    }
+
+    #[inline(never)]
+    fn cls_slow(&self, i: usize) -> (u16, usize, char) {
         match self.ch(i) {
             Some((c, l)) => (self.c.flags(c), l, c),
             None => (0, 0, '\0'),

@@ -22,7 +22,8 @@ pub struct Classes {
     class_flags: Vec<u16>,
     block_index: Vec<u16>,
     blocks: &'static [u8],
-    ascii: [u16; 128],
+    /// Flags of the ASCII characters (the scanners' fast path reads it directly).
+    pub ascii: [u16; 128],
 }
 
 fn read_u32(b: &[u8], at: usize) -> usize {
