@@ -349,11 +349,26 @@ impl StreamEncoder {
                     // The scan already split the prefix: encode its pre-tokens directly
                     // (what `encode_ordinary` does after splitting; `new` checked that
                     // nothing rewrites the text, and no spelling lies before the cut).
+                    // Byte-level BPE goes through one piece stream, as in `encode`:
+                    // one cache borrow per push, each piece's cache line prefetched.
                     let bytes = self.pending.as_bytes();
-                    let mut piece = start;
-                    for &end in &self.ends {
-                        self.core.model.encode_piece(&bytes[piece..end], out)?;
-                        piece = end;
+                    let ends = &self.ends;
+                    match self.core.model.as_bpe() {
+                        Some(bpe) => bpe.encode_stream(|stream| {
+                            let mut piece = start;
+                            for &end in ends {
+                                stream.push(&bytes[piece..end], piece, out);
+                                piece = end;
+                            }
+                            while stream.finish(out).is_some() {}
+                        }),
+                        None => {
+                            let mut piece = start;
+                            for &end in ends {
+                                self.core.model.encode_piece(&bytes[piece..end], out)?;
+                                piece = end;
+                            }
+                        }
                     }
                 }
                 start = cut;
