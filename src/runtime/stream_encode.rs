@@ -170,6 +170,17 @@ pub struct StreamEncoder {
     committed: Vec<u32>,
 }
 
+/// The error for invalid UTF-8 at `bytes[at]`, `skew` bytes into the chunk as Python
+/// counts it.
+fn invalid_utf8(bytes: &[u8], at: usize, skew: usize) -> CoreError {
+    CoreError::InvalidInput(format!(
+        "the stream is not valid UTF-8 ({} at byte {} of this chunk); decode the \
+         transport with the right charset before encoding",
+        utf8_reason(bytes, at),
+        at + skew
+    ))
+}
+
 /// Python's `UnicodeDecodeError.reason` for the byte at which decoding failed.
 fn utf8_reason(bytes: &[u8], at: usize) -> &'static str {
     let b0 = bytes[at];
@@ -251,45 +262,74 @@ impl StreamEncoder {
             // The common case: no character waits, nothing is copied before the check.
             return match std::str::from_utf8(data) {
                 Ok(text) => self.add(text, out),
-                Err(e) => self.push_split(data, e, out),
+                Err(e) => self.push_split(data, 0, e, out),
             };
         }
-        let joined = [self.partial.as_slice(), data].concat();
-        match std::str::from_utf8(&joined) {
-            Ok(text) => {
-                self.add(text, out)?;
-                self.partial.clear();
-                Ok(())
+        // A character waits: complete it from the chunk's first bytes (no copy of the
+        // chunk; error positions count from the waiting bytes, as in Python).
+        let held = self.partial.len();
+        let want = match self.partial[0] {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            _ => 4,
+        };
+        let take = (want - held).min(data.len());
+        let mut buf = [0u8; 4];
+        buf[..held].copy_from_slice(&self.partial);
+        buf[held..held + take].copy_from_slice(&data[..take]);
+        let joined = &buf[..held + take];
+        let ch = match std::str::from_utf8(joined) {
+            Ok(ch) => ch,
+            Err(e) if e.error_len().is_some() => {
+                return Err(invalid_utf8(joined, e.valid_up_to(), 0));
             }
-            Err(e) => self.push_split(&joined, e, out),
+            Err(_) => {
+                // Still incomplete: the chunk was too short to finish the character.
+                self.partial.extend_from_slice(data);
+                return Ok(());
+            }
+        };
+        let rest = &data[take..];
+        let (text, tail) = match std::str::from_utf8(rest) {
+            Ok(text) => (text, &[][..]),
+            Err(e) if e.error_len().is_some() => {
+                return Err(invalid_utf8(rest, e.valid_up_to(), held + take));
+            }
+            Err(e) => {
+                let at = e.valid_up_to();
+                // from_utf8 validated rest[..at].
+                let text = std::str::from_utf8(&rest[..at]).expect("validated prefix");
+                (text, &rest[at..])
+            }
+        };
+        self.partial.clear();
+        self.partial.extend_from_slice(tail);
+        if text.is_empty() {
+            return self.add(ch, out);
         }
+        // What `add` of the joined text does: append all of it, then scan once.
+        self.pending.push_str(ch);
+        self.add(text, out)
     }
 
-    /// `push_bytes` of `bytes` (the waiting partial character included) that end inside
-    /// a character or are invalid.
+    /// `push_bytes` of `bytes` (no character waiting before them) that end inside a
+    /// character or are invalid; `skew`: bytes before `bytes` in error positions.
     fn push_split(
         &mut self,
         bytes: &[u8],
+        skew: usize,
         e: std::str::Utf8Error,
         out: &mut Vec<u32>,
     ) -> CoreResult<()> {
         let at = e.valid_up_to();
         if e.error_len().is_some() {
-            return Err(CoreError::InvalidInput(format!(
-                "the stream is not valid UTF-8 ({} at byte {} of this chunk); decode the \
-                 transport with the right charset before encoding",
-                utf8_reason(bytes, at),
-                at
-            )));
+            return Err(invalid_utf8(bytes, at, skew));
         }
         // from_utf8 validated bytes[..at].
         let text = std::str::from_utf8(&bytes[..at]).expect("validated prefix");
-        let rest = bytes[at..].to_vec();
-        if !text.is_empty() {
-            self.add(text, out)?;
-        }
-        self.partial = rest;
-        Ok(())
+        self.partial.clear();
+        self.partial.extend_from_slice(&bytes[at..]);
+        self.add(text, out)
     }
 
     /// Adds text (the caller checked that no UTF-8 character is incomplete).
@@ -326,6 +366,8 @@ impl StreamEncoder {
         result
     }
 
+    /// Appends `text` to the undecided text (which may already end with a character
+    /// `push_bytes` completed, then `text` is not empty) and commits what became final.
     fn add(&mut self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
         if text.is_empty() {
             return Ok(());
@@ -349,11 +391,26 @@ impl StreamEncoder {
                     // The scan already split the prefix: encode its pre-tokens directly
                     // (what `encode_ordinary` does after splitting; `new` checked that
                     // nothing rewrites the text, and no spelling lies before the cut).
+                    // Byte-level BPE goes through one piece stream, as in `encode`:
+                    // one cache borrow per push, each piece's cache line prefetched.
                     let bytes = self.pending.as_bytes();
-                    let mut piece = start;
-                    for &end in &self.ends {
-                        self.core.model.encode_piece(&bytes[piece..end], out)?;
-                        piece = end;
+                    let ends = &self.ends;
+                    match self.core.model.as_bpe() {
+                        Some(bpe) => bpe.encode_stream(|stream| {
+                            let mut piece = start;
+                            for &end in ends {
+                                stream.push(&bytes[piece..end], piece, out);
+                                piece = end;
+                            }
+                            while stream.finish(out).is_some() {}
+                        }),
+                        None => {
+                            let mut piece = start;
+                            for &end in ends {
+                                self.core.model.encode_piece(&bytes[piece..end], out)?;
+                                piece = end;
+                            }
+                        }
                     }
                 }
                 start = cut;
@@ -420,6 +477,59 @@ mod tests {
     fn utf8_reasons_follow_python() {
         assert_eq!(utf8_reason(b"\x80", 0), "invalid start byte");
         assert_eq!(utf8_reason(b"\xe2\x28", 0), "invalid continuation byte");
+    }
+
+    fn byte_stream() -> StreamEncoder {
+        use crate::bpe::model::BpeModel;
+        use crate::pretok::chain::PretokChain;
+        use crate::pretok::Pretokenizer;
+        let ranks = (0..=255u8).map(|b| vec![b]).collect();
+        let pretok = PretokChain::single(Pretokenizer::Builtin(Builtin::Llama3));
+        let core = CoreTokenizer::new(BpeModel::from_ranks(ranks).unwrap(), pretok, vec![]);
+        let rule = CutRule::Pretokens(Builtin::Llama3);
+        StreamEncoder::new(Arc::new(core.unwrap()), rule, None, true, 0).unwrap()
+    }
+
+    fn message(e: CoreError) -> String {
+        match e {
+            CoreError::InvalidInput(m) => m,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_waiting_character_completes_from_the_next_chunk() {
+        let mut s = byte_stream();
+        let mut out = Vec::new();
+        for chunk in [
+            &b"a \xe2"[..],
+            b"\x82",
+            b"\xac b \xf0\x9f",
+            b"\x98\x80!",
+            b" ",
+        ] {
+            s.push_bytes(chunk, &mut out).unwrap();
+        }
+        s.finish(&mut out).unwrap();
+        let text = "a € b 😀! ";
+        assert_eq!(out, text.bytes().map(u32::from).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn invalid_bytes_after_a_waiting_character_leave_the_stream_as_it_was() {
+        let mut s = byte_stream();
+        let mut out = Vec::new();
+        s.push_bytes(b"x \xe2", &mut out).unwrap();
+        // Positions count from the waiting byte, as Python's decoder reports them.
+        let e = message(s.push_bytes(b"\x28", &mut out).unwrap_err());
+        assert!(e.contains("invalid continuation byte at byte 0"), "{e}");
+        let e = message(s.push_bytes(b"\x82\xac y\xff", &mut out).unwrap_err());
+        assert!(e.contains("invalid start byte at byte 5"), "{e}");
+        assert!(s.mid_character());
+        assert_eq!(s.pending_text().len() + out.len(), 2);
+        s.push_bytes(b"\x82\xac", &mut out).unwrap();
+        s.finish(&mut out).unwrap();
+        assert_eq!(out, "x €".bytes().map(u32::from).collect::<Vec<_>>());
     }
 
     fn guards(spellings: &[&str]) -> Guards {
