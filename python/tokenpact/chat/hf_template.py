@@ -413,7 +413,8 @@ class ChatTemplate:
             boundary = response_start(tokens, mask, rendered)
         return assemble(
             tokenizer=self.tokenizer,
-            columns=tokens.columns,
+            columns=tokens.trusted_columns(),
+            index_columns=tokens.index_columns,
             owners=rendered.owners,
             assistant_mask=mask,
             prompt_boundary=boundary,

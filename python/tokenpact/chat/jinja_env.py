@@ -284,6 +284,11 @@ _METHOD_TYPES = (types.BuiltinMethodType, types.MethodType)
 _SAFE_CACHE_SIZE = 4096
 # Attributes of dict itself: ``d.items`` is the method, any other name is a key lookup.
 _DICT_ATTRIBUTES = frozenset(dir(dict))
+# Public str methods except format/format_map (which the sandbox wraps): on a str or a
+# SpanStr the sandbox always allows them (no underscore, not internal, str is immutable).
+_PLAIN_STR = frozenset(
+    n for n in dir(str) if not n.startswith("_") and n not in ("format", "format_map")
+)
 
 
 _STR_TYPES = frozenset({str, SpanStr})
@@ -401,6 +406,9 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
                 return obj[attribute]
             except KeyError:
                 return self.undefined(obj=obj, name=attribute)
+        if (kind is SpanStr or kind is str) and type(attribute) is str and attribute in _PLAIN_STR:
+            # ``content.startswith``: the sandbox's lookup and checks give this same value.
+            return getattr(obj, attribute)
         if kind is _TemplateNamespace and type(attribute) is str and attribute[:1] != "_":
             # ``ns.flag``: a namespace holds no methods, its attributes are a dict; the
             # sandbox would allow any name without an underscore.
