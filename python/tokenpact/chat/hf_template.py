@@ -287,7 +287,18 @@ class ChatTemplate:
         if final is not None:
             text, spans, generation = _cut_at_tag(text, spans, generation, final)
         roles = tuple([str(m.get("role", "")) for m in chat])
-        return RenderedText(text, spans, generation, tracker.owners, roles, tracker.found_control)
+        # Filled in one dict update: the frozen dataclass's __init__ would set its fields
+        # one object.__setattr__ at a time (same fields, same values).
+        rendered = object.__new__(RenderedText)
+        rendered.__dict__.update(
+            text=text,
+            spans=spans,
+            generation_spans=generation,
+            owners=tracker.owners,
+            roles=roles,
+            control_in_input=tracker.found_control,
+        )
+        return rendered
 
     def _tag_final_message(
         self, chat: list[dict[str, Any]], field: bool | str, key: str

@@ -38,7 +38,7 @@ import jinja2.ext
 import jinja2.nodes
 from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.filters import make_attrgetter
-from jinja2.runtime import Macro, missing
+from jinja2.runtime import LoopContext, Macro, missing
 from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
 
 from . import limits
@@ -289,6 +289,11 @@ _DICT_ATTRIBUTES = frozenset(dir(dict))
 _PLAIN_STR = frozenset(
     n for n in dir(str) if not n.startswith("_") and n not in ("format", "format_map")
 )
+# Loop variables a template reads (``loop.index0``, ``loop.first``): plain values,
+# which the sandbox allows (no underscore, not internal, not a str.format method).
+_LOOP_VALUES = frozenset(
+    {"index", "index0", "first", "last", "revindex", "revindex0", "depth", "depth0", "length"}
+)
 
 
 _STR_TYPES = frozenset({str, SpanStr})
@@ -409,6 +414,11 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
         if (kind is SpanStr or kind is str) and type(attribute) is str and attribute in _PLAIN_STR:
             # ``content.startswith``: the sandbox's lookup and checks give this same value.
             return getattr(obj, attribute)
+        if kind is LoopContext and type(attribute) is str and attribute in _LOOP_VALUES:
+            try:
+                return getattr(obj, attribute)
+            except AttributeError:
+                pass  # the sandbox's own fallback, below
         if kind is _TemplateNamespace and type(attribute) is str and attribute[:1] != "_":
             # ``ns.flag``: a namespace holds no methods, its attributes are a dict; the
             # sandbox would allow any name without an underscore.
