@@ -37,6 +37,14 @@ SOURCES = [
     "{% macro v() %}{{ varargs|length }}{{ kwargs|length }}{% endmacro %}{{ v(1, 2, k=3) }}",
     "{% macro c(x, caller=none) %}{{ x }}{{ caller() if caller else '-' }}{% endmacro %}"
     "{{ c(a) }}{% call c(b) %}x{% endcall %}",
+    # loop variables, str methods, trim and namespaces read without the sandbox's lookup
+    "{% for x in [a, b, a] %}{{ loop.index }}{{ loop.index0 }}{{ loop.first }}{{ loop.last }}"
+    "{{ loop.length }}{{ loop.revindex }}{{ loop.revindex0 }}{{ loop.depth }}{{ loop.depth0 }}"
+    "{{ loop.previtem }}{{ loop.nextitem }}{% endfor %}",
+    "{{ a.startswith('a') }}{{ b.endswith('d') }}{{ a.upper() }}{{ (a + ' x').split(' ') }}"
+    "{{ ('  ' + b + ' ')|trim }}|{{ ('-' + a + '-')|trim('-') }}|{{ 3|trim }}|{{ a.nope }}",
+    "{% set ns = namespace(x=1, y=a) %}{% set m = namespace({'k': b}, z=2) %}"
+    "{% set ns.x = ns.x + 1 %}{{ ns.x }}{{ ns.y }}{{ m.k }}{{ m.z }}",
 ]
 
 
@@ -66,3 +74,10 @@ def test_plus_chain_errors_and_bounds() -> None:
     template = SpanEnvironment().from_string("{{ (a + a + a)|length }}")
     with pytest.raises(TemplateLimitError):
         list(template.root_render_func(template.new_context({"a": ["x"] * 4}, shared=True)))
+
+
+def test_trimmed_content_keeps_its_owner() -> None:
+    a, b = track("  ab \n", 0), track("cd", 1)
+    out = ours("{{ a|trim }}|{{ (a + b)|trim }}|{{ ('  ' + a)|trim }}", a=a, b=b)
+    assert out == "ab|ab \ncd|ab"
+    assert spans_of(out) == ((0, 2, 0), (3, 7, 0), (7, 9, 1), (10, 12, 0))

@@ -40,6 +40,7 @@ from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.filters import make_attrgetter
 from jinja2.runtime import LoopContext, Macro, missing
 from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
+from markupsafe import soft_str
 
 from . import limits
 from .errors import ChatTemplateError
@@ -125,7 +126,9 @@ class _TemplateNamespace(jinja2.utils.Namespace):
         for name in attrs:
             if type(name) is not str or name[:1] == "_":
                 _TemplateNamespace._check_name(name)
-        jinja2.utils.Namespace.__init__(self, attrs)
+        # Namespace.__init__ stores a copy of ``attrs``; ``attrs`` is already this call's
+        # own dict (a new kwargs dict, or the dict built above), so it is stored as is.
+        object.__setattr__(self, "_Namespace__attrs", attrs)
 
     def __setitem__(self, name: str, value: Any) -> None:
         if type(name) is not str or name[:1] == "_":
@@ -152,6 +155,13 @@ class _TemplateDict:
 
     def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
         return dict.fromkeys(*args, **kwargs)
+
+
+def _trim(value: Any, chars: str | None = None) -> str:
+    """Jinja's ``trim`` filter (``soft_str(value).strip(chars)``), with a str taken as is."""
+    if isinstance(value, str):
+        return value.strip(chars)
+    return soft_str(value).strip(chars)
 
 
 def _raise_exception(message: str) -> None:
@@ -311,16 +321,24 @@ def _bounded_add(left: Any, right: Any) -> Any:
 def _plain_macro(macro: Macro, n_args: int) -> bool:
     """Whether calling ``macro`` with ``n_args`` positional arguments (no keywords) needs
     none of ``Macro.__call__``'s binding: no caller, no catch-all arguments, no
-    autoescaping, no async, and not more arguments than it declares."""
-    return (
-        n_args <= macro._argument_count
-        and not macro.caller
-        and not macro.explicit_caller
-        and not macro.catch_kwargs
-        and not macro.catch_varargs
-        and not macro._default_autoescape
-        and not macro._environment.is_async
-    )
+    autoescaping, no async, and not more arguments than it declares.
+
+    The answer, apart from ``n_args``, is fixed when the macro is defined; it is kept on
+    the macro (``-1``: never plain), which a render calls again and again.
+    """
+    most = macro.__dict__.get("_tokenpact_plain_args")
+    if most is None:
+        plain = (
+            not macro.caller
+            and not macro.explicit_caller
+            and not macro.catch_kwargs
+            and not macro.catch_varargs
+            and not macro._default_autoescape
+            and not macro._environment.is_async
+        )
+        most = macro._argument_count if plain else -1
+        macro.__dict__["_tokenpact_plain_args"] = most
+    return n_args <= most  # type: ignore[no-any-return]
 
 
 class SpanEnvironment(ImmutableSandboxedEnvironment):
@@ -338,6 +356,7 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
         )
         self.filters["tojson"] = tojson
         self.filters["join"] = _join
+        self.filters["trim"] = _trim
         self.filters[_BOUNDED_ITER] = _bounded_iter
         for name, width in _WIDTH_FILTERS.items():
             self.filters[name] = _width_checked(name, self.filters[name], width)
