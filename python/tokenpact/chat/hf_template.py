@@ -45,7 +45,7 @@ from .ownership import (
     response_start,
     tokenize_rendered,
 )
-from .spans import clipped, concat, spans_of
+from .spans import SpanStr, clipped
 from .stop import StopPolicy
 
 # transformers' SPECIAL_TOKENS_ATTRIBUTES: the named tokens passed to every template.
@@ -369,13 +369,21 @@ class ChatTemplate:
             raise ChatTemplateError(
                 f"the chat template failed: {type(exc).__name__}: {exc}"
             ) from exc
-        text = concat(parts)
-        found = spans_of(text)
-        if not found:
-            return text, [], []
-        spans = [s for s in found if s[2] != GENERATION_OWNER]
-        generation = [(a, b) for a, b, o in found if o == GENERATION_OWNER]
-        return str.__str__(text), spans, generation
+        # spans.concat, without building the SpanStr that would be turned back into a
+        # plain str here: the output's spans are collected directly.
+        text = "".join(parts)
+        spans: list[tuple[int, int, int]] = []
+        generation: list[tuple[int, int]] = []
+        pos = 0
+        for part in parts:
+            if type(part) is SpanStr:
+                for a, b, o in part._spans:
+                    if o == GENERATION_OWNER:
+                        generation.append((a + pos, b + pos))
+                    else:
+                        spans.append((a + pos, b + pos, o))
+            pos += len(part)
+        return text, spans, generation
 
     def render(
         self,

@@ -318,27 +318,28 @@ def _bounded_add(left: Any, right: Any) -> Any:
     return out
 
 
-def _plain_macro(macro: Macro, n_args: int) -> bool:
-    """Whether calling ``macro`` with ``n_args`` positional arguments (no keywords) needs
-    none of ``Macro.__call__``'s binding: no caller, no catch-all arguments, no
-    autoescaping, no async, and not more arguments than it declares.
+_PLAIN_ARGS = "_tokenpact_plain_args"
 
-    The answer, apart from ``n_args``, is fixed when the macro is defined; it is kept on
-    the macro (``-1``: never plain), which a render calls again and again.
+
+def _plain_macro_args(macro: Macro) -> int:
+    """How many positional arguments (no keywords) ``macro`` takes when a call needs none
+    of ``Macro.__call__``'s binding (no caller, no catch-all arguments, no autoescaping,
+    no async), else -1.
+
+    The answer is fixed when the macro is defined; it is kept on the macro, which a
+    render calls again and again.
     """
-    most = macro.__dict__.get("_tokenpact_plain_args")
-    if most is None:
-        plain = (
-            not macro.caller
-            and not macro.explicit_caller
-            and not macro.catch_kwargs
-            and not macro.catch_varargs
-            and not macro._default_autoescape
-            and not macro._environment.is_async
-        )
-        most = macro._argument_count if plain else -1
-        macro.__dict__["_tokenpact_plain_args"] = most
-    return n_args <= most  # type: ignore[no-any-return]
+    plain = (
+        not macro.caller
+        and not macro.explicit_caller
+        and not macro.catch_kwargs
+        and not macro.catch_varargs
+        and not macro._default_autoescape
+        and not macro._environment.is_async
+    )
+    most: int = macro._argument_count if plain else -1
+    macro.__dict__[_PLAIN_ARGS] = most
+    return most
 
 
 class SpanEnvironment(ImmutableSandboxedEnvironment):
@@ -468,12 +469,17 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
             if kwargs:  # the compiler passes the active loop/block variables
                 kwargs.pop("_block_vars", None)
                 kwargs.pop("_loop_vars", None)
-            if kind is Macro and not kwargs and _plain_macro(__obj, len(args)):
-                # Macro.__call__ binds arguments by name for callers, keyword arguments
-                # and defaults; a plain positional call reduces to this (missing
-                # trailing arguments take their defaults inside the macro body).
-                args = (*args, *([missing] * (__obj._argument_count - len(args))))
-                __obj = __obj._func
+            if kind is Macro:
+                most = __obj.__dict__.get(_PLAIN_ARGS)
+                if most is None:
+                    most = _plain_macro_args(__obj)
+                if not kwargs and len(args) <= most:
+                    # Macro.__call__ binds arguments by name for callers, keyword
+                    # arguments and defaults; a plain positional call reduces to this
+                    # (missing trailing arguments take their defaults inside the body).
+                    if len(args) < most:
+                        args = (*args, *([missing] * (most - len(args))))
+                    __obj = __obj._func
             elif kind is _BUILTIN_METHOD and __obj.__name__ in _WIDTH_METHODS:
                 for value in (*args, *kwargs.values()):
                     check_width(value, f"a str.{__obj.__name__} width")
