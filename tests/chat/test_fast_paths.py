@@ -11,7 +11,7 @@ import jinja2.sandbox
 import pytest
 
 from tokenpact.chat import limits
-from tokenpact.chat.jinja_env import SpanEnvironment
+from tokenpact.chat.jinja_env import SpanEnvironment, render_context
 from tokenpact.chat.limits import TemplateLimitError, TemplateLimits
 from tokenpact.chat.spans import SpanStr, concat, spans_of, track
 
@@ -81,3 +81,16 @@ def test_trimmed_content_keeps_its_owner() -> None:
     out = ours("{{ a|trim }}|{{ (a + b)|trim }}|{{ ('  ' + a)|trim }}", a=a, b=b)
     assert out == "ab|ab \ncd|ab"
     assert spans_of(out) == ((0, 2, 0), (3, 7, 0), (7, 9, 1), (10, 12, 0))
+
+
+def test_render_context_is_jinjas_shared_context() -> None:
+    template = SpanEnvironment().from_string("{{ a }}{% set b = 1 %}")
+    variables = {**template.globals, "a": "x"}
+    for _ in range(2):  # the global names are computed on the first call, then reused
+        ours, theirs = render_context(template, variables), template.new_context(variables, True)
+        assert vars(ours).keys() == vars(theirs).keys()
+        for name in ("parent", "vars", "name", "blocks", "globals_keys", "exported_vars"):
+            assert getattr(ours, name) == getattr(theirs, name), name
+        assert type(ours.globals_keys) is set and ours.parent is variables
+        assert vars(ours.eval_ctx) == vars(theirs.eval_ctx)
+        assert concat(list(template.root_render_func(ours))) == "x"

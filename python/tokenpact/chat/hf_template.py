@@ -33,7 +33,12 @@ from .batch_render import render_many
 from .conversation import CONTROL, Conversation, assemble
 from .errors import ChatTemplateError, UntrackedContentError
 from .hf_inputs import Tracker, plain_data, wrap_documents, wrap_messages, wrap_tools
-from .jinja_env import GENERATION_OWNER, compile_template, has_generation_blocks
+from .jinja_env import (
+    GENERATION_OWNER,
+    compile_template,
+    has_generation_blocks,
+    render_context,
+)
 from .limits import DEFAULT_LIMITS, TemplateLimitError, TemplateLimits, too_large
 from .limits import start as start_budget
 from .messages import as_messages, validate_messages
@@ -346,7 +351,7 @@ class ChatTemplate:
         parts: list[str] = []
         size = 0
         try:
-            for piece in template.root_render_func(template.new_context(context, shared=True)):
+            for piece in template.root_render_func(render_context(template, context)):
                 parts.append(piece)
                 size += len(piece)
                 if size > max_chars:

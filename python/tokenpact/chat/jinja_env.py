@@ -523,6 +523,22 @@ def compile_template(source: str) -> jinja2.Template:
         ) from exc
 
 
+_GLOBALS_KEYS = "_tokenpact_globals_keys"
+
+
+def render_context(template: jinja2.Template, variables: dict[str, Any]) -> jinja2.runtime.Context:
+    """``template.new_context(variables, shared=True)``, with the set of the template's
+    global names built once per template: Jinja rebuilds it on every render by iterating
+    the template's ``globals`` ChainMap (a Python-level loop over every global)."""
+    keys = template.__dict__.get(_GLOBALS_KEYS)
+    if keys is None:
+        keys = template.__dict__[_GLOBALS_KEYS] = frozenset(template.globals)
+    env = template.environment
+    context = env.context_class(env, variables, template.name, template.blocks)
+    context.globals_keys = set(keys)
+    return context
+
+
 def has_generation_blocks(source: str) -> bool:
     """Whether the template marks assistant output with ``{% generation %}``."""
     return _GENERATION_TAG.search(source) is not None
