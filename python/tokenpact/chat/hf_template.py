@@ -286,7 +286,11 @@ class ChatTemplate:
         context["tools"] = None if tools is None else wrap_tools(tools, tracker)
         context["documents"] = None if documents is None else wrap_documents(documents, tracker)
         context["add_generation_prompt"] = add_generation_prompt
-        final = self._tag_final_message(chat, continue_final_message, key)
+        final = (
+            self._tag_final_message(chat, continue_final_message, key)
+            if continue_final_message
+            else None
+        )
         text, spans, generation = self._generate(template, context)
         spans.sort()
         if final is not None:

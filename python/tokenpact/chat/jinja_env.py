@@ -307,13 +307,15 @@ _LOOP_VALUES = frozenset(
 
 
 _STR_TYPES = frozenset({str, SpanStr})
+# This thread's budget, read directly on the hot paths (limits.max_chars() returns the same).
+_BUDGET = limits._BUDGET
 
 
 def _bounded_add(left: Any, right: Any) -> Any:
     """``left + right``, its size bounded when it builds a string or a list."""
     out = left + right
     if type(out) is not int and isinstance(out, (str, list, tuple)):
-        if len(out) > limits.max_chars():
+        if len(out) > _BUDGET.max_chars:
             raise limits.too_large(len(out), "a string or list")
     return out
 
@@ -373,7 +375,7 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
     @staticmethod
     def concat(pieces: Iterable[object]) -> str:  # type: ignore[override]
         out = concat(pieces)
-        if len(out) > limits.max_chars():
+        if len(out) > _BUDGET.max_chars:
             raise limits.too_large(len(out), "a string")
         return out
 
@@ -386,7 +388,7 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
             return _bounded_add(*terms)
         if set(map(type, terms)) <= _STR_TYPES:
             out = concat(list(terms))
-            if len(out) > limits.max_chars():
+            if len(out) > _BUDGET.max_chars:
                 raise limits.too_large(len(out), "a string or list")
             return out
         out = terms[0]
