@@ -90,8 +90,9 @@ class Conversation:
         if build is None:
             raise AttributeError(f"'Conversation' object has no attribute {name!r}")
         message_index, owner_index = build()
+        # Two threads reading at once both build the same lists; either result stands.
         self.__dict__.update(message_index=message_index, owner_index=owner_index)
-        del self.__dict__[_INDEX_BUILDER]
+        self.__dict__.pop(_INDEX_BUILDER, None)
         return self.__dict__[name]
 
     def __getstate__(self) -> dict[str, Any]:
