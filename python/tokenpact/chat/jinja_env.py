@@ -112,6 +112,10 @@ class GenerationExtension(jinja2.ext.Extension):
         return make(text, (*spans_of(text), (0, len(text), GENERATION_OWNER)))
 
 
+_object_attribute = object.__getattribute__
+_NAMESPACE_DICT = "_Namespace__attrs"
+
+
 def _attributes_of(namespace: jinja2.utils.Namespace) -> dict[str, Any]:
     # object.__getattribute__ skips Namespace's Python-level __getattribute__.
     return object.__getattribute__(namespace, "_Namespace__attrs")  # type: ignore[no-any-return]
@@ -133,7 +137,7 @@ class _TemplateNamespace(jinja2.utils.Namespace):
     def __setitem__(self, name: str, value: Any) -> None:
         if type(name) is not str or name[:1] == "_":
             _TemplateNamespace._check_name(name)
-        _attributes_of(self)[name] = value
+        _object_attribute(self, _NAMESPACE_DICT)[name] = value  # _attributes_of, inlined
 
     def attributes(self) -> dict[str, Any]:
         """The namespace's attributes (the sandbox reads them without ``__getattribute__``)."""
@@ -288,7 +292,6 @@ _WIDTH_FILTERS: dict[str, tuple[str, int] | None] = {
 # str methods a template can call that pad to an integer width.
 _WIDTH_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
 _BUILTIN_METHOD = types.BuiltinMethodType
-_NAMESPACE_ATTRS = _attributes_of
 # Only these can be str.format / str.format_map methods, which the sandbox wraps.
 _METHOD_TYPES = (types.BuiltinMethodType, types.MethodType)
 _SAFE_CACHE_SIZE = 4096
@@ -445,7 +448,7 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
             # ``ns.flag``: a namespace holds no methods, its attributes are a dict; the
             # sandbox would allow any name without an underscore.
             try:
-                value = _NAMESPACE_ATTRS(obj)[attribute]
+                value = _object_attribute(obj, _NAMESPACE_DICT)[attribute]  # _attributes_of
             except KeyError:
                 return self.undefined(obj=obj, name=attribute)
             if type(value) in _METHOD_TYPES:
