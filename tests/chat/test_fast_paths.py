@@ -11,7 +11,7 @@ import jinja2.sandbox
 import pytest
 
 from tokenpact.chat import limits
-from tokenpact.chat.jinja_env import SpanEnvironment
+from tokenpact.chat.jinja_env import SpanEnvironment, render_context
 from tokenpact.chat.limits import TemplateLimitError, TemplateLimits
 from tokenpact.chat.spans import SpanStr, concat, spans_of, track
 
@@ -37,6 +37,14 @@ SOURCES = [
     "{% macro v() %}{{ varargs|length }}{{ kwargs|length }}{% endmacro %}{{ v(1, 2, k=3) }}",
     "{% macro c(x, caller=none) %}{{ x }}{{ caller() if caller else '-' }}{% endmacro %}"
     "{{ c(a) }}{% call c(b) %}x{% endcall %}",
+    # loop variables, str methods, trim and namespaces read without the sandbox's lookup
+    "{% for x in [a, b, a] %}{{ loop.index }}{{ loop.index0 }}{{ loop.first }}{{ loop.last }}"
+    "{{ loop.length }}{{ loop.revindex }}{{ loop.revindex0 }}{{ loop.depth }}{{ loop.depth0 }}"
+    "{{ loop.previtem }}{{ loop.nextitem }}{% endfor %}",
+    "{{ a.startswith('a') }}{{ b.endswith('d') }}{{ a.upper() }}{{ (a + ' x').split(' ') }}"
+    "{{ ('  ' + b + ' ')|trim }}|{{ ('-' + a + '-')|trim('-') }}|{{ 3|trim }}|{{ a.nope }}",
+    "{% set ns = namespace(x=1, y=a) %}{% set m = namespace({'k': b}, z=2) %}"
+    "{% set ns.x = ns.x + 1 %}{{ ns.x }}{{ ns.y }}{{ m.k }}{{ m.z }}",
 ]
 
 
@@ -66,3 +74,23 @@ def test_plus_chain_errors_and_bounds() -> None:
     template = SpanEnvironment().from_string("{{ (a + a + a)|length }}")
     with pytest.raises(TemplateLimitError):
         list(template.root_render_func(template.new_context({"a": ["x"] * 4}, shared=True)))
+
+
+def test_trimmed_content_keeps_its_owner() -> None:
+    a, b = track("  ab \n", 0), track("cd", 1)
+    out = ours("{{ a|trim }}|{{ (a + b)|trim }}|{{ ('  ' + a)|trim }}", a=a, b=b)
+    assert out == "ab|ab \ncd|ab"
+    assert spans_of(out) == ((0, 2, 0), (3, 7, 0), (7, 9, 1), (10, 12, 0))
+
+
+def test_render_context_is_jinjas_shared_context() -> None:
+    template = SpanEnvironment().from_string("{{ a }}{% set b = 1 %}")
+    variables = {**template.globals, "a": "x"}
+    for _ in range(2):  # the global names are computed on the first call, then reused
+        ours, theirs = render_context(template, variables), template.new_context(variables, True)
+        assert vars(ours).keys() == vars(theirs).keys()
+        for name in ("parent", "vars", "name", "blocks", "globals_keys", "exported_vars"):
+            assert getattr(ours, name) == getattr(theirs, name), name
+        assert type(ours.globals_keys) is set and ours.parent is variables
+        assert vars(ours.eval_ctx) == vars(theirs.eval_ctx)
+        assert concat(list(template.root_render_func(ours))) == "x"

@@ -5,6 +5,7 @@ Conversation assembly sets exactly the dataclass's fields."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from types import ModuleType, SimpleNamespace
 from typing import Any
@@ -138,8 +139,19 @@ def test_render_columns_follow_the_ownership_rule(chat_model: ChatModel, tp: Mod
 def test_assembled_conversation_has_every_field(deepseek: ChatModel) -> None:
     conv = deepseek.template.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True)
     names = {f.name for f in dataclasses.fields(Conversation)}
+    # message_index and owner_index are built on first read; a copy made before that
+    # holds them built, not their builder.
+    assert {"message_index", "owner_index"}.isdisjoint(vars(conv))
+    early = copy.copy(conv)
+    assert set(vars(early)) == names
+    values = {name: getattr(conv, name) for name in names}
     assert set(vars(conv)) == names
-    rebuilt = Conversation(**{name: getattr(conv, name) for name in names})
+    assert early.owner_index == conv.owner_index
+    assert early.message_index == conv.message_index
+    assert conv.message_index == [-1 if o < 0 else 0 for o in conv.owner_index]
+    with pytest.raises(AttributeError):
+        _ = conv.no_such_field  # type: ignore[attr-defined]
+    rebuilt = Conversation(**values)
     assert rebuilt.to_json() == conv.to_json()
     with pytest.raises(dataclasses.FrozenInstanceError):
         conv.mode = "training"  # type: ignore[misc]

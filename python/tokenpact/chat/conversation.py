@@ -17,7 +17,7 @@ the prompt; training: the start of the final assistant response).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -43,6 +43,11 @@ _ROLE_PART = {
     "ipython": "n_tools",
     "function": "n_tools",
 }
+
+
+# Conversation fields built on first read (see Conversation.__getattr__).
+_INDEX_COLUMNS = frozenset({"message_index", "owner_index"})
+_INDEX_BUILDER = "_build_index_columns"
 
 
 class Owner(NamedTuple):
@@ -76,6 +81,25 @@ class Conversation:
 
     def __len__(self) -> int:
         return len(self.input_ids)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called for attributes missing from the instance: ``message_index`` and
+        # ``owner_index`` of a rendered conversation are built on first read (most
+        # callers read only IDs, masks and origins), by the builder ``assemble`` left.
+        build = self.__dict__.get(_INDEX_BUILDER) if name in _INDEX_COLUMNS else None
+        if build is None:
+            raise AttributeError(f"'Conversation' object has no attribute {name!r}")
+        message_index, owner_index = build()
+        # Two threads reading at once both build the same lists; either result stands.
+        self.__dict__.update(message_index=message_index, owner_index=owner_index)
+        self.__dict__.pop(_INDEX_BUILDER, None)
+        return self.__dict__[name]
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickles and copies hold the built lists, not the builder (and its token arrays).
+        if _INDEX_BUILDER in self.__dict__:
+            _ = self.message_index
+        return dict(self.__dict__)
 
     def __repr__(self) -> str:
         return (
@@ -368,7 +392,9 @@ def build(
 def assemble(
     *,
     tokenizer: Any,
-    columns: tuple[list[int], list[int], list[str], list[int], list[int]],
+    columns: tuple[list[int], list[int], list[str], list[int], list[int]]
+    | tuple[list[int], list[int], list[str]],
+    index_columns: Callable[[], tuple[list[int], list[int]]] | None = None,
     owners: Sequence[Owner],
     assistant_mask: list[int],
     prompt_boundary: int,
@@ -380,20 +406,26 @@ def assemble(
     byte_offsets: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Conversation:
     """Assemble a Conversation from its per-token lists: ``columns`` is ``(input_ids,
-    special_tokens_mask, origin, message_index, owner_index)``."""
-    input_ids, special, origin, message_index, owner_index = columns
+    special_tokens_mask, origin, message_index, owner_index)``, or its first three when
+    ``index_columns`` builds the other two (on first read of either)."""
+    if index_columns is None:
+        input_ids, special, origin, message_index, owner_index = columns  # type: ignore[misc]
+    else:
+        input_ids, special, origin = columns  # type: ignore[misc]
     if stop_policy.prompt_length != prompt_boundary:
         stop_policy = stop_policy.with_prompt_length(int(prompt_boundary))
     # The frozen dataclass's __init__ sets its 16 fields one object.__setattr__ at a time,
     # a measurable share of a short conversation's cost; the values are final here, so
     # they go into the instance dict in one update (same fields, same defaults).
     conv = object.__new__(Conversation)
+    if index_columns is None:
+        conv.__dict__.update(message_index=message_index, owner_index=owner_index)
+    else:
+        conv.__dict__[_INDEX_BUILDER] = index_columns
     conv.__dict__.update(
         input_ids=input_ids,
         special_tokens_mask=special,
         origin=origin,
-        message_index=message_index,
-        owner_index=owner_index,
         owners=tuple([o.label for o in owners]),
         assistant_mask=assistant_mask,
         prompt_boundary=int(prompt_boundary),

@@ -29,6 +29,8 @@ REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 # keys, which templates may print (message.items()) untracked.
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,63}")
 _NAMES_SEEN: set[str] = set()  # names already checked (a few; capped)
+# The namedtuple's generated __new__ is a Python function; tuple.__new__ builds the same.
+_new_owner = tuple.__new__
 
 
 class Tracker:
@@ -52,7 +54,7 @@ class Tracker:
         if self._defang is not None:
             text = self._defang(text)
         owners = self.owners
-        owners.append(Owner(kind, message_index, label))
+        owners.append(_new_owner(Owner, (kind, message_index, label)))  # Owner(...), no frame
         out = str.__new__(SpanStr, text)  # track(), inlined: this runs for every string
         out._spans = ((0, len(text), len(owners) - 1),)
         return out
@@ -156,9 +158,10 @@ def wrap_messages(messages: Sequence[Any], tracker: Tracker) -> list[dict[str, A
         for key, value in (raw if type(raw) is dict else _as_dict(raw, i)).items():
             if value is None:
                 continue  # transformers drops None values (OpenAI's content=None, say)
-            key = _check_name(key, i, "key")
+            if key not in _NAMES_SEEN:  # the common case skips the call
+                key = _check_name(key, i, "key")
             if key == "role":
-                message[key] = _check_name(value, i, "role")
+                message[key] = value if value in _NAMES_SEEN else _check_name(value, i, "role")
             elif type(value) is str:  # the common case, without _wrap's type dispatch
                 label = f"messages[{i}].{key}"
                 check_text(value, label)

@@ -33,7 +33,12 @@ from .batch_render import render_many
 from .conversation import CONTROL, Conversation, assemble
 from .errors import ChatTemplateError, UntrackedContentError
 from .hf_inputs import Tracker, plain_data, wrap_documents, wrap_messages, wrap_tools
-from .jinja_env import GENERATION_OWNER, compile_template, has_generation_blocks
+from .jinja_env import (
+    GENERATION_OWNER,
+    compile_template,
+    has_generation_blocks,
+    render_context,
+)
 from .limits import DEFAULT_LIMITS, TemplateLimitError, TemplateLimits, too_large
 from .limits import start as start_budget
 from .messages import as_messages, validate_messages
@@ -45,7 +50,7 @@ from .ownership import (
     response_start,
     tokenize_rendered,
 )
-from .spans import clipped, concat, spans_of
+from .spans import SpanStr, clipped
 from .stop import StopPolicy
 
 # transformers' SPECIAL_TOKENS_ATTRIBUTES: the named tokens passed to every template.
@@ -281,13 +286,28 @@ class ChatTemplate:
         context["tools"] = None if tools is None else wrap_tools(tools, tracker)
         context["documents"] = None if documents is None else wrap_documents(documents, tracker)
         context["add_generation_prompt"] = add_generation_prompt
-        final = self._tag_final_message(chat, continue_final_message, key)
+        final = (
+            self._tag_final_message(chat, continue_final_message, key)
+            if continue_final_message
+            else None
+        )
         text, spans, generation = self._generate(template, context)
         spans.sort()
         if final is not None:
             text, spans, generation = _cut_at_tag(text, spans, generation, final)
         roles = tuple([str(m.get("role", "")) for m in chat])
-        return RenderedText(text, spans, generation, tracker.owners, roles, tracker.found_control)
+        # Filled in one dict update: the frozen dataclass's __init__ would set its fields
+        # one object.__setattr__ at a time (same fields, same values).
+        rendered = object.__new__(RenderedText)
+        rendered.__dict__.update(
+            text=text,
+            spans=spans,
+            generation_spans=generation,
+            owners=tracker.owners,
+            roles=roles,
+            control_in_input=tracker.found_control,
+        )
+        return rendered
 
     def _tag_final_message(
         self, chat: list[dict[str, Any]], field: bool | str, key: str
@@ -335,7 +355,7 @@ class ChatTemplate:
         parts: list[str] = []
         size = 0
         try:
-            for piece in template.root_render_func(template.new_context(context, shared=True)):
+            for piece in template.root_render_func(render_context(template, context)):
                 parts.append(piece)
                 size += len(piece)
                 if size > max_chars:
@@ -358,13 +378,21 @@ class ChatTemplate:
             raise ChatTemplateError(
                 f"the chat template failed: {type(exc).__name__}: {exc}"
             ) from exc
-        text = concat(parts)
-        found = spans_of(text)
-        if not found:
-            return text, [], []
-        spans = [s for s in found if s[2] != GENERATION_OWNER]
-        generation = [(a, b) for a, b, o in found if o == GENERATION_OWNER]
-        return str.__str__(text), spans, generation
+        # spans.concat, without building the SpanStr that would be turned back into a
+        # plain str here: the output's spans are collected directly.
+        text = "".join(parts)
+        spans: list[tuple[int, int, int]] = []
+        generation: list[tuple[int, int]] = []
+        pos = 0
+        for part in parts:
+            if type(part) is SpanStr:
+                for a, b, o in part._spans:
+                    if o == GENERATION_OWNER:
+                        generation.append((a + pos, b + pos))
+                    else:
+                        spans.append((a + pos, b + pos, o))
+            pos += len(part)
+        return text, spans, generation
 
     def render(
         self,
@@ -413,7 +441,8 @@ class ChatTemplate:
             boundary = response_start(tokens, mask, rendered)
         return assemble(
             tokenizer=self.tokenizer,
-            columns=tokens.columns,
+            columns=tokens.trusted_columns(),
+            index_columns=tokens.index_columns,
             owners=rendered.owners,
             assistant_mask=mask,
             prompt_boundary=boundary,

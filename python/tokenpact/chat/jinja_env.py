@@ -38,8 +38,9 @@ import jinja2.ext
 import jinja2.nodes
 from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.filters import make_attrgetter
-from jinja2.runtime import Macro, missing
+from jinja2.runtime import LoopContext, Macro, missing
 from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
+from markupsafe import soft_str
 
 from . import limits
 from .errors import ChatTemplateError
@@ -111,6 +112,10 @@ class GenerationExtension(jinja2.ext.Extension):
         return make(text, (*spans_of(text), (0, len(text), GENERATION_OWNER)))
 
 
+_object_attribute = object.__getattribute__
+_NAMESPACE_DICT = "_Namespace__attrs"
+
+
 def _attributes_of(namespace: jinja2.utils.Namespace) -> dict[str, Any]:
     # object.__getattribute__ skips Namespace's Python-level __getattribute__.
     return object.__getattribute__(namespace, "_Namespace__attrs")  # type: ignore[no-any-return]
@@ -125,12 +130,14 @@ class _TemplateNamespace(jinja2.utils.Namespace):
         for name in attrs:
             if type(name) is not str or name[:1] == "_":
                 _TemplateNamespace._check_name(name)
-        jinja2.utils.Namespace.__init__(self, attrs)
+        # Namespace.__init__ stores a copy of ``attrs``; ``attrs`` is already this call's
+        # own dict (a new kwargs dict, or the dict built above), so it is stored as is.
+        object.__setattr__(self, "_Namespace__attrs", attrs)
 
     def __setitem__(self, name: str, value: Any) -> None:
         if type(name) is not str or name[:1] == "_":
             _TemplateNamespace._check_name(name)
-        _attributes_of(self)[name] = value
+        _object_attribute(self, _NAMESPACE_DICT)[name] = value  # _attributes_of, inlined
 
     def attributes(self) -> dict[str, Any]:
         """The namespace's attributes (the sandbox reads them without ``__getattribute__``)."""
@@ -152,6 +159,13 @@ class _TemplateDict:
 
     def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
         return dict.fromkeys(*args, **kwargs)
+
+
+def _trim(value: Any, chars: str | None = None) -> str:
+    """Jinja's ``trim`` filter (``soft_str(value).strip(chars)``), with a str taken as is."""
+    if isinstance(value, str):
+        return value.strip(chars)
+    return soft_str(value).strip(chars)
 
 
 def _raise_exception(message: str) -> None:
@@ -278,39 +292,59 @@ _WIDTH_FILTERS: dict[str, tuple[str, int] | None] = {
 # str methods a template can call that pad to an integer width.
 _WIDTH_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
 _BUILTIN_METHOD = types.BuiltinMethodType
-_NAMESPACE_ATTRS = _attributes_of
 # Only these can be str.format / str.format_map methods, which the sandbox wraps.
 _METHOD_TYPES = (types.BuiltinMethodType, types.MethodType)
 _SAFE_CACHE_SIZE = 4096
 # Attributes of dict itself: ``d.items`` is the method, any other name is a key lookup.
 _DICT_ATTRIBUTES = frozenset(dir(dict))
+# Public str methods except format/format_map (which the sandbox wraps): on a str or a
+# SpanStr the sandbox always allows them (no underscore, not internal, str is immutable).
+_PLAIN_STR = frozenset(
+    n for n in dir(str) if not n.startswith("_") and n not in ("format", "format_map")
+)
+# Loop variables a template reads (``loop.index0``, ``loop.first``): plain values,
+# which the sandbox allows (no underscore, not internal, not a str.format method).
+_LOOP_VALUES = frozenset(
+    {"index", "index0", "first", "last", "revindex", "revindex0", "depth", "depth0", "length"}
+)
 
 
 _STR_TYPES = frozenset({str, SpanStr})
+# This thread's budget, read directly on the hot paths (limits.max_chars() returns the same).
+_BUDGET = limits._BUDGET
 
 
 def _bounded_add(left: Any, right: Any) -> Any:
     """``left + right``, its size bounded when it builds a string or a list."""
     out = left + right
     if type(out) is not int and isinstance(out, (str, list, tuple)):
-        if len(out) > limits.max_chars():
+        if len(out) > _BUDGET.max_chars:
             raise limits.too_large(len(out), "a string or list")
     return out
 
 
-def _plain_macro(macro: Macro, n_args: int) -> bool:
-    """Whether calling ``macro`` with ``n_args`` positional arguments (no keywords) needs
-    none of ``Macro.__call__``'s binding: no caller, no catch-all arguments, no
-    autoescaping, no async, and not more arguments than it declares."""
-    return (
-        n_args <= macro._argument_count
-        and not macro.caller
+_PLAIN_ARGS = "_tokenpact_plain_args"
+
+
+def _plain_macro_args(macro: Macro) -> int:
+    """How many positional arguments (no keywords) ``macro`` takes when a call needs none
+    of ``Macro.__call__``'s binding (no caller, no catch-all arguments, no autoescaping,
+    no async), else -1.
+
+    The answer is fixed when the macro is defined; it is kept on the macro, which a
+    render calls again and again.
+    """
+    plain = (
+        not macro.caller
         and not macro.explicit_caller
         and not macro.catch_kwargs
         and not macro.catch_varargs
         and not macro._default_autoescape
         and not macro._environment.is_async
     )
+    most: int = macro._argument_count if plain else -1
+    macro.__dict__[_PLAIN_ARGS] = most
+    return most
 
 
 class SpanEnvironment(ImmutableSandboxedEnvironment):
@@ -328,6 +362,7 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
         )
         self.filters["tojson"] = tojson
         self.filters["join"] = _join
+        self.filters["trim"] = _trim
         self.filters[_BOUNDED_ITER] = _bounded_iter
         for name, width in _WIDTH_FILTERS.items():
             self.filters[name] = _width_checked(name, self.filters[name], width)
@@ -343,7 +378,7 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
     @staticmethod
     def concat(pieces: Iterable[object]) -> str:  # type: ignore[override]
         out = concat(pieces)
-        if len(out) > limits.max_chars():
+        if len(out) > _BUDGET.max_chars:
             raise limits.too_large(len(out), "a string")
         return out
 
@@ -356,7 +391,7 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
             return _bounded_add(*terms)
         if set(map(type, terms)) <= _STR_TYPES:
             out = concat(list(terms))
-            if len(out) > limits.max_chars():
+            if len(out) > _BUDGET.max_chars:
                 raise limits.too_large(len(out), "a string or list")
             return out
         out = terms[0]
@@ -401,11 +436,19 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
                 return obj[attribute]
             except KeyError:
                 return self.undefined(obj=obj, name=attribute)
+        if (kind is SpanStr or kind is str) and type(attribute) is str and attribute in _PLAIN_STR:
+            # ``content.startswith``: the sandbox's lookup and checks give this same value.
+            return getattr(obj, attribute)
+        if kind is LoopContext and type(attribute) is str and attribute in _LOOP_VALUES:
+            try:
+                return getattr(obj, attribute)
+            except AttributeError:
+                pass  # the sandbox's own fallback, below
         if kind is _TemplateNamespace and type(attribute) is str and attribute[:1] != "_":
             # ``ns.flag``: a namespace holds no methods, its attributes are a dict; the
             # sandbox would allow any name without an underscore.
             try:
-                value = _NAMESPACE_ATTRS(obj)[attribute]
+                value = _object_attribute(obj, _NAMESPACE_DICT)[attribute]  # _attributes_of
             except KeyError:
                 return self.undefined(obj=obj, name=attribute)
             if type(value) in _METHOD_TYPES:
@@ -431,12 +474,17 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
             if kwargs:  # the compiler passes the active loop/block variables
                 kwargs.pop("_block_vars", None)
                 kwargs.pop("_loop_vars", None)
-            if kind is Macro and not kwargs and _plain_macro(__obj, len(args)):
-                # Macro.__call__ binds arguments by name for callers, keyword arguments
-                # and defaults; a plain positional call reduces to this (missing
-                # trailing arguments take their defaults inside the macro body).
-                args = (*args, *([missing] * (__obj._argument_count - len(args))))
-                __obj = __obj._func
+            if kind is Macro:
+                most = __obj.__dict__.get(_PLAIN_ARGS)
+                if most is None:
+                    most = _plain_macro_args(__obj)
+                if not kwargs and len(args) <= most:
+                    # Macro.__call__ binds arguments by name for callers, keyword
+                    # arguments and defaults; a plain positional call reduces to this
+                    # (missing trailing arguments take their defaults inside the body).
+                    if len(args) < most:
+                        args = (*args, *([missing] * (most - len(args))))
+                    __obj = __obj._func
             elif kind is _BUILTIN_METHOD and __obj.__name__ in _WIDTH_METHODS:
                 for value in (*args, *kwargs.values()):
                     check_width(value, f"a str.{__obj.__name__} width")
@@ -478,6 +526,22 @@ def compile_template(source: str) -> jinja2.Template:
             f"the chat template does not compile (line {exc.lineno}: {exc.message}); "
             "fix the template source"
         ) from exc
+
+
+_GLOBALS_KEYS = "_tokenpact_globals_keys"
+
+
+def render_context(template: jinja2.Template, variables: dict[str, Any]) -> jinja2.runtime.Context:
+    """``template.new_context(variables, shared=True)``, with the set of the template's
+    global names built once per template: Jinja rebuilds it on every render by iterating
+    the template's ``globals`` ChainMap (a Python-level loop over every global)."""
+    keys = template.__dict__.get(_GLOBALS_KEYS)
+    if keys is None:
+        keys = template.__dict__[_GLOBALS_KEYS] = frozenset(template.globals)
+    env = template.environment
+    context = env.context_class(env, variables, template.name, template.blocks)
+    context.globals_keys = set(keys)
+    return context
 
 
 def has_generation_blocks(source: str) -> bool:

@@ -92,16 +92,19 @@ class Tokens:
 
     @cached_property
     def columns(self) -> Columns:
-        """The per-token lists of a :class:`Conversation`, built run by run: template runs
-        are short (role headers, separators) and classified token by token, content runs
-        are filled by list repetition (a native version was measured slower: it must
-        convert every element, where repetition only copies one reference)."""
+        """The per-token lists of a :class:`Conversation` (see :meth:`trusted_columns`
+        and :meth:`index_columns`)."""
+        return Columns(*self.trusted_columns(), *self.index_columns())
+
+    def trusted_columns(self) -> tuple[list[int], list[int], list[str]]:
+        """``input_ids``, ``special_tokens_mask`` and ``origin``, built run by run:
+        template runs are short (role headers, separators) and classified token by token,
+        content runs are filled by list repetition (a native version was measured slower:
+        it must convert every element, where repetition only copies one reference)."""
         ids = self.ids.tolist()
         control = self.info.control_set
         special: list[int] = []
         origin: list[str] = []
-        message: list[int] = []
-        owner: list[int] = []
         pos = 0
         for lo, hi, o in [*self.runs(), (len(ids), len(ids), -1)]:
             if pos < lo:  # template text and control tokens before this run
@@ -112,16 +115,29 @@ class Tokens:
                     else:
                         special.append(0)
                         origin.append("template")
-                message += [-1] * (lo - pos)
-                owner += [-1] * (lo - pos)
             n = hi - lo
             if n:
                 special += [0] * n
                 origin += [KINDS[self.owner_kind[o]]] * n
-                message += [self.owner_message[o]] * n
-                owner += [o] * n
             pos = hi
-        return Columns(ids, special, origin, message, owner)
+        return ids, special, origin
+
+    def index_columns(self) -> tuple[list[int], list[int]]:
+        """``message_index`` and ``owner_index`` (-1 outside content); a conversation
+        builds them on first read, since most callers never read them."""
+        n = len(self.ids)
+        message: list[int] = []
+        owner: list[int] = []
+        pos = 0
+        for lo, hi, o in [*self.runs(), (n, n, -1)]:
+            if pos < lo:
+                message += [-1] * (lo - pos)
+                owner += [-1] * (lo - pos)
+            if hi > lo:
+                message += [self.owner_message[o]] * (hi - lo)
+                owner += [o] * (hi - lo)
+            pos = hi
+        return message, owner
 
 
 class Columns(NamedTuple):

@@ -183,9 +183,16 @@ class SpanStr(str):
 
     def strip(self, chars: str | None = None) -> str:
         size = len(str.strip(self, chars))
-        if size == len(self):
+        n = len(self)
+        if size == n:
             return self  # nothing to strip (the common case): spans unchanged
-        start = len(self) - len(str.lstrip(self, chars))
+        start = n - len(str.lstrip(self, chars))
+        spans = self._spans
+        if size and len(spans) == 1 and spans[0][0] == 0 and spans[0][1] == n:
+            # One owner of every character (a message's content): it owns the rest.
+            out = str.__new__(SpanStr, str.__getitem__(self, slice(start, start + size)))
+            out._spans = ((0, size, spans[0][2]),)
+            return out
         return self._slice(start, start + size)
 
     def lstrip(self, chars: str | None = None) -> str:
