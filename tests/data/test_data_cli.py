@@ -64,3 +64,16 @@ def test_dedup_and_split_commands(tmp_path: Path, corpus: Path) -> None:
     assert (tmp_path / "splits" / "fit.jsonl").exists()
     bad = runner.invoke(cli, ["data", "split", str(out), "-o", str(tmp_path), "--role", "fit=0.5"])
     assert bad.exit_code == 1 and "sum to 1" in bad.output
+
+
+@pytest.mark.parametrize("command", ["dedup", "split"])
+def test_non_utf8_input_is_named_as_such(tmp_path: Path, command: str) -> None:
+    """Latin-1 bytes in an input file are an input problem, not an 'argument' problem."""
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("caf\u00e9 cr\u00e8me\n".encode("latin-1"))
+    extra = ["--role", "fit=1.0"] if command == "split" else []
+    out = tmp_path / ("kept.jsonl" if command == "dedup" else "splits")
+    result = CliRunner().invoke(cli, ["data", command, str(path), "-o", str(out), *extra])
+    assert result.exit_code == 1, result.output
+    assert "not UTF-8 text" in result.output and "argument" not in result.output
+    assert "Traceback" not in result.output

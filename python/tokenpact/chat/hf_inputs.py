@@ -131,8 +131,7 @@ def _as_dict(message: Any, index: int) -> Mapping[str, Any]:
 
 def _check_name(value: Any, index: int, what: str) -> str:
     """Roles and message keys are structure: short identifiers, never content."""
-    if value in _NAMES_SEEN:
-        return value  # type: ignore[no-any-return]
+    # isinstance first: an unhashable value (a list as role) must not reach the set lookup.
     if not isinstance(value, str) or not _NAME_RE.fullmatch(value):
         raise ChatTemplateError(
             f"message {index} has {what} {value!r}; it must be a short identifier (letters, "
@@ -161,7 +160,8 @@ def wrap_messages(messages: Sequence[Any], tracker: Tracker) -> list[dict[str, A
             if key not in _NAMES_SEEN:  # the common case skips the call
                 key = _check_name(key, i, "key")
             if key == "role":
-                message[key] = value if value in _NAMES_SEEN else _check_name(value, i, "role")
+                known = type(value) is str and value in _NAMES_SEEN
+                message[key] = value if known else _check_name(value, i, "role")
             elif type(value) is str:  # the common case, without _wrap's type dispatch
                 label = f"messages[{i}].{key}"
                 check_text(value, label)

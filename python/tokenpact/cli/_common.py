@@ -44,6 +44,15 @@ class TokenpactGroup(click.Group):
         except TokenpactError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(EXIT_ERROR)
+        except UnicodeDecodeError as exc:
+            # Bytes read from an input file that are not UTF-8 (an argument never decodes
+            # here: argv arrives as str with surrogate escapes, caught just below).
+            click.echo(
+                f"error: an input is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                "convert it first (e.g. iconv -f latin1 -t utf-8)",
+                err=True,
+            )
+            ctx.exit(EXIT_ERROR)
         except UnicodeError as exc:
             # A lone surrogate in an argument (undecodable bytes in argv or a file name).
             click.echo(
