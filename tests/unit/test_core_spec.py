@@ -169,6 +169,9 @@ def _private_sets_outside_classes() -> list[str]:
 
 def test_no_private_attribute_is_set_from_outside() -> None:
     # SpanStr is a str subclass built with str.__new__ by its own module (chat spans).
-    allowed = {"chat/spans.py", "chat/hf_inputs.py"}
+    # conversation.py fills its own frozen Conversation through the instance dict (one
+    # update instead of 16 setattrs on the render hot path); jinja_env.py keeps per-template
+    # and per-macro caches in Jinja's own objects' dicts.
+    allowed = {"chat/spans.py", "chat/hf_inputs.py", "chat/conversation.py", "chat/jinja_env.py"}
     offenders = [f for f in _private_sets_outside_classes() if f.split(":")[0] not in allowed]
     assert offenders == []
