@@ -134,38 +134,24 @@ fn main() {
         let with_offsets = t.elapsed().as_secs_f64();
         // The runtime's streaming encode over 64-byte pushes (the same IDs as `encode`).
         let t = Instant::now();
+        // One text streamed in 64-byte pushes into `ids`.
+        let stream = |text: &str, ids: &mut Vec<u32>| {
+            ids.clear();
+            let rule = CutRule::Pretokens(Builtin::Llama3);
+            let mut enc = StreamEncoder::new(core.clone(), rule, None, true, 0).unwrap();
+            for chunk in text.as_bytes().chunks(64) {
+                enc.push_bytes(chunk, ids).unwrap();
+            }
+            enc.finish(ids).unwrap();
+        };
         for _ in 0..std::env::var("STREAM_REPS").map_or(0, |v| v.parse().unwrap()) {
             for text in &texts {
-                ids.clear();
-                let mut enc = StreamEncoder::new(
-                    core.clone(),
-                    CutRule::Pretokens(Builtin::Llama3),
-                    None,
-                    true,
-                    0,
-                )
-                .unwrap();
-                for chunk in text.as_bytes().chunks(64) {
-                    enc.push_bytes(chunk, &mut ids).unwrap();
-                }
-                enc.finish(&mut ids).unwrap();
+                stream(text, &mut ids);
             }
         }
         let mut nstream = 0;
         for text in &texts {
-            ids.clear();
-            let mut enc = StreamEncoder::new(
-                core.clone(),
-                CutRule::Pretokens(Builtin::Llama3),
-                None,
-                true,
-                0,
-            )
-            .unwrap();
-            for chunk in text.as_bytes().chunks(64) {
-                enc.push_bytes(chunk, &mut ids).unwrap();
-            }
-            enc.finish(&mut ids).unwrap();
+            stream(text, &mut ids);
             nstream += ids.len();
         }
         let streamed = t.elapsed().as_secs_f64();
