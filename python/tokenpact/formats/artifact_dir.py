@@ -26,7 +26,7 @@ from . import native
 from .registry import HF_FILE, SP_FILE, TRAINING_FILE
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
 
 
 def to_artifact(tok: Tokenizer) -> native.NativeArtifact:

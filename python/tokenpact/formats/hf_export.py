@@ -21,7 +21,7 @@ from ..errors import ArtifactError
 from .hf_json import byte_encoder
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
 
 
 # Oniguruma (Hugging Face's regex engine, Ruby syntax) reads "{1,3}+" as "({1,3})+", a

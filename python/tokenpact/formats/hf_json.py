@@ -27,11 +27,14 @@ from __future__ import annotations
 
 import json
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core import HfModel, HfStages, MergeRecords, Model, Provenance, TokenizerSpec
+
+# Re-exported: the byte map moved to the core (peer names spell tokens with it).
+from ..core.byte_map import byte_decoder as byte_decoder
+from ..core.byte_map import byte_encoder as byte_encoder
 from ..errors import ArtifactError
 from ..patterns import GPT2
 from ..special import KNOWN_ROLES, AddedTokenFlags, SpecialToken
@@ -39,32 +42,9 @@ from . import hf_pipeline
 from .hf_added import check_template_tokens, resolve_added_ids
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
 
 ROLE_KEYS = {"bos_token": "bos", "eos_token": "eos", "pad_token": "pad", "unk_token": "unk"}
-
-
-@lru_cache(maxsize=1)
-def byte_decoder() -> dict[str, int]:
-    """GPT-2's reversible map from printable unicode characters back to bytes."""
-    printable = (
-        list(range(ord("!"), ord("~") + 1))
-        + list(range(ord("\u00a1"), ord("\u00ac") + 1))
-        + list(range(ord("\u00ae"), ord("\u00ff") + 1))
-    )
-    chars = printable[:]
-    n = 0
-    for b in range(256):
-        if b not in printable:
-            printable.append(b)
-            chars.append(256 + n)
-            n += 1
-    return {chr(c): b for b, c in zip(printable, chars, strict=True)}
-
-
-@lru_cache(maxsize=1)
-def byte_encoder() -> dict[int, str]:
-    return {b: c for c, b in byte_decoder().items()}
 
 
 _fail = hf_pipeline.fail
@@ -270,7 +250,7 @@ def load_hf_json(
     path: str | os.PathLike[str], *, config: dict[str, Any] | None = None
 ) -> Tokenizer:
     """Load a Hugging Face ``tokenizer.json`` (and roles from ``tokenizer_config.json``)."""
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
 
     spec, provenance = read_hf_json(path, config=config)
     return Tokenizer(spec, provenance=provenance)
@@ -306,7 +286,7 @@ def load_hf_data(
 ) -> Tokenizer:
     """Build a Tokenizer (or ``cls``, a subclass) from a parsed ``tokenizer.json`` document
     (see :func:`hf_document_spec`)."""
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
 
     spec, provenance = hf_document_spec(
         data, label=label, config=config, raw=raw, config_raw=config_raw

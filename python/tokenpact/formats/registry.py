@@ -14,14 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from ..core import Provenance, TokenizerSpec
+from ..contract import check_contract_files, recover_interrupted_save
+from ..core import Provenance, Tokenizer, TokenizerSpec
 from ..errors import ArtifactError
 from . import native
-
-if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
 
 HF_FILE = "tokenizer.json"
 SP_FILE = "tokenizer.model"
@@ -155,8 +152,6 @@ def _read_tekken(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Prove
 
 # ----------------------------------------------------------------------------- classes
 def _plain(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenizer]:
-    from ..tokenizer import Tokenizer
-
     return Tokenizer
 
 
@@ -164,14 +159,23 @@ def _same(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenizer]:
     return cls
 
 
+# Tokenizer classes of trained models, by training algorithm: the trainers live above
+# this layer, so the binding of the core's services registers them
+# (``register_trained_class``).
+_trained_classes: dict[str, type[Tokenizer]] = {}
+
+
+def register_trained_class(algorithm: str, tokenizer_class: type[Tokenizer]) -> None:
+    """Load a saved SentencePiece model whose training record names ``algorithm`` as
+    ``tokenizer_class`` (``train_unigram``'s models get their lattice methods back)."""
+    _trained_classes[algorithm] = tokenizer_class
+
+
 def _sentencepiece_class(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenizer]:
     """A model trained by ``train_unigram`` gets its lattice methods back (``nbest``,
     ``sample``, ``log_likelihood``)."""
-    if (provenance.training or {}).get("algorithm") == "unigram":
-        from ..train.trained import UnigramTokenizer
-
-        return UnigramTokenizer
-    return _plain(cls, provenance)
+    algorithm = (provenance.training or {}).get("algorithm")
+    return _trained_classes.get(algorithm, Tokenizer) if isinstance(algorithm, str) else Tokenizer
 
 
 def _tekken_class(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenizer]:
@@ -321,8 +325,6 @@ def read(path: Path, *, pattern: str | None = None) -> tuple[TokenizerSpec, Prov
 def load(cls: type[Tokenizer], path: Path, *, pattern: str | None, verify: bool) -> Tokenizer:
     """``Tokenizer.load``: sniff, finish an interrupted save, read, build, then check the
     manifest and golden vectors (``verify``)."""
-    from ..contract import check_contract_files, recover_interrupted_save
-
     fmt = format_of(path)
     root = None if fmt.seal_root is None else fmt.seal_root(path)
     sealed = False

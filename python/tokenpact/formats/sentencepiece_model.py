@@ -38,7 +38,7 @@ from ..core import Provenance, SentencePiece, TokenizerSpec
 from ..errors import ArtifactError
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
 
 # The model's types live in components.sentencepiece; they are re-exported here, where
 # readers of .model files have always found them.
@@ -348,7 +348,7 @@ def read_sentencepiece(path: str | os.PathLike[str]) -> tuple[TokenizerSpec, Pro
 
 def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
     """A :class:`~tokenpact.Tokenizer` reproducing ``sentencepiece`` on this model file."""
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
 
     spec, provenance = read_sentencepiece(path)
     return Tokenizer(spec, provenance=provenance)
@@ -409,7 +409,7 @@ def sentencepiece_from_bytes(
     data: bytes, label: str | os.PathLike[str], cls: type[Tokenizer] | None = None
 ) -> Tokenizer:
     """Build a tokenizer (of class ``cls``, default Tokenizer) from ``.model`` bytes."""
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
 
     spec, provenance = sentencepiece_spec(data, label)
     return (cls or Tokenizer)(spec, provenance=provenance)

@@ -32,11 +32,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from ..core import Provenance, TiktokenRanks, TokenizerSpec
+from ..core import Provenance, TiktokenRanks, Tokenizer, TokenizerSpec
 from ..core.byte_bpe import prepend_bos
 from ..errors import ArtifactError, ConfigError, DecodeError
 from ..special import SpecialToken
-from ..tokenizer import Tokenizer
 
 # mistral-common's SpecialTokens for files without a "special_tokens" list (<= v7).
 LEGACY_SPECIALS = (
