@@ -28,9 +28,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..core import HfModel, HfStages, MergeRecords, Model, Provenance, TokenizerSpec
+from .. import _native
+from ..core import HfModel, HfStages, MergeRecords, Model, Provenance, Tokenizer, TokenizerSpec
 
 # Re-exported: the byte map moved to the core (peer names spell tokens with it).
 from ..core.byte_map import byte_decoder as byte_decoder
@@ -40,9 +41,7 @@ from ..patterns import GPT2
 from ..special import KNOWN_ROLES, AddedTokenFlags, SpecialToken
 from . import hf_pipeline
 from .hf_added import check_template_tokens, resolve_added_ids
-
-if TYPE_CHECKING:
-    from ..core import Tokenizer
+from .hf_schema import validate
 
 ROLE_KEYS = {"bos_token": "bos", "eos_token": "eos", "pad_token": "pad", "unk_token": "unk"}
 
@@ -250,8 +249,6 @@ def load_hf_json(
     path: str | os.PathLike[str], *, config: dict[str, Any] | None = None
 ) -> Tokenizer:
     """Load a Hugging Face ``tokenizer.json`` (and roles from ``tokenizer_config.json``)."""
-    from ..core import Tokenizer
-
     spec, provenance = read_hf_json(path, config=config)
     return Tokenizer(spec, provenance=provenance)
 
@@ -286,8 +283,6 @@ def load_hf_data(
 ) -> Tokenizer:
     """Build a Tokenizer (or ``cls``, a subclass) from a parsed ``tokenizer.json`` document
     (see :func:`hf_document_spec`)."""
-    from ..core import Tokenizer
-
     spec, provenance = hf_document_spec(
         data, label=label, config=config, raw=raw, config_raw=config_raw
     )
@@ -308,8 +303,6 @@ def hf_document_spec(
     release artifact a save writes back); without it the document is serialized.
     ``config`` is the parsed ``tokenizer_config.json`` (roles, chat template).
     """
-    from .hf_schema import validate
-
     p = Path(label)
     validate(p, data)
     if config is not None and not isinstance(config, dict):
@@ -473,8 +466,6 @@ def _bpe_parts(
     With ByteLevel in the pre-tokenizer the pieces are bytes over GPT-2's alphabet;
     without it the model is BPE over characters and the pieces are the UTF-8 strings.
     """
-    from .. import _native
-
     dropout = model.get("dropout")
     if dropout is not None and not (
         isinstance(dropout, int | float) and not isinstance(dropout, bool) and 0 <= dropout <= 1
@@ -520,8 +511,6 @@ def _char_bpe_tables(
                 f"({', '.join(missing[:3])} ...)",
                 "add the 256 pieces <0x00> ... <0xFF> or set byte_fallback to false",
             )
-    from .. import _native
-
     unk = model.get("unk_token")
     if unk is not None and unk not in vocab:
         raise _fail(p, "model.unk_token", f"{unk!r} is not in the vocabulary", "add it")
