@@ -30,13 +30,12 @@ from ..components import Pipeline
 from ..errors import (
     ArtifactError,
     ConfigError,
-    DecodeError,
     InvalidInputError,
     UnknownTokenError,
 )
 from ..postprocess import apply_single
 from ..special import KNOWN_ROLES, AddedTokenFlags, SpecialToken
-from . import peer_names, special_policy, structured_encoding
+from . import peer_names, special_policy, structured_encoding, token_ids
 from .byte_bpe import merges_spec, ranks_spec, records_spec
 from .engine import Capability, Engine, build_engine, capabilities
 from .provenance import BUILT_IN_MEMORY, Provenance
@@ -451,34 +450,7 @@ class Tokenizer:
         return _native.pretokenize(_text_arg(text), self._pattern, self._pattern_name)
 
     # ------------------------------------------------------------------ decoding
-    def _ids(self, ids: Iterable[int]) -> np.ndarray:
-        """Validated IDs as a contiguous uint32 array (vectorized: no per-ID Python loop)."""
-        if isinstance(ids, str | bytes):
-            raise UnknownTokenError("token IDs must be a sequence of ints, not a string")
-        try:
-            arr = ids if isinstance(ids, np.ndarray) else np.asarray(list(ids))
-        except (TypeError, ValueError):
-            raise UnknownTokenError("token IDs must be a flat sequence of ints") from None
-        if arr.size == 0:
-            return np.zeros(0, dtype=np.uint32)
-        if arr.ndim == 1 and arr.dtype == object:
-            # Ints too large for int64 (numpy falls back to objects): out of range.
-            items = arr.tolist()
-            if all(isinstance(i, int) and not isinstance(i, bool) for i in items):
-                far = max(items, key=abs)
-                raise UnknownTokenError(
-                    f"{far} is not a token ID of this tokenizer (IDs are 0..{self.vocab_size - 1})"
-                )
-        if arr.ndim != 1 or arr.dtype.kind not in "iu":
-            bad = next((i for i in arr.ravel().tolist() if not isinstance(i, int)), arr.dtype)
-            raise UnknownTokenError(f"token IDs must be a flat sequence of ints; got {bad!r}")
-        lo, hi = int(arr.min()), int(arr.max())
-        if lo < 0 or hi >= 2**32:
-            raise UnknownTokenError(
-                f"{lo if lo < 0 else hi} is not a token ID of this tokenizer "
-                f"(IDs are 0..{self.vocab_size - 1})"
-            )
-        return np.ascontiguousarray(arr, dtype=np.uint32)
+    _ids = token_ids.id_array
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """Concatenated byte pieces of ``ids`` (no UTF-8 decoding)."""
@@ -508,12 +480,7 @@ class Tokenizer:
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise DecodeError(
-                f"the IDs decode to bytes that are not valid UTF-8 (bytes {exc.start}..{exc.end}: "
-                f"{data[exc.start : exc.end]!r}); a token boundary may split a character. Decode "
-                "more IDs together, use errors='replace' for display, or decode_bytes() for "
-                "the raw bytes."
-            ) from None
+            raise token_ids.utf8_error(data, exc) from None
 
     def token_bytes(self, token_id: int) -> bytes:
         """Byte piece of one ID (a special token's spelling as UTF-8)."""
