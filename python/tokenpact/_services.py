@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .contract import build_manifest, release_hash, semantic_hash
-from .contract.golden import generate
+from . import contract
+from .contract import golden
 from .contract.hashing import bytes_sha256
 from .core import Provenance, Tokenizer, TokenizerSpec
 from .core.services import bind
@@ -30,7 +30,8 @@ from .train.trained import UnigramTokenizer
 
 
 class FormatServices:
-    """Every service is one call into the module that owns it."""
+    """Every service is one call into the module that owns it, looked up on the module
+    at call time (so a patched ``tokenpact.contract.semantic_hash`` is the one used)."""
 
     def load(
         self, cls: type[Tokenizer], path: Path, *, pattern: str | None, verify: bool
@@ -77,15 +78,16 @@ class FormatServices:
         tiktoken_file.write_tiktoken(path, tok.vocab())
 
     def semantic_hash(self, tok: Tokenizer) -> str:
-        return semantic_hash(tok)
+        return contract.semantic_hash(tok)
 
     def release_hash(self, tok: Tokenizer) -> str:
         files = artifact_dir.release_files(tok)
         digests = {name: bytes_sha256(data) for name, data in files.items()}
-        return release_hash(tok.semantic_hash, digests)
+        return contract.release_hash(tok.semantic_hash, digests)
 
     def manifest(self, tok: Tokenizer) -> dict[str, Any]:
-        return build_manifest(tok, files=artifact_dir.release_files(tok), golden=generate(tok))
+        files = artifact_dir.release_files(tok)
+        return contract.build_manifest(tok, files=files, golden=golden.generate(tok))
 
 
 # A model trained by train_unigram loads with its lattice methods back (nbest, sample,
