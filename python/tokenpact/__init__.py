@@ -47,7 +47,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "TrainingError": ("errors", "TrainingError"),
     "UnknownTokenError": ("errors", "UnknownTokenError"),
     # core
-    "Tokenizer": ("tokenizer", "Tokenizer"),
+    "Tokenizer": ("core", "Tokenizer"),
     "TokenizerSpec": ("core", "TokenizerSpec"),
     "Provenance": ("core", "Provenance"),
     "Encoding": ("encoding", "Encoding"),
@@ -112,6 +112,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         golden,
         validate_special_ids,
     )
+    from .core import Tokenizer
     from .corpus import TextFiles
     from .encoding import Encoding
     from .errors import (
@@ -129,7 +130,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .patterns import PATTERNS, pretokenize
     from .special import DEFAULT_SPECIAL_TOKENS, AddedTokenFlags, SpecialToken
     from .stochastic import SampleKey, bpe_dropout
-    from .tokenizer import Tokenizer
     from .train import train_bpe, train_char_bpe, train_unigram, train_wordpiece
     from .truncation import Padding, Truncation
 

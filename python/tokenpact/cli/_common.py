@@ -18,7 +18,7 @@ import click
 from ..errors import ArtifactError, InvalidInputError, TokenpactError
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
 
 EXIT_OK = 0
 EXIT_ERROR = 1

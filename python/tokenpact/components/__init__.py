@@ -115,7 +115,7 @@ class Pipeline:
         """The :class:`~tokenpact.Tokenizer` of this pipeline; ``config`` is an optional
         ``tokenizer_config.json`` dict (roles, chat template)."""
         # The one upward import of this layer (a convenience; pyproject lists it).
-        from ..tokenizer import Tokenizer
+        from ..core import Tokenizer
 
         return Tokenizer.from_components(
             self.model,

@@ -24,6 +24,8 @@ _SAMPLE_CASES = 12
 
 
 def _default_train() -> Callable[..., Any]:
+    # The public train_bpe, looked up at call time: the trainers sit above the contract
+    # (they build segmentation manifests with it), so this layer cannot import them.
     import tokenpact
 
     train: Callable[..., Any] = tokenpact.train_bpe  # type: ignore[attr-defined]

@@ -31,6 +31,8 @@ def load_schema(name: str) -> dict[str, Any]:
 @cache
 def _validator(name: str, definition: str | None) -> Any:
     try:
+        # Lazy: jsonschema (and its referencing/rpds stack) loads only when a manifest is
+        # validated, not with every import of the contract.
         import jsonschema
     except ImportError:  # pragma: no cover - jsonschema is a runtime dependency
         raise ContractError(

@@ -5,8 +5,9 @@ canonical config behind the semantic hash; ``Provenance`` (:mod:`.provenance`) r
 the origin (format, exact source bytes, training record); ``build_engine`` (:mod:`.engine`)
 turns a spec into the native engine, whose optional methods are declared
 ``Capability`` values. Formats read files into ``(spec, provenance)``; trainers return
-them; :class:`tokenpact.Tokenizer` runs them. This package imports only ``errors``,
-``components`` and the leaf modules (``patterns``, ``special``).
+them; :class:`Tokenizer` (:mod:`.tokenizer`) runs them. This package imports only
+``errors``, ``components`` and the leaf modules; what it needs from ``formats`` and
+``contract`` (load, save, export, hashes) it gets through :mod:`.services`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from .models import (
 )
 from .provenance import BUILT_IN_MEMORY, Provenance
 from .spec import HfStages, TokenizerSpec
+from .special_policy import SpecialSpec
+from .tokenizer import Tokenizer
 
 __all__ = [
     "BUILT_IN_MEMORY",
@@ -38,7 +41,9 @@ __all__ = [
     "Provenance",
     "RankedMerges",
     "SentencePiece",
+    "SpecialSpec",
     "TiktokenRanks",
+    "Tokenizer",
     "TokenizerSpec",
     "build_engine",
     "capabilities",

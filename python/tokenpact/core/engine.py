@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .. import _native
 from ..errors import ArtifactError
 from .models import ModelKind
 from .spec import TokenizerSpec
@@ -87,8 +88,6 @@ class Engine(Protocol):
 
 def build_engine(spec: TokenizerSpec, *, label: str | None = None) -> Any:
     """The native engine that runs ``spec``; ``label`` names the origin in errors."""
-    from .. import _native
-
     model = spec.model
     try:
         if spec.stages is not None:

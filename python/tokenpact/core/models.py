@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from .. import _native
 from ..components.sentencepiece import CONTROL, NormalizerSpec, SentencePieceModel
+from ..errors import ConfigError
 
 if TYPE_CHECKING:
     from .spec import TokenizerSpec
@@ -64,8 +66,6 @@ class RankedMerges:
         return vocab_from_merges(self.merges)
 
     def engine(self, spec: TokenizerSpec) -> Any:
-        from .. import _native
-
         pattern, name, steps = spec.engine_pattern()
         return _native.BpeCore.from_merges(
             list(self.merges), pattern, name, spec.engine_specials(), steps
@@ -94,8 +94,6 @@ class MergeRecords:
         return list(self.vocab_pieces)
 
     def engine(self, spec: TokenizerSpec) -> Any:
-        from .. import _native
-
         pattern, name, steps = spec.engine_pattern()
         return _native.BpeCore.from_records(
             list(self.vocab_pieces),
@@ -136,8 +134,6 @@ class TiktokenRanks:
         return reserved + list(self.ranks)
 
     def engine(self, spec: TokenizerSpec) -> Any:
-        from .. import _native
-
         pattern, name, steps = spec.engine_pattern()
         return _native.BpeCore.from_ranks(
             list(self.ranks), pattern, name, spec.engine_specials(), steps, id_offset=self.id_offset
@@ -170,8 +166,6 @@ class HfModel:
         return list(self.pieces)
 
     def engine(self, spec: TokenizerSpec) -> Any:
-        from ..errors import ConfigError
-
         # Only the pipeline engine runs these: a spec carries them with its stages.
         raise ConfigError(
             f"a {self.node.get('type')} model runs on the pipeline engine; give the spec "
@@ -223,8 +217,6 @@ class SentencePiece:
 
     def engine(self, spec: TokenizerSpec) -> Any:
         """The native SentencePiece engine (normalizer, trie, Viterbi or BPE, decoder)."""
-        from .. import _native
-
         m, ts = self.model, self.model.trainer_spec
         denorm = m.denormalizer_spec
         return _native.SentencePieceCore(

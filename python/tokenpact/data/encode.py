@@ -336,7 +336,7 @@ def tokenizer_files(tokenizer: Any) -> dict[str, bytes]:
 
 def load_tokenizer_files(files: Mapping[str, bytes], expected_hash: str) -> Any:
     """Rebuild a tokenizer from :func:`tokenizer_files`; refuse one with another hash."""
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
 
     tmp = tempfile.mkdtemp(prefix="tokenpact-tok-")
     try:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..core import Tokenizer
 from ..errors import ConfigError
-from ..tokenizer import Tokenizer
 from ..train import count_pretokens, train_bpe_from_counts
 from .documents import Document
 

@@ -18,15 +18,20 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..contract import write_contract_files
 from ..contract.canonical import nesting_depth
 from ..core import MergeRecords, Provenance, RankedMerges, TiktokenRanks, TokenizerSpec
 from ..errors import ArtifactError
 from ..special import SpecialToken
 from . import native
-from .registry import HF_FILE, SP_FILE, TRAINING_FILE
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
+
+# The files of a saved artifact besides tokenpact.json (the registry sniffs them too).
+HF_FILE = "tokenizer.json"
+SP_FILE = "tokenizer.model"
+TRAINING_FILE = "training.json"
 
 
 def to_artifact(tok: Tokenizer) -> native.NativeArtifact:
@@ -149,8 +154,6 @@ TOKENIZER_FILES = (native.FILENAME, HF_FILE, "tokenizer_config.json", SP_FILE, T
 
 def save_tokenizer(tok: Tokenizer, directory: Path) -> Path:
     """Write the tokenizer file, ``manifest.json`` and ``golden.json`` as one commit."""
-    from ..contract import write_contract_files
-
     files = release_files(tok)  # before touching the disk: a failure leaves nothing behind
     if directory.exists() and not directory.is_dir():
         raise ArtifactError(

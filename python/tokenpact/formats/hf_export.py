@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 from .._io import atomic_write_text
 from ..errors import ArtifactError
 from .hf_json import byte_encoder
+from .sentencepiece_hf import export_unigram_hf
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
 
 
 # Oniguruma (Hugging Face's regex engine, Ruby syntax) reads "{1,3}+" as "({1,3})+", a
@@ -212,7 +213,5 @@ def export_hf(tok: Tokenizer, path: str | os.PathLike[str]) -> Path:
 
     A SentencePiece tokenizer is written as the equivalent Unigram pipeline."""
     if tok.spec.sentencepiece_model is not None:
-        from .sentencepiece_hf import export_unigram_hf
-
         return export_unigram_hf(tok, path)
     return write_tokenizer_json(hf_tokenizer_json(tok), path)

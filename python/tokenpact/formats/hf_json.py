@@ -27,44 +27,23 @@ from __future__ import annotations
 
 import json
 import os
-from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..core import HfModel, HfStages, MergeRecords, Model, Provenance, TokenizerSpec
+from .. import _native
+from ..core import HfModel, HfStages, MergeRecords, Model, Provenance, Tokenizer, TokenizerSpec
+
+# Re-exported: the byte map moved to the core (peer names spell tokens with it).
+from ..core.byte_map import byte_decoder as byte_decoder
+from ..core.byte_map import byte_encoder as byte_encoder
 from ..errors import ArtifactError
 from ..patterns import GPT2
 from ..special import KNOWN_ROLES, AddedTokenFlags, SpecialToken
 from . import hf_pipeline
 from .hf_added import check_template_tokens, resolve_added_ids
-
-if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+from .hf_schema import validate
 
 ROLE_KEYS = {"bos_token": "bos", "eos_token": "eos", "pad_token": "pad", "unk_token": "unk"}
-
-
-@lru_cache(maxsize=1)
-def byte_decoder() -> dict[str, int]:
-    """GPT-2's reversible map from printable unicode characters back to bytes."""
-    printable = (
-        list(range(ord("!"), ord("~") + 1))
-        + list(range(ord("\u00a1"), ord("\u00ac") + 1))
-        + list(range(ord("\u00ae"), ord("\u00ff") + 1))
-    )
-    chars = printable[:]
-    n = 0
-    for b in range(256):
-        if b not in printable:
-            printable.append(b)
-            chars.append(256 + n)
-            n += 1
-    return {chr(c): b for b, c in zip(printable, chars, strict=True)}
-
-
-@lru_cache(maxsize=1)
-def byte_encoder() -> dict[int, str]:
-    return {b: c for c, b in byte_decoder().items()}
 
 
 _fail = hf_pipeline.fail
@@ -270,8 +249,6 @@ def load_hf_json(
     path: str | os.PathLike[str], *, config: dict[str, Any] | None = None
 ) -> Tokenizer:
     """Load a Hugging Face ``tokenizer.json`` (and roles from ``tokenizer_config.json``)."""
-    from ..tokenizer import Tokenizer
-
     spec, provenance = read_hf_json(path, config=config)
     return Tokenizer(spec, provenance=provenance)
 
@@ -306,8 +283,6 @@ def load_hf_data(
 ) -> Tokenizer:
     """Build a Tokenizer (or ``cls``, a subclass) from a parsed ``tokenizer.json`` document
     (see :func:`hf_document_spec`)."""
-    from ..tokenizer import Tokenizer
-
     spec, provenance = hf_document_spec(
         data, label=label, config=config, raw=raw, config_raw=config_raw
     )
@@ -328,8 +303,6 @@ def hf_document_spec(
     release artifact a save writes back); without it the document is serialized.
     ``config`` is the parsed ``tokenizer_config.json`` (roles, chat template).
     """
-    from .hf_schema import validate
-
     p = Path(label)
     validate(p, data)
     if config is not None and not isinstance(config, dict):
@@ -493,8 +466,6 @@ def _bpe_parts(
     With ByteLevel in the pre-tokenizer the pieces are bytes over GPT-2's alphabet;
     without it the model is BPE over characters and the pieces are the UTF-8 strings.
     """
-    from .. import _native
-
     dropout = model.get("dropout")
     if dropout is not None and not (
         isinstance(dropout, int | float) and not isinstance(dropout, bool) and 0 <= dropout <= 1
@@ -540,8 +511,6 @@ def _char_bpe_tables(
                 f"({', '.join(missing[:3])} ...)",
                 "add the 256 pieces <0x00> ... <0xFF> or set byte_fallback to false",
             )
-    from .. import _native
-
     unk = model.get("unk_token")
     if unk is not None and unk not in vocab:
         raise _fail(p, "model.unk_token", f"{unk!r} is not in the vocabulary", "add it")

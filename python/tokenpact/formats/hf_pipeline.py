@@ -15,7 +15,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .. import _native
 from ..errors import ArtifactError
+from ..patterns import resolve_pattern
 
 NORMALIZERS = frozenset(
     {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Replace", "Prepend", "Strip"}
@@ -34,8 +36,6 @@ def check_id_space(path: Path | str, where: str, entries: int, max_id: int) -> N
     """Raise ArtifactError unless ``max_id`` is within the bounded ID space of
     ``entries`` IDs (dense up to a bounded number of holes; docs/SECURITY.md), before any
     table sized by ``max_id`` is allocated."""
-    from .. import _native
-
     limit = int(_native.id_space_limit(entries))
     if max_id + 1 > limit:
         raise fail(
@@ -85,8 +85,6 @@ def check_normalizer(path: Path, node: dict[str, Any] | None, where: str = "norm
 
 def split_step(path: Path, where: str, node: dict[str, Any]) -> list[Any]:
     """One ``Split`` node as an engine step ``[source, name, behaviour, invert]``."""
-    from ..patterns import resolve_pattern
-
     pattern = node.get("pattern") or {}
     if "Regex" in pattern:
         source = pattern["Regex"]

@@ -34,6 +34,7 @@ from ..contract.canonical import nesting_depth
 from ..errors import ArtifactError
 from ..patterns import PATTERNS
 from ..special import ROLES
+from .hf_pipeline import check_id_space
 
 FILENAME = "tokenpact.json"
 FORMAT = "tokenpact.tokenizer"
@@ -545,8 +546,6 @@ class _Validator:
             tokens.append(NativeSpecialToken(token_id, content, role))
         top = max((t.id for t in tokens), default=-1)
         if top >= 0:
-            from .hf_pipeline import check_id_space
-
             # Tables are sized by the largest ID: bound it before anything is built.
             check_id_space(self.source, "special_tokens", model_size + len(tokens), top)
         return tokens

@@ -14,18 +14,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from ..core import Provenance, TokenizerSpec
+from ..contract import check_contract_files, recover_interrupted_save
+from ..core import Provenance, Tokenizer, TokenizerSpec
 from ..errors import ArtifactError
-from . import native
+from . import (
+    artifact_dir,
+    hf_export,
+    hf_json,
+    native,
+    sentencepiece_model,
+    sentencepiece_write,
+    tekken,
+    tiktoken_file,
+)
+from .artifact_dir import HF_FILE, SP_FILE, TRAINING_FILE
 
-if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
-
-HF_FILE = "tokenizer.json"
-SP_FILE = "tokenizer.model"
-TRAINING_FILE = "training.json"
 # The contract files a tokenpact save writes beside the tokenizer file(s).
 SEAL_FILES = ("manifest.json", "golden.json", TRAINING_FILE)
 
@@ -70,10 +74,8 @@ def _with_training(
     root: Path, spec_prov: tuple[TokenizerSpec, Provenance]
 ) -> tuple[TokenizerSpec, Provenance]:
     """A saved tokenizer's training record (``training.json`` beside its file), if any."""
-    from .artifact_dir import read_training
-
     spec, provenance = spec_prov
-    return spec, provenance.with_training(read_training(root))
+    return spec, provenance.with_training(artifact_dir.read_training(root))
 
 
 # ----------------------------------------------------------------------------- sniffing
@@ -82,9 +84,7 @@ def _is_bare_file(path: Path) -> bool:
 
 
 def _sniff_sentencepiece_file(path: Path) -> bool:
-    from .sentencepiece_model import looks_like_sentencepiece
-
-    return _is_bare_file(path) and looks_like_sentencepiece(_head(path, 1))
+    return _is_bare_file(path) and sentencepiece_model.looks_like_sentencepiece(_head(path, 1))
 
 
 def _sniff_tiktoken_file(path: Path) -> bool:
@@ -101,9 +101,7 @@ def _is_other_json(path: Path) -> bool:
 
 
 def _sniff_tekken(path: Path) -> bool:
-    from .tekken import looks_like_tekken
-
-    return _is_other_json(path) and looks_like_tekken(_head(path, 4096))
+    return _is_other_json(path) and tekken.looks_like_tekken(_head(path, 4096))
 
 
 def _sniff_hf_file(path: Path) -> bool:
@@ -112,51 +110,35 @@ def _sniff_hf_file(path: Path) -> bool:
 
 # ----------------------------------------------------------------------------- reading
 def _read_native(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
-    from .artifact_dir import from_artifact
-
-    return from_artifact(native.read_native(native.native_path(path)))
+    return artifact_dir.from_artifact(native.read_native(native.native_path(path)))
 
 
 def _read_hf_dir(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
-    from .hf_json import read_hf_json
-
-    return _with_training(path, read_hf_json(path / HF_FILE))
+    return _with_training(path, hf_json.read_hf_json(path / HF_FILE))
 
 
 def _read_hf_file(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
-    from .hf_json import read_hf_json
-
-    return _with_training(path.parent, read_hf_json(path))
+    return _with_training(path.parent, hf_json.read_hf_json(path))
 
 
 def _read_sp_dir(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
-    from .sentencepiece_model import read_sentencepiece
-
-    return _with_training(path, read_sentencepiece(path / SP_FILE))
+    return _with_training(path, sentencepiece_model.read_sentencepiece(path / SP_FILE))
 
 
 def _read_sp_file(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
-    from .sentencepiece_model import read_sentencepiece
-
-    return read_sentencepiece(path)
+    return sentencepiece_model.read_sentencepiece(path)
 
 
 def _read_tiktoken(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
-    from .tiktoken_file import read_tiktoken_spec
-
-    return read_tiktoken_spec(path, pattern=options.pattern or "gpt4")
+    return tiktoken_file.read_tiktoken_spec(path, pattern=options.pattern or "gpt4")
 
 
 def _read_tekken(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
-    from .tekken import read_tekken_spec
-
-    return read_tekken_spec(path)
+    return tekken.read_tekken_spec(path)
 
 
 # ----------------------------------------------------------------------------- classes
 def _plain(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenizer]:
-    from ..tokenizer import Tokenizer
-
     return Tokenizer
 
 
@@ -164,46 +146,45 @@ def _same(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenizer]:
     return cls
 
 
+# Tokenizer classes of trained models, by training algorithm: the trainers live above
+# this layer, so the binding of the core's services registers them
+# (``register_trained_class``).
+_trained_classes: dict[str, type[Tokenizer]] = {}
+
+
+def register_trained_class(algorithm: str, tokenizer_class: type[Tokenizer]) -> None:
+    """Load a saved SentencePiece model whose training record names ``algorithm`` as
+    ``tokenizer_class`` (``train_unigram``'s models get their lattice methods back)."""
+    _trained_classes[algorithm] = tokenizer_class
+
+
 def _sentencepiece_class(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenizer]:
     """A model trained by ``train_unigram`` gets its lattice methods back (``nbest``,
     ``sample``, ``log_likelihood``)."""
-    if (provenance.training or {}).get("algorithm") == "unigram":
-        from ..train.trained import UnigramTokenizer
-
-        return UnigramTokenizer
-    return _plain(cls, provenance)
+    algorithm = (provenance.training or {}).get("algorithm")
+    return _trained_classes.get(algorithm, Tokenizer) if isinstance(algorithm, str) else Tokenizer
 
 
 def _tekken_class(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenizer]:
-    from .tekken import TekkenTokenizer
-
-    return TekkenTokenizer
+    return tekken.TekkenTokenizer
 
 
 # ----------------------------------------------------------------------------- writing
 def _write_native(tok: Tokenizer, path: Path) -> Path:
-    from .artifact_dir import to_artifact
-
-    return native.write_native(path, to_artifact(tok))
+    return native.write_native(path, artifact_dir.to_artifact(tok))
 
 
 def _write_hf(tok: Tokenizer, path: Path) -> Path:
-    from .hf_export import export_hf
-
-    return export_hf(tok, path)
+    return hf_export.export_hf(tok, path)
 
 
 def _write_sentencepiece(tok: Tokenizer, path: Path) -> Path:
-    from .sentencepiece_write import export_sentencepiece
-
-    return export_sentencepiece(tok, path)
+    return sentencepiece_write.export_sentencepiece(tok, path)
 
 
 def _write_tiktoken(tok: Tokenizer, path: Path) -> Path:
-    from .tiktoken_file import check_exact_tiktoken, write_tiktoken
-
-    check_exact_tiktoken(tok)
-    write_tiktoken(path, tok.vocab())
+    tiktoken_file.check_exact_tiktoken(tok)
+    tiktoken_file.write_tiktoken(path, tok.vocab())
     return path
 
 
@@ -321,8 +302,6 @@ def read(path: Path, *, pattern: str | None = None) -> tuple[TokenizerSpec, Prov
 def load(cls: type[Tokenizer], path: Path, *, pattern: str | None, verify: bool) -> Tokenizer:
     """``Tokenizer.load``: sniff, finish an interrupted save, read, build, then check the
     manifest and golden vectors (``verify``)."""
-    from ..contract import check_contract_files, recover_interrupted_save
-
     fmt = format_of(path)
     root = None if fmt.seal_root is None else fmt.seal_root(path)
     sealed = False

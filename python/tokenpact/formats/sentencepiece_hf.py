@@ -25,7 +25,7 @@ from ..errors import ArtifactError
 from .sentencepiece_model import BYTE, CONTROL, UNKNOWN, NormalizerSpec
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
 
 METASPACE = "\u2581"
 

@@ -18,7 +18,7 @@ import os
 import struct
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..components.sentencepiece import (
     BYTE,
@@ -34,11 +34,9 @@ from ..components.sentencepiece import (
     SentencePieceModel,
     TrainerSpec,
 )
-from ..core import Provenance, SentencePiece, TokenizerSpec
+from ..core import Provenance, SentencePiece, Tokenizer, TokenizerSpec
 from ..errors import ArtifactError
-
-if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+from ..special import SpecialToken
 
 # The model's types live in components.sentencepiece; they are re-exported here, where
 # readers of .model files have always found them.
@@ -348,8 +346,6 @@ def read_sentencepiece(path: str | os.PathLike[str]) -> tuple[TokenizerSpec, Pro
 
 def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
     """A :class:`~tokenpact.Tokenizer` reproducing ``sentencepiece`` on this model file."""
-    from ..tokenizer import Tokenizer
-
     spec, provenance = read_sentencepiece(path)
     return Tokenizer(spec, provenance=provenance)
 
@@ -362,8 +358,6 @@ def sentencepiece_spec(
     ``label`` names the model in errors. The bytes are kept in the provenance: they are
     the release artifact that ``save`` and ``export_sentencepiece`` write back unchanged.
     """
-    from ..special import SpecialToken
-
     model = parse_model(data, Path(label))
     p, ts = model.path, model.trainer_spec
     if ts.model_type not in ("unigram", "bpe"):
@@ -409,7 +403,5 @@ def sentencepiece_from_bytes(
     data: bytes, label: str | os.PathLike[str], cls: type[Tokenizer] | None = None
 ) -> Tokenizer:
     """Build a tokenizer (of class ``cls``, default Tokenizer) from ``.model`` bytes."""
-    from ..tokenizer import Tokenizer
-
     spec, provenance = sentencepiece_spec(data, label)
     return (cls or Tokenizer)(spec, provenance=provenance)

@@ -25,7 +25,7 @@ from ..errors import ArtifactError
 from .sentencepiece_model import MODEL_TYPES, NORMAL, SP_FILE, NormalizerSpec, Piece, TrainerSpec
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
 
 _MODEL_TYPE_IDS = {name: number for number, name in MODEL_TYPES.items()}
 

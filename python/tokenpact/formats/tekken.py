@@ -32,11 +32,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from ..core import Provenance, TiktokenRanks, TokenizerSpec
+from ..core import Provenance, TiktokenRanks, Tokenizer, TokenizerSpec
 from ..core.byte_bpe import prepend_bos
 from ..errors import ArtifactError, ConfigError, DecodeError
 from ..special import SpecialToken
-from ..tokenizer import Tokenizer
+from .hf_export import byte_level_document, write_tokenizer_json
 
 # mistral-common's SpecialTokens for files without a "special_tokens" list (<= v7).
 LEGACY_SPECIALS = (
@@ -219,8 +219,6 @@ def tekken_tokenizer_json(tok: TekkenTokenizer) -> dict[str, Any]:
     Face gives an added token the ID of its vocabulary entry, else a new ID after the
     vocabulary. ``ignore_merges``: tiktoken emits a pre-token that is itself a piece.
     """
-    from .hf_export import byte_level_document
-
     pieces = tok.vocab()
     merges = _merges(pieces[tok.n_special :])
     return byte_level_document(tok, pieces, merges, post_processor=None, ignore_merges=True)
@@ -228,6 +226,4 @@ def tekken_tokenizer_json(tok: TekkenTokenizer) -> dict[str, Any]:
 
 def export_tekken_hf(tok: TekkenTokenizer, path: str | os.PathLike[str]) -> Path:
     """Write :func:`tekken_tokenizer_json` atomically; a directory gets ``tokenizer.json``."""
-    from .hf_export import write_tokenizer_json
-
     return write_tokenizer_json(tekken_tokenizer_json(tok), path)

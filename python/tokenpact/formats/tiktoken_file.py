@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 
 from .._io import atomic_write_bytes
 from ..core import Provenance, TokenizerSpec
+from ..core.byte_bpe import ranks_spec
 from ..errors import ArtifactError, ConfigError
 
 __all__ = ["check_exact_tiktoken", "read_tiktoken", "write_tiktoken"]
@@ -144,8 +145,6 @@ def read_tiktoken_spec(
 ) -> tuple[TokenizerSpec, Provenance]:
     """The spec of a ``*.tiktoken`` rank file (its pattern and special tokens are not in
     the file: pass them)."""
-    from ..core.byte_bpe import ranks_spec
-
     spec = ranks_spec(
         read_tiktoken(path), pattern=pattern, special_tokens=special_tokens, roles=roles
     )

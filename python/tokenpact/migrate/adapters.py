@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from ..contract.checkpoint_reader import TensorInfo, read_safetensors_header
+from ..core import Tokenizer
 from ..errors import ArtifactError, ConfigError, ContractError
-from ..tokenizer import Tokenizer
 from .decompose import decompositions, id_space, prefix_problems
 from .row_init import check_policy, init_new_rows
 from .safetensors_stream import (

@@ -7,9 +7,9 @@ is unchanged. An empty list means the old tokenizer is an exact prefix of the ne
 
 from __future__ import annotations
 
+from ..core import Tokenizer
 from ..errors import ConfigError, TokenpactError
 from ..formats.hf_export import onig_pattern
-from ..tokenizer import Tokenizer
 from .layout import canonical_layout, check_extensible
 from .reference import segment
 

@@ -29,8 +29,8 @@ import numpy as np
 
 from ..contract import golden as golden_vectors
 from ..contract import template_hash
+from ..core import Tokenizer
 from ..errors import ConfigError, TokenpactError
-from ..tokenizer import Tokenizer
 from .decompose import id_space, prefix_problems
 
 TRANSITIONS = ("byte-identical", "repackage", "template-only", "append-only", "incompatible")

@@ -24,10 +24,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .. import _native
+from ..core import Tokenizer
 from ..errors import ConfigError, InvalidInputError, TrainingError
 from ..formats.hf_export import hf_tokenizer_json, pin_inner_added_tokens
 from ..formats.hf_json import byte_encoder, load_hf_data
-from ..tokenizer import Tokenizer
 from ..train.bpe import run_merge_steps
 from .layout import canonical_layout, check_extensible
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core import Tokenizer
 from ..errors import ConfigError
-from ..tokenizer import Tokenizer
 
 BYTE_LEVEL_SEMANTICS = ("merge_ranks", "merge_records")
 

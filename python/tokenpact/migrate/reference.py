@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from ..tokenizer import Tokenizer
+from ..core import Tokenizer
 from .layout import canonical_layout, check_extensible
 
 

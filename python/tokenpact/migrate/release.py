@@ -38,8 +38,8 @@ from ..contract import (
 from ..contract.hashing import dataset_hash
 from ..contract.reconcile import check_checkpoint, check_dataset
 from ..contract.semantics import max_id, special_policy
+from ..core import Tokenizer
 from ..errors import ConfigError, ContractError, TokenpactError
-from ..tokenizer import Tokenizer
 from .diff import TRANSITIONS, diff
 from .files import atomic_write_json
 

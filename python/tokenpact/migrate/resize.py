@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from ..contract.checkpoint_reader import TensorInfo
+from ..core import Tokenizer
 from ..errors import ConfigError, ContractError
-from ..tokenizer import Tokenizer
 from .decompose import decompositions, id_space, prefix_problems
 from .files import atomic_write_text
 from .row_init import check_policy, init_new_rows, init_rows

@@ -22,7 +22,7 @@ from .. import _native
 from ..errors import ConfigError, InvalidInputError, UnknownTokenError
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
 
 __all__ = ["IncrementalDecoder"]
 

@@ -22,7 +22,7 @@ from ..errors import InvalidInputError, UnknownTokenError
 from .stops import StopPolicy
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
 
 __all__ = ["FinishReason", "OutputDelta", "OutputStream"]
 

@@ -22,7 +22,7 @@ from .output import FinishReason, OutputDelta
 from .stops import StopPolicy
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
 
 __all__ = ["ReferenceOutputStream"]
 

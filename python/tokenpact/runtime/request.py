@@ -26,7 +26,7 @@ from .cache_keys import BlockKeys, CacheNamespace, block_keys
 from .stops import StopPolicy
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ..core import Tokenizer
 
 __all__ = ["CompiledRequest", "compile_request"]
 

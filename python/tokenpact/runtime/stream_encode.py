@@ -54,8 +54,7 @@ from .. import _native
 from ..errors import ConfigError, InvalidInputError, TokenpactError
 
 if TYPE_CHECKING:
-    from ..special_policy import SpecialSpec
-    from ..tokenizer import Tokenizer
+    from ..core import SpecialSpec, Tokenizer
 
 __all__ = ["StreamingEncoder"]
 

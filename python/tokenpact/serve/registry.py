@@ -119,7 +119,7 @@ class TokenizerRegistry:
         with self._lock:
             tok = self._tokenizers.get(entry.name)
             if tok is None:
-                from ..tokenizer import Tokenizer
+                from ..core import Tokenizer
 
                 tok = self._tokenizers[entry.name] = Tokenizer.load(entry.path)
             return tok

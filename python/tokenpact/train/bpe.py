@@ -11,10 +11,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from .. import _native
+from ..core import Tokenizer
 from ..errors import ConfigError, InvalidInputError, TrainingError
 from ..patterns import resolve_pattern
 from ..special import DEFAULT_SPECIAL_TOKENS, SpecialToken, normalize_special_tokens
-from ..tokenizer import Tokenizer
 from .counts import PretokenCounts
 
 # Python input is handed to Rust in batches: large enough to amortize the call and to

@@ -20,11 +20,10 @@ from typing import Any
 
 from .. import _native
 from .._io import atomic_write_text
-from ..core import Engine, Provenance, TokenizerSpec
+from ..core import Engine, Provenance, Tokenizer, TokenizerSpec
 from ..errors import ConfigError, InvalidInputError, UnknownTokenError
 from ..special import SpecialToken
 from ..stochastic import SampleKey
-from ..tokenizer import Tokenizer
 
 
 class TrainedTokenizer:

@@ -13,9 +13,9 @@ from typing import Any
 
 from .. import _native
 from ..components import AddedToken
+from ..core import Tokenizer
 from ..errors import ConfigError
 from ..special import SpecialToken
-from ..tokenizer import Tokenizer
 from ._words import check_int, count_words, special_config, specials_with_unk
 
 SCORINGS = ("count", "likelihood_gain", "likelihood_ratio")

@@ -1,0 +1,235 @@
+"""Structured encoding: IDs with offsets, masks, origins, pairs, truncation and padding.
+
+``encode_structured`` and ``encode_structured_batch`` are bound as methods of
+:class:`~tokenpact.core.Tokenizer` (no extra call per use). This module encodes each
+sequence into its content (IDs, offsets in the declared coordinate, the origin of each
+token); :mod:`tokenpact.structured` assembles the :class:`~tokenpact.Encoding` (pairs,
+template, truncation, padding; policies in :mod:`tokenpact.truncation`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .._text import _byte_ranges, _surrogate_error, _text_arg
+from ..encoding import COORDINATES, Offsets, byte_to_char_offsets
+from ..errors import ConfigError
+from ..structured import Content, assemble, pad_all
+from .engine import Capability
+
+if TYPE_CHECKING:
+    from ..encoding import Encoding
+    from ..special import AddedTokenFlags
+    from ..truncation import Padding, Truncation
+    from .special_policy import SpecialSpec
+    from .tokenizer import Tokenizer
+
+
+def encode_structured(
+    tok: Tokenizer,
+    text: str,
+    pair: str | None = None,
+    *,
+    allowed_special: SpecialSpec = (),
+    disallowed_special: SpecialSpec = (),
+    add_special_tokens: bool = False,
+    coordinate: str = "raw_codepoints",
+    untrusted_spans: Sequence[tuple[int, int]] = (),
+    truncation: Truncation | None = None,
+    padding: Padding | None = None,
+) -> Encoding:
+    """Encode with offsets, masks, origins and sequence metadata.
+
+    Offsets point into the raw input in the declared ``coordinate``
+    (``raw_codepoints`` or ``raw_utf8_bytes``); control tokens inserted by the
+    post-processor and PAD get empty offsets ``(0, 0)``. ``pair`` is a second sequence
+    (``sequence_ids`` 0/1, ``type_ids`` from the template). ``untrusted_spans`` are
+    codepoint ranges of ``text`` (user content in a rendered chat, say) where special
+    spellings are never recognized, even when ``allowed_special`` permits them
+    elsewhere; the whole text is still pre-tokenized in one pass. ``truncation`` and
+    ``padding`` are explicit policies (see :class:`Truncation`, :class:`Padding`).
+    """
+    first = content(tok, text, allowed_special, disallowed_special, coordinate, untrusted_spans)
+    second = (
+        None
+        if pair is None
+        else content(tok, pair, allowed_special, disallowed_special, coordinate, ())
+    )
+    enc = assemble(
+        tok,
+        first,
+        second,
+        add_special_tokens=add_special_tokens,
+        coordinate=coordinate,
+        truncation=truncation,
+    )
+    if padding is not None:
+        enc = pad_all([enc], padding, tok.pad_id)[0]
+    return enc
+
+
+def encode_structured_batch(
+    tok: Tokenizer,
+    texts: Sequence[str],
+    pairs: Sequence[str] | None = None,
+    *,
+    allowed_special: SpecialSpec = (),
+    disallowed_special: SpecialSpec = (),
+    add_special_tokens: bool = False,
+    coordinate: str = "raw_codepoints",
+    truncation: Truncation | None = None,
+    padding: Padding | None = None,
+) -> list[Encoding]:
+    """``encode_structured`` for many texts; padding aligns the whole batch."""
+    if pairs is not None and len(pairs) != len(texts):
+        raise ConfigError(f"{len(texts)} texts but {len(pairs)} pairs; pass one pair each")
+    out = [
+        tok.encode_structured(
+            t,
+            None if pairs is None else pairs[i],
+            allowed_special=allowed_special,
+            disallowed_special=disallowed_special,
+            add_special_tokens=add_special_tokens,
+            coordinate=coordinate,
+            truncation=truncation,
+        )
+        for i, t in enumerate(texts)
+    ]
+    return pad_all(out, padding, tok.pad_id) if padding is not None else out
+
+
+def content(
+    tok: Tokenizer,
+    text: str,
+    allowed_special: SpecialSpec,
+    disallowed_special: SpecialSpec,
+    coordinate: str,
+    untrusted_spans: Sequence[tuple[int, int]],
+) -> Content:
+    """One sequence's IDs, offsets in ``coordinate`` and token origins."""
+    text = _text_arg(text)
+    if coordinate not in COORDINATES:
+        raise ConfigError(f"coordinate must be one of {COORDINATES}, not {coordinate!r}")
+    allowed, disallowed = tok._policy(allowed_special, disallowed_special)
+    untrusted = _byte_ranges(text, untrusted_spans) if untrusted_spans else None
+    trim = tok.spec.trim_offsets
+    # The numpy path serves offset trimming and engines without list output.
+    lists = not trim and Capability.OFFSET_LISTS in tok._capabilities
+    core = tok._core
+    try:
+        if disallowed is not None:
+            tok._check_disallowed(text, disallowed)
+        if not lists:
+            ids_arr, starts, ends = core.encode_with_offsets(text, allowed, untrusted)
+        else:
+            ids, flat = core.encode_offsets_lists(
+                text, allowed, untrusted, coordinate == "raw_codepoints"
+            )
+            offsets: Sequence[tuple[int, int]] = Offsets(flat)
+    except UnicodeEncodeError as exc:
+        raise _surrogate_error(text, exc) from None
+    length = len(text) if coordinate == "raw_codepoints" else len(text.encode("utf-8"))
+    if not lists:
+        if coordinate == "raw_codepoints":
+            starts, ends = byte_to_char_offsets(text, starts, ends)
+        if trim:
+            starts, ends = trim_space_offsets(tok, ids_arr, starts, ends)
+        ids = ids_arr.tolist()
+        offsets = list(zip(starts.tolist(), ends.tolist(), strict=True))
+    if allowed is None:
+        # Nothing was allowed to match, so every token is content.
+        origins = ["content"] * len(ids)
+    else:
+        origins = token_origins(tok, text, ids, offsets, coordinate)
+    return Content(ids, offsets, origins, length)
+
+
+def token_origins(
+    tok: Tokenizer, text: str, ids: list[int], offsets: Sequence[tuple[int, int]], coordinate: str
+) -> list[str]:
+    """Origin of each token when added tokens could match: an added-token ID is
+    "control"/"added" only where its spelling is what the text holds; a model can emit
+    such an ID by itself (WordPiece's [UNK] for an unknown word), which is content."""
+    specials, added = tok._special_id_set, tok._added_id_set
+    origins = ["content"] * len(ids)
+    raw = text if coordinate == "raw_codepoints" else text.encode("utf-8")
+    for k, i in enumerate(ids):
+        if i in specials or i in added:
+            a, b = offsets[k]
+            piece = raw[a:b]
+            spelled = piece if isinstance(piece, bytes) else piece.encode("utf-8")
+            if spelled == tok.token_bytes(i) or flagged_spelling(tok, i, spelled):
+                origins[k] = "control" if i in specials else "added"
+    return origins
+
+
+def flags_by_id(tok: Tokenizer) -> dict[int, tuple[str, AddedTokenFlags]]:
+    """``ID -> (content, flags)`` of the added tokens with matching flags."""
+    ids = tok._gated()
+    return {ids[c]: (c, f) for c, f in tok._added_flags.items()}
+
+
+def flagged_spelling(tok: Tokenizer, token_id: int, spelled: bytes) -> bool:
+    """Whether a flagged token's span holds its spelling: with the whitespace that
+    ``lstrip``/``rstrip`` absorbed, or in another form that normalizes to the same
+    text (``normalized``)."""
+    flagged = tok._flags_by_id
+    if token_id not in flagged:
+        return False
+    content, flags = flagged[token_id]
+    text = spelled.decode("utf-8", errors="replace")
+    text = text.lstrip() if flags.lstrip else text
+    text = text.rstrip() if flags.rstrip else text
+    if text == content:
+        return True
+    return bool(flags.normalized) and tok.normalize(text) == tok.normalize(content)
+
+
+def piece_strings(tok: Tokenizer) -> list[str]:
+    """The piece text of every ID, made once (a validated ``token_bytes`` call per token
+    was nine tenths of a SentencePiece ``encode_structured``); cached by the tokenizer."""
+    core = tok._core
+    return [
+        bytes(core.token_bytes(i) or b"").decode("utf-8", errors="replace")
+        for i in range(tok.vocab_size)
+    ]
+
+
+def piece_texts(tok: Tokenizer, ids: list[int]) -> list[str]:
+    """Piece text of each ID, built in one native call from cached strings."""
+    if Capability.PIECE_STRINGS not in tok._capabilities:
+        strs = tok._piece_strings
+        return [strs[i] for i in ids]
+    return list(tok._core.piece_strs(np.asarray(ids, dtype=np.uint32)))
+
+
+def trim_space_offsets(
+    tok: Tokenizer, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Hugging Face's process_offsets (ByteLevel / RobertaProcessing ``trim_offsets``)."""
+    # The *token's* leading and trailing spaces are cut from its offsets (in chars),
+    # except the one space ByteLevel(add_prefix_space) put before the first token.
+    # Counting in the token, not the raw text, matters there: that space maps onto
+    # the first character, and a token of spaces only ends up empty.
+    byte_level = tok.spec.kind.trims_byte_level_spaces
+    keep_prefix = tok.spec.trim_prefix_space
+    s, e = starts.copy(), ends.copy()
+    for k, i in enumerate(ids.tolist()):
+        piece = tok.token_bytes(i)
+        if byte_level:  # the piece's spaces are the 'Ġ' of its byte-level spelling
+            lead = len(piece) - len(piece.lstrip(b" "))
+            trail = len(piece) - len(piece.rstrip(b" "))
+        else:
+            word = piece.decode("utf-8", "replace")
+            lead = len(word) - len(word.lstrip())
+            trail = len(word) - len(word.rstrip())
+        if lead:
+            if keep_prefix and lead == 1 and (k == 0 or s[k] == 0):
+                lead = 0
+            s[k] = min(s[k] + lead, e[k])
+        if trail and e[k] >= trail:
+            e[k] = max(e[k] - trail, s[k])
+    return s, e

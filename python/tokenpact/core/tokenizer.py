@@ -1,0 +1,580 @@
+"""The Tokenizer: a typed spec run by its native engine, with an explicit special-token
+policy.
+
+Example::
+
+    tok = tp.train_bpe(texts, vocab_size=4096)
+    ids = tok.encode("The cat sleeps.")
+    assert tok.decode(ids) == "The cat sleeps."
+
+One concept per module, bound here as methods: the special-token policy
+(:mod:`.special_policy`), structured encoding (:mod:`.structured_encoding`), the peer
+libraries' names (:mod:`.peer_names`). Reading and writing files and hashing are
+services of the layers above (:mod:`.services`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from .. import _native
+from .._text import _surrogate_error, _text_arg, _texts_arg, _threads_arg
+from ..components import Pipeline
+from ..errors import (
+    ArtifactError,
+    ConfigError,
+    InvalidInputError,
+    UnknownTokenError,
+)
+from ..postprocess import apply_single
+from ..special import KNOWN_ROLES, AddedTokenFlags, SpecialToken
+from . import peer_names, special_policy, structured_encoding, token_ids
+from .byte_bpe import merges_spec, ranks_spec, records_spec
+from .engine import Capability, Engine, build_engine, capabilities
+from .provenance import BUILT_IN_MEMORY, Provenance
+from .services import services
+from .spec import TokenizerSpec
+from .special_policy import SpecialSpec
+
+NATIVE_FILE = "tokenpact.json"
+__all__ = ["KNOWN_ROLES", "NATIVE_FILE", "SpecialSpec", "Tokenizer"]
+
+# Bound once: the hot encode path calls these without an attribute lookup on the module.
+_resolve_policy = special_policy.resolve
+_check_disallowed = special_policy.check_disallowed
+
+
+class Tokenizer:
+    """A tokenizer: a :class:`~tokenpact.core.TokenizerSpec` run by its native engine, with
+    declared special tokens and an explicit special-token policy."""
+
+    def __init__(
+        self,
+        spec: TokenizerSpec,
+        engine: Engine | None = None,
+        provenance: Provenance | None = None,
+    ) -> None:
+        """Run ``spec`` on ``engine`` (built from the spec when omitted); ``provenance``
+        records where it came from (source files, training record)."""
+        provenance = BUILT_IN_MEMORY if provenance is None else provenance
+        self._spec = spec
+        self._provenance = provenance
+        # Any: the optional methods beyond the Engine protocol are declared capabilities.
+        self._core: Any = build_engine(spec, label=provenance.label) if engine is None else engine
+        self._capabilities = capabilities(spec)
+        # Non-special added tokens are vocabulary, not control: always recognized.
+        self._added = dict(spec.added_tokens)
+        # Hugging Face matching flags of the added tokens that have any, in HF's match
+        # order (special tokens first); a token absent here is matched plainly.
+        self._added_flags = dict(spec.added_token_flags)
+        self._pattern_name, self._pattern = spec.pattern_name, spec.pattern
+        self._specials = tuple(spec.special_tokens)
+        self._special_ids = {t.content: i for t, i in self._specials}
+        self._roles = {t.content: t.role for t, _ in self._specials}
+        # Every added token, special or not, needs explicit permission to match.
+        self._gated_map = {**self._added, **self._special_ids}
+        self._special_id_set = frozenset(self._special_ids.values())
+        self._added_id_set = frozenset(self._added.values())
+        self._matchers: dict[frozenset[str], Any] = {}
+
+    # Derived tables, computed on first use (they are vocabulary-sized).
+    _token_strings = cached_property(peer_names.token_strings)
+    _token_index = cached_property(peer_names.get_vocab)
+    _piece_strings = cached_property(structured_encoding.piece_strings)
+    _flags_by_id = cached_property(structured_encoding.flags_by_id)
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_merges(
+        cls,
+        merges: Sequence[tuple[int, int]],
+        *,
+        pattern: str = "gpt4",
+        special_tokens: Iterable[SpecialToken | str] = (),
+        training: dict[str, Any] | None = None,
+    ) -> Tokenizer:
+        """Build from ranked merges over bytes: merge ``r`` creates ID ``256 + r``.
+
+        Special tokens get the IDs after the merges, in declared order.
+        """
+        spec = merges_spec(merges, pattern=pattern, special_tokens=special_tokens)
+        return cls(spec, provenance=Provenance(training=training))
+
+    @classmethod
+    def from_merge_records(
+        cls,
+        records: Sequence[tuple[int, int, int]],
+        *,
+        vocab: Sequence[bytes],
+        pattern: str = "gpt4",
+        special_tokens: Sequence[tuple[SpecialToken, int]] = (),
+        post_processor: dict[str, Any] | None = None,
+    ) -> Tokenizer:
+        """Build from explicit merge records ``(left, right, new_id)`` in rank order.
+
+        ``vocab[i]`` is the byte piece of ID ``i``; each record must satisfy
+        ``vocab[new_id] == vocab[left] + vocab[right]``. Selection is the dynamic
+        minimum ``(rank, position)`` of seed 0x07, so a rule may use an ID that a later
+        rank creates.
+        """
+        spec = records_spec(
+            records,
+            vocab=vocab,
+            pattern=pattern,
+            special_tokens=special_tokens,
+            post_processor=post_processor,
+        )
+        return cls(spec)
+
+    @classmethod
+    def from_ranks(
+        cls,
+        ranks: Sequence[bytes],
+        *,
+        pattern: str,
+        special_tokens: dict[str, int] | None = None,
+        roles: dict[str, str] | None = None,
+    ) -> Tokenizer:
+        """Build from tiktoken-style ranks: ``ranks[i]`` is the byte piece with rank/ID ``i``."""
+        return cls(ranks_spec(ranks, pattern=pattern, special_tokens=special_tokens, roles=roles))
+
+    @classmethod
+    def from_tiktoken(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        pattern: str = "gpt4",
+        special_tokens: dict[str, int] | None = None,
+        roles: dict[str, str] | None = None,
+    ) -> Tokenizer:
+        """Load a ``*.tiktoken`` rank file (tiktoken's merge semantics are kept exactly)."""
+        spec, provenance = services().read_tiktoken(
+            path, pattern=pattern, special_tokens=special_tokens, roles=roles
+        )
+        return cls(spec, provenance=provenance)
+
+    @classmethod
+    def load(
+        cls, path: str | os.PathLike[str], *, pattern: str | None = None, verify: bool = True
+    ) -> Tokenizer:
+        """Load an artifact directory, ``tokenpact.json``, ``tokenizer.json``, ``*.tiktoken``
+        or a SentencePiece ``.model``.
+
+        A ``.model`` file is told apart from a tiktoken rank file (Llama 3 ships one named
+        ``tokenizer.model``) by its content: protobuf versus base64 lines. A directory's
+        ``training.json`` (written by :meth:`save` for trained tokenizers) becomes
+        ``training``.
+
+        A directory saved by :meth:`save` is checked against its ``manifest.json`` and
+        ``golden.json`` (pass ``verify=False`` to skip); drift raises ContractError.
+        """
+        return services().load(cls, Path(path), pattern=pattern, verify=verify)
+
+    @classmethod
+    def from_sentencepiece(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        """Load a SentencePiece ``.model`` (Unigram or BPE); IDs match ``sentencepiece``.
+
+        ``sentencepiece`` itself is not needed: the protobuf is decoded by tokenpact.
+        """
+        spec, provenance = services().read_sentencepiece(path)
+        return Tokenizer(spec, provenance=provenance)
+
+    @classmethod
+    def from_hf(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        """Load a Hugging Face ``tokenizer.json`` (file or directory); IDs match HF."""
+        p = Path(path)
+        spec, provenance = services().read_hf(p / "tokenizer.json" if p.is_dir() else p)
+        return Tokenizer(spec, provenance=provenance)
+
+    @classmethod
+    def from_components(
+        cls,
+        model: Any,
+        *,
+        normalizer: Any = None,
+        pre_tokenizer: Any = None,
+        post_processor: Any = None,
+        decoder: Any = None,
+        added_tokens: Iterable[Any] = (),
+        config: dict[str, Any] | None = None,
+    ) -> Tokenizer:
+        """Assemble a tokenizer from :mod:`tokenpact.components` objects (validated and
+        built exactly like the equivalent ``tokenizer.json``); ``config`` is an optional
+        ``tokenizer_config.json`` dict (roles, chat template)."""
+        pipeline = Pipeline(
+            model=model,
+            normalizer=normalizer,
+            pre_tokenizer=pre_tokenizer,
+            post_processor=post_processor,
+            decoder=decoder,
+            added_tokens=tuple(added_tokens),
+        )
+        # Validated and built exactly like the equivalent tokenizer.json file.
+        spec, provenance = services().document_spec(
+            pipeline.to_config(),
+            label="<Tokenizer.from_components>",
+            config=dict(config) if config is not None else None,
+        )
+        return Tokenizer(spec, provenance=provenance)
+
+    def components(self) -> Any:
+        """This tokenizer's stages as a :class:`tokenpact.components.Pipeline`."""
+        raw = self._provenance.files.get("tokenizer.json")
+        if raw is not None:
+            # Its tokenizer.json as loaded.
+            return Pipeline.from_config(json.loads(raw.decode("utf-8")))
+        try:
+            # The document export_hf writes for tokenizers tokenpact built itself.
+            document = services().document(self)
+        except ArtifactError as exc:
+            raise ArtifactError(f"this tokenizer has no component form: {exc}") from None
+        return Pipeline.from_config(document)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def vocab_size(self) -> int:
+        """Number of IDs: model vocabulary plus special and added tokens (max ID + 1)."""
+        top = max([*self._special_ids.values(), *self._added.values()], default=-1)
+        return max(int(self._core.model_size()), top + 1)
+
+    @property
+    def pattern(self) -> str:
+        return self._pattern
+
+    @property
+    def pattern_name(self) -> str | None:
+        return self._pattern_name
+
+    @property
+    def semantics(self) -> str:
+        """The model's merge/segmentation semantics (``spec.kind``'s tag)."""
+        return self._spec.kind.value
+
+    @property
+    def spec(self) -> TokenizerSpec:
+        """The typed description of this tokenizer's behaviour (:mod:`tokenpact.core`)."""
+        return self._spec
+
+    @property
+    def provenance(self) -> Provenance:
+        """Where this tokenizer came from: format, exact source files, training record."""
+        return self._provenance
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        return dict(self._special_ids)
+
+    @property
+    def special_token_roles(self) -> dict[str, str]:
+        return dict(self._roles)
+
+    def _role_id(self, role: str) -> int | None:
+        return next((i for t, i in self._specials if t.role == role), None)
+
+    @property
+    def bos_id(self) -> int | None:
+        return self._role_id("bos")
+
+    @property
+    def eos_id(self) -> int | None:
+        return self._role_id("eos")
+
+    @property
+    def pad_id(self) -> int | None:
+        return self._role_id("pad")
+
+    @property
+    def merges(self) -> list[tuple[int, int]]:
+        return [tuple(m) for m in self._core.merges()]  # type: ignore[misc]
+
+    @property
+    def training(self) -> dict[str, Any] | None:
+        training = self._provenance.training
+        return None if training is None else dict(training)
+
+    @property
+    def post_processor(self) -> dict[str, Any] | None:
+        post = self._spec.post_processor
+        return None if post is None else dict(post)
+
+    @property
+    def added_tokens(self) -> dict[str, int]:
+        """Non-special added tokens (always recognized, like vocabulary)."""
+        return dict(self._added)
+
+    @property
+    def source(self) -> dict[str, Any]:
+        """Where this tokenizer came from (format, path, flags of the source file)."""
+        return dict(self._provenance.source)
+
+    @property
+    def unicode_version(self) -> str:
+        """Unicode version of the built-in scanners' character tables (e.g. "17.0.0")."""
+        return _native.unicode_tables_version().split(";")[-1]
+
+    @property
+    def unicode_tables(self) -> str:
+        """The `regex` release whose character classes the built-in scanners reproduce."""
+        return "regex " + _native.unicode_tables_version().split(";")[0]
+
+    @property
+    def semantic_hash(self) -> str:
+        """Hash of this tokenizer's behaviour (unchanged by reformatting its files)."""
+        cached = getattr(self, "_semantic_hash", None)
+        if cached is None:
+            cached = services().semantic_hash(self)
+            self._semantic_hash = cached
+        return cached
+
+    @property
+    def release_hash(self) -> str:
+        """Semantic hash bound to the exact bytes of the files :meth:`save` writes."""
+        return services().release_hash(self)
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        """The manifest :meth:`save` would write (seed 003's fields)."""
+        return services().manifest(self)
+
+    @property
+    def engine(self) -> Any:
+        """The native engine behind this tokenizer (opaque; runtime engines such as
+        :class:`tokenpact.runtime.IncrementalDecoder` run on it directly)."""
+        return self._core
+
+    def to_config(self) -> dict[str, Any]:
+        """Canonical description of this tokenizer's behaviour (what the semantic hash
+        covers): ``spec.to_config()``."""
+        return self._spec.to_config()
+
+    def vocab(self) -> list[bytes]:
+        """Byte piece of every model ID (special tokens excluded)."""
+        return list(self._core.vocab())
+
+    # ------------------------------------------------------------------ encoding
+    def _post(self, ids: list[int]) -> list[int]:
+        return apply_single(self._spec.post_processor, self._special_ids, ids)
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSpec = (),
+        disallowed_special: SpecialSpec = (),
+        add_special_tokens: bool = False,
+    ) -> list[int]:
+        """Encode text. Special spellings are ordinary text unless ``allowed_special``."""
+        text = _text_arg(text)
+        if allowed_special or disallowed_special:
+            allowed, disallowed = _resolve_policy(self, allowed_special, disallowed_special)
+        else:  # the default policy, inline: nothing recognized, nothing refused
+            allowed = disallowed = None
+        try:
+            if disallowed is not None:
+                _check_disallowed(text, disallowed)
+            ids: list[int] = self._core.encode(text, allowed)
+        except UnicodeEncodeError as exc:
+            raise _surrogate_error(text, exc) from None
+        return self._post(ids) if add_special_tokens else ids
+
+    def _batch_args(
+        self, texts: Iterable[str], allowed_special: SpecialSpec, disallowed_special: SpecialSpec
+    ) -> tuple[list[str], Any]:
+        items = _texts_arg(texts, "encode_batch")
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        try:
+            if disallowed is not None:
+                for t in items:
+                    _check_disallowed(t, disallowed)
+        except UnicodeEncodeError as exc:
+            raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
+        return items, allowed
+
+    def encode_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: SpecialSpec = (),
+        disallowed_special: SpecialSpec = (),
+        add_special_tokens: bool = False,
+        threads: int | None = None,
+    ) -> list[list[int]]:
+        """Encode many texts in parallel (GIL released); same result as ``encode`` each."""
+        items, allowed = self._batch_args(texts, allowed_special, disallowed_special)
+        try:
+            out: list[list[int]] = self._core.encode_batch(items, allowed, _threads_arg(threads))
+        except UnicodeEncodeError as exc:
+            raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
+        return [self._post(ids) for ids in out] if add_special_tokens else out
+
+    def encode_batch_flat(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: SpecialSpec = (),
+        disallowed_special: SpecialSpec = (),
+        threads: int | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Encode many texts into flat numpy arrays ``(ids, offsets)``.
+
+        ``ids[offsets[i]:offsets[i + 1]]`` are the IDs of text ``i``; no per-token objects.
+        """
+        items, allowed = self._batch_args(texts, allowed_special, disallowed_special)
+        try:
+            ids, offsets = self._core.encode_batch_flat(items, allowed, _threads_arg(threads))
+        except UnicodeEncodeError as exc:
+            raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
+        return ids, offsets
+
+    def normalize(self, text: str) -> str:
+        """The normalizer's output for ``text`` (``text`` itself when there is none)."""
+        node = self._spec.normalizer
+        if node is None:
+            return _text_arg(text)
+        return str(_native.normalize_str(json.dumps(node), _text_arg(text))[0])
+
+    def pretokenize(self, text: str) -> list[tuple[int, int]]:
+        """Codepoint spans of the pre-tokens of ``text`` (special tokens not matched).
+
+        With a normalizer, spans are pre-tokens of the normalized text mapped back to
+        the raw text."""
+        if self._spec.pretokenizes_on_engine:
+            return [tuple(s) for s in _native.core_pretokenize(self._core, _text_arg(text))]  # type: ignore[misc]
+        return _native.pretokenize(_text_arg(text), self._pattern, self._pattern_name)
+
+    # ------------------------------------------------------------------ decoding
+    _ids = token_ids.id_array
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """Concatenated byte pieces of ``ids`` (no UTF-8 decoding)."""
+        return bytes(self._core.decode_bytes(self._ids(ids)))
+
+    def decode(
+        self,
+        ids: Iterable[int],
+        *,
+        errors: Literal["strict", "replace"] = "strict",
+        skip_special_tokens: bool = False,
+    ) -> str:
+        """Decode IDs to text. ``errors="strict"`` raises DecodeError on invalid UTF-8;
+        ``skip_special_tokens`` drops special-token IDs first (as in HF tokenizers)."""
+        if errors not in ("strict", "replace"):
+            raise ConfigError(f'errors must be "strict" or "replace", not {errors!r}')
+        if skip_special_tokens:
+            arr = self._ids(ids)
+            specials = np.fromiter(self._special_ids.values(), dtype=np.uint32)
+            ids = arr[~np.isin(arr, specials)]
+        if errors == "replace" and Capability.TEXT_DECODE in self._capabilities:
+            # SentencePiece's own replacement rule: one U+FFFD per ill-formed byte.
+            return str(self._core.decode_text(self._ids(ids)))
+        data = self.decode_bytes(ids)
+        if errors == "replace":
+            return data.decode("utf-8", errors="replace")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise token_ids.utf8_error(data, exc) from None
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """Byte piece of one ID (a special token's spelling as UTF-8)."""
+        i = int(self._ids([token_id])[0])
+        piece = self._core.token_bytes(i)
+        if piece is None:
+            raise UnknownTokenError(
+                f"token ID {i} is not in this tokenizer (IDs are 0..{self.vocab_size - 1})"
+            )
+        return bytes(piece)
+
+    def token_id(self, piece: str | bytes) -> int:
+        """ID of a piece given as bytes, or as str (a special spelling or UTF-8 text)."""
+        if isinstance(piece, str):
+            if piece in self._special_ids:
+                return self._special_ids[piece]
+            data = piece.encode("utf-8")
+        else:
+            data = bytes(piece)
+        index = self._piece_index
+        if data not in index:
+            raise UnknownTokenError(
+                f"{piece!r} is not a single token of this tokenizer; use encode() for text"
+            )
+        return index[data]
+
+    @cached_property
+    def _piece_index(self) -> dict[bytes, int]:
+        index: dict[bytes, int] = {}
+        for i, p in enumerate(self._core.vocab()):
+            index.setdefault(bytes(p), i)
+        return index
+
+    # ------------------------------------------------------------------ special-token policy
+    @property
+    def added_token_flags(self) -> dict[str, AddedTokenFlags]:
+        """Hugging Face matching flags of the added tokens that have any (see
+        :class:`AddedTokenFlags`); every other added token is matched plainly."""
+        return dict(self._added_flags)
+
+    def _gated(self) -> dict[str, int]:
+        """Every added token, special or not, by spelling: all need explicit permission."""
+        return self._gated_map
+
+    def _matcher(self, spellings: frozenset[str]) -> Any:
+        """The native matcher of ``spellings``, built once per set of spellings."""
+        m = self._matchers.get(spellings)
+        if m is None:
+            m = self._matchers[spellings] = special_policy.build_matcher(self, spellings)
+        return m
+
+    _policy = special_policy.resolve
+    _check_disallowed = staticmethod(special_policy.check_disallowed)
+
+    # ------------------------------------------------------------------ structured encoding
+    encode_structured = structured_encoding.encode_structured
+    encode_structured_batch = structured_encoding.encode_structured_batch
+    _piece_texts = structured_encoding.piece_texts
+
+    # ------------------------------------------------------------------ peer libraries' names
+    get_vocab = peer_names.get_vocab
+    token_to_id = peer_names.token_to_id
+    id_to_token = peer_names.id_to_token
+    decode_batch = peer_names.decode_batch
+    n_vocab = property(peer_names.n_vocab)
+
+    # ------------------------------------------------------------------ artifacts
+    def save(self, directory: str | os.PathLike[str]) -> Path:
+        """Write the artifact directory: the tokenizer file (``tokenpact.json``, or the
+        exact ``tokenizer.json`` / ``tokenizer.model`` it was built from, plus
+        ``training.json``), ``manifest.json`` and ``golden.json``, as one atomic commit."""
+        return services().save(self, Path(directory))
+
+    def export_hf(self, path: str | os.PathLike[str]) -> Path:
+        """Write a Hugging Face ``tokenizer.json`` that `tokenizers` loads with identical IDs."""
+        return services().export_hf(self, path)
+
+    def export_sentencepiece(self, path: str | os.PathLike[str]) -> Path:
+        """Write the SentencePiece ``.model`` of a SentencePiece-backed tokenizer (a
+        directory gets ``dir/tokenizer.model``); ``sentencepiece`` loads it with equal IDs."""
+        return services().export_sentencepiece(self, path)
+
+    def export_tiktoken(self, path: str | os.PathLike[str]) -> None:
+        """Write the byte pieces as a ``*.tiktoken`` rank file (ID == rank).
+
+        Only exact for models whose IDs are ranks in tiktoken's sense; a ranked-merge
+        model is exported with ``rank = ID`` which tiktoken applies with its own rule.
+        Other models (WordPiece, Unigram, SentencePiece, normalizers) raise ConfigError
+        instead of writing a file that encodes differently.
+        """
+        services().export_tiktoken(self, path)
+
+    def __repr__(self) -> str:
+        return (
+            f"Tokenizer(vocab_size={self.vocab_size}, pattern={self._pattern_name or 'custom'}, "
+            f"semantics={self.semantics}, special_tokens={len(self._specials)})"
+        )
