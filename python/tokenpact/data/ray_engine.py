@@ -29,8 +29,14 @@ from numpy.typing import NDArray
 
 from ..errors import ConfigError
 from .documents import Document
-from .encode import EncodeOptions, ShardResult, encode_shard, load_tokenizer_files, tokenizer_files
+from .encode import (
+    EncodeOptions,
+    encode_shard_chunks,
+    load_tokenizer_files,
+    tokenizer_files,
+)
 from .minhash import MinHashParams
+from .shard_writer import EncodedChunk
 
 DEFAULT_BLOCK_DOCS = 4096
 
@@ -150,8 +156,8 @@ class _ShardEncoder:
         self.opts = EncodeOptions(**options)
         self.tok = load_tokenizer_files(files, self.opts.tokenizer_hash)
 
-    def encode(self, index: int, doc_ids: list[str], texts: list[str]) -> ShardResult:
-        return encode_shard(self.tok, index, doc_ids, texts, self.opts)
+    def encode(self, index: int, texts: list[str]) -> list[EncodedChunk]:
+        return encode_shard_chunks(self.tok, index, texts, self.opts)
 
 
 def ray_encode_shards(
@@ -164,7 +170,7 @@ def ray_encode_shards(
     num_cpus: int | None = None,
     workers: int = 2,
     block_docs: int | None = None,
-) -> Iterator[ShardResult]:
+) -> Iterator[tuple[int, EncodedChunk]]:
     """Encode shards on a pool of ``workers`` actors; yields them in shard order.
 
     ``ActorPool.map`` returns results in submission order, so the driver writes shard
@@ -187,11 +193,11 @@ def ray_encode_shards(
 
         def submit(actor: Any, job: tuple[int, int, int]) -> Any:
             k, a, b = job
-            return actor.encode.remote(
-                k, [d.doc_id for d in docs[a:b]], [d.text for d in docs[a:b]]
-            )
+            return actor.encode.remote(k, [d.text for d in docs[a:b]])
 
-        yield from pool.map(submit, jobs)
+        for k, shard_chunks in enumerate(pool.map(submit, jobs)):
+            for chunk in shard_chunks:
+                yield k, chunk
     finally:
         for actor in actors:
             ray.kill(actor)
