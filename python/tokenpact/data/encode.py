@@ -112,16 +112,6 @@ def encode_chunk(tok: Any, texts: list[str], opts: EncodeOptions, *, shard: int)
     return EncodedChunk(ids.astype(dtype, copy=False), offsets, truncated)
 
 
-def encode_shard_chunks(
-    tok: Any, index: int, texts: list[str], opts: EncodeOptions
-) -> list[EncodedChunk]:
-    """All chunks of one shard (what a Ray worker returns for the driver to write)."""
-    return [
-        encode_chunk(tok, texts[a:b], opts, shard=index)
-        for a, b in chunk_bounds(texts, opts.chunk_chars)
-    ]
-
-
 def _local_chunks(
     tok: Any, docs: Sequence[Document], bounds: Sequence[tuple[int, int]], opts: EncodeOptions
 ) -> Iterator[tuple[int, EncodedChunk]]:
@@ -371,16 +361,29 @@ def encode_dataset(
     return manifest
 
 
+# Written by every save beside the tokenizer file(s); a worker needs only the latter.
+_CONTRACT_FILES = ("manifest.json", "golden.json")
+
+
 def tokenizer_files(tokenizer: Any) -> dict[str, bytes]:
-    """The saved artifact's files, to rebuild the tokenizer in another process."""
+    """The saved artifact's tokenizer file(s) (``tokenpact.json``, or the exact
+    ``tokenizer.json`` / ``tokenizer.model`` it was built from, and ``training.json``),
+    to rebuild the tokenizer in another process."""
     with tempfile.TemporaryDirectory(prefix="tokenpact-tok-") as tmp:
         tokenizer.save(Path(tmp) / "tok")
         root = Path(tmp) / "tok"
-        return {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
+        return {
+            p.name: p.read_bytes()
+            for p in root.iterdir()
+            if p.is_file() and p.name not in _CONTRACT_FILES
+        }
 
 
 def load_tokenizer_files(files: Mapping[str, bytes], expected_hash: str) -> Any:
-    """Rebuild a tokenizer from :func:`tokenizer_files`; refuse one with another hash."""
+    """Rebuild a tokenizer from :func:`tokenizer_files`; refuse one with another hash.
+
+    The semantic hash is the binding check; the artifact's golden round trip is not
+    repeated in every worker (it costs several times the load itself)."""
     from ..tokenizer import Tokenizer
 
     tmp = tempfile.mkdtemp(prefix="tokenpact-tok-")
@@ -389,7 +392,7 @@ def load_tokenizer_files(files: Mapping[str, bytes], expected_hash: str) -> Any:
         root.mkdir()
         for name, data in files.items():
             (root / name).write_bytes(data)
-        tok = Tokenizer.load(root)
+        tok = Tokenizer.load(root, verify=False)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if tok.semantic_hash != expected_hash:
