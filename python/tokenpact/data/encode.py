@@ -3,7 +3,7 @@
 Documents are encoded one by one (never joined), in ``doc_id`` order, and cut into
 shards of ``records_per_shard`` documents. Shard ``k`` therefore holds the same documents
 whatever the input order, the worker count or the engine, and its bytes are identical.
-Each shard is encoded in chunks of about 2 Mi characters (one batch call each) that a
+Each shard is encoded in chunks of about 4 Mi characters (one batch call each) that a
 writer thread appends to the shard's files while the next chunk encodes
 (:mod:`tokenpact.data.shard_writer`).
 ``dataset.json`` records the tokenizer's semantic hash, the template hash, the ID dtype,
@@ -175,6 +175,9 @@ def _write_shards(
         pool.shutdown(wait=True, cancel_futures=True)
         for writer in writers:
             writer.abort()
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()  # a Ray chunk stream stops its actors now, not at garbage collection
         raise
     finally:
         pool.shutdown(wait=True)
