@@ -71,3 +71,61 @@ def test_shards_on_ray_are_byte_identical(
     assert remote == local
     tree = {p.name: p.read_bytes() for p in (tmp_path / "local").iterdir()}
     assert tree == {p.name: p.read_bytes() for p in (tmp_path / "ray").iterdir()}
+
+
+def test_kept_encoder_pool_is_reused_then_released(
+    cluster: None, tmp_path: Path, docs: list[Document], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tokenpact.data import encode as encode_module
+    from tokenpact.data import ray_engine
+
+    monkeypatch.setattr(encode_module, "CHUNK_CHARS", 3_000)  # several chunks per shard
+    tok = tp.train_bpe([d.text for d in docs], vocab_size=380, special_tokens=())
+    local = encode_dataset(docs, tok, tmp_path / "local", format="megatron", records_per_shard=70)
+    keep = {"keep_workers": True, "workers": 3}
+    first = encode_dataset(
+        docs,
+        tok,
+        tmp_path / "r1",
+        format="megatron",
+        records_per_shard=70,
+        engine="ray",
+        ray_options=keep,
+    )
+    (pool,) = ray_engine._POOLS.values()
+    assert len(pool) == 2  # clamped to the cluster's CPUs (a third actor would never start)
+    second = encode_dataset(
+        docs,
+        tok,
+        tmp_path / "r2",
+        format="parquet",
+        records_per_shard=70,
+        engine="ray",
+        ray_options=keep,
+    )
+    assert list(ray_engine._POOLS.values()) == [pool]  # the same actors served both calls
+    assert first == local
+    assert second == encode_dataset(docs, tok, tmp_path / "l2", records_per_shard=70)
+    # Another Ray step releases the kept encoders (they would hold the CPUs it needs).
+    near_dedup(docs[:40], threshold=0.7, engine="ray", ray_options={"block_docs": 20})
+    assert not ray_engine._POOLS
+    one = encode_dataset(
+        docs,
+        tok,
+        tmp_path / "r3",
+        format="megatron",
+        records_per_shard=70,
+        engine="ray",
+        ray_options={"workers": 1},
+    )
+    assert one == local and not ray_engine._POOLS
+
+
+def test_ray_encoding_refuses_a_bad_worker_count(
+    cluster: None, tmp_path: Path, docs: list[Document]
+) -> None:
+    from tokenpact.errors import ConfigError
+
+    tok = tp.train_bpe([d.text for d in docs], vocab_size=300, special_tokens=())
+    with pytest.raises(ConfigError, match="workers"):
+        encode_dataset(docs, tok, tmp_path, engine="ray", ray_options={"workers": 0})

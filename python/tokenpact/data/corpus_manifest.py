@@ -10,9 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from ..contract import CorpusDocument, CorpusManifest, canonical_bytes
 from ..errors import ContractError
@@ -91,35 +95,94 @@ def corpus_manifest_bytes(
     only digests and already-validated strings, so sorted compact ``json.dumps`` is their
     canonical form (a lone surrogate falls back to the reference writer, which names it).
     """
+    return corpus_records_bytes(sort_by_id(documents), revision=revision, roles=roles)[0]
+
+
+def corpus_records_bytes(
+    ordered: Sequence[Document], *, revision: str, roles: Mapping[str, str] | None = None
+) -> tuple[bytes, NDArray[np.int64]]:
+    """:func:`corpus_manifest_bytes` of documents already in ``doc_id`` order, and the
+    UTF-8 size of each (the digest pass encodes every text anyway)."""
     names = DEFAULT_SPLIT_NAMES
-    records = []
-    for doc in sort_by_id(documents):
-        role = (roles or {}).get(doc.doc_id, "train")
-        split = names.get(role)
-        if split is None:
-            raise ContractError(
-                f"role {role!r} has no corpus split; build the manifest with "
-                "build_corpus_manifest(split_names=...) and pass it as corpus="
+    header = CorpusManifest(revision=revision, documents=(), order_policy=ORDER_POLICY).to_json()
+    CorpusManifest.from_json(header)
+    # Each record is formatted directly in its canonical form (keys sorted, compact,
+    # strings escaped by json's own encoder): a dict per document and a sorting
+    # json.dumps cost more than the SHA-256 of its text. The result equals
+    # json.dumps(..., sort_keys=True) of the dict form (tests compare the hashes).
+    sizes = np.zeros(len(ordered), dtype=np.int64)
+    escaped: dict[str, str] = {}
+
+    def esc(value: str) -> str:
+        out = escaped.get(value)
+        if out is None:
+            out = escaped[value] = encode_basestring(value)
+        return out
+
+    record = (
+        '{"clean_sha256":"sha256:%s","document_id":%s,"license_class":%s,'
+        '"raw_sha256":"sha256:%s","source_id":%s,"split":%s}'
+    )
+    sha256 = hashlib.sha256
+    parts = []
+    try:
+        for i, doc in enumerate(ordered):
+            role = roles.get(doc.doc_id, "train") if roles is not None else "train"
+            split = names.get(role)
+            if split is None:
+                raise ContractError(
+                    f"role {role!r} has no corpus split; build the manifest with "
+                    "build_corpus_manifest(split_names=...) and pass it as corpus="
+                )
+            data = doc.text.encode("utf-8", "surrogatepass")
+            sizes[i] = len(data)
+            digest = sha256(data).hexdigest()
+            parts.append(
+                record
+                % (
+                    digest,
+                    encode_basestring(doc.doc_id),
+                    esc(doc.license_class),
+                    digest,
+                    esc(doc.source),
+                    esc(split),
+                )
             )
+        head = json.dumps(header, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        empty = '"documents":[]'
+        if head.count(empty) == 1:
+            text = head.replace(empty, '"documents":[' + ",".join(parts) + "]")
+            return text.encode("utf-8"), sizes
+    except UnicodeEncodeError:  # a lone surrogate in an ID: the reference writer names it
+        pass
+    document = {**header, "documents": _record_dicts(ordered, roles)}
+    return canonical_bytes(document), sizes
+
+
+def _record_dicts(ordered: Sequence[Document], roles: Mapping[str, str] | None) -> list[Any]:
+    out = []
+    for doc in ordered:
+        role = roles.get(doc.doc_id, "train") if roles is not None else "train"
         digest = "sha256:" + hashlib.sha256(doc.text.encode("utf-8", "surrogatepass")).hexdigest()
-        records.append(
+        out.append(
             {
                 "clean_sha256": digest,
                 "document_id": doc.doc_id,
                 "license_class": doc.license_class,
                 "raw_sha256": digest,
                 "source_id": doc.source,
-                "split": split,
+                "split": DEFAULT_SPLIT_NAMES[role],
             }
         )
-    header = CorpusManifest(revision=revision, documents=(), order_policy=ORDER_POLICY).to_json()
-    CorpusManifest.from_json(header)
-    document = {**header, "documents": records}
-    try:
-        text = json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return canonical_bytes(document)
+    return out
+
+
+def utf8_sizes(texts: Iterable[str]) -> NDArray[np.int64]:
+    """UTF-8 byte length of each text (an ASCII string's length is its size)."""
+    return np.fromiter(
+        (len(t) if t.isascii() else len(t.encode("utf-8", "surrogatepass")) for t in texts),
+        dtype=np.int64,
+    )
 
 
 def write_json_atomic(path: str | os.PathLike[str], document: Any) -> Path:

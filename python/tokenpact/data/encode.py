@@ -3,6 +3,9 @@
 Documents are encoded one by one (never joined), in ``doc_id`` order, and cut into
 shards of ``records_per_shard`` documents. Shard ``k`` therefore holds the same documents
 whatever the input order, the worker count or the engine, and its bytes are identical.
+Each shard is encoded in chunks of about 4 Mi characters (one batch call each) that a
+writer thread appends to the shard's files while the next chunk encodes
+(:mod:`tokenpact.data.shard_writer`).
 ``dataset.json`` records the tokenizer's semantic hash, the template hash, the ID dtype,
 the maximum token ID, record and token counts, the mixture per source and role, and the
 SHA-256 of every shard file; :func:`tokenpact.data.open_dataset` checks all of them.
@@ -16,9 +19,11 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -28,22 +33,18 @@ from ..contract import CorpusManifest, DatasetDeclaration, canonical_bytes, temp
 from ..contract.hashing import CORPUS as CORPUS_DOMAIN
 from ..contract.hashing import framed_digest
 from ..errors import ConfigError, ContractError, InvalidInputError
-from .corpus_manifest import corpus_manifest_bytes, write_json_atomic
+from .corpus_manifest import corpus_records_bytes, utf8_sizes, write_json_atomic
 from .documents import Document, sort_by_id
-from .mixture import account_mixture
-from .shard_formats import (
-    PARQUET_COMPRESSIONS,
-    ShardData,
-    megatron_bytes,
-    parquet_bytes,
-    token_dtype,
-)
+from .mixture import tally_mixture
+from .shard_formats import PARQUET_COMPRESSIONS, token_dtype
+from .shard_writer import CHUNK_CHARS, EncodedChunk, ShardSummary, ShardWriter, chunk_bounds
 
 SHARD_FORMATS = ("parquet", "megatron")
 MANIFEST_NAME = "dataset.json"
 CORPUS_NAME = "corpus.json"
 MANIFEST_KIND = "tokenpact.encoded_dataset"
 DEFAULT_RECORDS_PER_SHARD = 100_000
+_MAX_PENDING = 2  # encoded chunks waiting for the writer thread
 
 
 @dataclass(frozen=True)
@@ -58,24 +59,13 @@ class EncodeOptions:
     max_length: int | None = None
     threads: int | None = None
     compression: str = "none"
+    chunk_chars: int = CHUNK_CHARS
 
     def metadata(self) -> dict[str, str]:
         return {
             "tokenpact.tokenizer_hash": self.tokenizer_hash,
             "tokenpact.template_hash": self.template_hash,
         }
-
-
-@dataclass(frozen=True)
-class ShardResult:
-    """One encoded shard: its files (name -> bytes) and per-record facts."""
-
-    index: int
-    files: dict[str, bytes]
-    doc_ids: list[str]
-    lengths: list[int]
-    truncated: list[bool]
-    max_token_id: int | None
 
 
 def shard_name(index: int) -> str:
@@ -87,7 +77,7 @@ def _encode_flat(tok: Any, texts: list[str], opts: EncodeOptions) -> tuple[Any, 
         lists = tok.encode_batch(texts, add_special_tokens=True, threads=opts.threads)
         offsets = np.zeros(len(lists) + 1, dtype=np.int64)
         np.cumsum([len(x) for x in lists], out=offsets[1:])
-        ids = np.fromiter((i for x in lists for i in x), dtype=np.int64, count=int(offsets[-1]))
+        ids = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(offsets[-1]))
         return ids, offsets
     ids, offsets = tok.encode_batch_flat(texts, threads=opts.threads)
     return ids, np.asarray(offsets, dtype=np.int64)
@@ -105,37 +95,94 @@ def _truncate(ids: Any, offsets: Any, max_length: int | None) -> tuple[Any, Any,
     return ids[gather], new_offsets, lengths > max_length
 
 
-def encode_shard(
-    tok: Any, index: int, doc_ids: list[str], texts: list[str], opts: EncodeOptions
-) -> ShardResult:
-    """Encode one shard's documents and build its file contents."""
+def encode_chunk(tok: Any, texts: list[str], opts: EncodeOptions, *, shard: int) -> EncodedChunk:
+    """Encode consecutive documents of shard ``shard`` into the dataset's dtype."""
     try:
         ids, offsets = _encode_flat(tok, texts, opts)
-    except UnicodeEncodeError as exc:
+    except (UnicodeEncodeError, InvalidInputError) as exc:
         raise InvalidInputError(
-            f"a document in shard {index} is not valid Unicode: {exc}"
+            f"a document in shard {shard} is not valid Unicode: {exc}"
         ) from None
     ids, offsets, truncated = _truncate(ids, offsets, opts.max_length)
     dtype = np.dtype(opts.dtype)
-    max_id = int(ids.max()) if ids.size else None
-    if max_id is not None and max_id > np.iinfo(dtype).max:
-        raise ContractError(f"token ID {max_id} does not fit the dataset's {dtype} IDs")
-    shard = ShardData(doc_ids, ids.astype(dtype), offsets, truncated)
-    name = shard_name(index)
-    if opts.format == "parquet":
-        files = {f"{name}.parquet": parquet_bytes(shard, opts.metadata(), opts.compression)}
-    else:
-        bin_data, idx = megatron_bytes(shard)
-        docs = "".join(f"{d}\t{int(t)}\n" for d, t in zip(doc_ids, truncated.tolist(), strict=True))
-        files = {f"{name}.bin": bin_data, f"{name}.idx": idx, f"{name}.docs.tsv": docs.encode()}
-    return ShardResult(
-        index=index,
-        files=files,
-        doc_ids=doc_ids,
-        lengths=np.diff(offsets).tolist(),
-        truncated=truncated.tolist(),
-        max_token_id=max_id,
-    )
+    if ids.size:
+        top = int(ids.max())
+        if top > np.iinfo(dtype).max:
+            raise ContractError(f"token ID {top} does not fit the dataset's {dtype} IDs")
+    return EncodedChunk(ids.astype(dtype, copy=False), offsets, truncated)
+
+
+def _local_chunks(
+    tok: Any, docs: Sequence[Document], bounds: Sequence[tuple[int, int]], opts: EncodeOptions
+) -> Iterator[tuple[int, EncodedChunk]]:
+    for k, (a, b) in enumerate(bounds):
+        texts = [d.text for d in docs[a:b]]
+        for c0, c1 in chunk_bounds(texts, opts.chunk_chars):
+            yield k, encode_chunk(tok, texts[c0:c1], opts, shard=k)
+
+
+def _write_shards(
+    out: Path,
+    docs: Sequence[Document],
+    bounds: Sequence[tuple[int, int]],
+    chunks: Iterable[tuple[int, EncodedChunk]],
+    opts: EncodeOptions,
+    progress: bool,
+) -> list[ShardSummary]:
+    """Feed encoded chunks (in shard order) to one writer thread; return the summaries.
+
+    The writer thread builds and writes chunk ``i`` while the caller encodes chunk
+    ``i + 1`` (pyarrow, file writes and SHA-256 release the GIL); at most
+    ``_MAX_PENDING`` chunks wait, so memory stays bounded.
+    """
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(docs), desc="encoding shards", unit="doc", leave=False)
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenpact-shard-writer")
+    writers: list[ShardWriter] = []
+    pending: deque[Future[None]] = deque()
+    finished: list[Future[ShardSummary]] = []
+    try:
+        for k, chunk in chunks:
+            if len(writers) <= k:
+                if writers:
+                    finished.append(pool.submit(writers[-1].finish))
+                a, b = bounds[k]
+                writers.append(
+                    ShardWriter(
+                        out,
+                        shard_name(k),
+                        [d.doc_id for d in docs[a:b]],
+                        format=opts.format,
+                        dtype=np.dtype(opts.dtype),
+                        metadata=opts.metadata(),
+                        compression=opts.compression,
+                    )
+                )
+            pending.append(pool.submit(writers[-1].add, chunk))
+            while len(pending) > _MAX_PENDING:
+                pending.popleft().result()
+            if bar is not None:
+                bar.update(len(chunk))
+        if writers:
+            finished.append(pool.submit(writers[-1].finish))
+        while pending:
+            pending.popleft().result()
+        return [f.result() for f in finished]
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        for writer in writers:
+            writer.abort()
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()  # a Ray chunk stream stops its actors now, not at garbage collection
+        raise
+    finally:
+        pool.shutdown(wait=True)
+        if bar is not None:
+            bar.close()
 
 
 def _check_doc_ids(doc_ids: Sequence[str]) -> None:
@@ -229,6 +276,7 @@ def encode_dataset(
         max_length=max_length,
         threads=threads,
         compression=compression,
+        chunk_chars=CHUNK_CHARS,
     )
     bounds = [
         (s, min(s + records_per_shard, len(docs))) for s in range(0, len(docs), records_per_shard)
@@ -239,55 +287,40 @@ def encode_dataset(
     (out / MANIFEST_NAME).unlink(missing_ok=True)
     for stale in out.glob("shard-*"):
         stale.unlink()
-    # The corpus manifest (a digest per document) is built on a second thread while the
-    # shards encode: the Rust encoder releases the GIL, so the two overlap.
-    pool = ThreadPoolExecutor(max_workers=1)
+    # The corpus manifest (a digest per document) and the UTF-8 size of every document
+    # are computed on a second thread while the shards encode: the Rust encoder
+    # releases the GIL, so the two overlap.
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenpact-corpus")
     corpus_job = pool.submit(
-        (lambda: canonical_bytes(corpus.to_json()))
+        (lambda: (canonical_bytes(corpus.to_json()), utf8_sizes(d.text for d in docs)))
         if corpus is not None
-        else (lambda: corpus_manifest_bytes(docs, revision=corpus_revision, roles=roles))
+        else (lambda: corpus_records_bytes(docs, revision=corpus_revision, roles=roles))
     )
     pool.shutdown(wait=False)
-    results: Iterable[ShardResult]
+    chunks: Iterable[tuple[int, EncodedChunk]]
     if engine == "ray":
         from .ray_engine import ray_encode_shards
 
-        results = ray_encode_shards(docs, bounds, tokenizer, opts, **dict(ray_options or {}))
+        chunks = ray_encode_shards(docs, bounds, tokenizer, opts, **dict(ray_options or {}))
     else:
-        results = (
-            encode_shard(
-                tokenizer, k, [d.doc_id for d in docs[a:b]], [d.text for d in docs[a:b]], opts
-            )
-            for k, (a, b) in enumerate(bounds)
-        )
-    if progress:
-        from tqdm import tqdm
-
-        results = tqdm(
-            results, total=len(bounds), desc="encoding shards", unit="shard", leave=False
-        )
-    shards = []
-    lengths: dict[str, int] = {}
-    truncated = 0
-    max_id: int | None = None
-    for result in results:
-        digests = _write_files(out, result.files)
-        lengths.update(zip(result.doc_ids, result.lengths, strict=True))
-        truncated += sum(result.truncated)
-        if result.max_token_id is not None:
-            max_id = max(max_id or 0, result.max_token_id)
-        shards.append(
-            {
-                "files": digests,
-                "records": len(result.doc_ids),
-                "tokens": sum(result.lengths),
-                "first_doc_id": result.doc_ids[0],
-                "last_doc_id": result.doc_ids[-1],
-            }
-        )
+        chunks = _local_chunks(tokenizer, docs, bounds, opts)
+    summaries = _write_shards(out, docs, bounds, chunks, opts, progress)
+    lengths = np.concatenate([s.lengths for s in summaries]) if summaries else np.zeros(0, np.int64)
+    tops = [s.max_token_id for s in summaries if s.max_token_id is not None]
+    max_id = max(tops) if tops else None
+    shards = [
+        {
+            "files": s.files,
+            "records": len(s.doc_ids),
+            "tokens": int(s.lengths.sum()),
+            "first_doc_id": s.doc_ids[0],
+            "last_doc_id": s.doc_ids[-1],
+        }
+        for s in summaries
+    ]
     # One canonical serialization serves both the file and its hash (it is the hashed
     # payload), instead of three passes over a million document records.
-    corpus_bytes = corpus_job.result()
+    corpus_bytes, sizes = corpus_job.result()
     corpus_hash = "sha256:" + framed_digest(CORPUS_DOMAIN, corpus_bytes).hex()
     _write_files(out, {CORPUS_NAME: corpus_bytes + b"\n"})
     declaration = DatasetDeclaration(
@@ -297,7 +330,12 @@ def encode_dataset(
         record_count=len(docs),
         max_token_id=max_id,
     )
-    mixture = account_mixture(docs, lengths, roles=roles)
+    mixture = tally_mixture(
+        [d.source for d in docs],
+        [roles.get(d.doc_id, "all") for d in docs] if roles is not None else repeat("all"),
+        sizes,
+        lengths,
+    )
     manifest = {
         "kind": MANIFEST_KIND,
         "version": 1,
@@ -313,8 +351,8 @@ def encode_dataset(
         "order_policy": "sorted_by_doc_id",
         "records_per_shard": records_per_shard,
         "records": len(docs),
-        "tokens": int(sum(lengths.values())),
-        "truncated": truncated,
+        "tokens": int(lengths.sum()),
+        "truncated": sum(s.truncated for s in summaries),
         "max_token_id": max_id,
         "corpus_hash": corpus_hash,
         "declaration": declaration.to_json(),
@@ -326,16 +364,29 @@ def encode_dataset(
     return manifest
 
 
+# Written by every save beside the tokenizer file(s); a worker needs only the latter.
+_CONTRACT_FILES = ("manifest.json", "golden.json")
+
+
 def tokenizer_files(tokenizer: Any) -> dict[str, bytes]:
-    """The saved artifact's files, to rebuild the tokenizer in another process."""
+    """The saved artifact's tokenizer file(s) (``tokenpact.json``, or the exact
+    ``tokenizer.json`` / ``tokenizer.model`` it was built from, and ``training.json``),
+    to rebuild the tokenizer in another process."""
     with tempfile.TemporaryDirectory(prefix="tokenpact-tok-") as tmp:
         tokenizer.save(Path(tmp) / "tok")
         root = Path(tmp) / "tok"
-        return {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
+        return {
+            p.name: p.read_bytes()
+            for p in root.iterdir()
+            if p.is_file() and p.name not in _CONTRACT_FILES
+        }
 
 
 def load_tokenizer_files(files: Mapping[str, bytes], expected_hash: str) -> Any:
-    """Rebuild a tokenizer from :func:`tokenizer_files`; refuse one with another hash."""
+    """Rebuild a tokenizer from :func:`tokenizer_files`; refuse one with another hash.
+
+    The semantic hash is the binding check; the artifact's golden round trip is not
+    repeated in every worker (it costs several times the load itself)."""
     from ..core import Tokenizer
 
     tmp = tempfile.mkdtemp(prefix="tokenpact-tok-")
@@ -344,7 +395,7 @@ def load_tokenizer_files(files: Mapping[str, bytes], expected_hash: str) -> Any:
         root.mkdir()
         for name, data in files.items():
             (root / name).write_bytes(data)
-        tok = Tokenizer.load(root)
+        tok = Tokenizer.load(root, verify=False)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if tok.semantic_hash != expected_hash:

@@ -94,3 +94,32 @@ def account_mixture(
         row["bytes"] += doc.n_bytes
         row["tokens"] += int(token_counts[doc.doc_id])
     return MixtureReport(rows=rows)
+
+
+def tally_mixture(
+    sources: Iterable[str], roles: Iterable[str], n_bytes: Any, tokens: Any
+) -> MixtureReport:
+    """:func:`account_mixture` from per-document columns (source, role, UTF-8 bytes,
+    tokens) in one pass, for callers that already hold sizes and lengths as arrays."""
+    import numpy as np
+
+    pairs = list(zip(sources, roles, strict=False))  # roles may be repeat("all")
+    # dict.fromkeys and map run at C speed: no Python frame per document.
+    keys = {key: i for i, key in enumerate(dict.fromkeys(pairs))}
+    codes = np.fromiter(map(keys.__getitem__, pairs), dtype=np.int64, count=len(pairs))
+    n_bytes = np.asarray(n_bytes, dtype=np.int64)
+    tokens = np.asarray(tokens, dtype=np.int64)
+    if not codes.shape[0] == n_bytes.shape[0] == tokens.shape[0]:
+        raise InvalidInputError(
+            "sources, roles, n_bytes and tokens must have one entry per document"
+        )
+    docs = np.bincount(codes, minlength=len(keys))
+    byte_sums = np.zeros(len(keys), dtype=np.int64)
+    token_sums = np.zeros(len(keys), dtype=np.int64)
+    np.add.at(byte_sums, codes, n_bytes)  # exact integer sums (bincount weights are floats)
+    np.add.at(token_sums, codes, tokens)
+    rows = {
+        key: {"documents": int(docs[c]), "bytes": int(byte_sums[c]), "tokens": int(token_sums[c])}
+        for key, c in keys.items()
+    }
+    return MixtureReport(rows=rows)

@@ -4,9 +4,12 @@
   driver adds the counts (commutative) and trains once, so the merges equal local ones;
 * MinHash signatures and LSH band keys: computed per block, returned by row index; the
   driver groups and verifies candidates exactly as the local engine does;
-* shard encoding: an actor pool, each actor loading the tokenizer once (from the saved
-  artifact's bytes, checked against the semantic hash) and returning finished shard
-  files; the driver writes them in shard order;
+* shard encoding: a pool of actors, each loading the tokenizer once (from the bytes of
+  its ``tokenpact.json``, checked against the semantic hash) and encoding chunks of
+  documents (the same chunks as the local engine); the driver's writer thread writes
+  the returned IDs in chunk order with the local engine's writer. ``keep_workers=True``
+  keeps the pool (per tokenizer) for the next ``encode_dataset`` call; the other Ray
+  steps release it first, so idle encoders never hold the CPUs they need;
 * cleaning (:mod:`tokenpact.data.cleaning`): blocks of documents as Ray tasks sharing
   the prepared step workers through the object store, results taken in block order.
 
@@ -15,11 +18,15 @@ a shard) is computed by the same function and ordered by index, never by arrival
 
 Connect to a running cluster with ``ray_options={"address": "ray://head:10001"}``
 (CLI ``--engine ray --address ...``); without an address a running ``ray.init`` is
-reused, else a local Ray instance is started.
+reused, else a local Ray instance is started. Every function takes the same options
+(``address``, ``num_cpus``, ``block_docs``, ``workers``, ``keep_workers``) and ignores
+those it does not use, so one ``ray_options`` dict serves the whole pipeline.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from typing import Any
@@ -29,13 +36,14 @@ from numpy.typing import NDArray
 
 from ..errors import ConfigError
 from .documents import Document
-from .encode import EncodeOptions, ShardResult, encode_shard, load_tokenizer_files, tokenizer_files
+from .encode import EncodeOptions, encode_chunk, load_tokenizer_files, tokenizer_files
 from .minhash import MinHashParams
+from .shard_writer import EncodedChunk, chunk_bounds
 
 DEFAULT_BLOCK_DOCS = 4096
 
 
-def _ray(address: str | None = None, num_cpus: int | None = None) -> Any:
+def _ray(address: str | None = None, num_cpus: int | None = None, *, keep: bool = False) -> Any:
     try:
         import ray
         import ray.data  # noqa: F401
@@ -50,15 +58,34 @@ def _ray(address: str | None = None, num_cpus: int | None = None) -> Any:
             include_dashboard=False,
             log_to_driver=False,
         )
+    if not keep:
+        release_ray_workers()  # a kept encoder pool would hold the CPUs this step needs
     return ray
 
 
 def _text_dataset(ray: Any, texts: Sequence[str], block_docs: int) -> Any:
+    """``{"i", "text"}`` rows in blocks of ``block_docs``, one Arrow table per block
+    (no repartition: that would be an all-to-all shuffle through the object store)."""
     import pyarrow as pa
 
-    table = pa.table({"i": np.arange(len(texts), dtype=np.int64), "text": list(texts)})
-    blocks = max(1, -(-len(texts) // block_docs))
-    return ray.data.from_arrow(table).repartition(blocks)
+    tables = [
+        pa.table(
+            {
+                "i": np.arange(a, min(a + block_docs, len(texts)), dtype=np.int64),
+                "text": pa.array(texts[a : a + block_docs], type=pa.large_string()),
+            }
+        )
+        for a in range(0, len(texts), block_docs)
+    ]
+    return ray.data.from_arrow(tables)
+
+
+def _quiet(ds: Any) -> Any:
+    """No progress bars or start banner for this dataset (the user's context is kept)."""
+    ds.context.enable_progress_bars = False
+    ds.context.print_on_execution_start = False
+    ds.context.enable_auto_log_stats = False
+    return ds
 
 
 def ray_band_keys(
@@ -71,6 +98,7 @@ def ray_band_keys(
     num_cpus: int | None = None,
     block_docs: int = DEFAULT_BLOCK_DOCS,
     workers: int | None = None,
+    keep_workers: bool = False,
 ) -> NDArray[np.uint64]:
     """LSH band keys ``[len(texts), bands]`` computed on Ray, rows in input order."""
     ray = _ray(address, num_cpus)
@@ -87,6 +115,7 @@ def ray_band_keys(
     ds = _text_dataset(ray, texts, block_docs).map_batches(
         keys_of, batch_format="numpy", batch_size=None, num_cpus=1
     )
+    _quiet(ds)
     keys = np.zeros((len(texts), bands), dtype=np.uint64)
     for batch in ds.iter_batches(batch_format="numpy", batch_size=None):
         keys[np.asarray(batch["i"])] = np.asarray(batch["keys"], dtype=np.uint64)
@@ -101,13 +130,9 @@ def ray_count_pretokens(
     num_cpus: int | None = None,
     block_docs: int = DEFAULT_BLOCK_DOCS,
     workers: int | None = None,
+    keep_workers: bool = False,
 ) -> Iterator[Any]:
-    """Per-block :class:`~tokenpact.train.PretokenCounts`, counted on Ray.
-
-    Every Ray function takes the same options (``address``, ``num_cpus``,
-    ``block_docs``, ``workers``) and ignores those it does not use, so one
-    ``ray_options`` dict serves the whole pipeline.
-    """
+    """Per-block :class:`~tokenpact.train.PretokenCounts`, counted on Ray."""
     import pyarrow as pa
 
     ray = _ray(address, num_cpus)
@@ -131,6 +156,7 @@ def ray_count_pretokens(
     ds = _text_dataset(ray, texts, block_docs).map_batches(
         count, batch_format="pyarrow", batch_size=None, num_cpus=1
     )
+    _quiet(ds)
     for batch in ds.iter_batches(batch_format="pyarrow", batch_size=1):
         for row in batch.to_pylist():
             yield PretokenCounts(
@@ -143,15 +169,53 @@ def ray_count_pretokens(
             )
 
 
-class _ShardEncoder:
-    """A Ray actor: loads the tokenizer once, then encodes whole shards."""
+class _ChunkEncoder:
+    """A Ray actor: loads the tokenizer once, then encodes chunks of documents."""
 
-    def __init__(self, files: dict[str, bytes], options: dict[str, Any]) -> None:
-        self.opts = EncodeOptions(**options)
-        self.tok = load_tokenizer_files(files, self.opts.tokenizer_hash)
+    def __init__(self, files: dict[str, bytes], expected_hash: str) -> None:
+        self.tok = load_tokenizer_files(files, expected_hash)
 
-    def encode(self, index: int, doc_ids: list[str], texts: list[str]) -> ShardResult:
-        return encode_shard(self.tok, index, doc_ids, texts, self.opts)
+    def encode(self, shard: int, texts: list[str], options: dict[str, Any]) -> EncodedChunk:
+        return encode_chunk(self.tok, texts, EncodeOptions(**options), shard=shard)
+
+
+# Encoder pools kept by ``keep_workers=True``: (Ray job, tokenizer hash, workers) -> actors.
+_POOLS: dict[tuple[str, str, int], list[Any]] = {}
+_POOLS_LOCK = threading.Lock()
+# The tokenizer's files per semantic hash: serializing a trained tokenizer costs about a
+# second, and a driver that encodes several splits needs it once.
+_TOKENIZER_FILES: dict[str, dict[str, bytes]] = {}
+
+
+def release_ray_workers() -> None:
+    """Stop the encoder actors kept by ``ray_options={"keep_workers": True}``."""
+    with _POOLS_LOCK:
+        pools = list(_POOLS.values())
+        _POOLS.clear()
+    if pools:
+        import ray
+
+        for actors in pools:
+            for actor in actors:
+                ray.kill(actor)
+
+
+def _encoder_pool(ray: Any, tokenizer: Any, workers: int, keep: bool) -> list[Any]:
+    key = (ray.get_runtime_context().get_job_id(), tokenizer.semantic_hash, workers)
+    with _POOLS_LOCK:
+        pool = _POOLS.get(key)
+    if pool is not None:
+        return pool
+    files = _TOKENIZER_FILES.get(tokenizer.semantic_hash)
+    if files is None:
+        files = _TOKENIZER_FILES[tokenizer.semantic_hash] = tokenizer_files(tokenizer)
+    files_ref = ray.put(files)
+    actor_cls = ray.remote(num_cpus=1)(_ChunkEncoder)
+    pool = [actor_cls.remote(files_ref, tokenizer.semantic_hash) for _ in range(workers)]
+    if keep:
+        with _POOLS_LOCK:
+            _POOLS[key] = pool
+    return pool
 
 
 def ray_encode_shards(
@@ -164,37 +228,57 @@ def ray_encode_shards(
     num_cpus: int | None = None,
     workers: int = 2,
     block_docs: int | None = None,
-) -> Iterator[ShardResult]:
-    """Encode shards on a pool of ``workers`` actors; yields them in shard order.
+    keep_workers: bool = False,
+) -> Iterator[tuple[int, EncodedChunk]]:
+    """Encode every shard's chunks on ``workers`` actors; yields ``(shard, chunk)`` in
+    order.
 
-    ``ActorPool.map`` returns results in submission order, so the driver writes shard
-    ``k`` after shard ``k - 1`` whichever actor finished first.
+    The chunks are the local engine's (:func:`~tokenpact.data.shard_writer.chunk_bounds`
+    of each shard), dealt round-robin with up to two per actor in flight (an actor runs
+    its calls one after the other, so the next one is already waiting), and taken back
+    in submission order: the driver writes chunk ``j`` after chunk ``j - 1`` whichever
+    actor finished first.
     """
-    from ray.util import ActorPool
-
-    ray = _ray(address, num_cpus)
+    ray = _ray(address, num_cpus, keep=True)
     if not bounds:
         return
-    worker_opts = asdict(opts)
-    if worker_opts["threads"] is None:
-        worker_opts["threads"] = 1  # one core per actor: Ray schedules the cores
-    files = ray.put(tokenizer_files(tokenizer))
-    actor_cls = ray.remote(num_cpus=1)(_ShardEncoder)
-    actors = [actor_cls.remote(files, worker_opts) for _ in range(max(1, workers))]
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ConfigError(f"workers must be a positive integer, got {workers!r}")
+    # An actor reserves a CPU: more actors than the cluster has CPUs would wait forever.
+    workers = min(workers, max(1, int(ray.cluster_resources().get("CPU", 1))))
+    options = asdict(opts)
+    if options["threads"] is None:
+        options["threads"] = 1  # one core per actor: Ray schedules the cores
+    # Pools are kept only when asked: idle actors hold their CPUs.
+    with _POOLS_LOCK:
+        stale = [k for k in _POOLS if k[1] != tokenizer.semantic_hash or k[2] != workers]
+    if stale:
+        release_ray_workers()
+    pool = _encoder_pool(ray, tokenizer, workers, keep_workers)
+    options_ref = ray.put(options)
+    pending: deque[Any] = deque()
+    j = 0
     try:
-        pool = ActorPool(actors)
-        jobs: list[Any] = [(k, a, b) for k, (a, b) in enumerate(bounds)]
-
-        def submit(actor: Any, job: tuple[int, int, int]) -> Any:
-            k, a, b = job
-            return actor.encode.remote(
-                k, [d.doc_id for d in docs[a:b]], [d.text for d in docs[a:b]]
-            )
-
-        yield from pool.map(submit, jobs)
+        for k, (a, b) in enumerate(bounds):
+            texts = [d.text for d in docs[a:b]]
+            for c0, c1 in chunk_bounds(texts, opts.chunk_chars):
+                actor = pool[j % len(pool)]
+                j += 1
+                pending.append((k, actor.encode.remote(k, texts[c0:c1], options_ref)))
+                while len(pending) >= 2 * len(pool):
+                    shard, ref = pending.popleft()
+                    yield shard, ray.get(ref)
+        while pending:
+            shard, ref = pending.popleft()
+            yield shard, ray.get(ref)
+    except BaseException:
+        if keep_workers:  # a failed or abandoned pool is not handed to the next call
+            release_ray_workers()
+        raise
     finally:
-        for actor in actors:
-            ray.kill(actor)
+        if not keep_workers:
+            for actor in pool:
+                ray.kill(actor)
 
 
 def ray_map_blocks(
@@ -207,6 +291,7 @@ def ray_map_blocks(
     workers: int | None = None,
     block_docs: int | None = None,
     in_flight: int | None = None,
+    keep_workers: bool = False,
 ) -> Iterator[Any]:
     """``fn(shared, block)`` for each block as Ray tasks; results in block order.
 

@@ -1,7 +1,7 @@
 """Shard file formats: Parquet and Megatron-LM ``.bin``/``.idx``, as bytes in and out.
 
-Writers turn one shard's flat IDs and offsets into file contents (bytes), so a worker
-anywhere can build a shard and the driver only writes and digests it; the same input
+The writers (:mod:`tokenpact.data.shard_writer`) stream a shard's IDs into these
+files chunk by chunk; the readers here check every count and size. The same input
 always gives the same bytes.
 
 Megatron's ``.idx`` (``IndexedDatasetBuilder.finalize``): the magic ``MMIDIDX\\0\\0``,
@@ -13,7 +13,6 @@ back to back in that dtype.
 
 from __future__ import annotations
 
-import io
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -57,29 +56,6 @@ class ShardData:
 PARQUET_COMPRESSIONS = ("none", "snappy", "zstd", "lz4", "gzip")
 
 
-def parquet_bytes(shard: ShardData, metadata: dict[str, str], compression: str = "none") -> bytes:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    values = pa.array(shard.ids, type=pa.from_numpy_dtype(shard.ids.dtype))
-    offsets = pa.array(shard.offsets.astype(np.int32))
-    table = pa.table(
-        {
-            "doc_id": pa.array(shard.doc_ids, type=pa.string()),
-            "input_ids": pa.ListArray.from_arrays(offsets, values),
-            "length": pa.array(shard.lengths.astype(np.uint32)),
-            "truncated": pa.array(shard.truncated),
-        }
-    )
-    table = table.replace_schema_metadata({k.encode(): v.encode() for k, v in metadata.items()})
-    sink = io.BytesIO()
-    # Snappy and no dictionary pages: the writer must not slow the encoder down, and a
-    # token column gains little from a dictionary of up to 2^32 values (files stay about
-    # the size of Megatron's .bin).
-    pq.write_table(table, sink, compression="snappy", use_dictionary=False, row_group_size=1 << 20)
-    return sink.getvalue()
-
-
 def read_parquet_shard(data: bytes, dtype: np.dtype[Any]) -> ShardData:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -108,19 +84,19 @@ def read_parquet_shard(data: bytes, dtype: np.dtype[Any]) -> ShardData:
 
 
 # ---------------------------------------------------------------- Megatron
-def megatron_bytes(shard: ShardData) -> tuple[bytes, bytes]:
-    """``(.bin, .idx)`` contents, byte-compatible with ``IndexedDatasetBuilder``."""
-    dtype = np.dtype(shard.ids.dtype)
+def megatron_index_bytes(lengths: NDArray[np.int64], dtype: np.dtype[Any]) -> bytes:
+    """The ``.idx`` for one sequence per document of ``lengths`` IDs each, byte-compatible
+    with ``IndexedDatasetBuilder.finalize`` (the ``.bin`` is the IDs back to back)."""
+    dtype = np.dtype(dtype)
     code = MEGATRON_CODES.get(dtype)
     if code is None:
         raise ContractError(f"Megatron shards store uint16 or int32 IDs, not {dtype}")
-    lengths = shard.lengths
     n = int(lengths.shape[0])
     pointers = np.zeros(n, dtype=np.int64)
     if n:
         np.cumsum(lengths[:-1] * dtype.itemsize, out=pointers[1:])
     header = _HEADER.pack(MEGATRON_MAGIC, MEGATRON_VERSION, code, n, n + 1)
-    idx = b"".join(
+    return b"".join(
         (
             header,
             lengths.astype("<i4").tobytes(),
@@ -128,7 +104,6 @@ def megatron_bytes(shard: ShardData) -> tuple[bytes, bytes]:
             np.arange(n + 1, dtype="<i8").tobytes(),
         )
     )
-    return shard.ids.astype(dtype.newbyteorder("<")).tobytes(), idx
 
 
 def read_megatron_index(idx: bytes) -> tuple[np.dtype[Any], NDArray[np.int32], NDArray[np.int64]]:

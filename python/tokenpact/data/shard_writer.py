@@ -1,0 +1,244 @@
+"""Writing one shard chunk by chunk, so files are written while later text is encoded.
+
+A shard's documents are encoded in chunks of about :data:`CHUNK_CHARS` characters
+(:func:`chunk_bounds`, a function of the shard's texts only, so every engine and worker
+count cuts the same chunks). :class:`ShardWriter` appends each
+:class:`EncodedChunk` to the shard's files under temporary names: a Parquet row group
+per chunk, or the chunk's IDs appended to Megatron's ``.bin`` (with the SHA-256 updated
+as the bytes go out); :meth:`ShardWriter.finish` writes the small files (``.idx``,
+``.docs.tsv``), digests, and moves everything into place with ``os.replace``.
+
+The writer runs on its own thread in :func:`tokenpact.data.encode_dataset`: pyarrow's
+writer, file writes and hashing release the GIL, so they overlap the (GIL-free) encoder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import ContractError
+from .shard_formats import MEGATRON_CODES, megatron_index_bytes
+
+CHUNK_CHARS = 1 << 22
+"""Characters of text per encoded chunk (one Parquet row group): about 1 M tokens,
+enough that a batch call keeps every core busy (2 Mi cost ~5% more encoder CPU on
+bench-mixed), small enough that writing overlaps encoding."""
+
+
+@dataclass(frozen=True, eq=False)
+class EncodedChunk:
+    """Consecutive documents of a shard: IDs end to end in the dataset's dtype,
+    ``offsets`` ``[n + 1]`` from 0, and which documents were truncated."""
+
+    ids: NDArray[Any]
+    offsets: NDArray[np.int64]
+    truncated: NDArray[np.bool_]
+
+    @property
+    def lengths(self) -> NDArray[np.int64]:
+        return np.diff(self.offsets)
+
+    def __len__(self) -> int:
+        return int(self.offsets.shape[0]) - 1
+
+
+@dataclass(frozen=True, eq=False)
+class ShardSummary:
+    """A finished shard: its files (name -> ``sha256:`` digest) and per-record facts."""
+
+    files: dict[str, str]
+    doc_ids: list[str]
+    lengths: NDArray[np.int64]
+    truncated: int
+    max_token_id: int | None
+
+
+def chunk_bounds(texts: Sequence[str], chunk_chars: int = CHUNK_CHARS) -> list[tuple[int, int]]:
+    """``[(start, stop), ...]`` covering ``texts``: each chunk is the shortest run of
+    documents with at least ``chunk_chars`` characters (the last one may be shorter)."""
+    n = len(texts)
+    ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=n))
+    bounds = []
+    a = 0
+    while a < n:
+        base = int(ends[a - 1]) if a else 0
+        b = int(np.searchsorted(ends, base + chunk_chars, side="left")) + 1
+        b = min(max(b, a + 1), n)
+        bounds.append((a, b))
+        a = b
+    return bounds
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    block = bytearray(1 << 20)
+    view = memoryview(block)
+    with open(path, "rb", buffering=0) as handle:
+        while n := handle.readinto(block):
+            digest.update(view[:n])  # releases the GIL (block > 2 KiB)
+    return "sha256:" + digest.hexdigest()
+
+
+class ShardWriter:
+    """Writes one shard (``name``: ``shard-00000``) into ``out`` chunk by chunk.
+
+    ``doc_ids`` are the shard's IDs in order; chunks must arrive in the same order and
+    cover them exactly. Nothing appears under the final names before :meth:`finish`;
+    :meth:`abort` removes the temporary files.
+    """
+
+    def __init__(
+        self,
+        out: Path,
+        name: str,
+        doc_ids: list[str],
+        *,
+        format: str,
+        dtype: np.dtype[Any],
+        metadata: dict[str, str],
+        compression: str = "none",
+    ) -> None:
+        self.out = out
+        self.name = name
+        self.doc_ids = doc_ids
+        self.format = format
+        self.dtype = np.dtype(dtype)
+        self._done = 0
+        self._lengths: list[NDArray[np.int64]] = []
+        self._truncated: list[NDArray[np.bool_]] = []
+        self._max_id: int | None = None
+        self._tmp: dict[str, Path] = {}
+        self._parquet: Any = None
+        self._bin: BinaryIO | None = None
+        self._bin_sha: Any = None
+        if format == "parquet":
+            self._open_parquet(metadata, compression)
+        else:
+            if self.dtype not in MEGATRON_CODES:
+                raise ContractError(f"Megatron shards store uint16 or int32 IDs, not {dtype}")
+            self._bin = open(self._tmp_path(f"{name}.bin"), "wb")  # noqa: SIM115 (closed in finish/abort)
+            self._bin_sha = hashlib.sha256()
+
+    def _tmp_path(self, final: str) -> Path:
+        path = self.out / f".{final}.tmp{os.getpid()}"
+        self._tmp[final] = path
+        return path
+
+    def _open_parquet(self, metadata: dict[str, str], compression: str) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self._schema = pa.schema(
+            [
+                ("doc_id", pa.string()),
+                ("input_ids", pa.list_(pa.from_numpy_dtype(self.dtype))),
+                ("length", pa.uint32()),
+                ("truncated", pa.bool_()),
+            ],
+            metadata={k.encode(): v.encode() for k, v in metadata.items()},
+        )
+        # No dictionary pages and, by default, no compression: the writer must keep up
+        # with the encoder (a token column gains little from a dictionary of up to 2^32
+        # values, and the files stay about twice the size of Megatron's .bin).
+        self._parquet = pq.ParquetWriter(
+            str(self._tmp_path(f"{self.name}.parquet")),
+            self._schema,
+            compression=None if compression == "none" else compression,
+            use_dictionary=False,
+        )
+
+    def add(self, chunk: EncodedChunk) -> None:
+        """Append the next chunk (its documents follow the previous chunk's)."""
+        n = len(chunk)
+        if self._done + n > len(self.doc_ids):
+            raise ContractError(f"{self.name}: more encoded records than documents")
+        ids = chunk.ids
+        if ids.size:
+            top = int(ids.max())
+            self._max_id = top if self._max_id is None else max(self._max_id, top)
+        self._lengths.append(chunk.lengths)
+        self._truncated.append(chunk.truncated)
+        if self._parquet is not None:
+            self._write_row_group(chunk, self.doc_ids[self._done : self._done + n])
+        else:
+            assert self._bin is not None
+            data = np.ascontiguousarray(ids, dtype=self.dtype.newbyteorder("<")).data
+            self._bin.write(data)
+            self._bin_sha.update(data)
+        self._done += n
+
+    def _write_row_group(self, chunk: EncodedChunk, doc_ids: list[str]) -> None:
+        import pyarrow as pa
+
+        values = pa.array(chunk.ids, type=self._schema.field("input_ids").type.value_type)
+        table = pa.Table.from_arrays(
+            [
+                pa.array(doc_ids, type=pa.string()),
+                pa.ListArray.from_arrays(pa.array(chunk.offsets.astype(np.int32)), values),
+                pa.array(chunk.lengths.astype(np.uint32)),
+                pa.array(chunk.truncated),
+            ],
+            schema=self._schema,
+        )
+        self._parquet.write_table(table, row_group_size=max(1, len(chunk)))
+
+    def finish(self) -> ShardSummary:
+        """Close, digest and move the shard's files into place."""
+        if self._done != len(self.doc_ids):
+            raise ContractError(f"{self.name}: {self._done} of {len(self.doc_ids)} encoded")
+        lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, np.int64)
+        truncated = np.concatenate(self._truncated) if self._truncated else np.zeros(0, bool)
+        digests: dict[str, str] = {}
+        if self._parquet is not None:
+            self._parquet.close()
+            self._parquet = None
+            name = f"{self.name}.parquet"
+            digests[name] = _sha256_file(self._tmp[name])
+        else:
+            assert self._bin is not None
+            self._bin.close()
+            self._bin = None
+            digests[f"{self.name}.bin"] = "sha256:" + self._bin_sha.hexdigest()
+            flags = truncated.tolist()
+            if any(flags):
+                docs = "".join(f"{d}\t{int(t)}\n" for d, t in zip(self.doc_ids, flags, strict=True))
+            else:
+                docs = "\t0\n".join(self.doc_ids) + "\t0\n"
+            small = {
+                f"{self.name}.idx": megatron_index_bytes(lengths, self.dtype),
+                f"{self.name}.docs.tsv": docs.encode("utf-8"),
+            }
+            for final, data in small.items():
+                self._tmp_path(final).write_bytes(data)
+                digests[final] = "sha256:" + hashlib.sha256(data).hexdigest()
+        for final, tmp in self._tmp.items():
+            os.replace(tmp, self.out / final)
+        self._tmp.clear()
+        return ShardSummary(
+            files=digests,
+            doc_ids=self.doc_ids,
+            lengths=lengths,
+            truncated=int(truncated.sum()),
+            max_token_id=self._max_id,
+        )
+
+    def abort(self) -> None:
+        """Close and remove whatever was written (after an error)."""
+        try:
+            if self._parquet is not None:
+                self._parquet.close()
+            if self._bin is not None:
+                self._bin.close()
+        finally:
+            self._parquet = self._bin = None
+            for tmp in self._tmp.values():
+                tmp.unlink(missing_ok=True)
+            self._tmp.clear()

@@ -1,0 +1,138 @@
+"""Chunked shard writing: chunk cuts, row groups, compression, the corpus fast path,
+the array mixture tally, and clean-up after an error."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tokenpact as tp
+from tokenpact.contract import canonical_bytes
+from tokenpact.data import Document, account_mixture, encode_dataset, open_dataset
+from tokenpact.data import encode as encode_module
+from tokenpact.data.corpus_manifest import build_corpus_manifest, corpus_records_bytes
+from tokenpact.data.documents import sort_by_id
+from tokenpact.data.mixture import tally_mixture
+from tokenpact.data.shard_writer import chunk_bounds
+from tokenpact.errors import InvalidInputError
+
+
+@pytest.fixture(scope="module")
+def tok(real_docs: list[Document]) -> tp.Tokenizer:
+    return tp.train_bpe([d.text for d in real_docs], vocab_size=600, special_tokens=())
+
+
+@pytest.fixture(scope="module")
+def docs(real_docs: list[Document]) -> list[Document]:
+    return real_docs[:150] + [Document("zz-empty", "", source="edge")]
+
+
+def _tree(path: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(path.iterdir())}
+
+
+@given(st.lists(st.integers(0, 50), max_size=40), st.integers(1, 120))
+def test_chunk_bounds_are_the_shortest_runs_reaching_the_size(sizes: list[int], limit: int) -> None:
+    texts = ["x" * n for n in sizes]
+    bounds = chunk_bounds(texts, limit)
+    assert [i for a, b in bounds for i in range(a, b)] == list(range(len(texts)))
+    for k, (a, b) in enumerate(bounds):
+        total = sum(sizes[a:b])
+        if k < len(bounds) - 1:
+            assert total >= limit  # a chunk is closed only once it is big enough
+        assert b - a == 1 or sum(sizes[a : b - 1]) < limit  # and not one document later
+
+
+def test_multi_chunk_shards_round_trip_and_stay_byte_identical(
+    tmp_path: Path,
+    tok: tp.Tokenizer,
+    docs: list[Document],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(encode_module, "CHUNK_CHARS", 2_000)
+    shuffled = docs[:]
+    random.Random(11).shuffle(shuffled)
+    ordered = sort_by_id(docs)
+    for fmt in ("parquet", "megatron"):
+        a, b = tmp_path / f"{fmt}-a", tmp_path / f"{fmt}-b"
+        encode_dataset(docs, tok, a, format=fmt, records_per_shard=70, threads=1)
+        encode_dataset(shuffled, tok, b, format=fmt, records_per_shard=70, threads=2)
+        assert _tree(a) == _tree(b)
+        ds = open_dataset(a, tokenizer=tok)
+        assert ds.doc_ids == [d.doc_id for d in ordered]
+        for (_, ids), doc in zip(ds, ordered, strict=True):
+            assert ids.tolist() == tok.encode(doc.text)
+        assert not [p for p in a.iterdir() if p.name.startswith(".")]
+    texts = [d.text for d in ordered[:70]]
+    meta = pq.ParquetFile(tmp_path / "parquet-a" / "shard-00000.parquet").metadata
+    assert meta.num_row_groups == len(chunk_bounds(texts, 2_000)) > 1
+    # Megatron bytes do not depend on the chunking: the same as one chunk per shard.
+    monkeypatch.setattr(encode_module, "CHUNK_CHARS", 1 << 30)
+    encode_dataset(docs, tok, tmp_path / "one", format="megatron", records_per_shard=70)
+    assert _tree(tmp_path / "one") == _tree(tmp_path / "megatron-a")
+
+
+@pytest.mark.parametrize(("compression", "codec"), [("none", "UNCOMPRESSED"), ("zstd", "ZSTD")])
+def test_parquet_compression_is_the_one_asked_for(
+    tmp_path: Path, tok: tp.Tokenizer, docs: list[Document], compression: str, codec: str
+) -> None:
+    manifest = encode_dataset(docs, tok, tmp_path, compression=compression)
+    meta = pq.ParquetFile(tmp_path / "shard-00000.parquet").metadata
+    codecs = {meta.row_group(0).column(c).compression for c in range(meta.num_columns)}
+    assert codecs == {codec} and manifest["compression"] == compression
+    assert open_dataset(tmp_path, tokenizer=tok).lengths.sum() == manifest["tokens"]
+
+
+def test_a_failed_encoding_leaves_no_files(tmp_path: Path, tok: tp.Tokenizer) -> None:
+    docs = [Document(f"d{i:03d}", "plain text " * 20) for i in range(50)]
+    docs.append(Document("d999", "bad \ud800 surrogate"))
+    for fmt in ("parquet", "megatron"):
+        out = tmp_path / fmt
+        with pytest.raises(InvalidInputError, match="shard 1"):
+            encode_dataset(docs, tok, out, format=fmt, records_per_shard=30)
+        # No temporary file and no manifest: open_dataset fails closed on what is left.
+        assert not [p.name for p in out.iterdir() if p.name.startswith(".")]
+        assert not (out / "dataset.json").exists()
+
+
+_text = st.text(st.characters(exclude_categories=["Cs"]), max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(_text.filter(bool), _text, _text.filter(bool), _text), max_size=12),
+    st.sampled_from(["fit", "valid", "test", "train"]),
+    _text,
+)
+def test_corpus_fast_path_equals_the_reference_manifest(
+    rows: list[tuple[str, str, str, str]], role: str, revision: str
+) -> None:
+    docs = {d: Document(d, t, source=s, license_class=lic or "unknown") for d, t, s, lic in rows}
+    ordered = sort_by_id(docs.values())
+    roles = {d.doc_id: role for d in ordered[::2]}
+    data, sizes = corpus_records_bytes(ordered, revision=revision or "r", roles=roles)
+    reference = build_corpus_manifest(ordered, revision=revision or "r", roles=roles)
+    assert data == canonical_bytes(reference.to_json())
+    assert sizes.tolist() == [len(d.text.encode("utf-8")) for d in ordered]
+
+
+def test_array_tally_equals_account_mixture(real_docs: list[Document]) -> None:
+    rng = random.Random(3)
+    lengths = {d.doc_id: rng.randrange(0, 900) for d in real_docs}
+    roles = {d.doc_id: rng.choice(["fit", "valid"]) for d in real_docs}
+    fast = tally_mixture(
+        [d.source for d in real_docs],
+        [roles[d.doc_id] for d in real_docs],
+        [d.n_bytes for d in real_docs],
+        np.array([lengths[d.doc_id] for d in real_docs]),
+    )
+    assert fast == account_mixture(real_docs, lengths, roles=roles)
+    assert fast.to_json() == account_mixture(real_docs, lengths, roles=roles).to_json()
+    with pytest.raises(InvalidInputError, match="one entry per document"):
+        tally_mixture(["a"], ["all"], [1, 2], [3])
