@@ -40,18 +40,12 @@ impl MinHasher {
         }
     }
 
-    /// `sha1_hash64` of every shingle of `text`, in no particular order (repeats kept).
+    /// `sha1_hash64` of every shingle of `text`, in document order (repeats kept).
     pub fn shingle_hashes(&mut self, text: &str, shingling: &Shingling) -> &[u64] {
-        let MinHasher {
-            scratch,
-            hasher,
-            hashes,
-            ..
-        } = self;
-        hashes.clear();
-        shingling.for_each_with(text, scratch, |sh| hasher.push(sh, hashes));
-        hasher.flush(hashes);
-        hashes
+        self.hashes.clear();
+        let doc = shingling.prepare(text, &mut self.scratch);
+        self.hasher.hash_all(&doc, &mut self.hashes);
+        &self.hashes
     }
 
     /// MinHash signature of one document into `sig` (`perms.len()` slots).

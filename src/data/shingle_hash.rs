@@ -2,13 +2,18 @@
 //! little-endian) and `sha1_hash64` (the first eight), computed many at a time.
 //!
 //! Shingles are short (about 36 bytes for five words), so almost every one is a single
-//! padded SHA-1 block. With the x86 SHA extensions (detected at run time) those blocks
-//! are queued and compressed in a tight loop, where independent blocks overlap in the
-//! out-of-order core; the generic `sha1` crate pays its streaming wrapper (buffering,
-//! padding, output formatting) per call, which costs more than the compression itself
-//! here. Everywhere else, and as the reference, the `sha1` crate hashes each shingle.
+//! padded SHA-1 block. With the x86 SHA extensions (detected at run time) such a block
+//! is built in registers straight from the shingle buffer (which has 64 readable bytes
+//! after every shingle start): two table lookups by length clear the bytes past the end
+//! and add the padding. The blocks of one document are compressed in a tight loop where
+//! independent blocks overlap in the out-of-order core; the generic `sha1` crate pays
+//! its streaming wrapper (buffering, padding, output formatting) per call, which costs
+//! more than the compression itself here. Everywhere else, and as the reference, the
+//! `sha1` crate hashes each shingle.
 
 use sha1::{Digest, Sha1};
+
+use super::shingles::Prepared;
 
 /// `sha1_hash64` with the `sha1` crate: the portable path and the reference.
 #[inline]
@@ -17,15 +22,9 @@ pub fn sha1_hash64(data: &[u8]) -> u64 {
     u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
 }
 
-/// Shingles queued before a batch of blocks is compressed (16 KiB of blocks: stays in L1).
-const BATCH: usize = 256;
-
-/// Hashes shingles one after another into `sha1_hash64` values. Results of a call to
-/// [`ShingleHasher::push`] may be held back until [`ShingleHasher::flush`], and come out
-/// in no particular order (MinHash takes a minimum and Jaccard a set, so order is moot).
+/// Computes the `sha1_hash64` of every shingle of a [`Prepared`] document.
 pub struct ShingleHasher {
     shani: bool,
-    blocks: Vec<[u8; 64]>,
 }
 
 impl Default for ShingleHasher {
@@ -39,47 +38,25 @@ impl ShingleHasher {
     pub fn new() -> ShingleHasher {
         ShingleHasher {
             shani: shani::available(),
-            blocks: Vec::with_capacity(BATCH),
         }
     }
 
     /// The `sha1` crate for every shingle (the reference path).
     pub fn portable() -> ShingleHasher {
-        ShingleHasher {
-            shani: false,
-            blocks: Vec::new(),
-        }
+        ShingleHasher { shani: false }
     }
 
     pub fn uses_sha_extensions(&self) -> bool {
         self.shani
     }
 
-    #[inline]
-    pub fn push(&mut self, data: &[u8], out: &mut Vec<u64>) {
-        if !self.shani {
-            out.push(sha1_hash64(data));
-            return;
-        }
-        if data.len() > 55 {
-            out.push(shani::hash64_any(data));
-            return;
-        }
-        let mut block = [0u8; 64];
-        block[..data.len()].copy_from_slice(data);
-        block[data.len()] = 0x80;
-        block[56..].copy_from_slice(&((data.len() as u64) * 8).to_be_bytes());
-        self.blocks.push(block);
-        if self.blocks.len() == BATCH {
-            self.flush(out);
-        }
-    }
-
-    /// Emits the hashes of every queued shingle.
-    pub fn flush(&mut self, out: &mut Vec<u64>) {
-        if !self.blocks.is_empty() {
-            shani::hash64_final_blocks(&self.blocks, out);
-            self.blocks.clear();
+    /// Appends the hash of every shingle of `doc` to `out`, in document order.
+    pub fn hash_all(&self, doc: &Prepared<'_>, out: &mut Vec<u64>) {
+        out.reserve(doc.spans.len());
+        if self.shani {
+            shani::hash_spans(doc.buf, doc.spans, out);
+        } else {
+            out.extend(doc.spans.iter().map(|&span| sha1_hash64(doc.shingle(span))));
         }
     }
 }
@@ -198,11 +175,57 @@ mod shani {
         u64::from(a.swap_bytes()) | (u64::from(b.swap_bytes()) << 32)
     }
 
+    /// Per length 0..=55: 0xFF over the message bytes, zero after them.
+    static KEEP: [[u8; 64]; 56] = {
+        let mut t = [[0u8; 64]; 56];
+        let mut len = 0;
+        while len < 56 {
+            let mut i = 0;
+            while i < len {
+                t[len][i] = 0xFF;
+                i += 1;
+            }
+            len += 1;
+        }
+        t
+    };
+
+    /// Per length 0..=55: the padding of a one-block message (0x80, zeros, bit length).
+    static PADDING: [[u8; 64]; 56] = {
+        let mut t = [[0u8; 64]; 56];
+        let mut len = 0;
+        while len < 56 {
+            t[len][len] = 0x80;
+            let bits = (len as u64 * 8).to_be_bytes();
+            let mut i = 0;
+            while i < 8 {
+                t[len][56 + i] = bits[i];
+                i += 1;
+            }
+            len += 1;
+        }
+        t
+    };
+
     #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-    unsafe fn final_blocks(blocks: &[[u8; 64]], out: &mut Vec<u64>) {
-        out.reserve(blocks.len());
+    unsafe fn spans(buf: &[u8], spans: &[(u32, u32)], out: &mut Vec<u64>) {
         let (abcd0, e0) = init();
-        for block in blocks {
+        for &(s, e) in spans {
+            let (s, e) = (s as usize, e as usize);
+            let len = e - s;
+            if len > 55 {
+                out.push(any(&buf[s..e]));
+                continue;
+            }
+            assert!(s + 64 <= buf.len(), "shingle buffer lacks its padding");
+            let p = buf.as_ptr().add(s);
+            let (keep, pad) = (KEEP[len].as_ptr(), PADDING[len].as_ptr());
+            let mut block = [0u8; 64];
+            for k in 0..4 {
+                let at = |q: *const u8| _mm_loadu_si128(q.add(16 * k) as *const __m128i);
+                let v = _mm_or_si128(_mm_and_si128(at(p), at(keep)), at(pad));
+                _mm_storeu_si128(block.as_mut_ptr().add(16 * k) as *mut __m128i, v);
+            }
             let (abcd, _) = compress(abcd0, e0, block.as_ptr());
             out.push(head64(abcd));
         }
@@ -227,18 +250,11 @@ mod shani {
         head64(abcd)
     }
 
-    /// Hashes of messages already padded to one final block each.
-    pub fn hash64_final_blocks(blocks: &[[u8; 64]], out: &mut Vec<u64>) {
-        debug_assert!(available());
-        // SAFETY: callers hold a hasher built only when `available()` said yes.
-        unsafe { final_blocks(blocks, out) }
-    }
-
-    /// `sha1_hash64` of a message of any length.
-    pub fn hash64_any(data: &[u8]) -> u64 {
-        debug_assert!(available());
-        // SAFETY: as above.
-        unsafe { any(data) }
+    /// Hashes of the shingles `spans` of `buf` (64 readable bytes after each start).
+    pub fn hash_spans(buf: &[u8], spans_: &[(u32, u32)], out: &mut Vec<u64>) {
+        assert!(available());
+        // SAFETY: the SHA extensions are present (checked above).
+        unsafe { spans(buf, spans_, out) }
     }
 }
 
@@ -248,11 +264,7 @@ mod shani {
         false
     }
 
-    pub fn hash64_final_blocks(_blocks: &[[u8; 64]], _out: &mut Vec<u64>) {
-        unreachable!("no SHA extensions on this architecture")
-    }
-
-    pub fn hash64_any(_data: &[u8]) -> u64 {
+    pub fn hash_spans(_buf: &[u8], _spans: &[(u32, u32)], _out: &mut Vec<u64>) {
         unreachable!("no SHA extensions on this architecture")
     }
 }
@@ -261,33 +273,31 @@ mod shani {
 mod tests {
     use super::*;
 
-    fn all(hasher: &mut ShingleHasher, msgs: &[Vec<u8>]) -> Vec<u64> {
-        let mut out = Vec::new();
-        for m in msgs {
-            hasher.push(m, &mut out);
-        }
-        hasher.flush(&mut out);
-        out.sort_unstable();
-        out
-    }
-
     #[test]
     fn fast_path_matches_the_sha1_crate_at_every_length() {
+        // One buffer holding messages of every length 0..300 back to back, plus the
+        // padding a prepared document has.
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let msgs: Vec<Vec<u8>> = (0..2000)
-            .map(|i| {
-                (0..(i % 300))
-                    .map(|_| {
-                        state ^= state << 13;
-                        state ^= state >> 7;
-                        state ^= state << 17;
-                        state as u8
-                    })
-                    .collect()
-            })
-            .collect();
-        let fast = all(&mut ShingleHasher::new(), &msgs);
-        let reference = all(&mut ShingleHasher::portable(), &msgs);
+        let mut buf = Vec::new();
+        let mut spans = Vec::new();
+        for len in 0..300u32 {
+            let start = buf.len() as u32;
+            for _ in 0..len {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                buf.push(state as u8);
+            }
+            spans.push((start, start + len));
+        }
+        buf.resize(buf.len() + super::super::shingles::PAD, 0xAB);
+        let doc = Prepared {
+            buf: &buf,
+            spans: &spans,
+        };
+        let (mut fast, mut reference) = (Vec::new(), Vec::new());
+        ShingleHasher::new().hash_all(&doc, &mut fast);
+        ShingleHasher::portable().hash_all(&doc, &mut reference);
         assert_eq!(fast, reference);
     }
 

@@ -106,10 +106,15 @@ pub fn word_spans(text: &str, starts: &mut Vec<u32>, ends: &mut Vec<u32>) {
     let mut prev_space = 1u64;
     let mut base = 0usize;
     while base < len {
-        let mut chunk = [b' '; 64];
-        let take = (len - base).min(64);
-        chunk[..take].copy_from_slice(&bytes[base..base + take]);
-        let (mut space, mut lead) = chunk_masks(&chunk);
+        let (mut space, mut lead) = match bytes[base..].first_chunk::<64>() {
+            Some(chunk) => chunk_masks(chunk),
+            None => {
+                // The tail, padded with spaces (which end a word and start none).
+                let mut chunk = [b' '; 64];
+                chunk[..len - base].copy_from_slice(&bytes[base..]);
+                chunk_masks(&chunk)
+            }
+        };
         space |= spill;
         spill = 0;
         while lead != 0 {
@@ -149,15 +154,32 @@ pub fn word_spans(text: &str, starts: &mut Vec<u32>, ends: &mut Vec<u32>) {
     ends.truncate(starts.len());
 }
 
+/// Bytes after the last shingle of a [`Prepared`] buffer, so that a reader may always
+/// load 64 bytes from a shingle's start.
+pub const PAD: usize = 64;
+
 /// Reusable buffers for shingling one document after another.
 #[derive(Default)]
 pub struct ShingleScratch {
     starts: Vec<u32>,
     ends: Vec<u32>,
-    /// Prefix counts of word gaps that are not exactly one ASCII space.
-    bad: Vec<u32>,
-    joined: Vec<u8>,
-    bounds: Vec<u32>,
+    buf: Vec<u8>,
+    spans: Vec<(u32, u32)>,
+}
+
+/// A document's shingles as spans of one buffer: the words joined by single spaces
+/// (word shingles) or the text itself (character shingles), followed by [`PAD`] zero
+/// bytes. Every shingle is then one contiguous slice, with no per-shingle copy.
+pub struct Prepared<'a> {
+    pub buf: &'a [u8],
+    pub spans: &'a [(u32, u32)],
+}
+
+impl Prepared<'_> {
+    #[inline]
+    pub fn shingle(&self, span: (u32, u32)) -> &[u8] {
+        &self.buf[span.0 as usize..span.1 as usize]
+    }
 }
 
 impl Shingling {
@@ -172,81 +194,82 @@ impl Shingling {
 
     /// Calls `f` with the UTF-8 bytes of every shingle of `text`, in document order
     /// (repeats included).
-    pub fn for_each(&self, text: &str, f: impl FnMut(&[u8])) {
-        self.for_each_with(text, &mut ShingleScratch::default(), f)
+    pub fn for_each(&self, text: &str, mut f: impl FnMut(&[u8])) {
+        let mut scratch = ShingleScratch::default();
+        let prepared = self.prepare(text, &mut scratch);
+        for &span in prepared.spans {
+            f(prepared.shingle(span));
+        }
     }
 
-    /// [`Shingling::for_each`] reusing `scratch`'s buffers.
-    pub fn for_each_with(
-        &self,
-        text: &str,
-        scratch: &mut ShingleScratch,
-        mut f: impl FnMut(&[u8]),
-    ) {
+    /// The shingles of `text` in document order (repeats included), in `scratch`.
+    pub fn prepare<'a>(&self, text: &str, scratch: &'a mut ShingleScratch) -> Prepared<'a> {
+        let ShingleScratch {
+            starts,
+            ends,
+            buf,
+            spans,
+        } = scratch;
+        buf.clear();
+        spans.clear();
         let bytes = text.as_bytes();
         match self.kind {
             ShingleKind::Word => {
-                let ShingleScratch {
-                    starts,
-                    ends,
-                    bad,
-                    joined,
-                    ..
-                } = scratch;
                 word_spans(text, starts, ends);
                 let words = starts.len();
-                if words == 0 {
-                    return;
-                }
-                // A window whose gaps are all single spaces is its own joined shingle and
-                // is passed in place; others are joined into `joined`.
-                bad.clear();
-                bad.push(0);
-                let mut count = 0u32;
-                for k in 1..words {
-                    let gap = starts[k] - ends[k - 1];
-                    count += u32::from(gap != 1 || bytes[ends[k - 1] as usize] != b' ');
-                    bad.push(count);
-                }
-                let windows = words.saturating_sub(self.n) + 1;
-                for start in 0..windows {
-                    let stop = (start + self.n).min(words);
-                    if bad[stop - 1] == bad[start] {
-                        f(&bytes[starts[start] as usize..ends[stop - 1] as usize]);
+                // Join the words with single spaces, copying runs of words that are
+                // already single-space separated in one go; `starts`/`ends` are
+                // rewritten to positions in `buf`.
+                let mut run = 0usize;
+                for k in 0..=words {
+                    let run_ends = k == words
+                        || (k > 0
+                            && (starts[k] - ends[k - 1] != 1
+                                || bytes[ends[k - 1] as usize] != b' '));
+                    if !run_ends || k == 0 {
                         continue;
                     }
-                    joined.clear();
-                    for k in start..stop {
-                        if k > start {
-                            joined.push(b' ');
-                        }
-                        joined.extend_from_slice(&bytes[starts[k] as usize..ends[k] as usize]);
+                    if run > 0 {
+                        buf.push(b' ');
                     }
-                    f(joined);
+                    let (from, to) = (starts[run] as usize, ends[k - 1] as usize);
+                    let shift = buf.len() as i64 - from as i64;
+                    buf.extend_from_slice(&bytes[from..to]);
+                    for w in run..k {
+                        starts[w] = (starts[w] as i64 + shift) as u32;
+                        ends[w] = (ends[w] as i64 + shift) as u32;
+                    }
+                    run = k;
+                }
+                if words > 0 {
+                    let windows = words.saturating_sub(self.n) + 1;
+                    spans.extend(
+                        (0..windows).map(|s| (starts[s], ends[(s + self.n).min(words) - 1])),
+                    );
                 }
             }
             ShingleKind::Char => {
-                if text.is_empty() {
-                    return;
-                }
-                let bounds = &mut scratch.bounds;
-                bounds.clear();
-                bounds.extend(
-                    bytes
-                        .iter()
-                        .enumerate()
-                        .filter(|&(_, &b)| (b as i8) >= -0x40)
-                        .map(|(i, _)| i as u32),
-                );
-                bounds.push(bytes.len() as u32);
-                let chars = bounds.len() - 1;
-                let windows = chars.saturating_sub(self.n) + 1;
-                for start in 0..windows {
-                    let stop = (start + self.n).min(chars);
-                    f(&bytes[bounds[start] as usize..bounds[stop] as usize]);
+                buf.extend_from_slice(bytes);
+                if !text.is_empty() {
+                    // Code point boundaries: every byte that is not a continuation byte.
+                    starts.clear();
+                    starts.extend(
+                        bytes
+                            .iter()
+                            .enumerate()
+                            .filter(|&(_, &b)| (b as i8) >= -0x40)
+                            .map(|(i, _)| i as u32),
+                    );
+                    starts.push(bytes.len() as u32);
+                    let chars = starts.len() - 1;
+                    let windows = chars.saturating_sub(self.n) + 1;
+                    spans
+                        .extend((0..windows).map(|s| (starts[s], starts[(s + self.n).min(chars)])));
                 }
             }
         }
+        buf.resize(buf.len() + PAD, 0);
+        Prepared { buf, spans }
     }
 }
 
