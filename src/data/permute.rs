@@ -260,11 +260,61 @@ mod x86 {
     //! The tile loops compiled for wider vectors; tile sizes fill the register file
     //! (a, b and the running minimum of a tile stay in registers).
 
-    use super::{affine32_tiles, legacy_tiles};
+    use super::{affine32_tiles, legacy_tiles, MERSENNE_PRIME};
 
+    /// `legacy` with AVX2 written out: AVX2 has no 64-bit multiply, unsigned 64-bit
+    /// compare or minimum, which leaves the vectorizer emulating all three. Here the
+    /// wrapping product by a 32-bit hash is two 32x32->64 multiplies (`a_lo * h` plus
+    /// `a_hi * h` shifted up), the conditional subtract is a blend on the sign of
+    /// `r - p` (`r < 2^62`), and the minimum is taken on 32-bit halves: only the low
+    /// half of each 64-bit slot is the answer, the high half is ignored.
     #[target_feature(enable = "avx2")]
     pub unsafe fn legacy_avx2(a: &[u64], b: &[u64], hv: &[u64], sig: &mut [u32]) {
-        legacy_tiles::<16>(a, b, hv, sig)
+        use std::arch::x86_64::*;
+        const V: usize = 8; // vectors of 4 slots per tile: 32 permutations
+        let k = sig.len();
+        let whole = k - k % (4 * V);
+        let p = _mm256_set1_epi64x(MERSENNE_PRIME as i64);
+        for base in (0..whole).step_by(4 * V) {
+            let ld = |v: &[u64], i: usize| {
+                _mm256_loadu_si256(v.as_ptr().add(base + 4 * i) as *const __m256i)
+            };
+            let mut ta = [_mm256_setzero_si256(); V];
+            let mut ta_hi = ta;
+            let mut tb = ta;
+            let mut ts = ta;
+            for i in 0..V {
+                ta[i] = ld(a, i);
+                ta_hi[i] = _mm256_srli_epi64(ta[i], 32);
+                tb[i] = ld(b, i);
+                let s = &sig[base + 4 * i..base + 4 * i + 4];
+                ts[i] = _mm256_set_epi64x(s[3] as i64, s[2] as i64, s[1] as i64, s[0] as i64);
+            }
+            for &h in hv {
+                let h = _mm256_set1_epi64x(h as i64);
+                for i in 0..V {
+                    let lo = _mm256_mul_epu32(ta[i], h);
+                    let hi = _mm256_slli_epi64(_mm256_mul_epu32(ta_hi[i], h), 32);
+                    let x = _mm256_add_epi64(_mm256_add_epi64(lo, hi), tb[i]);
+                    let r = _mm256_add_epi64(_mm256_and_si256(x, p), _mm256_srli_epi64(x, 61));
+                    let t = _mm256_sub_epi64(r, p);
+                    let r = _mm256_castpd_si256(_mm256_blendv_pd(
+                        _mm256_castsi256_pd(t),
+                        _mm256_castsi256_pd(r),
+                        _mm256_castsi256_pd(t),
+                    ));
+                    ts[i] = _mm256_min_epu32(ts[i], r);
+                }
+            }
+            for i in 0..V {
+                let mut lanes = [0u64; 4];
+                _mm256_storeu_si256(lanes.as_mut_ptr() as *mut __m256i, ts[i]);
+                for (j, lane) in lanes.iter().enumerate() {
+                    sig[base + 4 * i + j] = *lane as u32;
+                }
+            }
+        }
+        legacy_tiles::<1>(&a[whole..], &b[whole..], hv, &mut sig[whole..]);
     }
 
     #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
