@@ -22,6 +22,7 @@ Asserts nothing about time; prints markdown and updates docs/PERFORMANCE.md.
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import json
 import os
@@ -103,7 +104,7 @@ def part_minhash(quick: bool) -> tuple[str, dict[str, Any]]:
     cpu = {"peer": float("inf"), 1: float("inf"), 2: float("inf")}
     load = [os.getloadavg()[0]]
     peer_sigs: list[np.ndarray] = []
-    sig1 = None
+    sig1 = np.zeros((0, 128), dtype=np.uint32)
     for _ in range(2 if quick else 3):
         c0 = time.process_time()
         t, peer_sigs = _common.timed(peer)
@@ -111,7 +112,7 @@ def part_minhash(quick: bool) -> tuple[str, dict[str, Any]]:
         best["peer"] = min(best["peer"], t)
         for k in (1, 2):
             c0 = time.process_time()
-            t, sig = _common.timed(lambda k=k: minhash_signatures(texts, params, threads=k))
+            t, sig = _common.timed(functools.partial(minhash_signatures, texts, params, threads=k))
             # Process CPU time counts both workers: with 2 threads it shows whether the
             # work grew (parallel overhead) apart from whether 2 cores were free.
             cpu[k] = min(cpu[k], time.process_time() - c0)

@@ -112,7 +112,9 @@ _PIECES = st.sampled_from(
         "a\u2029b",
     ]
 ) | st.text(max_size=8)
-_SEPARATORS = st.sampled_from([" ", " ", " ", "  ", "\n", "\t\n", "\x1f", "\u00a0", "\u3000", "\x85"])
+_SEPARATORS = st.sampled_from(
+    [" ", " ", " ", "  ", "\n", "\t\n", "\x1f", "\u00a0", "\u3000", "\x85"]
+)
 
 
 @given(
