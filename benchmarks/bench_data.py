@@ -26,6 +26,7 @@ import functools
 import gzip
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -151,6 +152,16 @@ def part_minhash(quick: bool) -> tuple[str, dict[str, Any]]:
         f"kept {busy:.2f} cores busy; 1-minute load average {min(load):.1f}-{max(load):.1f} "
         "on the 2 cores during this part."
     )
+    if _autogroup_enabled():
+        text += (
+            "\n\nThe kernel has `sched_autogroup_enabled=1`: CPU time is divided between "
+            "sessions, not threads, so on a loaded machine a process gets about the same "
+            "share with 2 threads as with 1, and only the CPU-time figures show what the "
+            "code does (the work with 2 threads against 1, no serial part)."
+        )
+    phases = minhash_phases()
+    if phases:
+        text += "\n\n" + phases
     return text, {
         "speedup_per_core": per_cpu,
         "scaling": scaling,
@@ -158,6 +169,37 @@ def part_minhash(quick: bool) -> tuple[str, dict[str, Any]]:
         "identical": same,
         "load": (min(load), max(load)),
     }
+
+
+def _autogroup_enabled() -> bool:
+    try:
+        return Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+    except OSError:
+        return False
+
+
+PROFILE_MINHASH = _common.REPO_ROOT / "target" / "release" / "examples" / "profile_minhash"
+
+
+def minhash_phases() -> str:
+    """Per-shingle cost of each MinHash step from the Rust example, when it is built
+    (``cargo build --release --example profile_minhash``); empty otherwise."""
+    if not PROFILE_MINHASH.is_file():
+        return ""
+    corpus = _common.corpus_path("bench-mixed.jsonl.gz")
+    out = subprocess.run(
+        [str(PROFILE_MINHASH), str(corpus), "20"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    rows = []
+    for line in out[1:]:
+        name, sep, rest = line.partition("\t")
+        if sep and rest.endswith("ns/shingle"):
+            rows.append([name.strip(), rest.removesuffix("ns/shingle").strip()])
+    table = _common.markdown_table(["step (per 5-word shingle)", "ns"], rows)
+    return (
+        f"Where the time goes ({out[0]}; on-CPU time of one thread, best of 5 rounds; "
+        f"`cargo run --release --example profile_minhash`):\n\n{table}"
+    )
 
 
 # --------------------------------------------------------------------------- part 2

@@ -181,7 +181,7 @@ impl Tiles {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `Simd::Avx2` is only set after run-time detection.
             Simd::Avx2 => unsafe { x86::legacy_avx2(a, b, hv, sig) },
-            _ => legacy_tiles::<8>(a, b, hv, sig),
+            _ => legacy_plain(a, b, hv, sig),
         }
     }
 
@@ -227,6 +227,24 @@ fn legacy_tiles<const T: usize>(a: &[u64], b: &[u64], hv: &[u64], sig: &mut [u32
         for &h in hv {
             let x = a[j].wrapping_mul(h).wrapping_add(b[j]);
             sig[j] = sig[j].min(mod_mersenne(x) as u32);
+        }
+    }
+}
+
+/// `legacy` one slot at a time: the reference, and the path for CPUs without AVX2. On
+/// baseline x86-64 (SSE2: no 64-bit multiply, compare or minimum in vectors) scalar code
+/// beats what the vectorizer makes of the tile loop, so the reduction here branches.
+fn legacy_plain(a: &[u64], b: &[u64], hv: &[u64], sig: &mut [u32]) {
+    for &h in hv {
+        for ((s, &ak), &bk) in sig.iter_mut().zip(a).zip(b) {
+            let x = ak.wrapping_mul(h).wrapping_add(bk);
+            let r = (x & MERSENNE_PRIME) + (x >> 61);
+            let r = if r >= MERSENNE_PRIME {
+                r - MERSENNE_PRIME
+            } else {
+                r
+            };
+            *s = (*s).min(r as u32);
         }
     }
 }
