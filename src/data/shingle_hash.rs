@@ -208,10 +208,9 @@ mod shani {
     };
 
     #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-    unsafe fn spans(buf: &[u8], spans: &[(u32, u32)], out: &mut Vec<u64>) {
+    unsafe fn spans(buf: &[u8], spans: &[(usize, usize)], out: &mut Vec<u64>) {
         let (abcd0, e0) = init();
         for &(s, e) in spans {
-            let (s, e) = (s as usize, e as usize);
             let len = e - s;
             if len > 55 {
                 out.push(any(&buf[s..e]));
@@ -251,7 +250,7 @@ mod shani {
     }
 
     /// Hashes of the shingles `spans` of `buf` (64 readable bytes after each start).
-    pub fn hash_spans(buf: &[u8], spans_: &[(u32, u32)], out: &mut Vec<u64>) {
+    pub fn hash_spans(buf: &[u8], spans_: &[(usize, usize)], out: &mut Vec<u64>) {
         assert!(available());
         // SAFETY: the SHA extensions are present (checked above).
         unsafe { spans(buf, spans_, out) }
@@ -264,7 +263,7 @@ mod shani {
         false
     }
 
-    pub fn hash_spans(_buf: &[u8], _spans: &[(u32, u32)], _out: &mut Vec<u64>) {
+    pub fn hash_spans(_buf: &[u8], _spans: &[(usize, usize)], _out: &mut Vec<u64>) {
         unreachable!("no SHA extensions on this architecture")
     }
 }
@@ -280,8 +279,8 @@ mod tests {
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
         let mut buf = Vec::new();
         let mut spans = Vec::new();
-        for len in 0..300u32 {
-            let start = buf.len() as u32;
+        for len in 0..300usize {
+            let start = buf.len();
             for _ in 0..len {
                 state ^= state << 13;
                 state ^= state >> 7;

@@ -95,7 +95,7 @@ fn chunk_masks(chunk: &[u8; 64]) -> (u64, u64) {
 
 /// Word byte spans of `text` as Python's `str.split()` finds them, into `starts` and
 /// `ends` (cleared first; equal lengths on return).
-pub fn word_spans(text: &str, starts: &mut Vec<u32>, ends: &mut Vec<u32>) {
+pub fn word_spans(text: &str, starts: &mut Vec<usize>, ends: &mut Vec<usize>) {
     starts.clear();
     ends.clear();
     let bytes = text.as_bytes();
@@ -136,11 +136,11 @@ pub fn word_spans(text: &str, starts: &mut Vec<u32>, ends: &mut Vec<u32>) {
         let mut s = !space & before;
         let mut e = space & !before;
         while s != 0 {
-            starts.push((base + s.trailing_zeros() as usize) as u32);
+            starts.push(base + s.trailing_zeros() as usize);
             s &= s - 1;
         }
         while e != 0 {
-            ends.push((base + e.trailing_zeros() as usize) as u32);
+            ends.push(base + e.trailing_zeros() as usize);
             e &= e - 1;
         }
         prev_space = space >> 63;
@@ -149,7 +149,7 @@ pub fn word_spans(text: &str, starts: &mut Vec<u32>, ends: &mut Vec<u32>) {
     // Padding bytes are spaces, so only a text whose length is a multiple of 64 can end
     // inside a word here.
     if starts.len() > ends.len() {
-        ends.push(len as u32);
+        ends.push(len);
     }
     ends.truncate(starts.len());
 }
@@ -161,10 +161,10 @@ pub const PAD: usize = 64;
 /// Reusable buffers for shingling one document after another.
 #[derive(Default)]
 pub struct ShingleScratch {
-    starts: Vec<u32>,
-    ends: Vec<u32>,
+    starts: Vec<usize>,
+    ends: Vec<usize>,
     buf: Vec<u8>,
-    spans: Vec<(u32, u32)>,
+    spans: Vec<(usize, usize)>,
 }
 
 /// A document's shingles as spans of one buffer: the words joined by single spaces
@@ -172,13 +172,13 @@ pub struct ShingleScratch {
 /// bytes. Every shingle is then one contiguous slice, with no per-shingle copy.
 pub struct Prepared<'a> {
     pub buf: &'a [u8],
-    pub spans: &'a [(u32, u32)],
+    pub spans: &'a [(usize, usize)],
 }
 
 impl Prepared<'_> {
     #[inline]
-    pub fn shingle(&self, span: (u32, u32)) -> &[u8] {
-        &self.buf[span.0 as usize..span.1 as usize]
+    pub fn shingle(&self, span: (usize, usize)) -> &[u8] {
+        &self.buf[span.0..span.1]
     }
 }
 
@@ -223,21 +223,20 @@ impl Shingling {
                 let mut run = 0usize;
                 for k in 0..=words {
                     let run_ends = k == words
-                        || (k > 0
-                            && (starts[k] - ends[k - 1] != 1
-                                || bytes[ends[k - 1] as usize] != b' '));
+                        || (k > 0 && (starts[k] - ends[k - 1] != 1 || bytes[ends[k - 1]] != b' '));
                     if !run_ends || k == 0 {
                         continue;
                     }
                     if run > 0 {
                         buf.push(b' ');
                     }
-                    let (from, to) = (starts[run] as usize, ends[k - 1] as usize);
-                    let shift = buf.len() as i64 - from as i64;
+                    let (from, to) = (starts[run], ends[k - 1]);
+                    // Joining only removes bytes, so words move towards the start.
+                    let shift = from - buf.len();
                     buf.extend_from_slice(&bytes[from..to]);
                     for w in run..k {
-                        starts[w] = (starts[w] as i64 + shift) as u32;
-                        ends[w] = (ends[w] as i64 + shift) as u32;
+                        starts[w] -= shift;
+                        ends[w] -= shift;
                     }
                     run = k;
                 }
@@ -258,9 +257,9 @@ impl Shingling {
                             .iter()
                             .enumerate()
                             .filter(|&(_, &b)| (b as i8) >= -0x40)
-                            .map(|(i, _)| i as u32),
+                            .map(|(i, _)| i),
                     );
-                    starts.push(bytes.len() as u32);
+                    starts.push(bytes.len());
                     let chars = starts.len() - 1;
                     let windows = chars.saturating_sub(self.n) + 1;
                     spans
@@ -285,10 +284,7 @@ mod tests {
     fn fast_words(text: &str) -> Vec<&str> {
         let (mut s, mut e) = (Vec::new(), Vec::new());
         word_spans(text, &mut s, &mut e);
-        s.iter()
-            .zip(&e)
-            .map(|(&a, &b)| &text[a as usize..b as usize])
-            .collect()
+        s.iter().zip(&e).map(|(&a, &b)| &text[a..b]).collect()
     }
 
     fn words(text: &str, n: usize) -> Vec<String> {
