@@ -9,11 +9,13 @@
 //!
 //! The permutations are processed in tiles that stay in vector registers while every
 //! hash of the document streams past (tile-outer, hash-inner), so a signature slot is
-//! loaded and stored once per document instead of once per shingle. The same plain Rust
-//! tile loop is compiled three times: for AVX-512, for AVX2 (both picked at run time with
-//! `is_x86_feature_detected!`) and for the baseline target, which is the reference; the
-//! arithmetic is written so the vectorizer needs no 64-bit division or compare (the
-//! Mersenne reduction is `(x & p) + (x >> 61)` then `min(r, r - p)`).
+//! loaded and stored once per document instead of once per shingle. The plain Rust tile
+//! loops are compiled for AVX-512 and AVX2 (picked at run time with
+//! `is_x86_feature_detected!`); `legacy` on AVX2 is written with intrinsics instead (the
+//! vectorizer emulates 64-bit multiplies and compares there). On other CPUs, and as the
+//! reference the tests compare every vector path against, plain scalar loops run. The
+//! Mersenne reduction needs no division or compare: `(x & p) + (x >> 61)`, then
+//! `min(r, r - p)`.
 
 use crate::error::{CoreError, CoreResult};
 
@@ -199,7 +201,9 @@ impl Tiles {
     }
 }
 
-/// `legacy` over tiles of `T` permutations, then the remainder one by one.
+/// `legacy` over tiles of `T` permutations, then the remainder one by one (the
+/// AVX-512 copy; other CPUs use [`legacy_plain`] or the AVX2 intrinsics).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[inline(always)]
 fn legacy_tiles<const T: usize>(a: &[u64], b: &[u64], hv: &[u64], sig: &mut [u32]) {
     let k = sig.len();
