@@ -305,6 +305,41 @@ mod tests {
         assert!(words(" \t ", 2).is_empty());
     }
 
+    /// Shingles from the joined buffer equal the words of `str.split()` joined by one
+    /// space, window by window, whatever the gaps between the words were.
+    #[test]
+    fn joined_shingles_match_the_plain_definition() {
+        let texts = [
+            "a b c d e f g",
+            "a  b\nc\u{3000}d \te f",
+            "  lead and trail  ",
+            "x\u{85}y\u{a0}z w v u t s",
+            "one",
+            "",
+        ];
+        for text in texts {
+            for n in 1..=4 {
+                let words = reference_words(text);
+                let mut want: Vec<String> = Vec::new();
+                if !words.is_empty() {
+                    for start in 0..words.len().saturating_sub(n) + 1 {
+                        want.push(words[start..(start + n).min(words.len())].join(" "));
+                    }
+                }
+                let shingling = Shingling::new(ShingleKind::Word, n).unwrap();
+                let mut got = Vec::new();
+                shingling.for_each(text, |b| got.push(String::from_utf8(b.to_vec()).unwrap()));
+                assert_eq!(got, want, "{text:?} n={n}");
+            }
+        }
+        let chars = Shingling::new(ShingleKind::Char, 2).unwrap();
+        let mut got = Vec::new();
+        chars.for_each("aé日", |b| {
+            got.push(String::from_utf8(b.to_vec()).unwrap())
+        });
+        assert_eq!(got, vec!["aé", "é日"]);
+    }
+
     #[test]
     fn fast_word_scan_matches_python_split() {
         let pieces = [
