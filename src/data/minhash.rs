@@ -2,265 +2,69 @@
 //!
 //! A shingle is hashed with datasketch's `sha1_hash32` (the first four bytes of its SHA-1
 //! digest, read little-endian) and pushed through each permutation; a signature slot is
-//! the minimum over the document's shingles. Two permutation schemes are reproduced:
-//!
-//! * `legacy` (datasketch < 2.0, still selectable): `((a * h + b) mod 2^64) mod (2^61 - 1)`
-//!   masked to 32 bits. The `mod 2^64` is numpy's uint64 wraparound, which datasketch
-//!   relies on without saying so; dropping it changes the signatures.
-//! * `affine32` (datasketch 2.x default): `h' = fmix32(h)`, then `a * h' + b mod 2^32`.
+//! the minimum over the document's shingles. The three steps live in their own modules:
+//! [`super::shingles`] (what a shingle is), [`super::shingle_hash`] (SHA-1, with the x86
+//! SHA extensions when present) and [`super::permute`] (the permutation schemes, in
+//! vector registers when AVX2 / AVX-512 are present).
 //!
 //! The permutation parameters come from numpy's `RandomState(seed)` on the Python side,
 //! so they are passed in rather than re-derived here.
 
 use rayon::prelude::*;
-use sha1::{Digest, Sha1};
 
-use crate::error::{CoreError, CoreResult};
+pub use super::permute::{Permutations, MAX_HASH};
+use super::shingle_hash::ShingleHasher;
+pub use super::shingles::{ShingleKind, ShingleScratch, Shingling};
 
-const MERSENNE_PRIME: u64 = (1 << 61) - 1;
-const MAX_HASH: u32 = u32::MAX;
-
-/// How a document is cut into shingles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShingleKind {
-    /// `n` consecutive whitespace-separated words joined by one space.
-    Word,
-    /// `n` consecutive Unicode code points.
-    Char,
+/// Buffers reused from one document to the next by one worker thread.
+#[derive(Default)]
+pub struct MinHasher {
+    scratch: ShingleScratch,
+    hasher: ShingleHasher,
+    hashes: Vec<u64>,
+    mixed: Vec<u64>,
 }
 
-impl ShingleKind {
-    pub fn parse(s: &str) -> CoreResult<ShingleKind> {
-        match s {
-            "word" => Ok(ShingleKind::Word),
-            "char" => Ok(ShingleKind::Char),
-            _ => Err(CoreError::Config(format!(
-                "unknown shingle kind {s:?}; use \"word\" or \"char\""
-            ))),
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shingling {
-    pub kind: ShingleKind,
-    pub n: usize,
-}
-
-/// Python's `str.split()` whitespace: Unicode White_Space plus the four ASCII
-/// information separators (U+001C..U+001F) that Python also splits on.
-#[inline]
-fn is_py_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
-/// Byte spans of the words of `text` as Python's `str.split()` finds them (ASCII bytes
-/// are classified by a table check; other characters by `is_py_space`).
-fn word_spans(text: &str) -> Vec<(usize, usize)> {
-    let bytes = text.as_bytes();
-    let mut spans = Vec::new();
-    let mut start: Option<usize> = None;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        let (space, width) = if b < 0x80 {
-            (matches!(b, b'\t'..=b'\r' | 0x1c..=0x20), 1)
-        } else {
-            let c = text[i..].chars().next().unwrap_or(' ');
-            (is_py_space(c), c.len_utf8())
-        };
-        match (space, start) {
-            (true, Some(s)) => {
-                spans.push((s, i));
-                start = None;
-            }
-            (false, None) => start = Some(i),
-            _ => {}
-        }
-        i += width;
-    }
-    if let Some(s) = start {
-        spans.push((s, bytes.len()));
-    }
-    spans
-}
-
-impl Shingling {
-    pub fn new(kind: ShingleKind, n: usize) -> CoreResult<Shingling> {
-        if n == 0 {
-            return Err(CoreError::Config(
-                "shingle size n must be >= 1; use n=5 for word shingles".into(),
-            ));
-        }
-        Ok(Shingling { kind, n })
+impl MinHasher {
+    /// The fastest hashing and permutation paths this CPU supports.
+    pub fn new() -> MinHasher {
+        MinHasher::default()
     }
 
-    /// Calls `f` with the UTF-8 bytes of every shingle of `text`, in document order
-    /// (repeats included). A document shorter than `n` units is one shingle; an empty
-    /// one (no words / no code points) has none.
-    pub fn for_each(&self, text: &str, mut f: impl FnMut(&[u8])) {
-        match self.kind {
-            ShingleKind::Word => {
-                let bytes = text.as_bytes();
-                let spans = word_spans(text);
-                if spans.is_empty() {
-                    return;
-                }
-                // bad[k]: gaps among the first k that are not exactly one ASCII space. A
-                // window whose gaps are all single spaces is its own joined shingle, so
-                // it is hashed in place instead of being copied into the buffer.
-                let mut bad = Vec::with_capacity(spans.len());
-                bad.push(0u32);
-                for w in spans.windows(2) {
-                    let single = w[1].0 == w[0].1 + 1 && bytes[w[0].1] == b' ';
-                    bad.push(bad[bad.len() - 1] + u32::from(!single));
-                }
-                let mut buf: Vec<u8> = Vec::with_capacity(64);
-                let windows = spans.len().saturating_sub(self.n) + 1;
-                for start in 0..windows {
-                    let stop = (start + self.n).min(spans.len());
-                    if bad[stop - 1] == bad[start] {
-                        f(&bytes[spans[start].0..spans[stop - 1].1]);
-                        continue;
-                    }
-                    buf.clear();
-                    for (k, &(a, b)) in spans[start..stop].iter().enumerate() {
-                        if k > 0 {
-                            buf.push(b' ');
-                        }
-                        buf.extend_from_slice(&bytes[a..b]);
-                    }
-                    f(&buf);
-                }
-            }
-            ShingleKind::Char => {
-                if text.is_empty() {
-                    return;
-                }
-                let mut bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
-                bounds.push(text.len());
-                let chars = bounds.len() - 1;
-                let windows = chars.saturating_sub(self.n) + 1;
-                let bytes = text.as_bytes();
-                for start in 0..windows {
-                    let stop = (start + self.n).min(chars);
-                    f(&bytes[bounds[start]..bounds[stop]]);
-                }
-            }
-        }
-    }
-}
-
-/// datasketch's `sha1_hash32` and `sha1_hash64` from one digest.
-#[inline]
-fn sha1_hashes(data: &[u8]) -> (u32, u64) {
-    let d = Sha1::digest(data);
-    let h32 = u32::from_le_bytes([d[0], d[1], d[2], d[3]]);
-    let h64 = u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]]);
-    (h32, h64)
-}
-
-/// The MurmurHash3 32-bit finalizer (datasketch's `_fmix` at width 32).
-#[inline]
-fn fmix32(mut h: u32) -> u32 {
-    h ^= h >> 16;
-    h = h.wrapping_mul(0x85EB_CA6B);
-    h ^= h >> 13;
-    h = h.wrapping_mul(0xC2B2_AE35);
-    h ^ (h >> 16)
-}
-
-/// `x mod (2^61 - 1)` for any u64 without a division.
-#[inline]
-fn mod_mersenne(x: u64) -> u64 {
-    let r = (x & MERSENNE_PRIME) + (x >> 61);
-    if r >= MERSENNE_PRIME {
-        r - MERSENNE_PRIME
-    } else {
-        r
-    }
-}
-
-/// Permutation parameters of one scheme.
-#[derive(Clone, Debug)]
-pub enum Permutations {
-    Legacy { a: Vec<u64>, b: Vec<u64> },
-    Affine32 { a: Vec<u32>, b: Vec<u32> },
-}
-
-impl Permutations {
-    pub fn new(scheme: &str, a: &[u64], b: &[u64]) -> CoreResult<Permutations> {
-        if a.len() != b.len() || a.is_empty() {
-            return Err(CoreError::Config(format!(
-                "permutation arrays must be non-empty and of equal length (got {} and {})",
-                a.len(),
-                b.len()
-            )));
-        }
-        match scheme {
-            "legacy" => Ok(Permutations::Legacy {
-                a: a.to_vec(),
-                b: b.to_vec(),
-            }),
-            "affine32" => {
-                let narrow = |v: &[u64]| -> CoreResult<Vec<u32>> {
-                    v.iter()
-                        .map(|&x| {
-                            u32::try_from(x).map_err(|_| {
-                                CoreError::Config(format!(
-                                    "affine32 permutation parameter {x} does not fit 32 bits"
-                                ))
-                            })
-                        })
-                        .collect()
-                };
-                Ok(Permutations::Affine32 {
-                    a: narrow(a)?,
-                    b: narrow(b)?,
-                })
-            }
-            _ => Err(CoreError::Config(format!(
-                "unknown MinHash scheme {scheme:?}; use \"affine32\" (datasketch 2.x) or \"legacy\""
-            ))),
+    /// The `sha1` crate for every shingle (with [`Permutations::with_simd`] set to
+    /// `Simd::Scalar`, the reference path the fast one is tested against).
+    pub fn portable() -> MinHasher {
+        MinHasher {
+            hasher: ShingleHasher::portable(),
+            ..MinHasher::default()
         }
     }
 
-    pub fn len(&self) -> usize {
-        match self {
-            Permutations::Legacy { a, .. } => a.len(),
-            Permutations::Affine32 { a, .. } => a.len(),
-        }
+    /// `sha1_hash64` of every shingle of `text`, in document order (repeats kept).
+    pub fn shingle_hashes(&mut self, text: &str, shingling: &Shingling) -> &[u64] {
+        self.hashes.clear();
+        let doc = shingling.prepare(text, &mut self.scratch);
+        self.hasher.hash_all(&doc, &mut self.hashes);
+        &self.hashes
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Folds one shingle hash into `sig` (elementwise minimum).
-    #[inline]
-    fn update(&self, h: u32, sig: &mut [u32]) {
-        match self {
-            Permutations::Legacy { a, b } => {
-                let hv = h as u64;
-                for ((s, &ak), &bk) in sig.iter_mut().zip(a).zip(b) {
-                    let phv = mod_mersenne(ak.wrapping_mul(hv).wrapping_add(bk)) as u32;
-                    *s = (*s).min(phv);
-                }
-            }
-            Permutations::Affine32 { a, b } => {
-                let hv = fmix32(h);
-                for ((s, &ak), &bk) in sig.iter_mut().zip(a).zip(b) {
-                    *s = (*s).min(ak.wrapping_mul(hv).wrapping_add(bk));
-                }
-            }
-        }
+    /// MinHash signature of one document into `sig` (`perms.len()` slots).
+    pub fn signature_into(
+        &mut self,
+        text: &str,
+        shingling: &Shingling,
+        perms: &Permutations,
+        sig: &mut [u32],
+    ) {
+        sig.fill(MAX_HASH);
+        self.shingle_hashes(text, shingling);
+        perms.update(&self.hashes, &mut self.mixed, sig);
     }
 }
 
 /// MinHash signature of one document into `sig` (`perms.len()` slots).
 pub fn signature_into(text: &str, shingling: &Shingling, perms: &Permutations, sig: &mut [u32]) {
-    sig.fill(MAX_HASH);
-    shingling.for_each(text, |sh| perms.update(sha1_hashes(sh).0, sig));
+    MinHasher::new().signature_into(text, shingling, perms, sig)
 }
 
 /// Signatures of many documents, row-major `[texts.len() * perms.len()]`, computed in
@@ -275,15 +79,16 @@ pub fn signatures<S: AsRef<str> + Sync>(
     out.par_chunks_mut(k)
         .zip(texts.par_iter())
         .with_min_len(16)
-        .for_each(|(row, text)| signature_into(text.as_ref(), shingling, perms, row));
+        .for_each_init(MinHasher::new, |worker, (row, text)| {
+            worker.signature_into(text.as_ref(), shingling, perms, row)
+        });
     out
 }
 
 /// The distinct shingles of `text` as sorted 64-bit hashes (`sha1_hash64`), for exact
 /// Jaccard verification of candidate pairs.
 pub fn shingle_set(text: &str, shingling: &Shingling) -> Vec<u64> {
-    let mut set = Vec::new();
-    shingling.for_each(text, |sh| set.push(sha1_hashes(sh).1));
+    let mut set = MinHasher::new().shingle_hashes(text, shingling).to_vec();
     set.sort_unstable();
     set.dedup();
     set
@@ -312,41 +117,77 @@ pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::permute::Simd;
     use super::*;
-
-    fn words(text: &str, n: usize) -> Vec<String> {
-        let s = Shingling::new(ShingleKind::Word, n).unwrap();
-        let mut out = Vec::new();
-        s.for_each(text, |b| out.push(String::from_utf8(b.to_vec()).unwrap()));
-        out
-    }
 
     #[test]
     fn seed_example_jaccard_is_one_third() {
-        assert_eq!(words("The cat sleeps.", 2), vec!["The cat", "cat sleeps."]);
         let s = Shingling::new(ShingleKind::Word, 2).unwrap();
         let a = shingle_set("The cat sleeps.", &s);
         let b = shingle_set("The cat wakes.", &s);
         assert!((jaccard(&a, &b) - 1.0 / 3.0).abs() < 1e-12);
     }
 
+    /// The fast path (batched SHA extensions, vector permutations) against the reference
+    /// path (the `sha1` crate per shingle, scalar permutations) on mixed-script texts
+    /// with long words, odd gaps and repeats.
     #[test]
-    fn short_documents_are_one_shingle() {
-        assert_eq!(words("one\u{1f}two", 5), vec!["one two"]);
-        assert!(words(" \t ", 2).is_empty());
-    }
-
-    #[test]
-    fn mersenne_reduction_matches_modulo() {
-        for x in [
-            0u64,
-            1,
-            MERSENNE_PRIME,
-            MERSENNE_PRIME + 5,
-            u64::MAX,
-            1 << 62,
+    fn fast_signatures_match_the_reference_path() {
+        let words = [
+            "the",
+            "cat",
+            "sleeps.",
+            "Übergrößenträger",
+            "日本語のテキスト",
+            "ok",
+            "a-very-long-hyphenated-compound-word-that-crosses-a-block",
+            "\u{a0}",
+            "\n\n",
+            "  ",
+            "\t",
+            "\u{3000}",
+            "x",
+        ];
+        let mut state = 0x1234_5678_9ABC_DEF1u64;
+        let mut texts = Vec::new();
+        for len in 0..150 {
+            let mut t = String::new();
+            for _ in 0..len {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                t.push_str(words[(state % words.len() as u64) as usize]);
+                if state & 0x100 == 0 {
+                    t.push(' ');
+                }
+            }
+            texts.push(t);
+        }
+        let a: Vec<u64> = (1..=128u64)
+            .map(|i| i * 0x9E37_79B9 % ((1 << 61) - 1))
+            .collect();
+        let b: Vec<u64> = (1..=128u64)
+            .map(|i| i * 0x7F4A_7C15 % ((1 << 61) - 1))
+            .collect();
+        let a32: Vec<u64> = a.iter().map(|&x| (x as u32 | 1) as u64).collect();
+        let b32: Vec<u64> = b.iter().map(|&x| x as u32 as u64).collect();
+        for (kind, n) in [
+            (ShingleKind::Word, 5),
+            (ShingleKind::Word, 1),
+            (ShingleKind::Char, 4),
         ] {
-            assert_eq!(mod_mersenne(x), x % MERSENNE_PRIME);
+            let shingling = Shingling::new(kind, n).unwrap();
+            for (scheme, pa, pb) in [("legacy", &a, &b), ("affine32", &a32, &b32)] {
+                let fast = Permutations::new(scheme, pa, pb).unwrap();
+                let slow = fast.clone().with_simd(Simd::Scalar);
+                let mut reference = MinHasher::portable();
+                let got = signatures(&texts, &shingling, &fast);
+                for (text, row) in texts.iter().zip(got.chunks(128)) {
+                    let mut want = vec![0u32; 128];
+                    reference.signature_into(text, &shingling, &slow, &mut want);
+                    assert_eq!(row, &want[..], "{scheme} {kind:?} {text:?}");
+                }
+            }
         }
     }
 }

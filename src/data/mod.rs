@@ -2,3 +2,6 @@
 
 pub mod lsh;
 pub mod minhash;
+pub mod permute;
+pub mod shingle_hash;
+pub mod shingles;

@@ -93,3 +93,45 @@ def test_bad_options_are_typed_errors() -> None:
         MinHashParams(scheme="affine64")
     with pytest.raises(InvalidInputError, match="not str"):
         minhash_signatures([b"bytes"], MinHashParams())  # type: ignore[list-item]
+
+
+# Words and separators that stress the engine's fast paths: separators of every kind
+# (the 64-byte mask scan), runs that are and are not single-space separated (shingles in
+# place vs joined), words long enough that a shingle needs two SHA-1 blocks (> 55 bytes),
+# and permutation counts around the vector tile sizes.
+_PIECES = st.sampled_from(
+    [
+        "the",
+        "cat",
+        "Straße",
+        "猫が寝る",
+        "x" * 60,
+        "ü" * 23,
+        "—",
+        "\u3042\u3001",
+        "a\u2029b",
+    ]
+) | st.text(max_size=8)
+_SEPARATORS = st.sampled_from(
+    [" ", " ", " ", "  ", "\n", "\t\n", "\x1f", "\u00a0", "\u3000", "\x85"]
+)
+
+
+@given(
+    st.lists(st.tuples(_PIECES, _SEPARATORS), max_size=80),
+    st.sampled_from([1, 33, 128, 130]),
+    st.sampled_from(["affine32", "legacy"]),
+    st.integers(1, 6),
+)
+def test_engine_equals_datasketch_on_generated_documents(
+    parts: list[tuple[str, str]], num_perm: int, scheme: str, n: int
+) -> None:
+    text = "".join(word + sep for word, sep in parts)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return  # lone surrogates are refused (tested above)
+    p = MinHashParams(num_perm=num_perm, seed=11, n=n, scheme=scheme)
+    got = minhash_signatures([text, text[: len(text) // 2]], p)
+    for row, t in zip(got, [text, text[: len(text) // 2]], strict=True):
+        np.testing.assert_array_equal(row.astype(np.uint64), _datasketch(t, p))

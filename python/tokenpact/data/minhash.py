@@ -143,9 +143,6 @@ def minhash_signatures(
     """Signatures ``[len(texts), num_perm]`` (uint32) computed in Rust, GIL released."""
     p = params or MinHashParams()
     items = list(texts)
-    for i, t in enumerate(items):
-        if not isinstance(t, str):
-            raise InvalidInputError(f"text {i} is {type(t).__name__}, not str")
     a, b = p.permutations
     try:
         sig: NDArray[np.uint32] = _native.minhash_signatures(
@@ -153,4 +150,11 @@ def minhash_signatures(
         )
     except UnicodeEncodeError as exc:
         raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
+    except TypeError:
+        # The native call refuses a non-str item; name it. (Checking every item up front
+        # is a serial Python loop that the engine's threads would wait for.)
+        for i, t in enumerate(items):
+            if not isinstance(t, str):
+                raise InvalidInputError(f"text {i} is {type(t).__name__}, not str") from None
+        raise
     return sig
