@@ -181,6 +181,26 @@ impl Normalizer {
         })
     }
 
+    /// For streaming encoders (`runtime::stream_encode`): the most bytes one normalizer
+    /// step can read from where it starts (a rule or user piece match, a character, the
+    /// byte after a combining-mark lead), given the longest user piece; None unless spaces
+    /// are escaped to U+2581 as a prefix and a plain ASCII space is its own step that no
+    /// rule or user piece starts with (then a cut before it is understood, see there).
+    pub fn stream_reach(&self, longest_user_piece: usize) -> Option<usize> {
+        let cfg = &self.cfg;
+        if !cfg.escape_whitespaces || cfg.treat_whitespace_as_suffix {
+            return None;
+        }
+        if self.class[b' ' as usize] != SPACE {
+            return None;
+        }
+        let rules = match &self.charsmap {
+            Some(map) => map.trie.max_key_len(64, 1 << 20)?,
+            None => 0,
+        };
+        Some(rules.max(longest_user_piece).max(4))
+    }
+
     /// SentencePiece's `NormalizePrefix`: (replacement, bytes consumed) for the start.
     #[inline]
     fn prefix<'a>(&'a self, input: &'a [u8]) -> (&'a [u8], usize) {

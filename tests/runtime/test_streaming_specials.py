@@ -74,8 +74,9 @@ RULES = {
     "unigram-metaspace-never": ("metaspace", True),
     "unigram-metaspace-first": ("metaspace", True),
     "mistral-hf-bytefallback": ("specials", True),
-    "mistral-sp-v3": ("specials", False),
 }
+# SentencePiece .model files: the Python reference runs `specials`; the native path
+# runs the stronger `sentencepiece` rule (tests/runtime/test_streaming_sentencepiece.py).
 
 
 def _spellings(tok) -> list[str]:
@@ -206,8 +207,10 @@ def test_specials_rule_needs_recognized_spellings() -> None:
     """Families without a proven cut inside text hold everything unless spellings are
     recognized; with them, only the spellings cut."""
     tok = _get("mistral-sp-v3")
-    assert StreamingEncoder(tok).rule == "hold"
-    assert StreamingEncoder(tok, allowed_special="all").rule == "specials"
+    assert StreamingEncoder(tok, native=False).rule == "hold"
+    assert StreamingEncoder(tok, allowed_special="all", native=False).rule == "specials"
+    # Natively, a BPE .model has a proven cut inside a sentence.
+    assert StreamingEncoder(tok).rule == "sentencepiece"
     assert family("minilm-wordpiece") is not None  # loaded for the rules above
 
 
