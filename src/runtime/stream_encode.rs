@@ -363,8 +363,8 @@ impl StreamEncoder {
         };
         if let (CutRule::Pretokens(_), Backend::Pipeline(core)) = (rule, &backend) {
             if core.normalizer.is_some() || core.pretok.rewrite.is_some() {
-            return Err(CoreError::Config(
-                "the pretokens rule needs a tokenizer without a normalizer or a \
+                return Err(CoreError::Config(
+                    "the pretokens rule needs a tokenizer without a normalizer or a \
                  pre-tokenizer rewrite; use StreamingEncoder, which picks a rule"
                         .into(),
                 ));
