@@ -1,8 +1,8 @@
 //! The push path of `tokenpact.runtime.StreamingEncoder` in one object, so a push costs
 //! one call instead of a UTF-8 decode, a scan call and an encode call from Python.
 //!
-//! The rules are the Python reference's (`stream_encode.py`), step for step, so both
-//! commit the same IDs after every push: the undecided text is rescanned on every push
+//! The rules are the Python reference's (`stream_encode.py`), step for step (but see
+//! `Pretokens` and `SentencePiece` below): the undecided text is rescanned on every push
 //! while it is at most `SCAN_ALWAYS_BELOW` bytes long (UTF-8) and afterwards only once
 //! it has doubled since the last scan (linear total work on a run with no boundary). A scan
 //! finds the longest prefix no continuation can change:
@@ -11,7 +11,9 @@
 //!   has arrived and no other spelling can match at its start: the text before it and
 //!   its ID are final, and the scan goes on after it;
 //! - before the first position where a spelling may start, the family's rule decides:
-//!   `Pretokens` commits the pre-tokens `Builtin::final_pretokens` proves final,
+//!   `Pretokens` commits the pre-tokens `Builtin::final_pretoken_ends` proves final
+//!   (encoded as scanned, so it may commit a little more than the Python reference,
+//!   which encodes the prefix alone and so needs `final_pretokens`' extra check),
 //!   `Whitespace` cuts right before the last ASCII whitespace character (WordPiece),
 //!   `Metaspace` right before the last ASCII space, `Specials` nowhere,
 //!   `SentencePiece` right before the last `▁` (an ASCII space) that follows another
@@ -293,7 +295,6 @@ pub struct StreamEncoder {
     scan_step: usize,
     /// Scratch: the ends of the final pre-tokens of the last scan.
     ends: Vec<usize>,
-    reach: Vec<usize>,
     /// Every ID committed since the last `reset` (finish included).
     committed: Vec<u32>,
 }
@@ -383,7 +384,6 @@ impl StreamEncoder {
             scanned: 0,
             scan_step,
             ends: Vec::new(),
-            reach: Vec::new(),
             committed: Vec::new(),
         })
     }
@@ -640,7 +640,9 @@ impl StreamEncoder {
         let head = &buf[..limit];
         let cut = match self.rule {
             CutRule::Pretokens(builtin) => {
-                let cut = builtin.final_pretokens(head, &mut self.ends, &mut self.reach);
+                // Every final pre-token, encoded as scanned (`final_pretoken_ends`): no
+                // check that the prefix alone splits the same, and no look-ahead tracking.
+                let cut = builtin.final_pretoken_ends(head, &mut self.ends);
                 for end in &mut self.ends {
                     *end += start;
                 }

@@ -45,10 +45,12 @@ Work per push is bounded: the buffer is rescanned on every push while it is shor
 (4096 bytes of UTF-8) and afterwards only each time it has doubled, so a 10 MB run with
 no boundary costs linear time (commits then come later, never wrong).
 
-This module is the reference. Every rule but ``hold`` runs the same steps in Rust for
-the pipeline engines of ``tokenpact._native.Engine`` (``_native.StreamingCore``,
-``src/runtime/stream_encode.rs``) with identical commits after every push;
-``native=False`` keeps this path.
+This module is the reference. Every rule but ``hold`` runs in Rust for the pipeline
+engines of ``tokenpact._native.Engine`` (``_native.StreamingCore``,
+``src/runtime/stream_encode.rs``): the same steps with identical commits, except that
+under ``pretokens`` Rust encodes each final pre-token as scanned (so it needs no check
+that the prefix splits the same alone, and commits at least as much); the
+``sentencepiece`` rule is Rust only. ``native=False`` keeps this path.
 """
 
 from __future__ import annotations
@@ -164,7 +166,9 @@ class StreamingEncoder:
     """Encode a stream of text chunks; return IDs as soon as they are final.
 
     ``native=False`` keeps the Python reference path even where the Rust one applies
-    (both commit the same IDs after every push; the tests compare them).
+    (both are exact after every push; the native ``pretokens`` and ``sentencepiece``
+    rules may commit more than the reference, see docs/RUNTIME.md; the tests compare
+    them).
 
     ``scan_step``: the new bytes a push must bring since the last scan before the tail
     is scanned again (0, the default: every push scans, IDs are committed as soon as
