@@ -2,6 +2,8 @@
 //! whitespace removal and whitespace escaping to U+2581, with a map from every
 //! normalized byte back to the original byte offset (SentencePiece's `norm_to_orig`).
 
+use std::sync::OnceLock;
+
 use super::trie::{DartsArray, PieceTrie};
 use crate::error::{CoreError, CoreResult};
 
@@ -79,6 +81,9 @@ pub struct Normalizer {
     /// space no rule or user piece touches (the usual case), GENERAL otherwise (every
     /// non-ASCII byte). Runs of such bytes skip the per-character lookups.
     class: [u8; 256],
+    /// The longest charsmap rule (`stream_reach`), found once on first use: walking the
+    /// trie takes tens of milliseconds, too much for every streaming encoder.
+    longest_rule: OnceLock<Option<usize>>,
 }
 
 // Byte classes of `Normalizer::class`.
@@ -178,6 +183,7 @@ impl Normalizer {
             cfg,
             user,
             class,
+            longest_rule: OnceLock::new(),
         })
     }
 
@@ -194,10 +200,14 @@ impl Normalizer {
         if self.class[b' ' as usize] != SPACE {
             return None;
         }
-        let rules = match &self.charsmap {
-            Some(map) => map.trie.max_key_len(64, 1 << 20)?,
-            None => 0,
-        };
+        let rules = self
+            .longest_rule
+            .get_or_init(|| match &self.charsmap {
+                Some(map) => map.trie.max_key_len(64, 1 << 20),
+                None => Some(0),
+            })
+            .as_ref()
+            .copied()?;
         Some(rules.max(longest_user_piece).max(4))
     }
 
