@@ -8,7 +8,7 @@ inside code points, recognized spellings whole or split): ``concat(pushes) + fin
 tok.encode(text received so far)`` (what is committed is final for the empty
 continuation too). Models: Mistral's released BPE ``.model`` files (identity
 normalizer, spaces kept) and BPE models trained here with SentencePiece's ``nmt_nfkc``
-charsmap, extra-whitespace removal and with/without the dummy prefix; a Unigram model
+charsmap or none, with/without extra-whitespace removal and the dummy prefix; a Unigram model
 keeps the ``hold``/``specials`` rules.
 """
 
@@ -28,7 +28,14 @@ from tokenpact.runtime import StreamingEncoder
 from .families import family, texts
 
 MISTRAL = ["mistral-sp-v1", "mistral-sp-v3", "mistral-sp-v7"]
-TRAINED = ["bpe-nfkc", "bpe-nfkc-no-prefix", "bpe-identity-keep-spaces"]
+# Every combination of remove_extra_whitespaces and add_dummy_prefix: the tail after a
+# cut is normalized "in the middle", which each combination derives differently.
+TRAINED = [
+    "bpe-nfkc",
+    "bpe-nfkc-no-prefix",
+    "bpe-identity-keep-spaces",
+    "bpe-identity-keep-spaces-no-prefix",
+]
 
 
 @functools.cache
@@ -53,6 +60,12 @@ def _trained(kind: str):
             "remove_extra_whitespaces": False,
             "byte_fallback": True,
             "user_defined_symbols": ["<tool>", "[REF]"],
+        },
+        "bpe-identity-keep-spaces-no-prefix": {
+            "model_type": "bpe",
+            "normalization_rule_name": "identity",
+            "remove_extra_whitespaces": False,
+            "add_dummy_prefix": False,
         },
         "unigram-nfkc": {"model_type": "unigram", "normalization_rule_name": "nmt_nfkc"},
     }[kind]
