@@ -360,11 +360,40 @@ def main() -> None:
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--bytes", type=int, default=2_000_000, help="corpus bytes to use")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--stream-only",
+        nargs="*",
+        metavar="MODEL",
+        help="only the streaming-encode table (no docs update), for the models whose name "
+        "contains one of these words (all when none is given)",
+    )
     args = parser.parse_args()
     texts = load_texts(corpus_path(), limit_bytes=args.bytes)
     text = "\n".join(texts)
     models = load_models()
     llama = models["Llama 3.2 (byte-level)"][0]
+    if args.stream_only is not None:
+        words = args.stream_only
+        chosen = {k: v for k, v in models.items() if not words or any(w in k for w in words)}
+        recognized = tuple(k for k in chosen if k != "Mistral v3 .model (SentencePiece)")
+        print(
+            markdown_table(
+                [
+                    "model",
+                    "rule",
+                    "text",
+                    "one-shot encode",
+                    "one-shot, 1 thread",
+                    "streamed",
+                    "streamed / one-shot",
+                    "streamed / 1 thread",
+                    "CPU: streamed / one-shot (median)",
+                    "vs re-encode prefix",
+                ],
+                bench_stream_encode(chosen, text, recognized[:1]),
+            )
+        )
+        return
     print("decode ...", file=sys.stderr)
     decode_rows = bench_decode(models, text, args.rounds)
     print("stops ...", file=sys.stderr)

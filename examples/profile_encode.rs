@@ -138,7 +138,8 @@ fn main() {
         let stream = |text: &str, ids: &mut Vec<u32>| {
             ids.clear();
             let rule = CutRule::Pretokens(Builtin::Llama3);
-            let mut enc = StreamEncoder::new(core.clone(), rule, None, true, 0).unwrap();
+            let engine = tokenpact::engine::Engine::Pipeline(core.clone());
+            let mut enc = StreamEncoder::new(&engine, rule, None, true, 0).unwrap();
             for chunk in text.as_bytes().chunks(64) {
                 enc.push_bytes(chunk, ids).unwrap();
             }

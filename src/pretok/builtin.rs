@@ -96,6 +96,29 @@ impl Builtin {
         0
     }
 
+    /// The ends of the leading pre-tokens of `text` that no continuation can change (each
+    /// one's scan never looked at the end of the text), found with the plain scanner (no
+    /// look-ahead tracking); returns the last end, 0 if none. The scanners read no byte
+    /// before the position they start from, so the pre-tokens of `text[cut..]` plus any
+    /// continuation are the whole text's after `cut`. Unlike `final_pretokens`, the cut
+    /// is not checked to split the same when `text[..cut]` is encoded alone: callers
+    /// encode these pre-tokens as they are (the native streaming encoder), never the
+    /// prefix as a new text.
+    pub fn final_pretoken_ends(self, text: &str, ends: &mut Vec<usize>) -> usize {
+        let s = Scanner::<false>::new(text.as_bytes());
+        ends.clear();
+        let mut i = 0;
+        while i < s.b.len() {
+            let end = self.next_end(&s, i);
+            if s.end_seen.get() {
+                break;
+            }
+            ends.push(end);
+            i = end;
+        }
+        ends.last().copied().unwrap_or(0)
+    }
+
     #[inline]
     fn next_end<const TRACK: bool>(self, s: &Scanner<'_, TRACK>, i: usize) -> usize {
         let end = match self {

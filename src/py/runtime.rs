@@ -332,8 +332,8 @@ impl StreamingCore {
 
 #[pymethods]
 impl StreamingCore {
-    /// `rule`: "pretokens" (with `pattern`, a built-in pattern name), "whitespace" or
-    /// "metaspace". `allowed`: the spellings `encode` recognizes (a plain matcher).
+    /// `rule`: "pretokens" (with `pattern`, a built-in pattern name), "whitespace",
+    /// "metaspace", "specials" or "sentencepiece" (a SentencePiece engine). `allowed`: the spellings `encode` recognizes (a plain matcher).
     /// `scan_step`: new bytes between scans (0: every push).
     #[new]
     #[pyo3(signature = (engine, rule, pattern=None, allowed=None, through_spellings=true, scan_step=0))]
@@ -347,18 +347,9 @@ impl StreamingCore {
         scan_step: usize,
     ) -> PyResult<Self> {
         let rule = CutRule::from_name(rule, pattern).map_err(|e| to_py(py, e))?;
-        let Some(core) = engine.get().engine.as_pipeline().cloned() else {
-            return Err(to_py(
-                py,
-                crate::error::CoreError::Config(
-                    "StreamingCore needs a pipeline engine; use StreamingEncoder, which \
-                     picks a rule"
-                        .into(),
-                ),
-            ));
-        };
         let matcher = allowed.map(|m| m.inner.clone());
-        let inner = StreamEncoder::new(core, rule, matcher, through_spellings, scan_step)
+        let source = &engine.get().engine;
+        let inner = StreamEncoder::new(source, rule, matcher, through_spellings, scan_step)
             .map_err(|e| to_py(py, e))?;
         Ok(StreamingCore {
             engine,

@@ -1,8 +1,8 @@
 //! The push path of `tokenpact.runtime.StreamingEncoder` in one object, so a push costs
 //! one call instead of a UTF-8 decode, a scan call and an encode call from Python.
 //!
-//! The rules are the Python reference's (`stream_encode.py`), step for step, so both
-//! commit the same IDs after every push: the undecided text is rescanned on every push
+//! The rules are the Python reference's (`stream_encode.py`), step for step (but see
+//! `Pretokens` and `SentencePiece` below): the undecided text is rescanned on every push
 //! while it is at most `SCAN_ALWAYS_BELOW` bytes long (UTF-8) and afterwards only once
 //! it has doubled since the last scan (linear total work on a run with no boundary). A scan
 //! finds the longest prefix no continuation can change:
@@ -11,9 +11,14 @@
 //!   has arrived and no other spelling can match at its start: the text before it and
 //!   its ID are final, and the scan goes on after it;
 //! - before the first position where a spelling may start, the family's rule decides:
-//!   `Pretokens` commits the pre-tokens `Builtin::final_pretokens` proves final,
+//!   `Pretokens` commits the pre-tokens `Builtin::final_pretoken_ends` proves final
+//!   (encoded as scanned, so it may commit a little more than the Python reference,
+//!   which encodes the prefix alone and so needs `final_pretokens`' extra check),
 //!   `Whitespace` cuts right before the last ASCII whitespace character (WordPiece),
-//!   `Metaspace` right before the last ASCII space, `Specials` nowhere.
+//!   `Metaspace` right before the last ASCII space, `Specials` nowhere,
+//!   `SentencePiece` right before the last `▁` (an ASCII space) that follows another
+//!   character in the normalized text, once every normalizer step before it has read
+//!   only bytes that arrived (see `SpmCut`).
 //!
 //! Which rule is exact for a tokenizer is decided in Python (`commit_rule`); this module
 //! only runs it.
@@ -22,10 +27,15 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
 
+use crate::engine::Engine;
 use crate::error::{CoreError, CoreResult};
 use crate::pretok::builtin::Builtin;
-use crate::special::SpecialMatcher;
+use crate::sentencepiece::{SentencePieceCore, StreamCut};
+use crate::special::{SpecialMatcher, Untrusted};
 use crate::tokenizer::CoreTokenizer;
+
+/// U+2581, SentencePiece's escaped space.
+const SPACE_SYMBOL: &[u8] = "\u{2581}".as_bytes();
 
 /// UTF-8 bytes of undecided text up to which every push rescans (as in Python).
 pub const SCAN_ALWAYS_BELOW: usize = 4096;
@@ -43,6 +53,9 @@ pub enum CutRule {
     /// Nowhere: only a decided spelling cuts (the engine encodes the text between
     /// spellings as separate inputs).
     Specials,
+    /// A SentencePiece `.model` whose sentences may be cut before a `▁` (see
+    /// `SentencePieceCore::stream_cut`).
+    SentencePiece,
 }
 
 impl CutRule {
@@ -51,6 +64,7 @@ impl CutRule {
             ("whitespace", _) => Ok(CutRule::Whitespace),
             ("metaspace", _) => Ok(CutRule::Metaspace),
             ("specials", _) => Ok(CutRule::Specials),
+            ("sentencepiece", _) => Ok(CutRule::SentencePiece),
             ("pretokens", Some(p)) => {
                 Builtin::from_name(p)
                     .map(CutRule::Pretokens)
@@ -150,8 +164,124 @@ impl Guards {
     }
 }
 
+/// Where the pending text of a SentencePiece stream starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Context {
+    /// At the start of a sentence (of the stream, or right after a spelling): `encode`
+    /// adds the dummy prefix and strips leading spaces there.
+    Start,
+    /// Inside a sentence, at an ASCII space that followed another character.
+    Mid,
+}
+
+/// The SentencePiece side of a stream: how a sentence is cut and encoded in parts.
+///
+/// A cut at input offset `c` (an ASCII space) with the normalized text at `o` is exact
+/// when (1) the normalized byte before `o` ends a character other than `▁` and a step
+/// started at `c` and wrote the `▁` at `o`, and (2) every step that started before `c`
+/// read only bytes that arrived (`c - 1 + reach <= len`): those steps, and so the
+/// normalized text before `o`, are the same for every continuation; the normalizer
+/// reaches `c` with no pending space (its state is the previous output), so the rest of
+/// the sentence normalizes as the text from `c` does "in the middle" (`normalize_mid`).
+/// No piece has `▁` after another character, so `o` is a boundary of every
+/// segmentation and BPE encodes each side alone the same (`stream_cut`). The committed
+/// part never ends in `▁`, so the end-of-sentence space stripping never reaches it.
+struct SpmCut {
+    sp: Arc<SentencePieceCore>,
+    cut: StreamCut,
+    context: Context,
+    normalized: Vec<u8>,
+    map: Vec<u32>,
+    /// End of the normalized prefix the last scan proved final.
+    proven: usize,
+}
+
+impl SpmCut {
+    /// The normalized text of `text` (no spelling in it) where the stream's context
+    /// says it starts, with the input offset per normalized byte.
+    fn normalize(&mut self, text: &str) {
+        self.sp
+            .normalize_with_map(text.as_bytes(), &mut self.normalized, &mut self.map);
+        if self.context == Context::Start || self.normalized.is_empty() {
+            return;
+        }
+        // In the middle, at a space after another character: the space writes `▁` and,
+        // with remove_extra_whitespaces, swallows the spaces after it. `normalize` of
+        // the same text at a sentence start strips those spaces and writes the dummy
+        // prefix instead (or keeps every space and adds the prefix before them).
+        match (self.cut.remove_extra_whitespaces, self.cut.add_dummy_prefix) {
+            (false, true) => {
+                self.normalized.drain(..SPACE_SYMBOL.len());
+                self.map.drain(..SPACE_SYMBOL.len());
+            }
+            (true, false) => {
+                self.normalized.splice(0..0, SPACE_SYMBOL.iter().copied());
+                self.map.splice(0..0, [0; 3]);
+            }
+            _ => {}
+        }
+    }
+
+    /// The IDs of `text` (no spelling in it) in the stream's context.
+    fn encode_sentence(&mut self, text: &str, out: &mut Vec<u32>) {
+        self.normalize(text);
+        self.sp.encode_normalized(&self.normalized, out);
+    }
+
+    /// `encode(text)` with the spellings of `matcher`, the first sentence in context.
+    fn encode(&mut self, text: &str, matcher: Option<&SpecialMatcher>, out: &mut Vec<u32>) {
+        let untrusted = Untrusted::none();
+        if self.context == Context::Start {
+            self.sp.encode(text, matcher, &untrusted, out, None);
+            return;
+        }
+        let first = matcher.and_then(|m| m.trusted_matches(text, &untrusted).next());
+        match first {
+            None => self.encode_sentence(text, out),
+            Some((s, e, idx)) => {
+                self.encode_sentence(&text[..s], out);
+                out.push(matcher.expect("a match came from it").ids[idx]);
+                self.sp.encode(&text[e..], matcher, &untrusted, out, None);
+            }
+        }
+    }
+
+    /// The byte offset in `head` (no spelling in it) of the last exact cut, 0 if none;
+    /// leaves the normalized prefix before it in `normalized[..proven]`.
+    fn final_cut(&mut self, head: &str) -> usize {
+        self.normalize(head);
+        let (norm, map) = (&self.normalized, &self.map);
+        let bytes = head.as_bytes();
+        let mut end = norm.len();
+        while let Some(o) = norm[..end]
+            .windows(SPACE_SYMBOL.len())
+            .rposition(|w| w == SPACE_SYMBOL)
+        {
+            end = o;
+            if o == 0 {
+                break;
+            }
+            if o >= SPACE_SYMBOL.len() && &norm[o - SPACE_SYMBOL.len()..o] == SPACE_SYMBOL {
+                continue; // a run of spaces: a piece may span it
+            }
+            let c = map[o] as usize;
+            if c > 0 && bytes[c] == b' ' && c - 1 + self.cut.reach <= bytes.len() {
+                // map[o - 1] < c: the output before `o` came from earlier steps.
+                self.proven = o;
+                return c;
+            }
+        }
+        0
+    }
+}
+
+enum Backend {
+    Pipeline(Arc<CoreTokenizer>),
+    SentencePiece(SpmCut),
+}
+
 pub struct StreamEncoder {
-    core: Arc<CoreTokenizer>,
+    backend: Backend,
     rule: CutRule,
     guards: Option<Guards>,
     /// Decoded text that is not committed yet.
@@ -165,7 +295,6 @@ pub struct StreamEncoder {
     scan_step: usize,
     /// Scratch: the ends of the final pre-tokens of the last scan.
     ends: Vec<usize>,
-    reach: Vec<usize>,
     /// Every ID committed since the last `reset` (finish included).
     committed: Vec<u32>,
 }
@@ -197,27 +326,57 @@ impl StreamEncoder {
     /// tokenizer without a normalizer or a pre-tokenizer rewrite: it encodes the final
     /// pre-tokens straight from the scan's boundaries.
     pub fn new(
-        core: Arc<CoreTokenizer>,
+        engine: &Engine,
         rule: CutRule,
         matcher: Option<Arc<SpecialMatcher>>,
         through_spellings: bool,
         scan_step: usize,
     ) -> CoreResult<StreamEncoder> {
-        if matches!(rule, CutRule::Pretokens(_))
-            && (core.normalizer.is_some() || core.pretok.rewrite.is_some())
-        {
-            return Err(CoreError::Config(
-                "the pretokens rule needs a tokenizer without a normalizer or a \
+        let backend = match (engine, rule) {
+            (Engine::SentencePiece(sp), CutRule::SentencePiece) => {
+                let Some(cut) = sp.stream_cut() else {
+                    return Err(CoreError::Config(
+                        "no cut inside a sentence is proven for this SentencePiece model \
+                         (Unigram, UNUSED pieces, pieces with an inner U+2581, or spaces a \
+                         rule rewrites); use StreamingEncoder, which picks a rule"
+                            .into(),
+                    ));
+                };
+                Backend::SentencePiece(SpmCut {
+                    sp: sp.clone(),
+                    cut,
+                    context: Context::Start,
+                    normalized: Vec::new(),
+                    map: Vec::new(),
+                    proven: 0,
+                })
+            }
+            (Engine::Pipeline(core), rule) if rule != CutRule::SentencePiece => {
+                Backend::Pipeline(core.clone())
+            }
+            _ => {
+                return Err(CoreError::Config(format!(
+                    "the {rule:?} rule does not run on a {} engine; use StreamingEncoder, \
+                     which picks a rule",
+                    engine.kind()
+                )))
+            }
+        };
+        if let (CutRule::Pretokens(_), Backend::Pipeline(core)) = (rule, &backend) {
+            if core.normalizer.is_some() || core.pretok.rewrite.is_some() {
+                return Err(CoreError::Config(
+                    "the pretokens rule needs a tokenizer without a normalizer or a \
                  pre-tokenizer rewrite; use StreamingEncoder, which picks a rule"
-                    .into(),
-            ));
+                        .into(),
+                ));
+            }
         }
         let guards = match matcher {
             Some(m) if !m.contents.is_empty() => Some(Guards::new(m, through_spellings)?),
             _ => None,
         };
         Ok(StreamEncoder {
-            core,
+            backend,
             rule,
             guards,
             pending: String::new(),
@@ -225,7 +384,6 @@ impl StreamEncoder {
             scanned: 0,
             scan_step,
             ends: Vec::new(),
-            reach: Vec::new(),
             committed: Vec::new(),
         })
     }
@@ -240,6 +398,9 @@ impl StreamEncoder {
         self.pending.clear();
         self.partial.clear();
         self.scanned = 0;
+        if let Backend::SentencePiece(spm) = &mut self.backend {
+            spm.context = Context::Start;
+        }
     }
 
     pub fn committed(&self) -> &[u32] {
@@ -337,17 +498,33 @@ impl StreamEncoder {
         self.add(text, out)
     }
 
-    /// `encode(text)` with the recognized spellings, as one input.
-    fn encode(&self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
-        match &self.guards {
-            Some(g) => self.core.encode(text, Some(&g.matcher), out),
-            None => self.core.encode_ordinary(text, out),
+    /// `encode(text)` with the recognized spellings, as one input (for SentencePiece:
+    /// starting in the stream's context).
+    fn encode(&mut self, text: &str, out: &mut Vec<u32>) -> CoreResult<()> {
+        let matcher = self.guards.as_ref().map(|g| &*g.matcher);
+        match &mut self.backend {
+            Backend::Pipeline(core) => match matcher {
+                Some(m) => core.encode(text, Some(m), out),
+                None => core.encode_ordinary(text, out),
+            },
+            Backend::SentencePiece(spm) => {
+                spm.encode(text, matcher, out);
+                Ok(())
+            }
         }
     }
 
+    /// `encode` of `pending[from..to]`.
+    fn encode_pending(&mut self, from: usize, to: usize, out: &mut Vec<u32>) -> CoreResult<()> {
+        let text = std::mem::take(&mut self.pending);
+        let result = self.encode(&text[from..to], out);
+        self.pending = text;
+        result
+    }
+
     /// The IDs of the undecided text as they would be if the stream ended now.
-    pub fn provisional(&self, out: &mut Vec<u32>) -> CoreResult<()> {
-        self.encode(&self.pending, out)
+    pub fn provisional(&mut self, out: &mut Vec<u32>) -> CoreResult<()> {
+        self.encode_pending(0, self.pending.len(), out)
     }
 
     /// End of stream: appends the IDs of the rest and starts over.
@@ -360,7 +537,7 @@ impl StreamEncoder {
             ));
         }
         let start = out.len();
-        let result = self.encode(&self.pending, out);
+        let result = self.encode_pending(0, self.pending.len(), out);
         self.committed.extend_from_slice(&out[start..]);
         self.clear_pending();
         result
@@ -385,17 +562,28 @@ impl StreamEncoder {
         loop {
             let (cut, through_spelling) = self.final_cut(start);
             if cut > start {
-                if through_spelling || !matches!(self.rule, CutRule::Pretokens(_)) {
-                    self.encode(&self.pending[start..cut], out)?;
+                if let (false, Backend::SentencePiece(spm)) = (through_spelling, &mut self.backend)
+                {
+                    // `final_cut` normalized the text up to the cut in context.
+                    spm.sp.encode_normalized(&spm.normalized[..spm.proven], out);
+                    spm.context = Context::Mid;
+                } else if through_spelling || !matches!(self.rule, CutRule::Pretokens(_)) {
+                    self.encode_pending(start, cut, out)?;
+                    if let Backend::SentencePiece(spm) = &mut self.backend {
+                        spm.context = Context::Start; // a new sentence after the spelling
+                    }
                 } else {
                     // The scan already split the prefix: encode its pre-tokens directly
                     // (what `encode_ordinary` does after splitting; `new` checked that
                     // nothing rewrites the text, and no spelling lies before the cut).
                     // Byte-level BPE goes through one piece stream, as in `encode`:
                     // one cache borrow per push, each piece's cache line prefetched.
+                    let Backend::Pipeline(core) = &self.backend else {
+                        unreachable!("the pretokens rule runs on pipeline engines")
+                    };
                     let bytes = self.pending.as_bytes();
                     let ends = &self.ends;
-                    match self.core.model.as_bpe() {
+                    match core.model.as_bpe() {
                         Some(bpe) => bpe.encode_stream(|stream| {
                             let mut piece = start;
                             for &end in ends {
@@ -407,7 +595,7 @@ impl StreamEncoder {
                         None => {
                             let mut piece = start;
                             for &end in ends {
-                                self.core.model.encode_piece(&bytes[piece..end], out)?;
+                                core.model.encode_piece(&bytes[piece..end], out)?;
                                 piece = end;
                             }
                         }
@@ -452,7 +640,9 @@ impl StreamEncoder {
         let head = &buf[..limit];
         let cut = match self.rule {
             CutRule::Pretokens(builtin) => {
-                let cut = builtin.final_pretokens(head, &mut self.ends, &mut self.reach);
+                // Every final pre-token, encoded as scanned (`final_pretoken_ends`): no
+                // check that the prefix alone splits the same, and no look-ahead tracking.
+                let cut = builtin.final_pretoken_ends(head, &mut self.ends);
                 for end in &mut self.ends {
                     *end += start;
                 }
@@ -464,6 +654,10 @@ impl StreamEncoder {
                 .unwrap_or(0),
             CutRule::Metaspace => head.bytes().rposition(|b| b == b' ').unwrap_or(0),
             CutRule::Specials => 0,
+            CutRule::SentencePiece => match &mut self.backend {
+                Backend::SentencePiece(spm) => spm.final_cut(head),
+                Backend::Pipeline(_) => 0,
+            },
         };
         (start + cut, false)
     }
@@ -487,7 +681,8 @@ mod tests {
         let pretok = PretokChain::single(Pretokenizer::Builtin(Builtin::Llama3));
         let core = CoreTokenizer::new(BpeModel::from_ranks(ranks).unwrap(), pretok, vec![]);
         let rule = CutRule::Pretokens(Builtin::Llama3);
-        StreamEncoder::new(Arc::new(core.unwrap()), rule, None, true, 0).unwrap()
+        let engine = Engine::Pipeline(Arc::new(core.unwrap()));
+        StreamEncoder::new(&engine, rule, None, true, 0).unwrap()
     }
 
     fn message(e: CoreError) -> String {

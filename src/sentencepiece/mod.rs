@@ -96,6 +96,15 @@ pub enum DecodePiece<'a> {
     Text(&'a [u8]),
 }
 
+/// See `SentencePieceCore::stream_cut`.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamCut {
+    /// The most input bytes one normalizer step reads from where it starts.
+    pub reach: usize,
+    pub add_dummy_prefix: bool,
+    pub remove_extra_whitespaces: bool,
+}
+
 pub struct SentencePieceCore {
     pub pieces: Vec<Vec<u8>>,
     types: Vec<PieceType>,
@@ -342,6 +351,80 @@ impl SentencePieceCore {
             }
             prev_unk = is_unk;
         }
+    }
+
+    /// For streaming encoders (`runtime::stream_encode`): whether a sentence may be
+    /// encoded in parts cut right before a `▁` that follows another character, and how
+    /// far one normalizer step reads ahead; None when that is not proven for this model.
+    ///
+    /// Proven for BPE without UNUSED pieces when no piece has `▁` after another character
+    /// (`split_by_whitespace`): no piece, so no merge, spans such a `▁`, and BPE's merge
+    /// order compares piece scores only, so each side merges as it would alone. Not for
+    /// Unigram: Viterbi compares accumulated f32 path scores whose rounding (and
+    /// re-centring) depends on everything before the cut, so ties could fall differently.
+    pub fn stream_cut(&self) -> Option<StreamCut> {
+        if !matches!(self.segmenter, Segmenter::Bpe(Some(_))) {
+            return None;
+        }
+        let mut longest_user = 0;
+        for (piece, t) in self.pieces.iter().zip(&self.types) {
+            if !matches!(
+                t,
+                PieceType::Normal | PieceType::UserDefined | PieceType::Unused
+            ) {
+                continue;
+            }
+            let mut rest = &piece[..];
+            while let Some(tail) = rest.strip_prefix(SPACE_SYMBOL) {
+                rest = tail;
+            }
+            if find(rest, SPACE_SYMBOL).is_some() {
+                return None;
+            }
+            if *t == PieceType::UserDefined {
+                longest_user = longest_user.max(piece.len());
+            }
+        }
+        // The piece at a cut starts with `▁`: it must never be an unknown piece, which
+        // would join a run of unknown pieces before the cut.
+        let space = self.piece_to_id(SPACE_SYMBOL);
+        if !self.byte_fallback && self.types[space as usize] == PieceType::Unknown {
+            return None;
+        }
+        Some(StreamCut {
+            reach: self.normalizer.stream_reach(longest_user)?,
+            add_dummy_prefix: self.add_dummy_prefix,
+            remove_extra_whitespaces: self.remove_extra_whitespaces,
+        })
+    }
+
+    /// The normalized text with, per normalized byte, the input offset of the normalizer
+    /// step that wrote it (plus one final entry), as `encode` computes it.
+    pub fn normalize_with_map(&self, text: &[u8], out: &mut Vec<u8>, map: &mut Vec<u32>) {
+        self.normalizer.normalize(text, out, Some(map));
+    }
+
+    /// The IDs of already normalized text: `encode`'s segmentation and ID mapping
+    /// without the normalizer (streaming encoders normalize themselves, see `stream_cut`).
+    pub fn encode_normalized(&self, normalized: &[u8], ids: &mut Vec<u32>) {
+        SCRATCH.with(|cell| {
+            let mut guard = cell.borrow_mut();
+            let Scratch {
+                pieces, lattice, ..
+            } = &mut *guard;
+            pieces.clear();
+            self.segment(normalized, lattice, pieces);
+            let mut prev_unk = false;
+            for &(s, e, id) in pieces.iter() {
+                let is_unk = self.types[id as usize] == PieceType::Unknown;
+                if is_unk && self.byte_fallback {
+                    ids.extend((s..e).map(|i| self.byte_ids[normalized[i as usize] as usize]));
+                } else if !(is_unk && prev_unk) {
+                    ids.push(id);
+                }
+                prev_unk = is_unk;
+            }
+        });
     }
 
     /// Encodes `text`; spellings found by `allowed` become their IDs, and the text

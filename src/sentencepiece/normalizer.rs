@@ -2,6 +2,8 @@
 //! whitespace removal and whitespace escaping to U+2581, with a map from every
 //! normalized byte back to the original byte offset (SentencePiece's `norm_to_orig`).
 
+use std::sync::OnceLock;
+
 use super::trie::{DartsArray, PieceTrie};
 use crate::error::{CoreError, CoreResult};
 
@@ -79,6 +81,9 @@ pub struct Normalizer {
     /// space no rule or user piece touches (the usual case), GENERAL otherwise (every
     /// non-ASCII byte). Runs of such bytes skip the per-character lookups.
     class: [u8; 256],
+    /// The longest charsmap rule (`stream_reach`), found once on first use: walking the
+    /// trie takes tens of milliseconds, too much for every streaming encoder.
+    longest_rule: OnceLock<Option<usize>>,
 }
 
 // Byte classes of `Normalizer::class`.
@@ -178,7 +183,32 @@ impl Normalizer {
             cfg,
             user,
             class,
+            longest_rule: OnceLock::new(),
         })
+    }
+
+    /// For streaming encoders (`runtime::stream_encode`): the most bytes one normalizer
+    /// step can read from where it starts (a rule or user piece match, a character, the
+    /// byte after a combining-mark lead), given the longest user piece; None unless spaces
+    /// are escaped to U+2581 as a prefix and a plain ASCII space is its own step that no
+    /// rule or user piece starts with (then a cut before it is understood, see there).
+    pub fn stream_reach(&self, longest_user_piece: usize) -> Option<usize> {
+        let cfg = &self.cfg;
+        if !cfg.escape_whitespaces || cfg.treat_whitespace_as_suffix {
+            return None;
+        }
+        if self.class[b' ' as usize] != SPACE {
+            return None;
+        }
+        let rules = self
+            .longest_rule
+            .get_or_init(|| match &self.charsmap {
+                Some(map) => map.trie.max_key_len(64, 1 << 20),
+                None => Some(0),
+            })
+            .as_ref()
+            .copied()?;
+        Some(rules.max(longest_user_piece).max(4))
     }
 
     /// SentencePiece's `NormalizePrefix`: (replacement, bytes consumed) for the start.

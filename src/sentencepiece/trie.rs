@@ -68,6 +68,32 @@ impl DartsArray {
         None
     }
 
+    /// Length of the longest key, or None when the array is deeper than `cap` bytes or
+    /// has more than `max_nodes` nodes (a damaged blob could loop). Streaming encoders use
+    /// it to bound how far one normalizer step reads ahead.
+    pub fn max_key_len(&self, cap: usize, max_nodes: usize) -> Option<usize> {
+        let units = &self.units;
+        let mut stack = vec![(Self::offset(*units.first()?), 0usize)];
+        let (mut longest, mut visited) = (0usize, 0usize);
+        while let Some((pos, depth)) = stack.pop() {
+            visited += 1;
+            if depth > cap || visited > max_nodes {
+                return None;
+            }
+            longest = longest.max(depth);
+            // Keys are C strings: no child is labelled NUL (that slot holds the value).
+            for b in 1..=255u8 {
+                let child = pos ^ b as usize;
+                if let Some(&u) = units.get(child) {
+                    if u & ((1 << 31) | 0xFF) == b as u32 {
+                        stack.push((child ^ Self::offset(u), depth + 1));
+                    }
+                }
+            }
+        }
+        Some(longest)
+    }
+
     /// Longest key that is a prefix of `key`: (length, value). Darts-clone's
     /// commonPrefixSearch keeping the longest result, which is all SentencePiece uses.
     pub fn longest_prefix(&self, key: &[u8]) -> Option<(usize, u32)> {

@@ -30,6 +30,13 @@ until :meth:`StreamingEncoder.finish`):
   segment is normalized alone), so a decided spelling is a hard boundary: the text
   before it and its ID are final. Not for Metaspace's ``first`` prepend scheme, which
   treats the first segment differently.
+- ``sentencepiece`` (SentencePiece ``.model`` files with a BPE model, native only):
+  a sentence is cut right before an ASCII space that follows another character once
+  every normalizer step before it has read only bytes that arrived; no piece spans the
+  ``▁`` there and BPE merges each side alone the same (``src/runtime/stream_encode.rs``,
+  ``SpmCut``). Recognized spellings are hard boundaries as under ``specials``. Not for
+  Unigram ``.model`` files (Viterbi's f32 path scores depend on the whole sentence):
+  they keep ``specials``/``hold``.
 - ``hold`` (the same families with nothing recognized, or a recognized added token
   with lstrip/rstrip/single_word flags): the whole tail stays provisional until
   ``finish``.
@@ -38,10 +45,12 @@ Work per push is bounded: the buffer is rescanned on every push while it is shor
 (4096 bytes of UTF-8) and afterwards only each time it has doubled, so a 10 MB run with
 no boundary costs linear time (commits then come later, never wrong).
 
-This module is the reference. Every rule but ``hold`` runs the same steps in Rust for
-the pipeline engines of ``tokenpact._native.Engine`` (``_native.StreamingCore``,
-``src/runtime/stream_encode.rs``) with identical commits after every push;
-``native=False`` keeps this path.
+This module is the reference. Every rule but ``hold`` runs in Rust for the pipeline
+engines of ``tokenpact._native.Engine`` (``_native.StreamingCore``,
+``src/runtime/stream_encode.rs``): the same steps with identical commits, except that
+under ``pretokens`` Rust encodes each final pre-token as scanned (so it needs no check
+that the prefix splits the same alone, and commits at least as much); the
+``sentencepiece`` rule is Rust only. ``native=False`` keeps this path.
 """
 
 from __future__ import annotations
@@ -61,7 +70,7 @@ __all__ = ["StreamingEncoder"]
 BUILTIN_PATTERNS = frozenset({"gpt2", "gpt4", "cl100k", "o200k", "llama3"})
 SCAN_ALWAYS_BELOW = 4096
 
-Rule = Literal["pretokens", "whitespace", "metaspace", "specials", "hold"]
+Rule = Literal["pretokens", "whitespace", "metaspace", "specials", "sentencepiece", "hold"]
 
 # Normalizers that act on each character alone, or whose context (NFC/NFKC composition,
 # canonical reordering, final-sigma lowercasing) never reaches across an ASCII space or
@@ -156,7 +165,9 @@ class StreamingEncoder:
     """Encode a stream of text chunks; return IDs as soon as they are final.
 
     ``native=False`` keeps the Python reference path even where the Rust one applies
-    (both commit the same IDs after every push; the tests compare them).
+    (both are exact after every push; the native ``pretokens`` and ``sentencepiece``
+    rules may commit more than the reference, see docs/RUNTIME.md; the tests compare
+    them).
 
     ``scan_step``: the new bytes a push must bring since the last scan before the tail
     is scanned again (0, the default: every push scans, IDs are committed as soon as
@@ -220,12 +231,23 @@ class StreamingEncoder:
         # instead of a UTF-8 decode, a scan call, an encode call and list bookkeeping in
         # Python. The matcher is encode()'s for these spellings (none carries a flag).
         self._core: _native.StreamingCore | None = None
-        if native and self.rule != "hold" and tok.engine.kind == "pipeline":
-            matcher = (
-                _native.SpecialMatcher(sorted((g, ids[g]) for g in self._guards))
-                if self._guards
-                else None
-            )
+        matcher = (
+            _native.SpecialMatcher(sorted((g, ids[g]) for g in self._guards))
+            if self._guards
+            else None
+        )
+        flagged = any(g in flags for g in self._guards)
+        if native and not flagged and tok.engine.kind == "sentencepiece":
+            # Cuts inside a sentence are proven per model (BPE, no inner U+2581 in any
+            # piece, plain spaces); the Rust side checks and refuses otherwise.
+            try:
+                self._core = _native.StreamingCore(
+                    tok.engine, "sentencepiece", None, matcher, True, scan_step
+                )
+                self.rule = "sentencepiece"
+            except ConfigError:
+                self._core = None
+        elif native and self.rule != "hold" and tok.engine.kind == "pipeline":
             self._core = _native.StreamingCore(
                 tok.engine,
                 self.rule,
@@ -234,6 +256,7 @@ class StreamingEncoder:
                 self._through_spellings,
                 scan_step,
             )
+        if self._core is not None:
             # Hot: one push per transport chunk. The native method has the same contract
             # (typed errors, anything bytes() accepts); binding it skips a Python frame.
             self.push_bytes = self._core.push_bytes  # type: ignore[method-assign]
