@@ -12,9 +12,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .. import _native
-from ..components import AddedToken
+from ..components import AddedToken, Pipeline, Regex, decoders, models, normalizers, pre_tokenizers
 from ..errors import ConfigError, TrainingError
 from ..special import SpecialToken
+from ._pipeline import trained_pipeline
 from ._words import check_int, count_words, special_config, specials_with_unk
 from .trained import CharBpeModel, CharBpeTokenizer
 
@@ -105,27 +106,25 @@ def train_char_bpe(
 
 
 def build_char_bpe_tokenizer(model: CharBpeModel) -> CharBpeTokenizer:
-    """The full tokenizer of a trained character BPE model, built from
-    :func:`char_bpe_document` by the Hugging Face loader (identical IDs)."""
-    from ..formats.hf_json import hf_document_spec
-
+    """The full tokenizer of a trained character BPE model, its spec lowered from the
+    components of :func:`char_bpe_pipeline` (identical IDs)."""
     unk = model.unk_id
-    config = {"unk_token": model.id_to_piece(unk)} if unk is not None else None
-    spec, provenance = hf_document_spec(
-        model.hf_document(), label="<train_char_bpe>", config=config
+    assert unk is not None  # CharBpeModel requires one
+    spec, provenance = trained_pipeline(
+        model.pipeline(), {"unk_token": model.id_to_piece(unk)}, label="<train_char_bpe>"
     )
     return CharBpeTokenizer(spec, provenance=provenance.with_training(model.training), model=model)
 
 
-def char_bpe_document(
+def char_bpe_pipeline(
     pieces: Sequence[str],
     merges: Sequence[tuple[str, str]],
     specials: Sequence[SpecialToken],
     *,
     end_of_word: str,
     lowercase: bool,
-) -> dict[str, Any]:
-    """The ``tokenizer.json`` of a character BPE model, with identical IDs.
+) -> Pipeline:
+    """The components of a character BPE model, with identical IDs.
 
     The trainer's marker is a symbol of its own after each word's characters (merges
     like ``("low", "</w>")``, a lone ``</w>`` token); Hugging Face's
@@ -134,7 +133,7 @@ def char_bpe_document(
     whitespace runs to one space, strips both ends and appends a space after the last
     word; ``Split(" ", MergedWithPrevious)`` makes the words ``"low "``; the ``BPE``
     model's vocabulary and merges spell the marker as that space. The ``BPEDecoder``
-    with suffix ``" "`` joins words with single spaces, as ``CharBpeModel.decode``.
+    with suffix ``" "`` joins words with single spaces.
     """
     spelled = {t.content: t.content for t in specials}
     spelled.update({p: p for p in pieces if p not in spelled and len(p) == 1})
@@ -149,40 +148,38 @@ def char_bpe_document(
             "use an end_of_word marker that does not occur in the training text"
         )
     unk = next(t.content for t in specials if t.role == "unk")
-    added = [
-        AddedToken(t.content, ids[t.content], special=True, normalized=False).to_config()
-        for t in sorted(specials, key=lambda t: ids[t.content])
+    whitespace: list[normalizers.Normalizer] = [
+        normalizers.Replace(Regex(r"\s+"), " "),
+        normalizers.Strip(strip_left=True, strip_right=True),
+        normalizers.Replace(Regex(r"(?<=\S)\z"), " "),
     ]
-    whitespace: list[dict[str, Any]] = [
-        {"type": "Replace", "pattern": {"Regex": r"\s+"}, "content": " "},
-        {"type": "Strip", "strip_left": True, "strip_right": True},
-        {"type": "Replace", "pattern": {"Regex": r"(?<=\S)\z"}, "content": " "},
-    ]
-    lower: list[dict[str, Any]] = [{"type": "Lowercase"}] if lowercase else []
-    return {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": added,
-        "normalizer": {"type": "Sequence", "normalizers": lower + whitespace},
-        "pre_tokenizer": {
-            "type": "Split",
-            "pattern": {"String": " "},
-            "behavior": "MergedWithPrevious",
-            "invert": False,
-        },
-        "post_processor": None,
-        "decoder": {"type": "BPEDecoder", "suffix": " "},
-        "model": {
-            "type": "BPE",
-            "dropout": None,
-            "unk_token": unk,
-            "continuing_subword_prefix": None,
-            "end_of_word_suffix": None,
-            "fuse_unk": False,
-            "byte_fallback": False,
-            "ignore_merges": False,
-            "vocab": ids,
-            "merges": [[spelled[a], spelled[b]] for a, b in merges],
-        },
-    }
+    lower: list[normalizers.Normalizer] = [normalizers.Lowercase()] if lowercase else []
+    return Pipeline(
+        model=models.BPE(
+            unk_token=unk,
+            vocab=ids,
+            merges=[(spelled[a], spelled[b]) for a, b in merges],
+        ),
+        normalizer=normalizers.Sequence(lower + whitespace),
+        pre_tokenizer=pre_tokenizers.Split(" ", behavior="MergedWithPrevious"),
+        decoder=decoders.BPEDecoder(suffix=" "),
+        added_tokens=tuple(
+            AddedToken(t.content, ids[t.content], special=True, normalized=False)
+            for t in sorted(specials, key=lambda t: ids[t.content])
+        ),
+    )
+
+
+def char_bpe_document(
+    pieces: Sequence[str],
+    merges: Sequence[tuple[str, str]],
+    specials: Sequence[SpecialToken],
+    *,
+    end_of_word: str,
+    lowercase: bool,
+) -> dict[str, Any]:
+    """The ``tokenizer.json`` of :func:`char_bpe_pipeline`."""
+    pipeline = char_bpe_pipeline(
+        pieces, merges, specials, end_of_word=end_of_word, lowercase=lowercase
+    )
+    return pipeline.to_config()

@@ -266,17 +266,21 @@ class CharBpeModel(TrainedTokenizer):
         )
         return config
 
-    def hf_document(self) -> dict[str, Any]:
-        """The ``tokenizer.json`` document (see ``train.char_bpe.char_bpe_document``)."""
-        from .char_bpe import char_bpe_document
+    def pipeline(self) -> Any:
+        """The components (see ``train.char_bpe.char_bpe_pipeline``)."""
+        from .char_bpe import char_bpe_pipeline
 
-        return char_bpe_document(
+        return char_bpe_pipeline(
             self._pieces,
             self.merges,
             self._specials,
             end_of_word=self.end_of_word,
             lowercase=self.lowercase,
         )
+
+    def hf_document(self) -> dict[str, Any]:
+        """The ``tokenizer.json`` document of :meth:`pipeline`."""
+        return dict(self.pipeline().to_config())
 
     def export_hf(self, path: str | os.PathLike[str]) -> Path:
         """Write ``tokenizer.json`` atomically; a directory gets ``dir/tokenizer.json``."""
