@@ -47,24 +47,16 @@ ROLE_KEYS = {"bos_token": "bos", "eos_token": "eos", "pad_token": "pad", "unk_to
 @lru_cache(maxsize=1)
 def byte_decoder() -> dict[str, int]:
     """GPT-2's reversible map from printable unicode characters back to bytes."""
-    printable = (
-        list(range(ord("!"), ord("~") + 1))
-        + list(range(ord("\u00a1"), ord("\u00ac") + 1))
-        + list(range(ord("\u00ae"), ord("\u00ff") + 1))
-    )
-    chars = printable[:]
-    n = 0
-    for b in range(256):
-        if b not in printable:
-            printable.append(b)
-            chars.append(256 + n)
-            n += 1
-    return {chr(c): b for b, c in zip(printable, chars, strict=True)}
+    return {c: b for b, c in byte_encoder().items()}
 
 
 @lru_cache(maxsize=1)
 def byte_encoder() -> dict[int, str]:
-    return {b: c for c, b in byte_decoder().items()}
+    """GPT-2's ``bytes_to_unicode``: the character that spells each byte (the table is
+    the Rust one that decodes byte-level vocabularies, ``src/bpe/hf.rs``)."""
+    from .. import _native
+
+    return dict(enumerate(_native.gpt2_byte_alphabet()))
 
 
 _fail = hf_pipeline.fail

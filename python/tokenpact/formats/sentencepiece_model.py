@@ -366,11 +366,6 @@ def sentencepiece_spec(
 
     model = parse_model(data, Path(label))
     p, ts = model.path, model.trainer_spec
-    if ts.model_type not in ("unigram", "bpe"):
-        raise ArtifactError(
-            f"{p}: trainer_spec.model_type: {ts.model_type!r} models are not supported yet "
-            "(only unigram and bpe); file an issue naming the model type"
-        )
     if (
         model.normalizer_spec.normalization_rule_tsv
         and not model.normalizer_spec.precompiled_charsmap

@@ -17,7 +17,7 @@ from ..errors import ConfigError, TrainingError
 from ..special import SpecialToken
 from ._pipeline import trained_pipeline
 from ._words import check_int, count_words, special_config, specials_with_unk
-from .trained import CharBpeModel, CharBpeTokenizer
+from .trained import CharBpeTokenizer
 
 CHAR_BPE_SPECIALS = (SpecialToken("<unk>", "unk"),)
 TIE_BREAKS = ("smallest", "largest")
@@ -43,8 +43,8 @@ def train_char_bpe(
     returns the whitespace-normalized text (words joined by single spaces).
 
     The result is a full :class:`~tokenpact.Tokenizer` (a Hugging Face pipeline whose
-    ``tokenizer.json`` spells the marker as the space ending each word; same IDs as the
-    trainer's own encoder, ``tok.model``); ``save`` and ``export_hf`` write that file.
+    ``tokenizer.json`` spells the marker as the space ending each word, with the IDs of
+    the merges applied in rank order); ``save`` and ``export_hf`` write that file.
     """
     if (num_merges is None) == (vocab_size is None):
         raise ConfigError("give exactly one of num_merges or vocab_size")
@@ -94,26 +94,34 @@ def train_char_bpe(
         "merges": [list(m) for m in merges],
         "merge_counts": list(counts),
     }
-    model = CharBpeModel(
-        pieces,
-        merges,
-        specials,
+    return build_char_bpe_tokenizer(
+        pieces, merges, specials, end_of_word=end_of_word, lowercase=lowercase, training=training
+    )
+
+
+def build_char_bpe_tokenizer(
+    pieces: Sequence[str],
+    merges: Sequence[tuple[str, str]],
+    specials: Sequence[SpecialToken],
+    *,
+    end_of_word: str = "</w>",
+    lowercase: bool = False,
+    training: dict[str, Any] | None = None,
+) -> CharBpeTokenizer:
+    """The tokenizer of a character BPE model (``pieces`` by ID, spelled as trained),
+    its spec lowered from the components of :func:`char_bpe_pipeline`."""
+    pipeline = char_bpe_pipeline(
+        pieces, merges, specials, end_of_word=end_of_word, lowercase=lowercase
+    )
+    unk = next(t.content for t in specials if t.role == "unk")  # the pipeline checked it
+    spec, provenance = trained_pipeline(pipeline, {"unk_token": unk}, label="<train_char_bpe>")
+    return CharBpeTokenizer(
+        spec,
+        provenance=provenance.with_training(training),
+        pieces=pieces,
+        merges=merges,
         end_of_word=end_of_word,
-        lowercase=lowercase,
-        training=training,
     )
-    return build_char_bpe_tokenizer(model)
-
-
-def build_char_bpe_tokenizer(model: CharBpeModel) -> CharBpeTokenizer:
-    """The full tokenizer of a trained character BPE model, its spec lowered from the
-    components of :func:`char_bpe_pipeline` (identical IDs)."""
-    unk = model.unk_id
-    assert unk is not None  # CharBpeModel requires one
-    spec, provenance = trained_pipeline(
-        model.pipeline(), {"unk_token": model.id_to_piece(unk)}, label="<train_char_bpe>"
-    )
-    return CharBpeTokenizer(spec, provenance=provenance.with_training(model.training), model=model)
 
 
 def char_bpe_pipeline(
@@ -147,7 +155,9 @@ def char_bpe_pipeline(
             "two pieces spell the same string once the end-of-word marker is a space; "
             "use an end_of_word marker that does not occur in the training text"
         )
-    unk = next(t.content for t in specials if t.role == "unk")
+    unk = next((t.content for t in specials if t.role == "unk"), None)
+    if unk is None:
+        raise ConfigError("a character BPE tokenizer needs a special token with role 'unk'")
     whitespace: list[normalizers.Normalizer] = [
         normalizers.Replace(Regex(r"\s+"), " "),
         normalizers.Strip(strip_left=True, strip_right=True),
