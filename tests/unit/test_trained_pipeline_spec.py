@@ -140,3 +140,34 @@ def test_lowering_refuses_what_it_cannot_express() -> None:
         Pipeline(wp, normalizer=normalizers.Sequence([])), roles={"[UNK]": "unk"}
     )
     assert lowered.normalizer is None
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    byte_fallback=st.booleans(),
+    normalization=st.sampled_from(["identity", "nmt_nfkc"]),
+    cleanup=st.booleans(),
+)
+def test_unigram_model_equals_its_model_file(
+    byte_fallback: bool, normalization: str, cleanup: bool
+) -> None:
+    """train_unigram builds its spec from the typed SentencePiece model; the ``.model``
+    bytes it saves parse back to that very model (and spec, and hashes)."""
+    from pathlib import Path
+
+    from tokenpact.formats.sentencepiece_model import parse_model, sentencepiece_spec
+
+    tok = tp.train_unigram(
+        TEXTS * 4,
+        vocab_size=300 if byte_fallback else 60,
+        byte_fallback=byte_fallback,
+        normalization=normalization,
+        remove_extra_whitespaces=cleanup,
+    )
+    data = tok.provenance.files["tokenizer.model"]
+    assert parse_model(data, Path("<trained unigram model>")) == tok.spec.sentencepiece_model
+    spec, provenance = sentencepiece_spec(data, "<trained unigram model>")
+    assert spec.to_config() == tok.spec.to_config()
+    assert dict(provenance.source) == dict(tok.provenance.source)
+    again = tp.train.UnigramTokenizer(spec, provenance=provenance.with_training(tok.training))
+    assert (again.semantic_hash, again.release_hash) == (tok.semantic_hash, tok.release_hash)

@@ -362,9 +362,14 @@ def sentencepiece_spec(
     ``label`` names the model in errors. The bytes are kept in the provenance: they are
     the release artifact that ``save`` and ``export_sentencepiece`` write back unchanged.
     """
+    return model_spec(parse_model(data, Path(label)), data)
+
+
+def model_spec(model: SentencePieceModel, data: bytes) -> tuple[TokenizerSpec, Provenance]:
+    """The spec and provenance of a typed SentencePiece model whose ``.model`` bytes are
+    ``data`` (a trainer builds the model and serializes it; a reader parses the bytes)."""
     from ..special import SpecialToken
 
-    model = parse_model(data, Path(label))
     p, ts = model.path, model.trainer_spec
     if (
         model.normalizer_spec.normalization_rule_tsv

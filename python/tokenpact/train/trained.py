@@ -1,8 +1,8 @@
 """Tokenizers produced by the Unigram and character BPE trainers.
 
 ``UnigramTokenizer`` is a full :class:`~tokenpact.Tokenizer` on the SentencePiece engine
-(built from the ``.model`` bytes the trainer writes, exactly as ``from_sentencepiece``
-builds one), plus the trainer's lattice (``src/unigram``) for n-best lists, sampling and
+(its spec is the typed model the trainer builds, which its ``.model`` bytes parse back
+to, so it equals ``from_sentencepiece`` on the saved file), plus the trainer's lattice (``src/unigram``) for n-best lists, sampling and
 likelihoods. ``CharBpeTokenizer`` is a Hugging Face pipeline ``Tokenizer`` (BPE over characters)
 that also spells its pieces as trained (``w</w>``). WordPiece tokenizers are plain
 pipeline Tokenizers (see ``train/wordpiece.py``). No trainer keeps an encoder of its own.
