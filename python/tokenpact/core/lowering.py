@@ -14,6 +14,7 @@ or :class:`~tokenpact.core.RankedMerges` (``core/byte_bpe.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -104,14 +105,18 @@ def model_parts(
     """The model node the engine reads (no vocabulary or merges), the UTF-8 piece of
     every ID and the merge records (BPE over characters; empty otherwise). IDs without a
     vocabulary entry take the added token with that ID."""
-    node = {k: v for k, v in model.to_config().items() if k not in ("vocab", "merges")}
+    # The node's options, in the file's key order; the tables travel apart (not copied).
+    node: dict[str, Any] = {"type": model.TYPE}
+    for f in dataclasses.fields(model):
+        if f.name not in ("vocab", "merges"):
+            node[f.name] = getattr(model, f.name)
     records: list[tuple[int, int, int]] = []
     if isinstance(model, cm.BPE):
         from .. import _native
 
         pieces, records = _native.hf_byte_level_tables(
             model.vocab,
-            [list(m) for m in model.merges],
+            model.merges,
             sorted(added.items()),
             model.continuing_subword_prefix or "",
         )
