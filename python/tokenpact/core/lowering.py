@@ -55,7 +55,8 @@ def scanner_step(
 
 
 def split_step(regex: str, behavior: str, invert: bool) -> list[Any]:
-    """Engine step of a ``Split`` on ``regex`` (a literal string is escaped first)."""
+    """Engine step of a ``Split`` on the regex source ``regex`` (a literal ``String``
+    pattern arrives escaped); a built-in pattern's source runs its hand-written scanner."""
     name, source = resolve_pattern(regex)
     return [source, name, behavior, invert]
 
