@@ -7,25 +7,32 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{CoreError, CoreResult};
 
+/// GPT-2's `bytes_to_unicode`: the printable character that spells each byte (the
+/// printable Latin-1 bytes spell themselves, the others take U+0100 onwards in byte
+/// order). The one definition of the table: Python reads it through
+/// `_native.gpt2_byte_alphabet`.
+pub fn bytes_to_unicode() -> [char; 256] {
+    let printable = |b: u32| matches!(b, 0x21..=0x7E | 0xA1..=0xAC | 0xAE..=0xFF);
+    let mut table = ['\0'; 256];
+    let mut next = 256u32;
+    for b in 0..256u32 {
+        let code = if printable(b) {
+            b
+        } else {
+            next += 1;
+            next - 1
+        };
+        table[b as usize] = char::from_u32(code).unwrap_or('\u{FFFD}');
+    }
+    table
+}
+
 /// GPT-2's map from printable characters back to bytes (`bytes_to_unicode` inverted).
 fn byte_decoder() -> FxHashMap<char, u8> {
-    let mut printable: Vec<u32> = (b'!' as u32..=b'~' as u32)
-        .chain(0xA1..=0xAC)
-        .chain(0xAE..=0xFF)
-        .collect();
-    let mut chars = printable.clone();
-    let mut n = 0;
-    for b in 0..256u32 {
-        if !printable.contains(&b) {
-            printable.push(b);
-            chars.push(256 + n);
-            n += 1;
-        }
-    }
-    printable
+    bytes_to_unicode()
         .iter()
-        .zip(chars.iter())
-        .filter_map(|(&b, &c)| char::from_u32(c).map(|ch| (ch, b as u8)))
+        .enumerate()
+        .map(|(b, &c)| (c, b as u8))
         .collect()
 }
 
@@ -137,4 +144,22 @@ pub fn merge_records(
             Ok((find(left)?, find(right)?, find(&joined)?))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpt2_alphabet() {
+        let t = bytes_to_unicode();
+        assert_eq!((t[b'!' as usize], t[0xFF]), ('!', '\u{FF}'));
+        // Non-printable bytes take U+0100.. in byte order: 0x00, 0x01, ..., then ' '.
+        assert_eq!(
+            (t[0], t[1], t[b' ' as usize]),
+            ('\u{100}', '\u{101}', '\u{120}')
+        );
+        assert_eq!((t[0xAD], t[0x7F]), ('\u{143}', '\u{121}'));
+        assert_eq!(byte_decoder().len(), 256);
+    }
 }

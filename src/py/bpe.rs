@@ -33,6 +33,13 @@ fn unicode_tables_version() -> &'static str {
     crate::pretok::classes::tables_version()
 }
 
+/// GPT-2's byte alphabet: the character that spells byte `b` is item `b` (Hugging Face's
+/// byte-level vocabularies are written in it).
+#[pyfunction]
+fn gpt2_byte_alphabet() -> String {
+    crate::bpe::hf::bytes_to_unicode().iter().collect()
+}
+
 /// Pieces and merge records of a Hugging Face BPE model: byte-level (`char_prefix` None)
 /// or over characters (`char_prefix`: the `continuing_subword_prefix`, possibly "").
 #[pyfunction]
@@ -113,6 +120,7 @@ fn hf_byte_level_tables<'py>(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hf_byte_level_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(gpt2_byte_alphabet, m)?)?;
     m.add_function(wrap_pyfunction!(pretokenize, m)?)?;
     m.add_function(wrap_pyfunction!(unicode_tables_version, m)?)?;
     Ok(())

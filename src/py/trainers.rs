@@ -1,22 +1,21 @@
-//! Bindings for the character-based trainers (Unigram, WordPiece, character BPE) and
-//! the encoders of their results. WordPiece results run on the pipeline's WordPiece
-//! model; the Unigram lattice (n-best, sampling, lattice statistics) and character BPE
-//! (end-of-word symbol) keep trainer-side encoders, which the pipeline models lack.
+//! Bindings for the character-based trainers (Unigram, WordPiece, character BPE). Their
+//! results run on the pipeline's models (WordPiece, BPE over characters) and the
+//! SentencePiece engine; the Unigram lattice (n-best, sampling, lattice statistics) is
+//! the one trainer-side structure left, for what the engines lack.
 
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyDict;
-use rayon::prelude::*;
 
 use super::{in_pool, to_py};
-use crate::char_bpe::{self, CharBpeModel};
+use crate::char_bpe;
 use crate::corpus::{read_file, FileFormat};
 use crate::error::CoreError;
 use crate::pair_merge::{Scoring, Ties};
 use crate::rng;
 use crate::sentencepiece::normalizer::Normalizer;
 use crate::unigram::train::{train, MStep, UnigramConfig};
-use crate::unigram::UnigramModel;
+use crate::unigram::UnigramLattice;
 use crate::wordpiece::WordPiece;
 use crate::wordpiece_train::{self as wordpiece, WordPieceConfig};
 use crate::words::{Split, WordCounts};
@@ -317,9 +316,11 @@ fn decode_err(py: Python<'_>, id_count: usize) -> PyErr {
     )
 }
 
+/// The lattice of a trained Unigram model (`crate::unigram::UnigramLattice`): exact
+/// likelihoods, n-best lists and samples; `encode` is its Viterbi path.
 #[pyclass(frozen, module = "tokenpact._native")]
 struct UnigramCore {
-    inner: UnigramModel,
+    inner: UnigramLattice,
 }
 
 #[pymethods]
@@ -328,32 +329,12 @@ impl UnigramCore {
     #[pyo3(signature = (pieces, logp, unk_id, byte_base=None))]
     fn new(pieces: Vec<String>, logp: Vec<f64>, unk_id: u32, byte_base: Option<u32>) -> Self {
         UnigramCore {
-            inner: UnigramModel::new(pieces, logp, unk_id, byte_base),
+            inner: UnigramLattice::new(pieces, logp, unk_id, byte_base),
         }
     }
 
     fn encode(&self, py: Python<'_>, text: &str) -> Vec<u32> {
         py.detach(|| self.inner.encode(text))
-    }
-
-    #[pyo3(signature = (texts, threads=None))]
-    fn encode_batch(
-        &self,
-        py: Python<'_>,
-        texts: Vec<PyBackedStr>,
-        threads: Option<usize>,
-    ) -> PyResult<Vec<Vec<u32>>> {
-        py.detach(|| {
-            in_pool(threads, || {
-                texts.par_iter().map(|t| self.inner.encode(t)).collect()
-            })
-        })
-    }
-
-    fn decode_bytes(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<Vec<u8>> {
-        self.inner
-            .decode_bytes(&ids)
-            .ok_or_else(|| decode_err(py, self.inner.pieces.len()))
     }
 
     fn log_likelihood(&self, py: Python<'_>, text: &str) -> f64 {
@@ -444,44 +425,6 @@ fn cased(text: &str, lowercase: bool) -> std::borrow::Cow<'_, str> {
     }
 }
 
-#[pyclass(frozen, module = "tokenpact._native")]
-struct CharBpeCore {
-    inner: CharBpeModel,
-    lowercase: bool,
-}
-
-#[pymethods]
-impl CharBpeCore {
-    #[new]
-    fn new(
-        pieces: Vec<String>,
-        merges: Vec<(u32, u32, u32)>,
-        unk_id: u32,
-        eow: String,
-        lowercase: bool,
-    ) -> Self {
-        CharBpeCore {
-            inner: CharBpeModel::new(pieces, &merges, unk_id, eow),
-            lowercase,
-        }
-    }
-
-    fn encode(&self, text: &str) -> Vec<u32> {
-        let text = cased(text, self.lowercase);
-        let mut out = Vec::new();
-        for w in text.split_whitespace() {
-            self.inner.encode_word(w, &mut out);
-        }
-        out
-    }
-
-    fn decode(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<String> {
-        self.inner
-            .decode(&ids)
-            .ok_or_else(|| decode_err(py, self.inner.pieces.len()))
-    }
-}
-
 /// Counter-based uniform draw (the Rust side of the replay contract; tests compare it
 /// with the Python twin).
 #[pyfunction]
@@ -493,7 +436,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<WordCounter>()?;
     m.add_class::<UnigramCore>()?;
     m.add_class::<WordPieceCore>()?;
-    m.add_class::<CharBpeCore>()?;
     m.add_function(wrap_pyfunction!(train_unigram, m)?)?;
     m.add_function(wrap_pyfunction!(train_wordpiece, m)?)?;
     m.add_function(wrap_pyfunction!(train_char_bpe, m)?)?;

@@ -1,8 +1,10 @@
-//! Unigram language-model tokenizer: lattice algorithms, seed inventory, trainer, and a
-//! minimal encoder for trained models.
+//! Unigram language-model training: lattice algorithms, seed inventory, trainer, and the
+//! lattice of a trained model for what the SentencePiece engine does not offer (exact
+//! log-likelihoods, n-best lists, sampling; per metaspace word, optional byte fallback).
 //!
-//! The encoder here is deliberately small (metaspace words, Viterbi, optional byte
-//! fallback); it will be unified with the pipeline's SentencePiece/Unigram model.
+//! Trained models are encoded and decoded by the SentencePiece engine
+//! (`crate::sentencepiece`) on the `.model` the trainer writes; `UnigramLattice::encode`
+//! is the lattice's own Viterbi path, kept for the tests that pin the two together.
 
 pub mod lattice;
 pub mod seed;
@@ -20,7 +22,7 @@ pub struct LatticeStats {
     pub nbest: Vec<(Vec<u32>, f64)>,
 }
 
-pub struct UnigramModel {
+pub struct UnigramLattice {
     pub pieces: Vec<String>,
     /// Log probability per ID; `-inf` for IDs outside the lattice (specials, bytes).
     pub logp: Vec<f64>,
@@ -31,13 +33,13 @@ pub struct UnigramModel {
     unk_logp: f64,
 }
 
-impl UnigramModel {
+impl UnigramLattice {
     pub fn new(
         pieces: Vec<String>,
         logp: Vec<f64>,
         unk_id: u32,
         byte_base: Option<u32>,
-    ) -> UnigramModel {
+    ) -> UnigramLattice {
         let scoring = |i: usize| logp[i] != f64::NEG_INFINITY;
         let trie = Trie::build(
             pieces
@@ -51,7 +53,7 @@ impl UnigramModel {
             .copied()
             .filter(|x| x.is_finite())
             .fold(0.0f64, f64::min);
-        UnigramModel {
+        UnigramLattice {
             pieces,
             logp,
             unk_id,
@@ -197,40 +199,6 @@ impl UnigramModel {
         let (path, _) = lattice::sample(&edges, chars.len(), alpha, stream, 0);
         path.iter().map(|&k| edges[k].id).collect()
     }
-
-    /// Concatenates pieces (byte pieces as raw bytes), maps `▁` to spaces and drops the
-    /// dummy prefix; unknown IDs decode to nothing.
-    pub fn decode_bytes(&self, ids: &[u32]) -> Option<Vec<u8>> {
-        let mut out = Vec::new();
-        for &id in ids {
-            let i = id as usize;
-            if i >= self.pieces.len() {
-                return None;
-            }
-            match self.byte_base {
-                Some(base) if id >= base && id < base + 256 => out.push((id - base) as u8),
-                _ if id == self.unk_id => {}
-                _ => out.extend_from_slice(self.pieces[i].as_bytes()),
-            }
-        }
-        let text = out;
-        let mut s = Vec::with_capacity(text.len());
-        let marker = "\u{2581}".as_bytes();
-        let mut i = 0;
-        while i < text.len() {
-            if text[i..].starts_with(marker) {
-                s.push(b' ');
-                i += marker.len();
-            } else {
-                s.push(text[i]);
-                i += 1;
-            }
-        }
-        if s.first() == Some(&b' ') {
-            s.remove(0);
-        }
-        Some(s)
-    }
 }
 
 #[cfg(test)]
@@ -263,8 +231,9 @@ mod tests {
             pieces.push(p);
             logp.push(s);
         }
-        let m = UnigramModel::new(pieces, logp, 0, None);
+        let m = UnigramLattice::new(pieces, logp, 0, None);
         let ids = m.encode("low newest");
-        assert_eq!(m.decode_bytes(&ids).unwrap(), b"low newest");
+        let text: String = ids.iter().map(|&i| m.pieces[i as usize].as_str()).collect();
+        assert_eq!(text, "\u{2581}low\u{2581}newest");
     }
 }

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import tokenpact as tp
 from tokenpact import _native
 from tokenpact.errors import ArtifactError, ContractError
+from tokenpact.reference import char_bpe as cref
 
 TEXTS = [
     "The quick brown fox jumps over the lazy dog.",
@@ -134,8 +135,10 @@ def test_char_bpe_save_load_round_trip(tmp_path: Path) -> None:
     back = tp.Tokenizer.load(tmp_path / "a")
     assert back.training == tok.training and back.semantic_hash == tok.semantic_hash
     for text in TEXTS[:4]:
-        assert back.encode(text) == tok.encode(text) == tok.model.encode(text)
-        assert back.decode(tok.encode(text)) == tok.model.decode(tok.encode(text))
+        assert back.encode(text) == tok.encode(text) == _char_bpe_reference(tok, text)
+        assert back.decode(tok.encode(text)) == cref.decode(
+            tok.encode(text), tok.char_pieces, unk_id=_unk(tok)
+        )
 
 
 def test_char_bpe_export_hf_is_loadable(tmp_path: Path) -> None:
@@ -209,8 +212,18 @@ def test_wordpiece_ids_equal_trainer_engine(text: str) -> None:
 def test_char_bpe_export_equals_tokenizers(text: str) -> None:
     tokenizers = pytest.importorskip("tokenizers")
     tok = _char_bpe()
-    peer = tokenizers.Tokenizer.from_str(json.dumps(tok.model.hf_document()))
-    assert peer.encode(text).ids == tok.encode(text) == tok.model.encode(text)
+    peer = tokenizers.Tokenizer.from_str(tok.provenance.files["tokenizer.json"].decode())
+    assert peer.encode(text).ids == tok.encode(text) == _char_bpe_reference(tok, text)
+
+
+def _unk(tok: tp.train.CharBpeTokenizer) -> int:
+    assert tok.unk_id is not None
+    return tok.unk_id
+
+
+def _char_bpe_reference(tok: tp.train.CharBpeTokenizer, text: str) -> list[int]:
+    """The IDs of the merges applied in rank order (``tokenpact.reference.char_bpe``)."""
+    return cref.encode(text, tok.char_pieces, tok.char_merges, unk_id=_unk(tok))
 
 
 def _wordpiece() -> tp.Tokenizer:

@@ -31,7 +31,16 @@ from pathlib import Path
 from typing import Any
 
 from .. import _native
-from ..core import HfModel, HfStages, MergeRecords, Model, Provenance, Tokenizer, TokenizerSpec
+from ..core import (
+    HfModel,
+    HfStages,
+    MergeRecords,
+    Model,
+    Provenance,
+    Tokenizer,
+    TokenizerSpec,
+    lowering,
+)
 
 # Re-exported: the byte map moved to the core (peer names spell tokens with it).
 from ..core.byte_map import byte_decoder as byte_decoder
@@ -77,10 +86,7 @@ def metaspace_steps(path: Path, where: str, item: dict[str, Any]) -> list[list[A
             f"{item['add_prefix_space']!r} contradicts prepend_scheme {scheme!r}",
             "drop add_prefix_space or make the two agree",
         )
-    steps = [[replacement, f"hf:metaspace_{scheme}", "Isolated", False]]
-    if item.get("split", True):
-        steps.append([replacement, "hf:delim", "MergedWithNext", False])
-    return steps
+    return lowering.metaspace_steps(replacement, scheme, bool(item.get("split", True)))
 
 
 def parse_pre_tokenizer(
@@ -311,9 +317,9 @@ def hf_document_spec(
             f"{type(config).__name__}; fix or remove it"
         )
     if raw is None:
-        raw = json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
+        raw = document_bytes(data)
     if config is not None and config_raw is None:
-        config_raw = json.dumps(config, ensure_ascii=False, indent=2).encode("utf-8")
+        config_raw = document_bytes(config)
     normalizer = data.get("normalizer")
     if normalizer is not None and normalizer.get("type") == "Sequence":
         if not normalizer.get("normalizers"):
@@ -340,13 +346,7 @@ def hf_document_spec(
     hf_pipeline.check_decoder(p, data.get("decoder"), kind, byte_level=byte_level)
     template, trim = parse_post_processor(p, data.get("post_processor"))
     check_template_tokens(p, template, {t["content"] for t in added_list if t.get("special")})
-    implied = {"unk_token": model.get("unk_token")}
-    implied["pad_token"] = (data.get("padding") or {}).get("pad_token")
-    # The model's unknown token and the file's padding token have their roles unless
-    # tokenizer_config.json says otherwise.
-    config = {**{k: v for k, v in implied.items() if v}, **(config or {})}
-
-    roles = {**KNOWN_ROLES, **_roles_from_config(config)}
+    roles = file_roles(config, model, data.get("padding"))
     specials: list[tuple[SpecialToken, int]] = []
     added: dict[str, int] = {}
     seen_roles: set[str] = set()
@@ -392,17 +392,47 @@ def hf_document_spec(
         trim_offsets=trim,
         trim_prefix_space=trim and trim_keeps_prefix_space(data.get("post_processor")),
     )
-    pipeline = None
-    if stages is not None:
-        pipeline = stages.engine_document()
-        if isinstance(spec_model, HfModel):
-            pipeline["model"] = spec_model.config_model
-    # The exact bytes of the release artifact: a later save or export writes these back
-    # even if the file on disk has changed since.
     files = {"tokenizer.json": raw}
     if config_raw is not None:
         files["tokenizer_config.json"] = config_raw
-    provenance = Provenance(
+    return spec, hf_provenance(spec, model, files=files, config=config, label=str(p))
+
+
+def document_bytes(data: dict[str, Any]) -> bytes:
+    """The file text of a ``tokenizer.json`` (or ``tokenizer_config.json``) document
+    that has no source file (built in memory or trained): what a save writes."""
+    return json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
+
+
+def file_roles(
+    config: dict[str, Any] | None, model: dict[str, Any], padding: dict[str, Any] | None = None
+) -> dict[str, str]:
+    """Roles of special tokens by spelling, as a ``tokenizer.json`` declares them: the
+    well-known spellings, the model's unknown token and the padding token, then the keys
+    of ``tokenizer_config.json`` (which win)."""
+    implied = {"unk_token": model.get("unk_token"), "pad_token": (padding or {}).get("pad_token")}
+    config = {**{k: v for k, v in implied.items() if v}, **(config or {})}
+    return {**KNOWN_ROLES, **_roles_from_config(config)}
+
+
+def hf_provenance(
+    spec: TokenizerSpec,
+    model: dict[str, Any],
+    *,
+    files: dict[str, bytes],
+    config: dict[str, Any] | None,
+    label: str,
+) -> Provenance:
+    """The provenance of a ``tokenizer.json`` tokenizer: ``files`` are the exact bytes
+    of the release artifact (a later save or export writes these back even if the file
+    on disk has changed since); ``model`` is the file's model node."""
+    stages = spec.stages
+    pipeline = None
+    if stages is not None:
+        pipeline = stages.engine_document()
+        if isinstance(spec.model, HfModel):
+            pipeline["model"] = spec.model.config_model
+    return Provenance(
         format="hf_tokenizer_json",
         source={
             "format": "hf_tokenizer_json",
@@ -410,16 +440,15 @@ def hf_document_spec(
             "config_path": None,
             "ignore_merges": bool(model.get("ignore_merges", False)),
             # Recorded, never applied: encode is deterministic (docs/PIPELINE.md).
-            "dropout": model.get("dropout") if kind == "BPE" else None,
-            "trim_offsets": trim,
+            "dropout": model.get("dropout") if model.get("type") == "BPE" else None,
+            "trim_offsets": spec.trim_offsets,
             "trim_prefix_space": spec.trim_prefix_space,
             "chat_template": (config or {}).get("chat_template"),
             "pipeline": pipeline,
         },
         files=files,
-        label=str(p),
+        label=label,
     )
-    return spec, provenance
 
 
 FLAG_KEYS = ("single_word", "lstrip", "rstrip", "normalized")

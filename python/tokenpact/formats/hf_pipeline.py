@@ -16,19 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from .. import _native
+from ..core import lowering
 from ..errors import ArtifactError
-from ..patterns import resolve_pattern
 
 NORMALIZERS = frozenset(
     {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Replace", "Prepend", "Strip"}
     | {"BertNormalizer", "Nmt", "Precompiled", "Sequence"}
 )
-# HF pre-tokenizer type -> (engine scanner, split behaviour); None: see _scanner_step.
-SCANNERS = {
-    "Whitespace": ("hf:whitespace", "matches_only"),
-    "WhitespaceSplit": ("hf:whitespace_split", "matches_only"),
-    "BertPreTokenizer": ("hf:bert", "matches_only"),
-}
 WORD_MODELS = frozenset({"WordPiece", "WordLevel"})
 
 
@@ -92,28 +86,22 @@ def split_step(path: Path, where: str, node: dict[str, Any]) -> list[Any]:
         source = re.escape(pattern["String"])
     else:
         raise fail(path, where, "Split has no pattern", "give it {'Regex': ...}")
-    name, source = resolve_pattern(source)
     behavior = str(node.get("behavior", "Isolated"))
-    return [source, name, behavior, bool(node.get("invert", False))]
+    return lowering.split_step(source, behavior, bool(node.get("invert", False)))
 
 
 def scanner_step(path: Path, where: str, node: dict[str, Any]) -> list[Any] | None:
     """Engine step for a character-class pre-tokenizer, or None if ``node`` is not one."""
-    kind = node.get("type")
-    if kind in SCANNERS:
-        name, behavior = SCANNERS[kind]
-        return ["", name, behavior, False]
-    if kind == "Punctuation":
-        return ["", "hf:punct", str(node.get("behavior", "Isolated")), False]
-    if kind == "Digits":
-        individual = bool(node.get("individual_digits", False))
-        return ["", "hf:numeric", "Isolated" if individual else "Contiguous", False]
-    if kind == "CharDelimiterSplit":
-        delimiter = node.get("delimiter")
-        if not isinstance(delimiter, str) or len(delimiter) != 1:
-            raise fail(path, where, f"delimiter {delimiter!r}", "give exactly one character")
-        return [delimiter, "hf:delim", "Removed", False]
-    return None
+    kind = str(node.get("type"))
+    delimiter = node.get("delimiter")
+    if kind == "CharDelimiterSplit" and (not isinstance(delimiter, str) or len(delimiter) != 1):
+        raise fail(path, where, f"delimiter {delimiter!r}", "give exactly one character")
+    return lowering.scanner_step(
+        kind,
+        behavior=str(node.get("behavior", "Isolated")),
+        individual_digits=bool(node.get("individual_digits", False)),
+        delimiter=delimiter if isinstance(delimiter, str) else "",
+    )
 
 
 def word_vocab(path: Path, model: dict[str, Any], added: dict[str, int]) -> list[bytes]:

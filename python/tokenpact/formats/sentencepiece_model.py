@@ -358,13 +358,14 @@ def sentencepiece_spec(
     ``label`` names the model in errors. The bytes are kept in the provenance: they are
     the release artifact that ``save`` and ``export_sentencepiece`` write back unchanged.
     """
-    model = parse_model(data, Path(label))
+    return model_spec(parse_model(data, Path(label)), data)
+
+
+def model_spec(model: SentencePieceModel, data: bytes) -> tuple[TokenizerSpec, Provenance]:
+    """The spec and provenance of a typed SentencePiece model whose ``.model`` bytes are
+    ``data`` (a trainer builds the model and serializes it; a reader parses the bytes)."""
+
     p, ts = model.path, model.trainer_spec
-    if ts.model_type not in ("unigram", "bpe"):
-        raise ArtifactError(
-            f"{p}: trainer_spec.model_type: {ts.model_type!r} models are not supported yet "
-            "(only unigram and bpe); file an issue naming the model type"
-        )
     if (
         model.normalizer_spec.normalization_rule_tsv
         and not model.normalizer_spec.precompiled_charsmap

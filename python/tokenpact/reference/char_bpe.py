@@ -8,6 +8,7 @@ the lexicographically smallest pair (``tie_break="smallest"``, seed 003) or the 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
@@ -81,3 +82,47 @@ def encode_word(word: str, merges: list[tuple[str, str]], eow: str = EOW) -> lis
     for pair in merges:
         symbols = merge_pair(symbols, pair)
     return symbols
+
+
+def encode(
+    text: str,
+    pieces: list[str],
+    merges: list[tuple[str, str]],
+    *,
+    unk_id: int,
+    eow: str = EOW,
+    lowercase: bool = False,
+) -> list[int]:
+    """IDs of ``text``: each word (split at Unicode White_Space) through :func:`encode_word`;
+    a symbol outside ``pieces`` (an unseen character) is ``unk_id``."""
+    ids = {p: i for i, p in enumerate(pieces)}
+    ranks: dict[tuple[str, str], int] = {}
+    for rank, pair in enumerate(merges):
+        ranks.setdefault(pair, rank)
+    out: list[int] = []
+    # Unicode White_Space: Python's \s also matches the separators U+001C..U+001F.
+    words = re.split(r"[^\S\x1c-\x1f]+", text.lower() if lowercase else text)
+    for word in filter(None, words):
+        out += [ids.get(s, unk_id) for s in encode_word_ranked(word, ranks, eow)]
+    return out
+
+
+def encode_word_ranked(
+    word: str, ranks: Mapping[tuple[str, str], int], eow: str = EOW
+) -> list[str]:
+    """:func:`encode_word` in time independent of the number of merges: merge every
+    occurrence of the lowest-ranked pair present until none is left (the same result: a
+    pair containing a piece always ranks after the merge that created it)."""
+    symbols = list(word) + [eow]
+    while True:
+        pairs = zip(symbols, symbols[1:], strict=False)
+        best = min(((ranks[p], p) for p in pairs if p in ranks), default=None)
+        if best is None:
+            return symbols
+        symbols = merge_pair(symbols, best[1])
+
+
+def decode(ids: list[int], pieces: list[str], *, unk_id: int, eow: str = EOW) -> str:
+    """Pieces concatenated (unknown IDs skipped), the marker read as a word end."""
+    text = "".join(pieces[i] for i in ids if i != unk_id)
+    return text.replace(eow, " ").rstrip(" ")

@@ -3,7 +3,7 @@
 from .bpe import train_bpe, train_bpe_from_counts
 from .char_bpe import train_char_bpe
 from .counts import PretokenCounts, count_pretokens
-from .trained import CharBpeModel, CharBpeTokenizer, UnigramTokenizer
+from .trained import CharBpeTokenizer, UnigramTokenizer
 from .unigram import train_unigram
 from .wordpiece import train_wordpiece
 
@@ -11,7 +11,6 @@ __all__ = [
     "PretokenCounts",
     "count_pretokens",
     "train_bpe_from_counts",
-    "CharBpeModel",
     "CharBpeTokenizer",
     "UnigramTokenizer",
     "train_bpe",

@@ -12,11 +12,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .. import _native
-from ..components import AddedToken
+from ..components import AddedToken, Pipeline, Regex, decoders, models, normalizers, pre_tokenizers
 from ..errors import ConfigError, TrainingError
 from ..special import SpecialToken
+from ._pipeline import trained_pipeline
 from ._words import check_int, count_words, special_config, specials_with_unk
-from .trained import CharBpeModel, CharBpeTokenizer
+from .trained import CharBpeTokenizer
 
 CHAR_BPE_SPECIALS = (SpecialToken("<unk>", "unk"),)
 TIE_BREAKS = ("smallest", "largest")
@@ -42,8 +43,8 @@ def train_char_bpe(
     returns the whitespace-normalized text (words joined by single spaces).
 
     The result is a full :class:`~tokenpact.Tokenizer` (a Hugging Face pipeline whose
-    ``tokenizer.json`` spells the marker as the space ending each word; same IDs as the
-    trainer's own encoder, ``tok.model``); ``save`` and ``export_hf`` write that file.
+    ``tokenizer.json`` spells the marker as the space ending each word, with the IDs of
+    the merges applied in rank order); ``save`` and ``export_hf`` write that file.
     """
     if (num_merges is None) == (vocab_size is None):
         raise ConfigError("give exactly one of num_merges or vocab_size")
@@ -93,39 +94,45 @@ def train_char_bpe(
         "merges": [list(m) for m in merges],
         "merge_counts": list(counts),
     }
-    model = CharBpeModel(
-        pieces,
-        merges,
-        specials,
+    return build_char_bpe_tokenizer(
+        pieces, merges, specials, end_of_word=end_of_word, lowercase=lowercase, training=training
+    )
+
+
+def build_char_bpe_tokenizer(
+    pieces: Sequence[str],
+    merges: Sequence[tuple[str, str]],
+    specials: Sequence[SpecialToken],
+    *,
+    end_of_word: str = "</w>",
+    lowercase: bool = False,
+    training: dict[str, Any] | None = None,
+) -> CharBpeTokenizer:
+    """The tokenizer of a character BPE model (``pieces`` by ID, spelled as trained),
+    its spec lowered from the components of :func:`char_bpe_pipeline`."""
+    pipeline = char_bpe_pipeline(
+        pieces, merges, specials, end_of_word=end_of_word, lowercase=lowercase
+    )
+    unk = next(t.content for t in specials if t.role == "unk")  # the pipeline checked it
+    spec, provenance = trained_pipeline(pipeline, {"unk_token": unk}, label="<train_char_bpe>")
+    return CharBpeTokenizer(
+        spec,
+        provenance=provenance.with_training(training),
+        pieces=pieces,
+        merges=merges,
         end_of_word=end_of_word,
-        lowercase=lowercase,
-        training=training,
     )
-    return build_char_bpe_tokenizer(model)
 
 
-def build_char_bpe_tokenizer(model: CharBpeModel) -> CharBpeTokenizer:
-    """The full tokenizer of a trained character BPE model, built from
-    :func:`char_bpe_document` by the Hugging Face loader (identical IDs)."""
-    from ..formats.hf_json import hf_document_spec
-
-    unk = model.unk_id
-    config = {"unk_token": model.id_to_piece(unk)} if unk is not None else None
-    spec, provenance = hf_document_spec(
-        model.hf_document(), label="<train_char_bpe>", config=config
-    )
-    return CharBpeTokenizer(spec, provenance=provenance.with_training(model.training), model=model)
-
-
-def char_bpe_document(
+def char_bpe_pipeline(
     pieces: Sequence[str],
     merges: Sequence[tuple[str, str]],
     specials: Sequence[SpecialToken],
     *,
     end_of_word: str,
     lowercase: bool,
-) -> dict[str, Any]:
-    """The ``tokenizer.json`` of a character BPE model, with identical IDs.
+) -> Pipeline:
+    """The components of a character BPE model, with identical IDs.
 
     The trainer's marker is a symbol of its own after each word's characters (merges
     like ``("low", "</w>")``, a lone ``</w>`` token); Hugging Face's
@@ -134,7 +141,7 @@ def char_bpe_document(
     whitespace runs to one space, strips both ends and appends a space after the last
     word; ``Split(" ", MergedWithPrevious)`` makes the words ``"low "``; the ``BPE``
     model's vocabulary and merges spell the marker as that space. The ``BPEDecoder``
-    with suffix ``" "`` joins words with single spaces, as ``CharBpeModel.decode``.
+    with suffix ``" "`` joins words with single spaces.
     """
     spelled = {t.content: t.content for t in specials}
     spelled.update({p: p for p in pieces if p not in spelled and len(p) == 1})
@@ -148,41 +155,41 @@ def char_bpe_document(
             "two pieces spell the same string once the end-of-word marker is a space; "
             "use an end_of_word marker that does not occur in the training text"
         )
-    unk = next(t.content for t in specials if t.role == "unk")
-    added = [
-        AddedToken(t.content, ids[t.content], special=True, normalized=False).to_config()
-        for t in sorted(specials, key=lambda t: ids[t.content])
+    unk = next((t.content for t in specials if t.role == "unk"), None)
+    if unk is None:
+        raise ConfigError("a character BPE tokenizer needs a special token with role 'unk'")
+    whitespace: list[normalizers.Normalizer] = [
+        normalizers.Replace(Regex(r"\s+"), " "),
+        normalizers.Strip(strip_left=True, strip_right=True),
+        normalizers.Replace(Regex(r"(?<=\S)\z"), " "),
     ]
-    whitespace: list[dict[str, Any]] = [
-        {"type": "Replace", "pattern": {"Regex": r"\s+"}, "content": " "},
-        {"type": "Strip", "strip_left": True, "strip_right": True},
-        {"type": "Replace", "pattern": {"Regex": r"(?<=\S)\z"}, "content": " "},
-    ]
-    lower: list[dict[str, Any]] = [{"type": "Lowercase"}] if lowercase else []
-    return {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": added,
-        "normalizer": {"type": "Sequence", "normalizers": lower + whitespace},
-        "pre_tokenizer": {
-            "type": "Split",
-            "pattern": {"String": " "},
-            "behavior": "MergedWithPrevious",
-            "invert": False,
-        },
-        "post_processor": None,
-        "decoder": {"type": "BPEDecoder", "suffix": " "},
-        "model": {
-            "type": "BPE",
-            "dropout": None,
-            "unk_token": unk,
-            "continuing_subword_prefix": None,
-            "end_of_word_suffix": None,
-            "fuse_unk": False,
-            "byte_fallback": False,
-            "ignore_merges": False,
-            "vocab": ids,
-            "merges": [[spelled[a], spelled[b]] for a, b in merges],
-        },
-    }
+    lower: list[normalizers.Normalizer] = [normalizers.Lowercase()] if lowercase else []
+    return Pipeline(
+        model=models.BPE(
+            unk_token=unk,
+            vocab=ids,
+            merges=[(spelled[a], spelled[b]) for a, b in merges],
+        ),
+        normalizer=normalizers.Sequence(lower + whitespace),
+        pre_tokenizer=pre_tokenizers.Split(" ", behavior="MergedWithPrevious"),
+        decoder=decoders.BPEDecoder(suffix=" "),
+        added_tokens=tuple(
+            AddedToken(t.content, ids[t.content], special=True, normalized=False)
+            for t in sorted(specials, key=lambda t: ids[t.content])
+        ),
+    )
+
+
+def char_bpe_document(
+    pieces: Sequence[str],
+    merges: Sequence[tuple[str, str]],
+    specials: Sequence[SpecialToken],
+    *,
+    end_of_word: str,
+    lowercase: bool,
+) -> dict[str, Any]:
+    """The ``tokenizer.json`` of :func:`char_bpe_pipeline`."""
+    pipeline = char_bpe_pipeline(
+        pieces, merges, specials, end_of_word=end_of_word, lowercase=lowercase
+    )
+    return pipeline.to_config()

@@ -1,106 +1,25 @@
 """Tokenizers produced by the Unigram and character BPE trainers.
 
 ``UnigramTokenizer`` is a full :class:`~tokenpact.Tokenizer` on the SentencePiece engine
-(built from the ``.model`` bytes the trainer writes, exactly as ``from_sentencepiece``
-builds one), plus the trainer's lattice (``src/unigram``) for n-best lists, sampling and
-likelihoods. ``CharBpeTokenizer`` still wraps a minimal Rust encoder
-(``src/py/trainers.rs``): it becomes a Hugging Face pipeline ``Tokenizer`` once the
-loader handles BPE with an end-of-word marker; until then it exports ``tokenizer.json``.
-WordPiece tokenizers are plain pipeline Tokenizers (see ``train/wordpiece.py``).
+(its spec is the typed model the trainer builds, which its ``.model`` bytes parse back
+to, so it equals ``from_sentencepiece`` on the saved file), plus the trainer's lattice
+(``src/unigram``) for n-best lists, sampling and likelihoods. ``CharBpeTokenizer`` is a
+Hugging Face pipeline ``Tokenizer`` (BPE over characters) that also spells its pieces as
+trained (``w</w>``). WordPiece tokenizers are plain pipeline Tokenizers (see
+``train/wordpiece.py``). No trainer keeps an encoder of its own.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
-from collections.abc import Iterable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from .. import _native
-from .._io import atomic_write_text
 from ..core import Engine, Provenance, Tokenizer, TokenizerSpec
 from ..errors import ConfigError, InvalidInputError, UnknownTokenError
-from ..special import SpecialToken
 from ..stochastic import SampleKey
-
-
-class TrainedTokenizer:
-    """Common surface: pieces, special tokens, the training record."""
-
-    kind = "abstract"
-
-    def __init__(
-        self,
-        pieces: Sequence[str],
-        special_tokens: Sequence[SpecialToken],
-        training: dict[str, Any] | None,
-    ) -> None:
-        self._pieces = list(pieces)
-        self._ids = {p: i for i, p in enumerate(self._pieces)}
-        self._specials = tuple(special_tokens)
-        self._training = training
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self._pieces)
-
-    @property
-    def pieces(self) -> list[str]:
-        return list(self._pieces)
-
-    @property
-    def special_tokens(self) -> dict[str, int]:
-        return {t.content: self._ids[t.content] for t in self._specials}
-
-    @property
-    def training(self) -> dict[str, Any] | None:
-        return self._training
-
-    def _role_id(self, role: str) -> int | None:
-        for t in self._specials:
-            if t.role == role:
-                return self._ids[t.content]
-        return None
-
-    @property
-    def unk_id(self) -> int | None:
-        return self._role_id("unk")
-
-    def token_id(self, piece: str) -> int:
-        try:
-            return self._ids[piece]
-        except KeyError:
-            raise UnknownTokenError(f"{piece!r} is not in the vocabulary") from None
-
-    def id_to_piece(self, token_id: int) -> str:
-        if not 0 <= token_id < len(self._pieces):
-            raise UnknownTokenError(
-                f"ID {token_id} is outside the vocabulary (size {len(self._pieces)})"
-            )
-        return self._pieces[token_id]
-
-    def encode(self, text: str) -> list[int]:
-        raise NotImplementedError
-
-    def encode_batch(self, texts: Iterable[str]) -> list[list[int]]:
-        return [self.encode(t) for t in texts]
-
-    def _check(self, text: str) -> str:
-        if not isinstance(text, str):
-            raise InvalidInputError(f"text must be str, got {type(text).__name__}")
-        return text
-
-    def to_config(self) -> dict[str, Any]:
-        return {
-            "model": self.kind,
-            "pieces": list(self._pieces),
-            "special_tokens": [{"content": t.content, "role": t.role} for t in self._specials],
-        }
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} vocab_size={self.vocab_size}>"
 
 
 class UnigramTokenizer(Tokenizer):
@@ -222,76 +141,13 @@ def _check(text: str) -> str:
     return text
 
 
-class CharBpeModel(TrainedTokenizer):
-    """The character BPE trainer's own encoder (the marker spelled as trained, e.g.
-    ``</w>``); decodes to whitespace-normalized text. :class:`CharBpeTokenizer` is the
-    full tokenizer built from it, with identical IDs."""
-
-    kind = "char_bpe"
-
-    def __init__(
-        self,
-        pieces: Sequence[str],
-        merges: Sequence[tuple[str, str]],
-        special_tokens: Sequence[SpecialToken],
-        *,
-        end_of_word: str = "</w>",
-        lowercase: bool = False,
-        training: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(pieces, special_tokens, training)
-        unk = self.unk_id
-        if unk is None:
-            raise ConfigError("a character BPE tokenizer needs a special token with role 'unk'")
-        self.merges: list[tuple[str, str]] = [(a, b) for a, b in merges]
-        self.end_of_word = end_of_word
-        self.lowercase = lowercase
-        triples = [(self._ids[a], self._ids[b], self._ids[a + b]) for a, b in self.merges]
-        self._core = _native.CharBpeCore(self._pieces, triples, unk, end_of_word, lowercase)
-
-    def encode(self, text: str) -> list[int]:
-        return list(self._core.encode(self._check(text)))
-
-    def decode(self, ids: Sequence[int]) -> str:
-        return str(self._core.decode(list(ids)))
-
-    def to_config(self) -> dict[str, Any]:
-        config = super().to_config()
-        config.update(
-            merges=[list(m) for m in self.merges],
-            end_of_word=self.end_of_word,
-            lowercase=self.lowercase,
-            split="whitespace",
-        )
-        return config
-
-    def hf_document(self) -> dict[str, Any]:
-        """The ``tokenizer.json`` document (see ``train.char_bpe.char_bpe_document``)."""
-        from .char_bpe import char_bpe_document
-
-        return char_bpe_document(
-            self._pieces,
-            self.merges,
-            self._specials,
-            end_of_word=self.end_of_word,
-            lowercase=self.lowercase,
-        )
-
-    def export_hf(self, path: str | os.PathLike[str]) -> Path:
-        """Write ``tokenizer.json`` atomically; a directory gets ``dir/tokenizer.json``."""
-        target = Path(path)
-        if target.is_dir() or target.suffix != ".json":
-            target = target / "tokenizer.json"
-        atomic_write_text(target, json.dumps(self.hf_document(), ensure_ascii=False) + "\n")
-        return target
-
-
 class CharBpeTokenizer(Tokenizer):
     """A trained character BPE :class:`~tokenpact.Tokenizer` (a Hugging Face pipeline with
     the end-of-word marker spelled as the space that ends each word, docs/TRAINERS.md).
 
-    ``model`` is the trainer's own encoder; ``id_to_piece`` and ``char_merges`` spell
-    pieces as trained (``low</w>``), the rest of the API is the Tokenizer's.
+    Its engine is the pipeline's BPE over characters; ``id_to_piece`` and
+    ``char_merges`` spell pieces as trained (``low</w>``), the rest of the API is the
+    Tokenizer's.
     """
 
     def __init__(
@@ -300,24 +156,37 @@ class CharBpeTokenizer(Tokenizer):
         engine: Engine | None = None,
         provenance: Provenance | None = None,
         *,
-        model: CharBpeModel,
+        pieces: Sequence[str],
+        merges: Sequence[tuple[str, str]],
+        end_of_word: str,
     ) -> None:
         super().__init__(spec, engine, provenance)
-        self.model = model
+        self._char_pieces = tuple(pieces)
+        self._char_merges = tuple((a, b) for a, b in merges)
+        self._end_of_word = end_of_word
+
+    @property
+    def char_pieces(self) -> list[str]:
+        """The piece of every model ID, spelled as trained (``w</w>``)."""
+        return list(self._char_pieces)
 
     @property
     def char_merges(self) -> list[tuple[str, str]]:
         """The merges in training order, spelled as trained."""
-        return list(self.model.merges)
+        return list(self._char_merges)
 
     @property
     def unk_id(self) -> int | None:
-        return self.model.unk_id
+        return self._role_id("unk")
 
     @property
     def end_of_word(self) -> str:
-        return self.model.end_of_word
+        return self._end_of_word
 
     def id_to_piece(self, token_id: int) -> str:
         """The piece of ``token_id`` as the trainer spells it (``lo``, ``w</w>``)."""
-        return self.model.id_to_piece(token_id)
+        if not 0 <= token_id < len(self._char_pieces):
+            raise UnknownTokenError(
+                f"ID {token_id} is outside the vocabulary (size {len(self._char_pieces)})"
+            )
+        return self._char_pieces[token_id]

@@ -23,7 +23,9 @@ from ..formats.sentencepiece_model import (
     UNKNOWN,
     NormalizerSpec,
     Piece,
+    SentencePieceModel,
     TrainerSpec,
+    model_spec,
 )
 from ..formats.sentencepiece_write import UnigramSettings, encode_model, float32
 from ..special import SpecialToken
@@ -45,6 +47,8 @@ M_STEPS = ("digamma", "simple")
 # SentencePiece's built-in rules, as its precompiled charsmaps (scripts/gen_sp_charsmaps.py).
 NORMALIZATIONS = ("identity", "nmt_nfkc", "nfkc")
 RULES_DIR = Path(__file__).resolve().parent / "sp_rules"
+# Names the trained model in errors (what from_model_bytes calls it too).
+MODEL_LABEL = "<trained unigram model>"
 
 
 @cache
@@ -88,8 +92,9 @@ def train_unigram(
     ``byte_fallback``, then pieces by descending probability. The result depends on neither
     ``threads`` nor document order. The trainer draws no random numbers.
 
-    The result is a SentencePiece-backed ``Tokenizer`` built from the ``.model`` written
-    here (scores as float32): ``save`` writes ``tokenizer.model`` + ``training.json``,
+    The result is a SentencePiece-backed ``Tokenizer`` whose spec is the typed
+    SentencePiece model (scores as float32, exactly what its ``.model`` bytes parse back
+    to): ``save`` writes ``tokenizer.model`` + ``training.json``,
     ``export_sentencepiece`` / ``export_hf`` the peer files (docs/TRAINERS.md).
     """
     specials = specials_with_unk(special_tokens)
@@ -150,9 +155,10 @@ def train_unigram(
         m_step,
         threads,
     )
-    # Scores are stored as float32 in the .model; the tokenizer is built from its bytes,
-    # so the trained object and a reloaded one are the same model.
-    data = model_bytes(specials, learned, byte_fallback=byte_fallback, config=config)
+    # Scores are float32, as the .model stores them: the trained model and a reloaded one
+    # are the same typed model (the spec is built from it, the bytes are only written).
+    model = trained_model(specials, learned, byte_fallback=byte_fallback, config=config)
+    data = model_bytes(model, config)
     training = {
         "algorithm": "unigram",
         "config": config,
@@ -166,17 +172,18 @@ def train_unigram(
         "em_trace": [list(x) for x in info["em_trace"]],
         "sampling_rng": _native.RNG_NAME,
     }
-    return UnigramTokenizer.from_model_bytes(data, training=training)
+    spec, provenance = model_spec(model, data)
+    return UnigramTokenizer(spec, provenance=provenance.with_training(training))
 
 
-def model_bytes(
+def trained_model(
     specials: Sequence[SpecialToken],
     learned: Iterable[tuple[str, float]],
     *,
     byte_fallback: bool,
     config: dict[str, Any],
-) -> bytes:
-    """The SentencePiece ModelProto of a trained Unigram model.
+) -> SentencePieceModel:
+    """The SentencePiece model of a trained Unigram model, as its ``.model`` reads back.
 
     IDs: specials (the unknown token as UNKNOWN, the others CONTROL), then the 256 BYTE
     pieces with byte fallback, then the learned pieces. The normalizer (rule charsmap,
@@ -210,15 +217,22 @@ def model_bytes(
         split_by_unicode_script=False,
         split_by_number=False,
         max_sentencepiece_length=config["max_piece_length"],
-        character_coverage=config["character_coverage"],
+        character_coverage=float32(config["character_coverage"]),
         control_symbols=[t.content for t in specials if t.role not in ("unk", "bos", "eos", "pad")],
     )
+    return SentencePieceModel(
+        Path(MODEL_LABEL), pieces, trainer, normalizer_spec(config), NormalizerSpec()
+    )
+
+
+def model_bytes(model: SentencePieceModel, config: dict[str, Any]) -> bytes:
+    """The ``.model`` bytes of a trained model (with how it was trained)."""
     settings = UnigramSettings(
         seed_sentencepiece_size=config["seed_size"],
         shrinking_factor=config["shrinking_factor"],
         num_sub_iterations=config["em_sub_iterations"],
     )
-    return encode_model(pieces, trainer, normalizer_spec(config), unigram=settings)
+    return encode_model(model.pieces, model.trainer_spec, model.normalizer_spec, unigram=settings)
 
 
 def normalizer_spec(config: dict[str, Any]) -> NormalizerSpec:

@@ -12,10 +12,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .. import _native
-from ..components import AddedToken
+from ..components import AddedToken, Pipeline, Regex, decoders, models, normalizers, pre_tokenizers
 from ..core import Tokenizer
 from ..errors import ConfigError
 from ..special import SpecialToken
+from ._pipeline import trained_pipeline
 from ._words import check_int, count_words, special_config, specials_with_unk
 
 SCORINGS = ("count", "likelihood_gain", "likelihood_ratio")
@@ -68,8 +69,9 @@ def train_wordpiece(
 
     Stop reasons: ``vocab_size_reached``, ``below_min_frequency``, ``no_pairs_left``.
 
-    The result is a Hugging Face pipeline ``Tokenizer`` built from the ``tokenizer.json``
-    of :func:`wordpiece_document`; ``save`` and ``export_hf`` write that file.
+    The result is a Hugging Face pipeline ``Tokenizer`` whose spec is built from the
+    components of :func:`wordpiece_pipeline`; ``save`` and ``export_hf`` write their
+    ``tokenizer.json``.
     """
     if scoring not in SCORINGS:
         raise ConfigError(f"unknown scoring {scoring!r}; use one of {SCORINGS}")
@@ -120,15 +122,15 @@ def train_wordpiece(
     )
 
 
-def wordpiece_document(
+def wordpiece_pipeline(
     vocab: Sequence[str],
     specials: Sequence[SpecialToken],
     *,
     prefix: str = "##",
     lowercase: bool = False,
     max_input_chars_per_word: int = 100,
-) -> dict[str, Any]:
-    """The ``tokenizer.json`` of a WordPiece vocabulary, split the way the trainer splits.
+) -> Pipeline:
+    """The components of a WordPiece vocabulary, split the way the trainer splits.
 
     Lowercase normalizer (when ``lowercase``), whitespace split then every BERT
     punctuation character alone, the WordPiece model with its prefix, unknown token and
@@ -141,38 +143,41 @@ def wordpiece_document(
     missing = [t.content for t in specials if t.content not in ids]
     if missing:
         raise ConfigError(f"special tokens {missing} are not in the WordPiece vocabulary")
-    added = [
-        AddedToken(t.content, ids[t.content], special=True, normalized=False).to_config()
-        for t in sorted(specials, key=lambda t: ids[t.content])
-    ]
-    return {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": added,
-        "normalizer": {"type": "Lowercase"} if lowercase else None,
-        "pre_tokenizer": {
-            "type": "Sequence",
-            "pretokenizers": [
-                {"type": "WhitespaceSplit"},
-                {
-                    "type": "Split",
-                    "pattern": {"Regex": BERT_PUNCT},
-                    "behavior": "Isolated",
-                    "invert": False,
-                },
-            ],
-        },
-        "post_processor": None,
-        "decoder": {"type": "WordPiece", "prefix": prefix, "cleanup": True},
-        "model": {
-            "type": "WordPiece",
-            "unk_token": unk,
-            "continuing_subword_prefix": prefix,
-            "max_input_chars_per_word": max_input_chars_per_word,
-            "vocab": ids,
-        },
-    }
+    return Pipeline(
+        model=models.WordPiece(
+            unk_token=unk,
+            continuing_subword_prefix=prefix,
+            max_input_chars_per_word=max_input_chars_per_word,
+            vocab=ids,
+        ),
+        normalizer=normalizers.Lowercase() if lowercase else None,
+        pre_tokenizer=pre_tokenizers.Sequence(
+            [pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Split(Regex(BERT_PUNCT))]
+        ),
+        decoder=decoders.WordPiece(prefix=prefix, cleanup=True),
+        added_tokens=tuple(
+            AddedToken(t.content, ids[t.content], special=True, normalized=False)
+            for t in sorted(specials, key=lambda t: ids[t.content])
+        ),
+    )
+
+
+def wordpiece_document(
+    vocab: Sequence[str],
+    specials: Sequence[SpecialToken],
+    *,
+    prefix: str = "##",
+    lowercase: bool = False,
+    max_input_chars_per_word: int = 100,
+) -> dict[str, Any]:
+    """The ``tokenizer.json`` of :func:`wordpiece_pipeline`."""
+    return wordpiece_pipeline(
+        vocab,
+        specials,
+        prefix=prefix,
+        lowercase=lowercase,
+        max_input_chars_per_word=max_input_chars_per_word,
+    ).to_config()
 
 
 def build_wordpiece(
@@ -186,14 +191,12 @@ def build_wordpiece(
 ) -> Tokenizer:
     """A pipeline Tokenizer for a WordPiece vocabulary (IDs = positions in ``vocab``).
 
-    Built by the Hugging Face loader from :func:`wordpiece_document`, so ``save`` writes
-    that ``tokenizer.json`` (roles in ``tokenizer_config.json``) and ``export_hf``
-    returns it.
+    The spec is lowered from the components of :func:`wordpiece_pipeline` (no file is
+    parsed); ``save`` writes their ``tokenizer.json`` (roles in ``tokenizer_config.json``)
+    and ``export_hf`` returns it.
     """
-    from ..formats.hf_json import hf_document_spec
-
     specials = tuple(special_tokens)
-    doc = wordpiece_document(
+    pipeline = wordpiece_pipeline(
         vocab,
         specials,
         prefix=prefix,
@@ -201,5 +204,5 @@ def build_wordpiece(
         max_input_chars_per_word=max_input_chars_per_word,
     )
     config = {ROLE_KEYS[t.role]: t.content for t in specials if t.role in ROLE_KEYS}
-    spec, provenance = hf_document_spec(doc, label="<train_wordpiece>", config=config)
+    spec, provenance = trained_pipeline(pipeline, config, label="<train_wordpiece>")
     return Tokenizer(spec, provenance=provenance.with_training(training))
