@@ -172,8 +172,8 @@ def train_unigram(
         "em_trace": [list(x) for x in info["em_trace"]],
         "sampling_rng": _native.RNG_NAME,
     }
-    spec, provenance = model_spec(model, data)
-    return UnigramTokenizer(spec, provenance=provenance.with_training(training))
+    tokenizer_spec, provenance = model_spec(model, data)
+    return UnigramTokenizer(tokenizer_spec, provenance=provenance.with_training(training))
 
 
 def trained_model(
