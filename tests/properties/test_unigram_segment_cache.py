@@ -28,7 +28,7 @@ from tokenpact import _native
 try:
     import sentencepiece as spm
 except ImportError:  # the peer is optional here; cached vs uncached still runs
-    spm = None
+    spm = None  # type: ignore[assignment]
 
 UNK_SURFACE = " \u2047 ".encode()
 LETTERS = "abé日"
