@@ -5,6 +5,7 @@
 pub mod bpe;
 pub mod normalizer;
 pub mod segment_cache;
+pub mod segment_cuts;
 pub mod trie;
 pub mod unigram;
 

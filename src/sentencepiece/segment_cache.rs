@@ -57,10 +57,13 @@ impl Entry {
     };
 }
 
+/// Two ways, a segmented LRU in miniature: a new entry goes to the probation way
+/// (`ways[1]`), replacing the one there, and moves to the protected way (`ways[0]`) on
+/// its first hit. Segments seen once (most distinct segments) thus never evict one that
+/// recurs.
 #[derive(Clone, Copy)]
 #[repr(C, align(128))]
 struct Set {
-    /// `ways[0]` is the more recently inserted.
     ways: [Entry; 2],
 }
 
@@ -116,20 +119,28 @@ impl SegmentCache {
         let _ = key;
     }
 
-    /// The entry of the segment packed as `key` (never 0), if cached.
+    /// The entry of the segment packed as `key` (never 0), if cached. A hit in the
+    /// probation way promotes the entry to the protected way.
     #[inline]
-    pub fn get(&self, key: u128) -> Option<&Entry> {
-        self.sets[set_index(key)].ways.iter().find(|w| w.key == key)
+    pub fn get(&mut self, key: u128) -> Option<&Entry> {
+        let set = &mut self.sets[set_index(key)];
+        if set.ways[0].key == key {
+            return Some(&set.ways[0]);
+        }
+        if set.ways[1].key == key {
+            set.ways.swap(0, 1);
+            return Some(&set.ways[0]);
+        }
+        None
     }
 
-    /// Stores `entry` for `key` (evicting the older way of its set) and returns it.
+    /// Stores `entry` for `key` in its set's probation way and returns it.
     #[inline]
     pub fn put(&mut self, key: u128, mut entry: Entry) -> &Entry {
         entry.key = key;
         let set = &mut self.sets[set_index(key)];
-        set.ways[1] = set.ways[0];
-        set.ways[0] = entry;
-        &set.ways[0]
+        set.ways[1] = entry;
+        &set.ways[1]
     }
 }
 

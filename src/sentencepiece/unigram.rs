@@ -3,12 +3,13 @@
 //!
 //! Where the vocabulary proves that every `▁` cuts the lattice, the text is segmented
 //! one whitespace-delimited segment at a time and short segments are memoized (see
-//! `segment_cut_proof` and `segment_cache`).
+//! `segment_cuts` and `segment_cache`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::normalizer::one_char_len;
 use super::segment_cache::{self, Entry, MAX_PIECES};
+use super::segment_cuts::{next_space, Cuts};
 use super::trie::PieceTrie;
 use super::{Piece, PieceType};
 use crate::bpe::piece_cache::pack_short;
@@ -19,11 +20,8 @@ const UNK_PENALTY: f32 = 10.0;
 const SCORE_RESET: f32 = 100_000.0;
 /// `Best::id` of an unknown character (other entries hold the piece's trie node).
 const UNK_NODE: u32 = u32::MAX;
-/// U+2581, SentencePiece's escaped space.
-const SPACE: &[u8] = "\u{2581}".as_bytes();
-/// Pieces whose |score| exceeds this disable the segment cache (its error bounds assume
-/// scores of log-probability size; no trained model comes near).
-const MAX_CACHED_SCORE: f32 = 1.0e6;
+/// Longest segment the cache holds (what `pack_short` packs).
+const SHORT_MAX: usize = 15;
 
 /// Segments whose cache lines are requested ahead of their use.
 const LOOKAHEAD: usize = 8;
@@ -36,9 +34,9 @@ pub struct Unigram {
     trie: PieceTrie,
     /// Bytes a lattice edge can span at most (the longest piece, or a 4-byte character).
     reach: usize,
-    /// This model's key in the per-thread segment caches, when `▁` provably cuts every
-    /// lattice (None: always run Viterbi over the whole text).
-    segment_uid: Option<u64>,
+    /// The proven cuts and this model's key in the per-thread segment caches (None:
+    /// always run Viterbi over the whole text).
+    segments: Option<(Cuts, u64)>,
 }
 
 #[derive(Clone, Copy)]
@@ -85,18 +83,20 @@ impl Unigram {
         }
         let reach = keys.iter().map(|k| k.0.len()).max().unwrap_or(0).max(4);
         let unk_score = min_score - UNK_PENALTY;
-        let cut = segment_cache && segment_cut_proof(&keys, unk_score);
+        let cuts = segment_cache
+            .then(|| Cuts::prove(&keys, unk_score))
+            .flatten();
         Unigram {
             min_score,
             reach,
             trie: PieceTrie::with_scores(&keys),
-            segment_uid: cut.then(|| NEXT_UID.fetch_add(1, Ordering::Relaxed)),
+            segments: cuts.map(|c| (c, NEXT_UID.fetch_add(1, Ordering::Relaxed))),
         }
     }
 
     /// Whether segments are memoized for this model.
     pub fn segment_cache(&self) -> bool {
-        self.segment_uid.is_some()
+        self.segments.is_some()
     }
 
     /// Best segmentation of `s` (normalized bytes) as pieces (start, end, id); unknown
@@ -105,9 +105,9 @@ impl Unigram {
         if s.is_empty() {
             return;
         }
-        if let Some(uid) = self.segment_uid {
+        if let Some((cuts, uid)) = &self.segments {
             let first = out.len();
-            if self.encode_segments(uid, unk_id, s, best, out) {
+            if self.encode_segments(cuts, *uid, unk_id, s, best, out) {
                 return;
             }
             // Ill-formed UTF-8 put a character across a cut (only a damaged charsmap
@@ -121,10 +121,11 @@ impl Unigram {
     /// Segment by segment: a cached, certified segmentation where one applies at the
     /// current running score, Viterbi otherwise (over each run of consecutive segments
     /// the cache cannot serve at once). Equal to Viterbi over the whole text
-    /// (`segment_cut_proof`) when it returns true; false when a character of ill-formed
+    /// (`segment_cuts`) when it returns true; false when a character of ill-formed
     /// text straddles a cut.
     fn encode_segments(
         &self,
+        cuts: &Cuts,
         uid: u64,
         unk_id: u32,
         s: &[u8],
@@ -137,14 +138,25 @@ impl Unigram {
             // lines are prefetched when found, LOOKAHEAD segments before they are needed.
             let mut ring = [(0usize, 0usize, 0u128); LOOKAHEAD];
             let (mut head, mut queued) = (0usize, 0usize);
-            let mut found = 0; // where the next segment to find starts
-                               // The score of the best path to `done`, the last cut segmented: what Viterbi
-                               // carries over.
+            // Where the next segment to find starts, and the end of the `▁`-delimited
+            // stretch it lies in; a stretch too long to cache is split further at class
+            // cuts (short stretches stay whole: one lookup each).
+            let (mut found, mut stretch, mut split) = (0, 0, false);
+            // The score of the best path to `done`, the last cut segmented: what Viterbi
+            // carries over.
             let mut score = 0.0f32;
             let mut done = 0;
             loop {
                 while queued < LOOKAHEAD && found < s.len() {
-                    let q = next_cut(s, found);
+                    if found == stretch {
+                        stretch = next_space(s, found);
+                        split = stretch - found > SHORT_MAX;
+                    }
+                    let q = if split {
+                        cuts.next_class_cut(s, found, stretch)
+                    } else {
+                        stretch
+                    };
                     // Segments too long to cache go to Viterbi with their neighbours.
                     if let Some(key) = pack_short(&s[found..q]) {
                         cache.prefetch(key);
@@ -333,7 +345,7 @@ impl Unigram {
     /// `Entry::UNCACHEABLE`.
     fn certify(&self, seg: &[u8], unk_id: u32, unk_score: f32) -> Entry {
         let m = seg.len();
-        debug_assert!(m < SHORT);
+        debug_assert!(m <= SHORT_MAX);
         let trie = &self.trie;
         let mut lat = ShortLattice::new();
         let mut chars = 0usize;
@@ -415,8 +427,8 @@ impl Unigram {
     }
 }
 
-/// Bytes of a segment `certify` handles, plus one (`pack_short` takes at most 15).
-const SHORT: usize = 16;
+/// Lattice nodes of a segment `certify` handles.
+const SHORT: usize = SHORT_MAX + 1;
 
 /// The lattice of a short segment in f64, with each node's runner-up (`certify`).
 struct ShortLattice {
@@ -460,64 +472,6 @@ impl ShortLattice {
     }
 }
 
-/// Whether the vocabulary proves that every `▁` of a normalized text cuts the lattice,
-/// so that Viterbi over the whole text equals Viterbi segment by segment (each segment
-/// starting at a `▁`), with the running score carried across cuts.
-///
-/// Proof. Let c be the byte offset of a `▁` in the text, reached by Viterbi's walk over
-/// characters (`one_char_len` steps; `encode_segments` checks that each segment's walk
-/// ends exactly at the next cut, which holds for every cut of well-formed UTF-8).
-/// Lattice edges start where that walk goes. Trie edges are vocabulary pieces, which
-/// here are well-formed UTF-8 and hold `▁` only as their first character, so an edge
-/// starting before c and ending after it would contain the `▁` at c at an inner
-/// position (in well-formed UTF-8 its lead byte 0xE2 starts a character); unknown
-/// edges span one character of the walk. So no edge crosses c: every path passes
-/// through c, nothing past c is reached before Viterbi starts from c, and what it
-/// computes from c on depends on the text before c only through the score of c (the
-/// re-centring at c, if any, only zeroes that score, as nothing past c is reached).
-/// Backtracking from the end therefore walks back through each cut, and the pieces
-/// between two cuts are Viterbi's best path of that segment from the carried score.
-/// The cache's error bounds further need finite scores of log-probability size.
-fn segment_cut_proof(keys: &[(&[u8], i32, f32)], unk_score: f32) -> bool {
-    let small = |s: f32| s.is_finite() && s.abs() <= MAX_CACHED_SCORE;
-    small(unk_score)
-        && keys.iter().all(|&(piece, _, score)| {
-            small(score)
-                && std::str::from_utf8(piece).is_ok()
-                && !piece[1..].windows(SPACE.len()).any(|w| w == SPACE)
-        })
-}
-
-/// End of the segment starting at `p`: the next `▁` after it, or the end of `s`.
-#[inline]
-fn next_cut(s: &[u8], p: usize) -> usize {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let lead = LO * SPACE[0] as u64;
-    let mut i = p + 1;
-    // Eight bytes at a time: words without the lead byte 0xE2 are skipped whole.
-    while i + 8 <= s.len() {
-        let w = u64::from_le_bytes(s[i..i + 8].try_into().unwrap_or_default()) ^ lead;
-        let zero = w.wrapping_sub(LO) & !w & HI;
-        if zero == 0 {
-            i += 8;
-            continue;
-        }
-        let at = i + (zero.trailing_zeros() / 8) as usize;
-        if s.get(at + 1..at + 3) == Some(&SPACE[1..]) {
-            return at;
-        }
-        i = at + 1;
-    }
-    while i + 2 < s.len() {
-        if s[i] == SPACE[0] && s[i + 1] == SPACE[1] && s[i + 2] == SPACE[2] {
-            return i;
-        }
-        i += 1;
-    }
-    s.len()
-}
-
 /// SentencePiece's update rule. Float arithmetic throughout, as sentencepiece 0.2.3
 /// computes it: ties between equal-scoring splits are decided by f32 rounding, so a
 /// wider type would pick different (equally good) paths; the first candidate wins ties.
@@ -529,5 +483,82 @@ fn update(target: &mut Best, cand: f32, start: usize, id: u32) {
             start: start as i32,
             id,
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(pieces: &[(&str, f32)], cache: bool) -> Unigram {
+        let mut bytes = vec![b"<unk>".to_vec()];
+        let mut types = vec![PieceType::Unknown];
+        let mut scores = vec![0.0];
+        for &(p, s) in pieces {
+            bytes.push(p.as_bytes().to_vec());
+            types.push(PieceType::Normal);
+            scores.push(s);
+        }
+        Unigram::new(&bytes, &types, &scores, cache)
+    }
+
+    fn encode(m: &Unigram, s: &[u8]) -> Vec<Piece> {
+        let (mut best, mut out) = (Vec::new(), Vec::new());
+        m.encode(0, s, &mut best, &mut out);
+        out
+    }
+
+    #[test]
+    fn near_ties_follow_the_running_score_as_whole_text_viterbi() {
+        // "▁ab" scores one f32 step below "▁a" + "b": the split wins from a score of 0,
+        // but from -40000 both sums round alike and the first candidate ("▁ab") wins.
+        let whole = f32::from_bits((-2.0f32).to_bits() + 1);
+        let pieces = [("▁a", -1.0), ("b", -1.0), ("▁ab", whole), ("▁z", -20000.0)];
+        let (cached, plain) = (model(&pieces, true), model(&pieces, false));
+        assert!(cached.segment_cache() && !plain.segment_cache());
+        let text = "▁ab▁z▁ab▁z▁z▁ab▁z▁z▁z▁z▁ab▁ab▁z▁z▁z▁z▁z▁ab".repeat(4);
+        let got = encode(&cached, text.as_bytes());
+        assert_eq!(got, encode(&plain, text.as_bytes()));
+        let ids: Vec<u32> = got.iter().map(|p| p.2).collect();
+        assert!(ids.windows(2).any(|w| w == [1, 2]), "split form");
+        assert!(ids.contains(&3), "whole form");
+    }
+
+    #[test]
+    fn ill_formed_text_across_a_space_falls_back_to_whole_text() {
+        let pieces = [("▁a", -1.0), ("b", -1.5), ("▁", -3.0), ("a", -2.0)];
+        let (cached, plain) = (model(&pieces, true), model(&pieces, false));
+        for s in [
+            &b"\xe2\x96\x81a\xf0\xe2\x96\x81b"[..],
+            b"\xe2\x96\x81ab\xe2\xe2\x96\x81\xe2\x96\x81a",
+            b"a\xe2\x96",
+            b"\xe2\x96\x81\xe2\x96\x81",
+        ] {
+            assert_eq!(encode(&cached, s), encode(&plain, s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn certified_margin_shrinks_with_the_gap() {
+        // Gap 0.001 over 3 characters: usable while |score| < 0.001 2^22 / 4 - 3.
+        let m = model(
+            &[("▁a", -1.0), ("b", -1.0), ("▁ab", -2.001), ("▁ac", -1.0)],
+            true,
+        );
+        let unk = m.min_score - UNK_PENALTY;
+        let tight = m.certify("▁ab".as_bytes(), 0, unk);
+        assert!(
+            (1000.0..1050.0).contains(&tight.max_base),
+            "{}",
+            tight.max_base
+        );
+        let clear = m.certify("▁ac".as_bytes(), 0, unk);
+        assert!(clear.max_base > 50_000.0, "{}", clear.max_base);
+        // An exact tie, or a gap of one f32 step, is never cached.
+        let near = f32::from_bits((-2.0f32).to_bits() + 1);
+        for whole in [-2.0, near] {
+            let tie = model(&[("▁a", -1.0), ("b", -1.0), ("▁ab", whole)], true);
+            assert_eq!(tie.certify("▁ab".as_bytes(), 0, unk).max_base, -1.0);
+        }
     }
 }
