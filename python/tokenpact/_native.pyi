@@ -182,6 +182,8 @@ def SentencePieceCore(
     normalizer: tuple[bytes, bool, bool, bool, bool],
     denormalizer: tuple[bytes, bool, bool, bool, bool] | None,
     unk_surface: bytes,
+    *,
+    segment_cache: bool = True,
 ) -> Engine: ...
 
 # --- BPE-dropout (src/py/dropout.rs) --------------------------------------------------

@@ -28,7 +28,7 @@ pub(super) fn norm(spec: NormSpec) -> (NormalizerConfig, Vec<u8>) {
 /// class because it was one: Python call sites build it as `SentencePieceCore(...)`.
 #[pyfunction]
 #[pyo3(name = "SentencePieceCore")]
-#[pyo3(signature = (pieces, scores, types, model_type, byte_fallback, normalizer, denormalizer, unk_surface))]
+#[pyo3(signature = (pieces, scores, types, model_type, byte_fallback, normalizer, denormalizer, unk_surface, *, segment_cache=true))]
 #[allow(clippy::too_many_arguments)]
 fn sentencepiece_core(
     py: Python<'_>,
@@ -40,6 +40,7 @@ fn sentencepiece_core(
     normalizer: NormSpec,
     denormalizer: Option<NormSpec>,
     unk_surface: Vec<u8>,
+    segment_cache: bool,
 ) -> PyResult<PyEngine> {
     let (normalizer, charsmap) = norm(normalizer);
     let spec = SentencePieceSpec {
@@ -52,6 +53,7 @@ fn sentencepiece_core(
         charsmap,
         denormalizer: denormalizer.map(norm),
         unk_surface,
+        segment_cache,
     };
     let core = py.detach(|| Core::new(spec)).map_err(|e| to_py(py, e))?;
     Ok(Engine::from(core).into())

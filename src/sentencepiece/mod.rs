@@ -4,6 +4,8 @@
 
 pub mod bpe;
 pub mod normalizer;
+pub mod segment_cache;
+pub mod segment_cuts;
 pub mod trie;
 pub mod unigram;
 
@@ -82,6 +84,9 @@ pub struct SentencePieceSpec {
     /// The denormalizer (applied to decoded text) when the model has a charsmap for it.
     pub denormalizer: Option<(NormalizerConfig, Vec<u8>)>,
     pub unk_surface: Vec<u8>,
+    /// Memoize Unigram segmentations of whitespace-delimited segments where the
+    /// vocabulary allows it (identical IDs either way; see `unigram::segment_cut_proof`).
+    pub segment_cache: bool,
 }
 
 /// One ID as `SentencePieceCore::decode` sees it.
@@ -217,7 +222,12 @@ impl SentencePieceCore {
             }
         }
         let segmenter = match spec.model_type.as_str() {
-            "unigram" => Segmenter::Unigram(Unigram::new(&spec.pieces, &types, &spec.scores)),
+            "unigram" => Segmenter::Unigram(Unigram::new(
+                &spec.pieces,
+                &types,
+                &spec.scores,
+                spec.segment_cache,
+            )),
             "bpe" => Segmenter::Bpe(bpe::SafeSplits::new(&spec.pieces, &types)),
             other => {
                 return bad(format!(
