@@ -75,7 +75,10 @@ pub fn signatures<S: AsRef<str> + Sync>(
     perms: &Permutations,
 ) -> Vec<u32> {
     let k = perms.len();
-    let mut out = vec![MAX_HASH; texts.len() * k];
+    // Zeroed, not MAX_HASH-filled: a zeroed allocation is lazily mapped, so its pages are
+    // touched by the workers (`signature_into` fills each row) instead of one serial pass
+    // over the whole buffer before the parallel part starts.
+    let mut out = vec![0u32; texts.len() * k];
     out.par_chunks_mut(k)
         .zip(texts.par_iter())
         .with_min_len(16)
