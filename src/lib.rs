@@ -22,6 +22,7 @@ pub mod rng;
 pub mod runtime;
 pub mod sentencepiece;
 pub mod special;
+pub mod thread_cache;
 pub mod tokenizer;
 pub mod unigram;
 pub mod wordpiece;

@@ -12,13 +12,12 @@ use std::cell::RefCell;
 
 use rustc_hash::FxHashMap;
 
+use crate::thread_cache::{with_model_cache, ModelCache};
+
 /// `log2` of the number of sets (2 entries each, 64 bytes per set: 2 MiB per model).
 const SET_BITS: u32 = 17;
 /// Entries of the hash-map part before it is cleared.
 const MAP_MAX_ENTRIES: usize = 1 << 16;
-/// Models whose caches one thread keeps at once (a thread alternating between more
-/// tokenizers than this rebuilds caches, still exactly).
-const MODELS_PER_THREAD: usize = 4;
 /// Marks an unused ID slot of an entry (no model ID is `u32::MAX`).
 const NO_ID: u32 = u32::MAX;
 /// IDs stored inline in an entry.
@@ -186,21 +185,21 @@ thread_local! {
 /// Runs `f` with this thread's cache for the model `uid` (most recently used first).
 #[inline]
 pub fn with_cache<R>(uid: u64, f: impl FnOnce(&mut PieceCache) -> R) -> R {
-    CACHES.with(|cell| {
-        let mut caches = cell.borrow_mut();
-        if caches.first().map(|c| c.uid) != Some(uid) {
-            match caches.iter().position(|c| c.uid == uid) {
-                Some(at) => caches[..=at].rotate_right(1),
-                None if caches.len() < MODELS_PER_THREAD => caches.insert(0, PieceCache::new(uid)),
-                None => {
-                    let mut oldest = caches.pop().unwrap_or_else(|| PieceCache::new(uid));
-                    oldest.reset(uid);
-                    caches.insert(0, oldest);
-                }
-            }
-        }
-        f(&mut caches[0])
-    })
+    with_model_cache(&CACHES, uid, f)
+}
+
+impl ModelCache for PieceCache {
+    fn new_for(uid: u64) -> PieceCache {
+        PieceCache::new(uid)
+    }
+
+    fn reset_for(&mut self, uid: u64) {
+        self.reset(uid)
+    }
+
+    fn model_uid(&self) -> u64 {
+        self.uid
+    }
 }
 
 #[cfg(test)]

@@ -19,10 +19,10 @@
 
 use std::cell::RefCell;
 
+use crate::thread_cache::{with_model_cache, ModelCache};
+
 /// `log2` of the number of sets (2 ways of 64 bytes each: 4 MiB per model and thread).
 const SET_BITS: u32 = 15;
-/// Models whose caches one thread keeps at once (more are rebuilt, still exactly).
-const MODELS_PER_THREAD: usize = 4;
 /// Pieces an entry holds inline; segments that need more are not cached.
 pub const MAX_PIECES: usize = 4;
 
@@ -151,23 +151,21 @@ thread_local! {
 /// Runs `f` with this thread's cache for the model `uid` (most recently used first).
 #[inline]
 pub fn with_cache<R>(uid: u64, f: impl FnOnce(&mut SegmentCache) -> R) -> R {
-    CACHES.with(|cell| {
-        let mut caches = cell.borrow_mut();
-        if caches.first().map(|c| c.uid) != Some(uid) {
-            match caches.iter().position(|c| c.uid == uid) {
-                Some(at) => caches[..=at].rotate_right(1),
-                None if caches.len() < MODELS_PER_THREAD => {
-                    caches.insert(0, SegmentCache::new(uid))
-                }
-                None => {
-                    let mut oldest = caches.pop().unwrap_or_else(|| SegmentCache::new(uid));
-                    oldest.reset(uid);
-                    caches.insert(0, oldest);
-                }
-            }
-        }
-        f(&mut caches[0])
-    })
+    with_model_cache(&CACHES, uid, f)
+}
+
+impl ModelCache for SegmentCache {
+    fn new_for(uid: u64) -> SegmentCache {
+        SegmentCache::new(uid)
+    }
+
+    fn reset_for(&mut self, uid: u64) {
+        self.reset(uid)
+    }
+
+    fn model_uid(&self) -> u64 {
+        self.uid
+    }
 }
 
 #[cfg(test)]
