@@ -7,4 +7,5 @@ pub mod decode;
 pub mod output;
 pub mod stops;
 pub mod stream_encode;
+mod stream_sentencepiece;
 pub mod utf8;
