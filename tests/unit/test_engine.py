@@ -51,7 +51,7 @@ def test_methods_outside_a_capability_fail_with_a_typed_error(tmp_path: Path) ->
         bpe.normalize("hello")
     with pytest.raises(ConfigError, match="capabilities"):
         _native.core_pretokenize(sp, "hello")
-    with pytest.raises(ConfigError, match="pipeline engine"):
+    with pytest.raises(ConfigError, match="does not run on a sentencepiece engine"):
         _native.StreamingCore(sp, "pretokens", "gpt2")
     # Lookups every engine answers.
     assert sp.merges() == [] and sp.merge_result(3, 4) is None
