@@ -7,5 +7,6 @@ pub mod decode;
 pub mod output;
 pub mod stops;
 pub mod stream_encode;
+mod stream_guards;
 mod stream_sentencepiece;
 pub mod utf8;
