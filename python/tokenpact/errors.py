@@ -6,6 +6,10 @@ bad data are also ``ValueError`` so callers that catch ``ValueError`` keep worki
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
+
 
 class TokenpactError(Exception):
     """Base class of every tokenpact error."""
@@ -55,3 +59,21 @@ class BatchError(TokenpactError, ValueError):
 class AddedTokenIdWarning(UserWarning):
     """A ``tokenizer.json`` writes added-token IDs that Hugging Face ``tokenizers``
     reassigns on load; tokenpact uses the reassigned IDs (as ``tokenizers`` does)."""
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn_at_caller(message: str, category: type[Warning]) -> None:
+    """Warn with the location of the first frame outside the tokenpact package.
+
+    A fixed ``stacklevel`` points somewhere different for each public entry point that
+    reaches the warning (``Tokenizer.load``, ``from_hf``, the registry); walking the stack
+    names the user's line whichever path was taken.
+    """
+    level = 2  # 1 is this function, 2 its caller
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    warnings.warn(message, category, stacklevel=level)

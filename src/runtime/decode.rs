@@ -19,7 +19,7 @@ use crate::decoder::Decoder;
 use crate::engine::Engine;
 use crate::error::CoreError;
 use crate::sentencepiece::normalizer::{char_len, SPACE_SYMBOL};
-use crate::sentencepiece::{DecodePiece, SentencePieceCore};
+use crate::sentencepiece::{push_unescaped, DecodePiece, SentencePieceCore};
 use crate::tokenizer::CoreTokenizer;
 
 /// Why decoding stopped.
@@ -263,17 +263,4 @@ fn resolve_run(run: &mut Vec<u8>, lossy: bool, ended: bool, text: &mut Vec<u8>) 
         i += n;
     }
     run.drain(..i);
-}
-
-fn push_unescaped(out: &mut Vec<u8>, piece: &[u8]) {
-    let mut rest = piece;
-    while let Some(i) = rest
-        .windows(SPACE_SYMBOL.len())
-        .position(|w| w == SPACE_SYMBOL)
-    {
-        out.extend_from_slice(&rest[..i]);
-        out.push(b' ');
-        rest = &rest[i + SPACE_SYMBOL.len()..];
-    }
-    out.extend_from_slice(rest);
 }

@@ -3,6 +3,7 @@
 //! runs fused, or split into `<0xXX>` byte pieces under byte fallback).
 
 pub mod bpe;
+mod decode;
 pub mod normalizer;
 pub mod segment_cache;
 pub mod segment_cuts;
@@ -13,7 +14,9 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{CoreError, CoreResult};
 use crate::special::{SpecialMatcher, Untrusted};
-use normalizer::{char_len, Normalizer, NormalizerConfig, SPACE_SYMBOL};
+pub(crate) use decode::push_unescaped;
+pub use decode::DecodePiece;
+use normalizer::{Normalizer, NormalizerConfig, SPACE_SYMBOL};
 use trie::PieceTrie;
 use unigram::Unigram;
 
@@ -87,18 +90,6 @@ pub struct SentencePieceSpec {
     /// Memoize Unigram segmentations of whitespace-delimited segments where the
     /// vocabulary allows it (identical IDs either way; see `unigram::segment_cut_proof`).
     pub segment_cache: bool,
-}
-
-/// One ID as `SentencePieceCore::decode` sees it.
-pub enum DecodePiece<'a> {
-    /// A `<0xXX>` byte piece.
-    Byte(u8),
-    /// A control piece: no text.
-    Control,
-    /// The unknown piece: the model's unknown surface.
-    Unknown(&'a [u8]),
-    /// Any other piece: its text, with `▁` meaning a space.
-    Text(&'a [u8]),
 }
 
 /// See `SentencePieceCore::stream_cut`.
@@ -462,97 +453,6 @@ impl SentencePieceCore {
         self.encode_sentence(&bytes[pos..], pos, ids, offsets);
     }
 
-    /// SentencePiece's decoder. `lossy` replaces each byte of an ill-formed byte-piece
-    /// sequence with U+FFFD as SentencePiece does; otherwise byte pieces stay raw bytes.
-    pub fn decode(&self, ids: &[u32], lossy: bool) -> CoreResult<Vec<u8>> {
-        let mut text: Vec<u8> = Vec::with_capacity(ids.len() * 4);
-        let mut bytes: Vec<u8> = Vec::new();
-        let flush = |bytes: &mut Vec<u8>, text: &mut Vec<u8>| {
-            if !lossy {
-                text.append(bytes);
-                return;
-            }
-            let mut i = 0;
-            while i < bytes.len() {
-                let (n, ok) = char_len(&bytes[i..]);
-                text.extend_from_slice(if ok {
-                    &bytes[i..i + n]
-                } else {
-                    "\u{fffd}".as_bytes()
-                });
-                i += n;
-            }
-            bytes.clear();
-        };
-        let (mut is_bos_ws, mut bos_ws_seen) = (true, false);
-        for &id in ids {
-            let Some(kind) = self.types.get(id as usize) else {
-                return Err(CoreError::UnknownToken(format!(
-                    "token ID {id} is not in this SentencePiece model (IDs are 0..{}); check \
-                     that the IDs come from this tokenizer",
-                    self.pieces.len()
-                )));
-            };
-            let piece = &self.pieces[id as usize];
-            if *kind == PieceType::Byte {
-                bytes.push(byte_value(piece));
-                continue;
-            }
-            flush(&mut bytes, &mut text);
-            if bos_ws_seen || !text.is_empty() {
-                is_bos_ws = false;
-            }
-            bos_ws_seen = false;
-            match kind {
-                PieceType::Control => {}
-                PieceType::Unknown => text.extend_from_slice(&self.unk_surface),
-                _ => {
-                    let mut p: &[u8] = piece;
-                    if is_bos_ws && (self.add_dummy_prefix || self.remove_extra_whitespaces) {
-                        if let Some(rest) = p.strip_prefix(SPACE_SYMBOL) {
-                            p = rest;
-                            bos_ws_seen = !self.remove_extra_whitespaces;
-                        }
-                    }
-                    push_unescaped(&mut text, p);
-                }
-            }
-        }
-        flush(&mut bytes, &mut text);
-        if let Some(d) = &self.denormalizer {
-            let mut out = Vec::with_capacity(text.len());
-            d.normalize(&text, &mut out, None);
-            return Ok(out);
-        }
-        Ok(text)
-    }
-
-    /// How `decode` treats one ID, for decoders that run token by token (the runtime's
-    /// incremental decoder follows exactly the rules of `decode`).
-    pub fn decode_piece(&self, id: u32) -> Option<DecodePiece<'_>> {
-        let kind = self.types.get(id as usize)?;
-        let piece = &self.pieces[id as usize];
-        Some(match kind {
-            PieceType::Byte => DecodePiece::Byte(byte_value(piece)),
-            PieceType::Control => DecodePiece::Control,
-            PieceType::Unknown => DecodePiece::Unknown(&self.unk_surface),
-            _ => DecodePiece::Text(piece),
-        })
-    }
-
-    /// (add_dummy_prefix, remove_extra_whitespaces): the flags of `decode`'s leading-space rule.
-    pub fn decode_flags(&self) -> (bool, bool) {
-        (self.add_dummy_prefix, self.remove_extra_whitespaces)
-    }
-
-    /// Applies the denormalizer to decoded text; None when the model has none.
-    pub fn denormalize(&self, text: &[u8]) -> Option<Vec<u8>> {
-        let d = self.denormalizer.as_ref()?;
-        let mut out = Vec::with_capacity(text.len());
-        d.normalize(text, &mut out, None);
-        Some(out)
-    }
-
     /// The normalized text (SentencePiece's `normalize`).
     pub fn normalize(&self, text: &str) -> Vec<u8> {
         let mut out = Vec::with_capacity(text.len() + 8);
@@ -584,24 +484,6 @@ fn is_byte_piece(piece: &[u8]) -> bool {
         && piece[3..5].iter().all(|c| c.is_ascii_hexdigit())
 }
 
-fn byte_value(piece: &[u8]) -> u8 {
-    // Validated at load: byte pieces are "<0xXX>".
-    std::str::from_utf8(&piece[3..5])
-        .ok()
-        .and_then(|h| u8::from_str_radix(h, 16).ok())
-        .unwrap_or(0)
-}
-
-fn push_unescaped(out: &mut Vec<u8>, piece: &[u8]) {
-    let mut rest = piece;
-    while let Some(i) = find(rest, SPACE_SYMBOL) {
-        out.extend_from_slice(&rest[..i]);
-        out.push(b' ');
-        rest = &rest[i + SPACE_SYMBOL.len()..];
-    }
-    out.extend_from_slice(rest);
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+pub(crate) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }

@@ -63,9 +63,11 @@ def test_added_token_written_over_a_vocabulary_id_gets_tokenizers_id(tmp_path: P
     # it the next free one (issue 13: the two libraries used to disagree silently).
     data = copy.deepcopy(_valid())
     data["added_tokens"][0]["id"] = 256
-    with pytest.warns(tp.errors.AddedTokenIdWarning, match="written as 256 and gets 258"):
+    with pytest.warns(tp.errors.AddedTokenIdWarning, match="written as 256 and gets 258") as got:
         tok = tp.Tokenizer.load(_write(tmp_path, data))
     assert tok.special_tokens["<|eos|>"] == 258
+    # The warning names the caller's line, not a frame inside tokenpact.
+    assert [w.filename for w in got] == [__file__]
 
 
 @pytest.mark.parametrize(

@@ -3,11 +3,10 @@ and the control tokens a post-processor may insert."""
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Any
 
-from ..errors import AddedTokenIdWarning
+from ..errors import AddedTokenIdWarning, warn_at_caller
 from .hf_pipeline import fail
 
 
@@ -48,13 +47,12 @@ def resolve_added_ids(
     moved = [(t, i) for t, i in zip(added_list, ids, strict=True) if t["id"] != i]
     if moved:
         t, i = moved[0]
-        warnings.warn(
+        warn_at_caller(
             f"{label}: {len(moved)} added token(s) have IDs that Hugging Face tokenizers "
             f"reassigns (first: {t['content']!r} is written as {t['id']} and gets {i}); "
             "tokenpact uses the IDs tokenizers uses. Re-save the file with tokenizers to "
             "write the real IDs",
             AddedTokenIdWarning,
-            stacklevel=4,
         )
     return ids
 
