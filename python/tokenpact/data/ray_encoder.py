@@ -65,7 +65,14 @@ def worker_tokenizer(expected_hash: str, spec_box: Sequence[Any]) -> Any:
         return held[1]
     import ray
 
-    tok = tokenizer_from_spec(ray.get(spec_box[0]), expected_hash)
+    try:
+        spec = ray.get(spec_box[0])
+    except Exception as exc:  # unpickling a spec of another tokenpact version
+        raise ContractError(
+            f"the worker cannot read the driver's tokenizer spec ({exc}); install the "
+            "same tokenpact version on every node"
+        ) from None
+    tok = tokenizer_from_spec(spec, expected_hash)
     _WORKER_TOKENIZER = (expected_hash, tok)
     return tok
 
