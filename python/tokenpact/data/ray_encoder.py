@@ -104,10 +104,10 @@ class _ChunkEncoder:
 
 
 # ------------------------------------------------------------------ driver side
-# Actor pools kept by ``keep_workers=True``: (Ray job, tokenizer hash, workers) -> actors.
+# Actor pools kept by ``keep_workers=True``: (session, tokenizer hash, workers) -> actors.
 _POOLS: dict[tuple[str, str, int], list[Any]] = {}
 _POOLS_LOCK = threading.Lock()
-# The spec in the object store per (Ray job, tokenizer hash), so a driver that encodes
+# The spec in the object store per (session, tokenizer hash), so a driver that encodes
 # several splits puts it once; the last few tokenizers only.
 _SPEC_REFS: dict[tuple[str, str], Any] = {}
 _MAX_SPEC_REFS = 4
@@ -116,18 +116,28 @@ _MAX_SPEC_REFS = 4
 def release_ray_workers() -> None:
     """Stop the encoder actors kept by ``ray_options={"keep_workers": True}``."""
     with _POOLS_LOCK:
-        pools = list(_POOLS.values())
+        pools = list(_POOLS.items())
         _POOLS.clear()
     if pools:
         import ray
 
-        for actors in pools:
-            for actor in actors:
-                ray.kill(actor)
+        current = _session(ray) if ray.is_initialized() else None
+        for (session, _, _), actors in pools:
+            if session == current:  # the others died with their cluster
+                for actor in actors:
+                    ray.kill(actor)
+
+
+def _session(ray: Any) -> str:
+    """This driver's Ray job on this cluster: job IDs restart at 1 in a new cluster (a
+    ``ray.shutdown()`` then ``ray.init()``), the driver's node ID does not repeat, so
+    nothing cached for a cluster that is gone is handed to the next one."""
+    context = ray.get_runtime_context()
+    return f"{context.get_node_id()}/{context.get_job_id()}"
 
 
 def _spec_ref(ray: Any, tokenizer: Any) -> Any:
-    key = (ray.get_runtime_context().get_job_id(), tokenizer.semantic_hash)
+    key = (_session(ray), tokenizer.semantic_hash)
     with _POOLS_LOCK:
         ref = _SPEC_REFS.get(key)
         if ref is None:
@@ -186,9 +196,9 @@ class RayShardEncoder:
             self._in_flight = 2 * self.workers if self.workers >= cpus else self.workers
 
     def _actor_pool(self, ray: Any) -> list[Any]:
-        key = (ray.get_runtime_context().get_job_id(), self._hash, self.workers)
+        key = (_session(ray), self._hash, self.workers)
         with _POOLS_LOCK:
-            stale = [k for k in _POOLS if k[1:] != key[1:]]
+            stale = [k for k in _POOLS if k != key]
             pool = _POOLS.get(key)
         if stale:
             release_ray_workers()
