@@ -83,7 +83,11 @@ def _warm(expected_hash: str, spec_box: Sequence[Any]) -> int:
 
 
 def _encode(
-    expected_hash: str, spec_box: Sequence[Any], shard: int, texts: list[str], options: dict
+    expected_hash: str,
+    spec_box: Sequence[Any],
+    shard: int,
+    texts: list[str],
+    options: dict[str, Any],
 ) -> EncodedChunk:
     from .encode import EncodeOptions, encode_chunk
 
