@@ -13,8 +13,8 @@ Run from the repository root::
    a child process so its peak RSS is its own.
 3. Encoding to shards (Parquet and Megatron) against ``Tokenizer.encode_batch_flat``
    alone, same tokenizer and documents.
-4. The Ray engine on a local 2-CPU Ray instance against the local engine (Ray start-up
-   reported separately).
+4. The Ray engine on a local 2-CPU Ray instance against the local engine, and its
+   fixed costs one by one (``benchmarks/bench_data_ray.py``, which also runs alone).
 
 Asserts nothing about time; prints markdown and updates docs/PERFORMANCE.md.
 """
@@ -30,8 +30,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,29 +38,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common  # noqa: E402
 import tokenpact as tp  # noqa: E402
+from bench_data_ray import bench_docs, part_ray  # noqa: E402
 from tokenpact.data import (  # noqa: E402
     Document,
     MinHashParams,
     deduplicate,
     encode_dataset,
     minhash_signatures,
-    near_dedup,
-    read_documents,
     shingles,
 )
-from tokenpact.data import train_bpe as engine_train_bpe  # noqa: E402
-
-
-def bench_docs(limit_bytes: int | None) -> list[Document]:
-    path = _common.corpus_path("bench-mixed.jsonl.gz")
-    docs = []
-    total = 0
-    for d in read_documents(path, source_field="slice", duplicate_ids="number"):
-        docs.append(d)
-        total += len(d.text)
-        if limit_bytes is not None and total >= limit_bytes:
-            break
-    return docs
 
 
 def gettext_docs() -> list[Document]:
@@ -337,128 +321,6 @@ def part_shards(quick: bool, tok: tp.Tokenizer, docs: list[Document]) -> tuple[s
 
 
 # --------------------------------------------------------------------------- part 4
-def part_ray(quick: bool, tok: tp.Tokenizer, docs: list[Document]) -> tuple[str, dict[str, Any]]:
-    """Each step on the local engine and on a local 2-CPU Ray instance.
-
-    The whole bench-mixed corpus unless ``quick``. Ray's cost is split in two: the
-    fixed cost of a call (the same call on 200 documents: Ray Data executor start,
-    encoder actors' start and tokenizer load) and the marginal ratio,
-    ``(Ray - Ray fixed) / (local - local on 200 documents)``, which is what a corpus
-    large enough to amortize the fixed cost converges to.
-    """
-    import ray
-
-    from tokenpact.data.ray_engine import release_ray_workers
-
-    if not quick:
-        docs = bench_docs(None)
-    tiny = docs[:200]
-    start = time.perf_counter()
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        object_store_memory=1_000_000_000,
-        _node_ip_address="127.0.0.1",
-    )
-    startup = time.perf_counter() - start
-    rows = []
-    ratios: dict[str, dict[str, float]] = {}
-    tmp_dir = tempfile.TemporaryDirectory()
-    tmp = Path(tmp_dir.name)
-
-    def enc(d: list[Document], **ray: Any) -> Any:
-        engine = "ray" if ray else "local"
-        out = tmp / f"{engine}-{len(d)}"
-        return encode_dataset(
-            d, tok, out, engine=engine, ray_options=ray or None, overwrite=True, threads=None
-        )
-
-    step = Callable[[list[Document]], Any]
-    jobs: dict[str, tuple[step, step]] = {
-        "pre-token counts + BPE merges (vocab 4096)": (
-            lambda d: engine_train_bpe(d, vocab_size=4096),
-            lambda d: engine_train_bpe(d, vocab_size=4096, engine="ray"),
-        ),
-        "near dedup (MinHash + LSH, 0.8)": (
-            lambda d: near_dedup(d, threshold=0.8),
-            lambda d: near_dedup(d, threshold=0.8, engine="ray"),
-        ),
-        "encode to Parquet shards (new actors per call)": (
-            lambda d: enc(d),
-            lambda d: enc(d, workers=2),
-        ),
-        "encode to Parquet shards (kept actors, keep_workers=True)": (
-            lambda d: enc(d),
-            lambda d: enc(d, workers=2, keep_workers=True),
-        ),
-    }
-    pool_start = float("nan")
-    try:
-        texts = [d.text for d in docs]
-        for name, (local, remote) in jobs.items():
-            if "kept" in name:
-                # The first call with keep_workers starts the pool: its extra time over
-                # a warm call is the one-off cost that the kept pool saves later calls.
-                release_ray_workers()
-                t_cold, _ = _common.timed(partial(remote, tiny))
-                t_warm, _ = _common.timed(partial(remote, tiny))
-                pool_start = t_cold - t_warm
-            runs: dict[str, list[float]] = {"local": [], "ray": [], "local0": [], "ray0": []}
-            same = True
-            for _ in range(2 if quick else 3):
-                t, a = _common.timed(partial(local, docs))
-                runs["local"].append(t)
-                t, b = _common.timed(partial(remote, docs))
-                runs["ray"].append(t)
-                runs["local0"].append(_common.timed(partial(local, tiny))[0])
-                runs["ray0"].append(_common.timed(partial(remote, tiny))[0])
-                if isinstance(a, dict):
-                    same = same and a == b
-                elif hasattr(a, "merges"):
-                    same = same and a.merges == b.merges
-                else:
-                    same = same and a.duplicate_of == b.duplicate_of
-            m = {k: float(np.median(v)) for k, v in runs.items()}
-            marginal = (m["ray"] - m["ray0"]) / max(1e-9, m["local"] - m["local0"])
-            ratios[name] = {"end_to_end": m["ray"] / m["local"], "marginal": marginal}
-            rows.append(
-                [
-                    name,
-                    f"{m['local']:.2f}",
-                    f"{m['ray']:.2f}",
-                    f"{m['ray'] / m['local']:.2f}x",
-                    f"{m['ray0']:.2f}",
-                    f"{marginal:.2f}x",
-                    str(same),
-                ]
-            )
-    finally:
-        release_ray_workers()
-        ray.shutdown()
-        tmp_dir.cleanup()
-    table = _common.markdown_table(
-        [
-            "step",
-            "local s",
-            "Ray s",
-            "Ray / local (end to end)",
-            "Ray fixed s (200 docs)",
-            "Ray / local (marginal)",
-            "identical",
-        ],
-        rows,
-    )
-    mb = _common.utf8_bytes(texts) / 1e6
-    note = (
-        f"{len(docs)} documents, {mb:.1f} MB; medians of {len(runs['ray'])} alternating "
-        f"rounds. One-off costs, not in the table: `ray.init` {startup:.1f} s; starting a "
-        f"kept encoder pool (2 actors, tokenizer shipped and loaded) {pool_start:.1f} s. "
-        f"Load average before the run {os.getloadavg()[0]:.1f}."
-    )
-    return f"{table}\n\n{note}", ratios
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small samples; do not update docs")

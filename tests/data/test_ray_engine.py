@@ -77,7 +77,7 @@ def test_kept_encoder_pool_is_reused_then_released(
     cluster: None, tmp_path: Path, docs: list[Document], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tokenpact.data import encode as encode_module
-    from tokenpact.data import ray_engine
+    from tokenpact.data import ray_encoder
 
     monkeypatch.setattr(encode_module, "CHUNK_CHARS", 3_000)  # several chunks per shard
     tok = tp.train_bpe([d.text for d in docs], vocab_size=380, special_tokens=())
@@ -92,7 +92,7 @@ def test_kept_encoder_pool_is_reused_then_released(
         engine="ray",
         ray_options=keep,
     )
-    (pool,) = ray_engine._POOLS.values()
+    (pool,) = ray_encoder._POOLS.values()
     assert len(pool) == 2  # clamped to the cluster's CPUs (a third actor would never start)
     second = encode_dataset(
         docs,
@@ -103,12 +103,12 @@ def test_kept_encoder_pool_is_reused_then_released(
         engine="ray",
         ray_options=keep,
     )
-    assert list(ray_engine._POOLS.values()) == [pool]  # the same actors served both calls
+    assert list(ray_encoder._POOLS.values()) == [pool]  # the same actors served both calls
     assert first == local
     assert second == encode_dataset(docs, tok, tmp_path / "l2", records_per_shard=70)
     # Another Ray step releases the kept encoders (they would hold the CPUs it needs).
     near_dedup(docs[:40], threshold=0.7, engine="ray", ray_options={"block_docs": 20})
-    assert not ray_engine._POOLS
+    assert not ray_encoder._POOLS
     one = encode_dataset(
         docs,
         tok,
@@ -118,7 +118,7 @@ def test_kept_encoder_pool_is_reused_then_released(
         engine="ray",
         ray_options={"workers": 1},
     )
-    assert one == local and not ray_engine._POOLS
+    assert one == local and not ray_encoder._POOLS
 
 
 def test_ray_encoding_refuses_a_bad_worker_count(
@@ -129,3 +129,41 @@ def test_ray_encoding_refuses_a_bad_worker_count(
     tok = tp.train_bpe([d.text for d in docs], vocab_size=300, special_tokens=())
     with pytest.raises(ConfigError, match="workers"):
         encode_dataset(docs, tok, tmp_path, engine="ray", ray_options={"workers": 0})
+
+
+def test_default_encoding_holds_no_cpu_and_workers_keep_the_tokenizer(
+    cluster: None, tmp_path: Path, docs: list[Document]
+) -> None:
+    from tokenpact.data import ray_encoder
+
+    tok = tp.train_bpe([d.text for d in docs], vocab_size=420, special_tokens=())
+    local = encode_dataset(docs, tok, tmp_path / "local", records_per_shard=50)
+    for run in ("r1", "r2"):
+        remote = encode_dataset(docs, tok, tmp_path / run, records_per_shard=50, engine="ray")
+        assert remote == local
+    assert not ray_encoder._POOLS
+    # Idle workers hold no CPU (kept actors would), so a job that needs every CPU runs
+    # (the timeout only turns a hang into a failure).
+    assert ray.get(ray.remote(num_cpus=2)(lambda: "ran").remote(), timeout=120) == "ran"
+
+    @ray.remote(num_cpus=1)
+    def held() -> str | None:
+        from tokenpact.data import ray_encoder as worker_side
+
+        kept = worker_side._WORKER_TOKENIZER
+        return None if kept is None else kept[0]
+
+    # The worker processes that encoded still hold the tokenizer (keyed by its hash).
+    assert tok.semantic_hash in ray.get([held.remote() for _ in range(4)])
+
+
+def test_a_worker_refuses_a_spec_with_another_hash(cluster: None, docs: list[Document]) -> None:
+    from tokenpact.data import ray_encoder
+    from tokenpact.errors import ContractError
+
+    tok = tp.train_bpe([d.text for d in docs], vocab_size=300, special_tokens=())
+    other = tp.train_bpe([d.text for d in docs], vocab_size=310, special_tokens=())
+    warm = ray.remote(num_cpus=1)(ray_encoder._warm)
+    with pytest.raises(ContractError, match="differs from the driver's"):
+        ray.get(warm.remote(tok.semantic_hash, [ray.put(other.spec)]))
+    assert ray.get(warm.remote(tok.semantic_hash, [ray.put(tok.spec)])) > 0

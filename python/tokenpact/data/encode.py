@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import tempfile
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -265,6 +263,12 @@ def encode_dataset(
     out = Path(out_dir)
     if (out / MANIFEST_NAME).exists() and not overwrite:
         raise ConfigError(f"{out} already holds a dataset; pass overwrite=True or another out_dir")
+    # Ray's workers start and load the tokenizer while the driver reads the documents.
+    ray_encoder = None
+    if engine == "ray":
+        from .ray_encoder import RayShardEncoder
+
+        ray_encoder = RayShardEncoder(tokenizer, **dict(ray_options or {}))
     docs = sort_by_id(_documents(source, reader_options))
     _check_doc_ids([d.doc_id for d in docs])
     opts = EncodeOptions(
@@ -298,10 +302,8 @@ def encode_dataset(
     )
     pool.shutdown(wait=False)
     chunks: Iterable[tuple[int, EncodedChunk]]
-    if engine == "ray":
-        from .ray_engine import ray_encode_shards
-
-        chunks = ray_encode_shards(docs, bounds, tokenizer, opts, **dict(ray_options or {}))
+    if ray_encoder is not None:
+        chunks = ray_encoder.chunks(docs, bounds, opts)
     else:
         chunks = _local_chunks(tokenizer, docs, bounds, opts)
     summaries = _write_shards(out, docs, bounds, chunks, opts, progress)
@@ -362,44 +364,3 @@ def encode_dataset(
     }
     write_json_atomic(out / MANIFEST_NAME, manifest)
     return manifest
-
-
-# Written by every save beside the tokenizer file(s); a worker needs only the latter.
-_CONTRACT_FILES = ("manifest.json", "golden.json")
-
-
-def tokenizer_files(tokenizer: Any) -> dict[str, bytes]:
-    """The saved artifact's tokenizer file(s) (``tokenpact.json``, or the exact
-    ``tokenizer.json`` / ``tokenizer.model`` it was built from, and ``training.json``),
-    to rebuild the tokenizer in another process."""
-    with tempfile.TemporaryDirectory(prefix="tokenpact-tok-") as tmp:
-        tokenizer.save(Path(tmp) / "tok")
-        root = Path(tmp) / "tok"
-        return {
-            p.name: p.read_bytes()
-            for p in root.iterdir()
-            if p.is_file() and p.name not in _CONTRACT_FILES
-        }
-
-
-def load_tokenizer_files(files: Mapping[str, bytes], expected_hash: str) -> Any:
-    """Rebuild a tokenizer from :func:`tokenizer_files`; refuse one with another hash.
-
-    The semantic hash is the binding check; the artifact's golden round trip is not
-    repeated in every worker (it costs several times the load itself)."""
-    from ..core import Tokenizer
-
-    tmp = tempfile.mkdtemp(prefix="tokenpact-tok-")
-    try:
-        root = Path(tmp) / "tok"
-        root.mkdir()
-        for name, data in files.items():
-            (root / name).write_bytes(data)
-        tok = Tokenizer.load(root, verify=False)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    if tok.semantic_hash != expected_hash:
-        raise ContractError(
-            f"the worker's tokenizer hash {tok.semantic_hash} differs from {expected_hash}"
-        )
-    return tok

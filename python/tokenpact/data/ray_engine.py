@@ -4,12 +4,12 @@
   driver adds the counts (commutative) and trains once, so the merges equal local ones;
 * MinHash signatures and LSH band keys: computed per block, returned by row index; the
   driver groups and verifies candidates exactly as the local engine does;
-* shard encoding: a pool of actors, each loading the tokenizer once (from the bytes of
-  its ``tokenpact.json``, checked against the semantic hash) and encoding chunks of
-  documents (the same chunks as the local engine); the driver's writer thread writes
+* shard encoding (:mod:`tokenpact.data.ray_encoder`): Ray tasks encode the local
+  engine's chunks with the tokenizer their worker process holds (shipped once as its
+  pickled spec, checked against the semantic hash); the driver's writer thread writes
   the returned IDs in chunk order with the local engine's writer. ``keep_workers=True``
-  keeps the pool (per tokenizer) for the next ``encode_dataset`` call; the other Ray
-  steps release it first, so idle encoders never hold the CPUs they need;
+  uses a kept pool of dedicated actors instead; the other Ray steps release it first,
+  so idle encoders never hold the CPUs they need;
 * cleaning (:mod:`tokenpact.data.cleaning`): blocks of documents as Ray tasks sharing
   the prepared step workers through the object store, results taken in block order.
 
@@ -25,20 +25,24 @@ those it does not use, so one ``ray_options`` dict serves the whole pipeline.
 
 from __future__ import annotations
 
-import threading
-from collections import deque
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ConfigError
-from .documents import Document
-from .encode import EncodeOptions, encode_chunk, load_tokenizer_files, tokenizer_files
 from .minhash import MinHashParams
-from .shard_writer import EncodedChunk, chunk_bounds
+from .ray_encoder import RayShardEncoder, ray_encode_shards, release_ray_workers
+
+__all__ = [
+    "RayShardEncoder",
+    "ray_band_keys",
+    "ray_count_pretokens",
+    "ray_encode_shards",
+    "ray_map_blocks",
+    "release_ray_workers",
+]
 
 DEFAULT_BLOCK_DOCS = 4096
 
@@ -167,118 +171,6 @@ def ray_count_pretokens(
                 bytes=row["bytes"],
                 digest=row["digest"],
             )
-
-
-class _ChunkEncoder:
-    """A Ray actor: loads the tokenizer once, then encodes chunks of documents."""
-
-    def __init__(self, files: dict[str, bytes], expected_hash: str) -> None:
-        self.tok = load_tokenizer_files(files, expected_hash)
-
-    def encode(self, shard: int, texts: list[str], options: dict[str, Any]) -> EncodedChunk:
-        return encode_chunk(self.tok, texts, EncodeOptions(**options), shard=shard)
-
-
-# Encoder pools kept by ``keep_workers=True``: (Ray job, tokenizer hash, workers) -> actors.
-_POOLS: dict[tuple[str, str, int], list[Any]] = {}
-_POOLS_LOCK = threading.Lock()
-# The tokenizer's files per semantic hash: serializing a trained tokenizer costs about a
-# second, and a driver that encodes several splits needs it once.
-_TOKENIZER_FILES: dict[str, dict[str, bytes]] = {}
-
-
-def release_ray_workers() -> None:
-    """Stop the encoder actors kept by ``ray_options={"keep_workers": True}``."""
-    with _POOLS_LOCK:
-        pools = list(_POOLS.values())
-        _POOLS.clear()
-    if pools:
-        import ray
-
-        for actors in pools:
-            for actor in actors:
-                ray.kill(actor)
-
-
-def _encoder_pool(ray: Any, tokenizer: Any, workers: int, keep: bool) -> list[Any]:
-    key = (ray.get_runtime_context().get_job_id(), tokenizer.semantic_hash, workers)
-    with _POOLS_LOCK:
-        pool = _POOLS.get(key)
-    if pool is not None:
-        return pool
-    files = _TOKENIZER_FILES.get(tokenizer.semantic_hash)
-    if files is None:
-        files = _TOKENIZER_FILES[tokenizer.semantic_hash] = tokenizer_files(tokenizer)
-    files_ref = ray.put(files)
-    actor_cls = ray.remote(num_cpus=1)(_ChunkEncoder)
-    pool = [actor_cls.remote(files_ref, tokenizer.semantic_hash) for _ in range(workers)]
-    if keep:
-        with _POOLS_LOCK:
-            _POOLS[key] = pool
-    return pool
-
-
-def ray_encode_shards(
-    docs: Sequence[Document],
-    bounds: Sequence[tuple[int, int]],
-    tokenizer: Any,
-    opts: EncodeOptions,
-    *,
-    address: str | None = None,
-    num_cpus: int | None = None,
-    workers: int = 2,
-    block_docs: int | None = None,
-    keep_workers: bool = False,
-) -> Iterator[tuple[int, EncodedChunk]]:
-    """Encode every shard's chunks on ``workers`` actors; yields ``(shard, chunk)`` in
-    order.
-
-    The chunks are the local engine's (:func:`~tokenpact.data.shard_writer.chunk_bounds`
-    of each shard), dealt round-robin with up to two per actor in flight (an actor runs
-    its calls one after the other, so the next one is already waiting), and taken back
-    in submission order: the driver writes chunk ``j`` after chunk ``j - 1`` whichever
-    actor finished first.
-    """
-    ray = _ray(address, num_cpus, keep=True)
-    if not bounds:
-        return
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ConfigError(f"workers must be a positive integer, got {workers!r}")
-    # An actor reserves a CPU: more actors than the cluster has CPUs would wait forever.
-    workers = min(workers, max(1, int(ray.cluster_resources().get("CPU", 1))))
-    options = asdict(opts)
-    if options["threads"] is None:
-        options["threads"] = 1  # one core per actor: Ray schedules the cores
-    # Pools are kept only when asked: idle actors hold their CPUs.
-    with _POOLS_LOCK:
-        stale = [k for k in _POOLS if k[1] != tokenizer.semantic_hash or k[2] != workers]
-    if stale:
-        release_ray_workers()
-    pool = _encoder_pool(ray, tokenizer, workers, keep_workers)
-    options_ref = ray.put(options)
-    pending: deque[Any] = deque()
-    j = 0
-    try:
-        for k, (a, b) in enumerate(bounds):
-            texts = [d.text for d in docs[a:b]]
-            for c0, c1 in chunk_bounds(texts, opts.chunk_chars):
-                actor = pool[j % len(pool)]
-                j += 1
-                pending.append((k, actor.encode.remote(k, texts[c0:c1], options_ref)))
-                while len(pending) >= 2 * len(pool):
-                    shard, ref = pending.popleft()
-                    yield shard, ray.get(ref)
-        while pending:
-            shard, ref = pending.popleft()
-            yield shard, ray.get(ref)
-    except BaseException:
-        if keep_workers:  # a failed or abandoned pool is not handed to the next call
-            release_ray_workers()
-        raise
-    finally:
-        if not keep_workers:
-            for actor in pool:
-                ray.kill(actor)
 
 
 def ray_map_blocks(
