@@ -145,7 +145,8 @@ def compare(trainer: str, corpus: str, vocab: int) -> tuple[list[list[object]], 
 
 def previous_blocks(done: list[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
     """The section's (note, table) blocks of the runs not redone, so --only keeps them."""
-    text = _common.PERFORMANCE_MD.read_text(encoding="utf-8")
+    path = _common.PERFORMANCE_MD
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
     found = re.search(
         r"<!-- begin trainer-quality -->\n(.*?)\n<!-- end trainer-quality -->", text, re.S
     )
