@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -142,6 +143,22 @@ def compare(trainer: str, corpus: str, vocab: int) -> tuple[list[list[object]], 
     return rows, note
 
 
+def previous_blocks(done: list[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
+    """The section's (note, table) blocks of the runs not redone, so --only keeps them."""
+    path = _common.PERFORMANCE_MD
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    found = re.search(
+        r"<!-- begin trainer-quality -->\n(.*?)\n<!-- end trainer-quality -->", text, re.S
+    )
+    blocks: dict[tuple[str, str], list[str]] = {}
+    parts = found.group(1).split("\n\n") if found else []
+    for note, table in zip(parts, parts[1:], strict=False):
+        run = re.match(r"\*\*(\w+) on ([\w-]+) ", note)
+        if run and table.startswith("|") and (run[1], run[2]) not in done:
+            blocks[(run[1], run[2])] = [note, table]
+    return blocks
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--vocab-size", type=int, default=8000)
@@ -156,12 +173,16 @@ def main() -> None:
         f"{args.vocab_size:,}. Machine: {_common.machine_info()} (shared with other agents "
         "during the run). Command: `python benchmarks/bench_trainer_quality.py`."
     ]
+    blocks = previous_blocks(runs)
     for trainer, corpus in runs:
         rows, note = compare(trainer, corpus, args.vocab_size)
         headers = ["language / slice", "tokenpact", PEERS[trainer], "ratio"]
         table = _common.markdown_table(headers, rows)
         print(note, table, sep="\n", flush=True)
-        parts += [f"**{note}**", table]
+        blocks[(trainer, corpus)] = [f"**{note}**", table]
+    order = [("unigram", "bench-mixed")] + [(t, "multilingual") for t in TRAINERS]
+    for run in sorted(blocks, key=order.index):
+        parts += blocks[run]
     if not args.no_write:
         _common.update_performance_section("trainer-quality", "\n\n".join(parts))
 

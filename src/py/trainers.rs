@@ -226,17 +226,17 @@ fn train_wordpiece<'py>(
     let words = counter.take_words(py)?;
     let result = py.detach(|| {
         in_pool(threads, || {
-            let (mut engine, dropped) = wordpiece::engine(&words, &cfg)?;
+            let (mut engine, unknown_char_words) = wordpiece::engine(&words, &cfg)?;
             drop(words);
             engine.step(usize::MAX);
-            Ok::<_, CoreError>(wordpiece::finish(engine, &cfg, dropped))
+            Ok::<_, CoreError>(wordpiece::finish(engine, &cfg, unknown_char_words))
         })
     })?;
     let result = result.map_err(|e| to_py(py, e))?;
     let info = PyDict::new(py);
     info.set_item("alphabet", result.alphabet)?;
     info.set_item("merges", result.merges)?;
-    info.set_item("dropped_word_occurrences", result.dropped_words)?;
+    info.set_item("unknown_char_word_occurrences", result.unknown_char_words)?;
     info.set_item("stop_reason", result.stop_reason)?;
     Ok((result.vocab, info))
 }

@@ -1,11 +1,13 @@
 """WordPiece reference: training and longest-match encoding (seed 000, 0x08).
 
-Training grows a vocabulary from characters. A word starts as its first character plus
-continuation pieces (``##c``); each round merges the adjacent pair with the highest
-score among pairs seen at least ``min_frequency`` times: the seed's likelihood ratio
-``f(ab) / (f(a) f(b))`` (weighted pair count over the product of the weighted symbol
-counts), the likelihood gain, or the count (see ``_rank``). Ties go to the
-higher pair count, then to the lexicographically smallest ``(a, b)``.
+Training grows a vocabulary from characters. ``limit_alphabet`` keeps the most frequent
+characters; the others are left out of their words (which still train, as in Hugging
+Face's trainer). A word starts as its first character plus continuation pieces
+(``##c``); each round merges the adjacent pair with the highest score among pairs seen
+at least ``min_frequency`` times: the seed's likelihood ratio ``f(ab) / (f(a) f(b))``
+(weighted pair count over the product of the weighted symbol counts), the likelihood
+gain, or the count (see ``_rank``). Ties go to the higher pair count, then to the
+lexicographically smallest ``(a, b)``.
 """
 
 from __future__ import annotations
@@ -73,17 +75,17 @@ def train_wordpiece_reference(
     if limit_alphabet is not None:
         alphabet = alphabet[:limit_alphabet]
     allowed = set(alphabet)
-    units = [
-        ([w[0]] + [prefix + c for c in w[1:]], f)
-        for w, f in sorted(words.items())
-        if w and all(c in allowed for c in w)
-    ]
+    # A character outside the kept alphabet is left out of its word (Hugging Face's
+    # BpeTrainer); the rest of the word still trains, its neighbours now adjacent.
+    units = []
+    for w, f in sorted(words.items()):
+        symbols = [c if i == 0 else prefix + c for i, c in enumerate(w) if c in allowed]
+        if symbols:
+            units.append((symbols, f))
     vocab = list(special_tokens)
     seen = set(vocab)
     for symbols, _ in units:
-        for s in symbols:
-            if s not in seen:
-                seen.add(s)
+        seen.update(symbols)
     # Alphabet rows in a fixed order: unit symbols sorted, so the IDs do not depend on input order.
     vocab += sorted(seen - set(special_tokens))
     merges: list[tuple[str, str]] = []

@@ -55,7 +55,8 @@ def train_wordpiece(
     ``continuing_subword_prefix`` + character for the rest. Each step merges the
     best-scoring pair among pairs seen ``min_frequency`` times (ties: higher count, then
     the smallest pair of strings). ``limit_alphabet`` keeps the most frequent characters;
-    words with other characters encode to the unknown token.
+    another character is left out of its word, whose other characters still train (as in
+    HF's trainer), though the word itself encodes to the unknown token.
 
     ``scoring`` (see docs/TRAINERS.md for the measurements behind the default):
 
@@ -110,7 +111,10 @@ def train_wordpiece(
         "stop_reason": info["stop_reason"],
         "alphabet_size": info["alphabet"],
         "merges_learned": info["merges"],
-        "dropped_word_occurrences": info["dropped_word_occurrences"],
+        # Word occurrences with a character outside the alphabet: they encode to the
+        # unknown token, though their other characters train. The key keeps its old name
+        # because the training record is part of the release hash.
+        "dropped_word_occurrences": info["unknown_char_word_occurrences"],
     }
     return build_wordpiece(
         vocab,
