@@ -339,3 +339,21 @@ class OutputEngineCore:
     def finish_state(self) -> tuple[str, int] | None: ...
     def processed(self) -> list[int]: ...
     def held(self) -> str: ...
+
+# ---------------------------------------------------------------- chat (src/py/chat_encode.rs)
+@final
+class ChatEncodeJob:
+    """A chunk of rendered chat texts being encoded on worker threads."""
+
+    def wait(
+        self,
+    ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[int], list[int]]]: ...
+    def __len__(self) -> int: ...
+
+def chat_encode_start(
+    engine: Engine,
+    texts: list[str],
+    allowed: SpecialMatcher | None,
+    spans: list[list[int]],
+    threads: int,
+) -> ChatEncodeJob: ...

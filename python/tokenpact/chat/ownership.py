@@ -153,32 +153,41 @@ class Columns(NamedTuple):
 def tokenize_rendered(tokenizer: Any, info: TokenizerFacts, rendered: RenderedText) -> Tokens:
     """Encode the rendered text once and own each token."""
     text = rendered.text
-    spans = rendered.spans
     try:
-        flat = [x for a, b, _ in spans for x in (a, b)]
+        flat = [x for a, b, _ in rendered.spans for x in (a, b)]
         if flat and not text.isascii():
             flat = _encode.utf8_offsets(text, flat)
         ids, starts, ends = _encode.encode_byte_spans(tokenizer, info, text, flat)
     except UnicodeEncodeError:
         tokenizer.encode(text)  # raises the tokenizer's own InvalidInputError naming the fix
         raise
-    owners = rendered.owners
-    owner_kind = tuple([o.kind for o in owners])
-    owner_message = tuple([o.message_index for o in owners])
-    span_owner = [o for *_, o in spans]
     span_starts, span_ends = flat[0::2], flat[1::2]
     lo, hi = token_ranges(starts, ends, span_starts, span_ends)
+    return owned_tokens(rendered, info, (ids, starts, ends, flat, lo, hi))
+
+
+def owned_tokens(
+    rendered: RenderedText,
+    info: TokenizerFacts,
+    encoded: tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[int], list[int]],
+) -> Tokens:
+    """:class:`Tokens` from an encoding of ``rendered.text``: ``(ids, starts, ends,
+    span_bytes, span_lo, span_hi)`` with the content spans in UTF-8 bytes (flat) and the
+    token range overlapping each, as :func:`tokenize_rendered` or the native chunk
+    encoder of ``render_batch`` computes them."""
+    ids, starts, ends, flat, lo, hi = encoded
+    owners = rendered.owners
     return Tokens(
         ids,
         starts,
         ends,
-        span_starts,
-        span_ends,
-        span_owner,
+        flat[0::2],
+        flat[1::2],
+        [o for *_, o in rendered.spans],
         lo,
         hi,
-        owner_kind,
-        owner_message,
+        tuple([o.kind for o in owners]),
+        tuple([o.message_index for o in owners]),
         info,
     )
 
