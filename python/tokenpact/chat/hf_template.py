@@ -32,6 +32,7 @@ from . import _encode
 from .batch_render import Stages, render_many
 from .conversation import CONTROL, Conversation, assemble
 from .errors import ChatTemplateError, UntrackedContentError
+from .hf_config import SPECIAL_TOKEN_NAMES, read_template, token_string
 from .hf_inputs import Tracker, plain_data, wrap_documents, wrap_messages, wrap_tools
 from .jinja_env import compile_template, has_generation_blocks
 from .limits import DEFAULT_LIMITS, TemplateLimits
@@ -48,28 +49,10 @@ from .ownership import (
 from .stop import StopPolicy
 from .template_pass import cut_at_tag, run_template, tag_final_message
 
-# transformers' SPECIAL_TOKENS_ATTRIBUTES: the named tokens passed to every template.
-SPECIAL_TOKEN_NAMES = (
-    "bos_token",
-    "eos_token",
-    "unk_token",
-    "sep_token",
-    "pad_token",
-    "cls_token",
-    "mask_token",
-)
 # render()'s own options; any other keyword is a template variable.
 _RENDER_OPTIONS = frozenset(
     {"add_generation_prompt", "continue_final_message", "tools", "documents"}
 )
-
-
-def _token_string(value: Any) -> str | None:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping) and isinstance(value.get("content"), str):
-        return str(value["content"])  # an AddedToken dict
-    return None
 
 
 def _mode(add_generation_prompt: bool, continue_final_message: bool | str) -> str:
@@ -77,16 +60,6 @@ def _mode(add_generation_prompt: bool, continue_final_message: bool | str) -> st
     if add_generation_prompt:
         return "generation"
     return "prefill" if continue_final_message else "training"
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ChatTemplateError(f"cannot read {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ChatTemplateError(f"{path} must hold a JSON object")
-    return data
 
 
 class ChatTemplate:
@@ -121,7 +94,7 @@ class ChatTemplate:
         self.special_tokens = {
             key: text
             for key in SPECIAL_TOKEN_NAMES
-            if (text := _token_string((special_tokens or {}).get(key))) is not None
+            if (text := token_string((special_tokens or {}).get(key))) is not None
         }
         for compiled, context in self._compiled.values():
             context.update(compiled.globals)
@@ -149,40 +122,8 @@ class ChatTemplate:
         ``chat_template`` of ``tokenizer_config.json``, as in transformers), a
         ``tokenizer_config.json`` or ``*.jinja`` path, or the config as a dict.
         """
-        if isinstance(config_or_dir, Mapping):
-            return cls._from_config(dict(config_or_dir), None, tokenizer, "tokenizer_config")
-        path = Path(config_or_dir)
-        config: dict[str, Any] = {}
-        jinja_source = None
-        if path.is_dir():
-            if (path / "tokenizer_config.json").is_file():
-                config = _read_json(path / "tokenizer_config.json")
-            if (path / "chat_template.jinja").is_file():
-                jinja_source = (path / "chat_template.jinja").read_text(encoding="utf-8")
-            elif (path / "chat_template.json").is_file():
-                jinja_source = _read_json(path / "chat_template.json").get("chat_template")
-        elif path.suffix == ".jinja" and path.is_file():
-            jinja_source = path.read_text(encoding="utf-8")
-            if (path.parent / "tokenizer_config.json").is_file():
-                config = _read_json(path.parent / "tokenizer_config.json")
-        elif path.is_file():
-            config = _read_json(path)
-        else:
-            raise ChatTemplateError(f"{path} does not exist; pass a model directory or config")
-        return cls._from_config(config, jinja_source, tokenizer, path.name or "chat_template")
-
-    @classmethod
-    def _from_config(
-        cls, config: dict[str, Any], source: str | None, tokenizer: Any, where: str
-    ) -> ChatTemplate:
-        template = source if source is not None else config.get("chat_template")
-        if not template:
-            raise ChatTemplateError(
-                f"{where} has no chat_template (nor a chat_template.jinja beside it); "
-                "pass the template source to ChatTemplate(...)"
-            )
-        specials = {k: config.get(k) for k in SPECIAL_TOKEN_NAMES}
-        return cls(template, tokenizer, special_tokens=specials)
+        source, specials = read_template(config_or_dir)
+        return cls(source, tokenizer, special_tokens=specials)
 
     @classmethod
     def from_tokenizer(cls, tokenizer: Any) -> ChatTemplate:
