@@ -56,6 +56,45 @@ pub fn codepoints_to_bytes(text: &str, positions: &[usize]) -> Vec<usize> {
     out
 }
 
+/// Kind code of a control ID outside content and of other template text (the order of
+/// `tokenpact.chat.conversation.KINDS`).
+pub const CONTROL: u8 = 0;
+pub const TEMPLATE: u8 = 1;
+
+/// The kind code of each token, as `Tokens.trusted_columns` classifies it: a token
+/// overlapping content span `k` has `span_kinds[k]` (a token straddling two spans
+/// belongs to the first), any other is `CONTROL` when `is_control[id]`, else `TEMPLATE`.
+pub fn token_kinds(
+    ids: &[u32],
+    span_lo: &[usize],
+    span_hi: &[usize],
+    span_kinds: &[u8],
+    is_control: &[bool],
+) -> Vec<u8> {
+    let mut kinds: Vec<u8> = ids
+        .iter()
+        .map(|&i| {
+            if is_control.get(i as usize).copied().unwrap_or(false) {
+                CONTROL
+            } else {
+                TEMPLATE
+            }
+        })
+        .collect();
+    let mut pos = 0usize;
+    for ((&lo, &hi), &kind) in span_lo.iter().zip(span_hi).zip(span_kinds) {
+        let lo = lo.max(pos);
+        if lo < hi {
+            let hi = hi.min(kinds.len());
+            if lo < hi {
+                kinds[lo..hi].fill(kind);
+            }
+            pos = hi;
+        }
+    }
+    kinds
+}
+
 /// Python's `bisect.bisect_right(values, x)`, step for step (also on unsorted input).
 fn bisect_right(values: &[u32], x: usize) -> usize {
     let (mut lo, mut hi) = (0usize, values.len());
@@ -135,6 +174,15 @@ mod tests {
         );
         assert_eq!(codepoints_to_bytes(text, &[4, 2, 9]), [7, 3, 8]);
         assert_eq!(codepoints_to_bytes("abc", &[1, 7]), [1, 3]);
+    }
+
+    #[test]
+    fn content_runs_override_control_ids() {
+        let control = [false, true, false];
+        // Tokens 0..4; span 0 covers tokens 1..3, span 1 (overlapping) 2..4.
+        let kinds = token_kinds(&[1, 1, 0, 2], &[1, 2], &[3, 4], &[2, 4], &control);
+        assert_eq!(kinds, [CONTROL, 2, 2, 4]);
+        assert_eq!(token_kinds(&[1, 7], &[], &[], &[], &control), [CONTROL, TEMPLATE]);
     }
 
     #[test]

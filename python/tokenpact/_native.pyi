@@ -347,13 +347,27 @@ class ChatEncodeJob:
 
     def wait(
         self,
-    ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[int], list[int]]]: ...
+    ) -> list[
+        tuple[
+            tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[int], list[int]],
+            tuple[list[int], list[int], list[str]],
+        ]
+    ]: ...
     def __len__(self) -> int: ...
 
-def chat_encode_start(
-    engine: Engine,
-    texts: list[str],
-    allowed: SpecialMatcher | None,
-    spans: list[list[int]],
-    threads: int,
-) -> ChatEncodeJob: ...
+@final
+class ChatChunkEncoder:
+    def __new__(
+        cls,
+        engine: Engine,
+        allowed: SpecialMatcher | None,
+        is_control: np.ndarray,
+        kinds: list[str],
+    ) -> ChatChunkEncoder: ...
+    def start(
+        self,
+        texts: list[str],
+        spans: list[list[int]],
+        span_kinds: list[list[int]],
+        threads: int,
+    ) -> ChatEncodeJob: ...

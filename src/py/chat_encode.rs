@@ -1,11 +1,14 @@
 //! Binding for `crate::chat_encode`: a chunk of rendered chat texts encoded on worker
 //! threads while the caller keeps the GIL for rendering the next chunk.
 //!
-//! `chat_encode_start` copies the texts, queues `threads - 1` helpers on a long-lived
-//! pool and returns at once; `ChatEncodeJob.wait` releases the GIL, encodes the records
-//! no helper has claimed yet on the calling thread, waits for the rest and returns them
-//! in input order. Helpers never touch Python objects, so the GIL changes hands once per
-//! chunk instead of twice per conversation.
+//! `ChatChunkEncoder(engine, allowed, is_control, kinds)` holds what every chunk of one
+//! template shares; `start` copies a chunk's texts, queues `threads - 1` helpers on a
+//! long-lived pool and returns at once; `ChatEncodeJob.wait` releases the GIL, encodes the
+//! records no helper has claimed yet on the calling thread, waits for the rest and
+//! returns them in input order, with the conversation's `input_ids`,
+//! `special_tokens_mask` and `origin` lists built from cached objects. Helpers never
+//! touch Python objects, so the GIL changes hands once per chunk instead of twice per
+//! conversation.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,23 +17,31 @@ use std::sync::{Arc, Condvar, Mutex};
 use numpy::IntoPyArray;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use numpy::PyReadonlyArray1;
+use pyo3::types::{PyList, PyString, PyTuple};
 
 use super::engine::PyEngine;
 use super::special::PySpecialMatcher;
 use super::{max_threads, spawn_in_pool, to_py};
-use crate::chat_encode::{encode_rendered, RenderedEncoding};
+use crate::chat_encode::{encode_rendered, token_kinds, RenderedEncoding, CONTROL};
 use crate::engine::Engine;
 use crate::error::{CoreError, CoreResult};
 use crate::special::SpecialMatcher;
 
-struct Chunk {
+/// What every chunk of one template shares.
+struct Shared {
     engine: Engine,
     matcher: Option<Arc<SpecialMatcher>>,
+    is_control: Vec<bool>,
+}
+
+struct Chunk {
+    shared: Arc<Shared>,
     texts: Vec<String>,
     spans: Vec<Vec<usize>>,
+    span_kinds: Vec<Vec<u8>>,
     next: AtomicUsize,
-    results: Mutex<Vec<Option<CoreResult<RenderedEncoding>>>>,
+    results: Mutex<Vec<Option<CoreResult<(RenderedEncoding, Vec<u8>)>>>>,
     finished: Mutex<usize>,
     all_done: Condvar,
 }
@@ -44,13 +55,22 @@ impl Chunk {
                 return;
             }
             // A panic must not leave the waiter counting forever, nor reach Python.
+            let shared = &self.shared;
             let result = catch_unwind(AssertUnwindSafe(|| {
-                encode_rendered(
-                    &self.engine,
+                let record = encode_rendered(
+                    &shared.engine,
                     &self.texts[i],
-                    self.matcher.as_deref(),
+                    shared.matcher.as_deref(),
                     &self.spans[i],
-                )
+                )?;
+                let kinds = token_kinds(
+                    &record.ids,
+                    &record.span_lo,
+                    &record.span_hi,
+                    &self.span_kinds[i],
+                    &shared.is_control,
+                );
+                Ok((record, kinds))
             }))
             .unwrap_or_else(|_| {
                 Err(CoreError::InvalidInput(format!(
@@ -87,13 +107,16 @@ impl Chunk {
 #[pyclass(frozen, module = "tokenpact._native", name = "ChatEncodeJob")]
 pub(crate) struct PyChatEncodeJob {
     chunk: Arc<Chunk>,
+    encoder: Py<PyChatChunkEncoder>,
 }
 
 #[pymethods]
 impl PyChatEncodeJob {
-    /// Per text, in input order: ``(ids, starts, ends, span_bytes, span_lo, span_hi)``;
-    /// the IDs and UTF-8 byte offsets as uint32 arrays, the content spans in UTF-8 bytes
-    /// (flat) and the token range overlapping each span. Raises the first record's error.
+    /// Per text, in input order: ``((ids, starts, ends, span_bytes, span_lo, span_hi),
+    /// (input_ids, special_tokens_mask, origin))``: the IDs and UTF-8 byte offsets as
+    /// uint32 arrays, the content spans in UTF-8 bytes (flat), the token range
+    /// overlapping each span, and the conversation's three trusted lists. Raises the
+    /// first failing record's error.
     fn wait<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let chunk = self.chunk.clone();
         py.detach(|| {
@@ -117,12 +140,26 @@ impl PyChatEncodeJob {
                 ),
             ));
         }
+        let encoder = self.encoder.get();
+        let engine = encoder.engine.get();
+        let kinds: Vec<Bound<'py, PyString>> =
+            encoder.kinds.iter().map(|k| k.bind(py).clone()).collect();
         let out = PyList::empty(py);
         for result in results {
-            let record = result
+            let (record, codes) = result
                 .ok_or_else(|| PyRuntimeError::new_err("a chat encode worker stopped"))?
                 .map_err(|e| to_py(py, e))?;
-            let item = PyTuple::new(
+            let special: Vec<u32> = codes.iter().map(|&c| u32::from(c == CONTROL)).collect();
+            let columns = PyTuple::new(
+                py,
+                [
+                    engine.id_list(py, &record.ids)?.into_any(),
+                    engine.id_list(py, &special)?.into_any(),
+                    PyList::new(py, codes.iter().map(|&c| kinds[c as usize].clone()))?
+                        .into_any(),
+                ],
+            )?;
+            let encoded = PyTuple::new(
                 py,
                 [
                     record.ids.into_pyarray(py).into_any(),
@@ -133,7 +170,7 @@ impl PyChatEncodeJob {
                     PyList::new(py, record.span_hi)?.into_any(),
                 ],
             )?;
-            out.append(item)?;
+            out.append(PyTuple::new(py, [encoded.into_any(), columns.into_any()])?)?;
         }
         Ok(out)
     }
@@ -144,57 +181,107 @@ impl PyChatEncodeJob {
     }
 }
 
-/// Starts encoding `texts` (rendered chat templates) with the control spellings of
-/// `allowed` recognized outside the codepoint spans `spans[i]` (flat `[start0, end0,
-/// ...]`) of each text, on `threads` threads counting the caller of `wait()`.
-#[pyfunction]
-#[pyo3(signature = (engine, texts, allowed, spans, threads))]
-fn chat_encode_start(
-    py: Python<'_>,
-    engine: &PyEngine,
-    texts: Vec<String>,
-    allowed: Option<&PySpecialMatcher>,
-    spans: Vec<Vec<usize>>,
-    threads: usize,
-) -> PyResult<PyChatEncodeJob> {
-    if spans.len() != texts.len() {
-        return Err(to_py(
-            py,
-            CoreError::Config(format!(
-                "{} span lists for {} texts; give one (possibly empty) list per text",
-                spans.len(),
-                texts.len()
-            )),
-        ));
+/// The chunk encoder of one template: `engine` and its `allowed` control spellings,
+/// `is_control[id]` (the control IDs), and the five origin labels by kind code.
+#[pyclass(frozen, module = "tokenpact._native", name = "ChatChunkEncoder")]
+pub(crate) struct PyChatChunkEncoder {
+    shared: Arc<Shared>,
+    engine: Py<PyEngine>,
+    kinds: Vec<Py<PyString>>,
+}
+
+#[pymethods]
+impl PyChatChunkEncoder {
+    #[new]
+    fn new(
+        py: Python<'_>,
+        engine: Py<PyEngine>,
+        allowed: Option<&PySpecialMatcher>,
+        is_control: PyReadonlyArray1<'_, bool>,
+        kinds: Vec<Py<PyString>>,
+    ) -> PyResult<Self> {
+        if kinds.len() != 5 {
+            return Err(to_py(
+                py,
+                CoreError::Config(format!(
+                    "{} origin labels; give the five of tokenpact.chat.conversation.KINDS",
+                    kinds.len()
+                )),
+            ));
+        }
+        let shared = Arc::new(Shared {
+            engine: engine.get().engine.clone(),
+            matcher: allowed.map(|m| m.inner.clone()),
+            is_control: is_control.as_slice()?.to_vec(),
+        });
+        Ok(PyChatChunkEncoder {
+            shared,
+            engine,
+            kinds,
+        })
     }
-    if let Some(bad) = spans.iter().position(|s| s.len() % 2 != 0) {
-        return Err(to_py(
-            py,
-            CoreError::Config(format!(
-                "span list {bad} has an odd length; give flat [start, end, ...] pairs"
-            )),
-        ));
+
+    /// Starts encoding `texts` (rendered chat templates) with the control spellings
+    /// recognized outside the codepoint spans `spans[i]` (flat `[start0, end0, ...]`)
+    /// of each text, whose kind codes are `span_kinds[i]`, on `threads` threads counting
+    /// the caller of `wait()`.
+    fn start(
+        slf: &Bound<'_, Self>,
+        texts: Vec<String>,
+        spans: Vec<Vec<usize>>,
+        span_kinds: Vec<Vec<u8>>,
+        threads: usize,
+    ) -> PyResult<PyChatEncodeJob> {
+        let py = slf.py();
+        if spans.len() != texts.len() || span_kinds.len() != texts.len() {
+            return Err(to_py(
+                py,
+                CoreError::Config(format!(
+                    "{} span lists and {} kind lists for {} texts; give one (possibly empty) \
+                     list of each per text",
+                    spans.len(),
+                    span_kinds.len(),
+                    texts.len()
+                )),
+            ));
+        }
+        let bad = spans
+            .iter()
+            .zip(&span_kinds)
+            .position(|(s, k)| s.len() != 2 * k.len() || k.iter().any(|&c| c > 4));
+        if let Some(bad) = bad {
+            return Err(to_py(
+                py,
+                CoreError::Config(format!(
+                    "text {bad}: give flat [start, end, ...] span pairs and one kind code \
+                     (0-4) per span"
+                )),
+            ));
+        }
+        let n = texts.len();
+        let chunk = Arc::new(Chunk {
+            shared: slf.get().shared.clone(),
+            texts,
+            spans,
+            span_kinds,
+            next: AtomicUsize::new(0),
+            results: Mutex::new((0..n).map(|_| None).collect()),
+            finished: Mutex::new(0),
+            all_done: Condvar::new(),
+        });
+        let helpers = threads.clamp(1, max_threads()).saturating_sub(1).min(n);
+        for _ in 0..helpers {
+            let chunk = chunk.clone();
+            spawn_in_pool(Some(helpers.max(1)), move || chunk.work())?;
+        }
+        Ok(PyChatEncodeJob {
+            chunk,
+            encoder: slf.clone().unbind(),
+        })
     }
-    let n = texts.len();
-    let chunk = Arc::new(Chunk {
-        engine: engine.engine.clone(),
-        matcher: allowed.map(|m| m.inner.clone()),
-        texts,
-        spans,
-        next: AtomicUsize::new(0),
-        results: Mutex::new((0..n).map(|_| None).collect()),
-        finished: Mutex::new(0),
-        all_done: Condvar::new(),
-    });
-    let helpers = threads.clamp(1, max_threads()).saturating_sub(1).min(n);
-    for _ in 0..helpers {
-        let chunk = chunk.clone();
-        spawn_in_pool(Some(helpers.max(1)), move || chunk.work())?;
-    }
-    Ok(PyChatEncodeJob { chunk })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyChatEncodeJob>()?;
-    m.add_function(wrap_pyfunction!(chat_encode_start, m)?)
+    m.add_class::<PyChatChunkEncoder>()
 }

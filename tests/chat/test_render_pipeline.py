@@ -177,16 +177,31 @@ TEXT = st.lists(
 ).map("".join)
 
 
-def reference(template: Any, text: str, flat: list[int]) -> tuple[Any, ...]:
-    """The per-record steps of ``render``: codepoint spans to bytes, encode, bisect."""
+def reference(template: Any, text: str, flat: list[int], kinds: list[int]) -> tuple[Any, ...]:
+    """The per-record steps of ``render``: codepoint spans to bytes, encode, bisect, and
+    the trusted lists of ``Tokens.trusted_columns``."""
     from tokenpact.chat import _encode
-    from tokenpact.chat.ownership import token_ranges
+    from tokenpact.chat.ownership import Tokens, token_ranges
 
     info = template._info
     flat_bytes = _encode.utf8_offsets(text, flat) if flat and not text.isascii() else flat
     ids, starts, ends = _encode.encode_byte_spans(template.tokenizer, info, text, flat_bytes)
     lo, hi = token_ranges(starts, ends, flat_bytes[0::2], flat_bytes[1::2])
-    return ids.tolist(), starts.tolist(), ends.tolist(), flat_bytes, lo, hi
+    tokens = Tokens(
+        ids,
+        starts,
+        ends,
+        flat_bytes[0::2],
+        flat_bytes[1::2],
+        list(range(len(kinds))),
+        lo,
+        hi,
+        tuple(kinds),
+        (-1,) * len(kinds),
+        info,
+    )
+    encoded = (ids.tolist(), starts.tolist(), ends.tolist(), flat_bytes, lo, hi)
+    return encoded, tokens.trusted_columns()
 
 
 @settings(max_examples=60, deadline=None)
@@ -198,19 +213,22 @@ def test_chunk_encoder_equals_per_record_encode(deepseek: ChatModel, data: Any) 
     start = _encode.chunk_encoder(template.tokenizer, template._info)
     assert start is not None
     texts = data.draw(st.lists(TEXT, max_size=6))
-    spans = []
+    spans, kinds = [], []
     for text in texts:
         cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=6)))
         spans.append(cuts[: len(cuts) // 2 * 2])
-    threads = data.draw(st.integers(1, 3))
-    got = start(texts, spans, threads).wait()
-    assert len(got) == len(texts)
-    for text, flat, record in zip(texts, spans, got, strict=True):
-        ids, starts, ends, span_bytes, lo, hi = record
-        assert ids.dtype == np.uint32 and starts.dtype == np.uint32
-        assert (ids.tolist(), starts.tolist(), ends.tolist(), span_bytes, lo, hi) == reference(
-            template, text, flat
+        kinds.append(
+            data.draw(st.lists(st.integers(2, 4), min_size=len(cuts) // 2, max_size=len(cuts) // 2))
         )
+    threads = data.draw(st.integers(1, 3))
+    got = start(texts, spans, kinds, threads).wait()
+    assert len(got) == len(texts)
+    for text, flat, own, (encoded, trusted) in zip(texts, spans, kinds, got, strict=True):
+        ids, starts, ends, span_bytes, lo, hi = encoded
+        assert ids.dtype == np.uint32 and starts.dtype == np.uint32
+        want_encoded, want_trusted = reference(template, text, flat, own)
+        assert (ids.tolist(), starts.tolist(), ends.tolist(), span_bytes, lo, hi) == want_encoded
+        assert tuple(trusted) == want_trusted
 
 
 def test_chunk_encoder_rejects_bad_arguments(deepseek: ChatModel, tp: ModuleType) -> None:
@@ -220,12 +238,20 @@ def test_chunk_encoder_rejects_bad_arguments(deepseek: ChatModel, tp: ModuleType
     start = _encode.chunk_encoder(template.tokenizer, template._info)
     assert start is not None
     with pytest.raises(tp.errors.ConfigError, match="span lists"):
-        start(["a", "b"], [[]], 2)
-    with pytest.raises(tp.errors.ConfigError, match="odd length"):
-        start(["abc"], [[0, 1, 2]], 2)
+        start(["a", "b"], [[]], [[], []], 2)
+    with pytest.raises(tp.errors.ConfigError, match="one kind code"):
+        start(["abc"], [[0, 1, 2]], [[2]], 2)
+    with pytest.raises(tp.errors.ConfigError, match="one kind code"):
+        start(["abc"], [[0, 1]], [[9]], 2)
     with pytest.raises(tp.errors.ConfigError, match="ends before it starts"):
-        start(["abc"], [[2, 1]], 2).wait()
-    job = start(["abc"], [[]], 2)
+        start(["abc"], [[2, 1]], [[2]], 2).wait()
+    job = start(["abc"], [[]], [[]], 2)
     assert len(job) == 1 and len(job.wait()) == 1
     with pytest.raises(tp.errors.ConfigError, match="already called"):
         job.wait()
+    from tokenpact import _native
+
+    with pytest.raises(tp.errors.ConfigError, match="origin labels"):
+        _native.ChatChunkEncoder(
+            template.tokenizer._core, None, template._info.is_control, ["control"]
+        )

@@ -191,21 +191,22 @@ def _codepoint_spans(text: str, flat: list[int]) -> list[tuple[int, int]]:
     return list(zip(points[0::2], points[1::2], strict=True))
 
 
-ChunkEncoder = Callable[[list[str], list[list[int]], int], Any]
+ChunkEncoder = Callable[[list[str], list[list[int]], list[list[int]], int], Any]
 
 
 def chunk_encoder(tok: Any, info: TokenizerFacts) -> ChunkEncoder | None:
-    """``start(texts, spans, threads)``: the native encoder of a chunk of rendered texts
-    (codepoint ``spans`` flat per text, content excluded from control matching), which
-    returns a job at once and encodes on worker threads; ``job.wait()`` gives, per text,
-    what :func:`~tokenpact.chat.ownership.owned_tokens` takes. None when this tokenizer
-    goes through the public encode path (no native engine, or no control spellings),
-    where ``render_batch`` uses Python threads instead."""
+    """``start(texts, spans, span_kinds, threads)``: the native encoder of a chunk of
+    rendered texts (codepoint ``spans`` flat per text, content excluded from control
+    matching, each span's owner kind code), which returns a job at once and encodes on
+    worker threads; ``job.wait()`` gives, per text, ``(encoded, trusted)``: what
+    :func:`~tokenpact.chat.ownership.owned_tokens` takes. None when this tokenizer goes
+    through the public encode path (no native engine, or no control spellings), where
+    ``render_batch`` uses Python threads instead."""
     core = getattr(tok, "_core", None)
     if core is None or info.matcher is None:
         return None
     from .. import _native
+    from .conversation import KINDS
 
-    start = _native.chat_encode_start
-    matcher = info.matcher
-    return lambda texts, spans, threads: start(core, texts, matcher, spans, threads)
+    encoder = _native.ChatChunkEncoder(core, info.matcher, info.is_control, list(KINDS))
+    return encoder.start

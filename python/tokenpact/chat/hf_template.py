@@ -359,10 +359,10 @@ class ChatTemplate:
             stages = Stages(
                 prepare=lambda messages, opts: self._prepare(messages, opts, mode, validate),
                 start=start,
-                tokens=lambda rendered, encoded: (
+                tokens=lambda rendered, result: (
                     self._tokenize(rendered)
-                    if encoded is None
-                    else owned_tokens(rendered, info, encoded)
+                    if result is None
+                    else owned_tokens(rendered, info, *result)
                 ),
                 finish=lambda messages, opts, rendered, tokens: self._finish(
                     messages, opts, rendered, tokens, mode, add_special_tokens

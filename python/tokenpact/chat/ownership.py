@@ -55,6 +55,10 @@ class Tokens:
     owner_message: tuple[int, ...]  # each owner's message index (or -1)
     info: TokenizerFacts
     shift: int = 0
+    # input_ids, special_tokens_mask and origin as the native chunk encoder of
+    # render_batch built them (from cached objects, the same classification as
+    # trusted_columns); handed over by the first trusted_columns() call.
+    trusted: tuple[list[int], list[int], list[str]] | None = None
 
     def runs(self) -> list[tuple[int, int, int]]:
         """``(lo, hi, owner)`` per content span, overlaps given to the earlier span."""
@@ -100,7 +104,11 @@ class Tokens:
         """``input_ids``, ``special_tokens_mask`` and ``origin``, built run by run:
         template runs are short (role headers, separators) and classified token by token,
         content runs are filled by list repetition (a native version was measured slower:
-        it must convert every element, where repetition only copies one reference)."""
+        it must convert every element, where repetition only copies one reference).
+        Lists the native chunk encoder built from cached objects are handed over once."""
+        if self.trusted is not None and not self.shift:
+            trusted, self.trusted = self.trusted, None
+            return trusted
         ids = self.ids.tolist()
         control = self.info.control_set
         special: list[int] = []
@@ -170,11 +178,13 @@ def owned_tokens(
     rendered: RenderedText,
     info: TokenizerFacts,
     encoded: tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[int], list[int]],
+    trusted: tuple[list[int], list[int], list[str]] | None = None,
 ) -> Tokens:
     """:class:`Tokens` from an encoding of ``rendered.text``: ``(ids, starts, ends,
     span_bytes, span_lo, span_hi)`` with the content spans in UTF-8 bytes (flat) and the
     token range overlapping each, as :func:`tokenize_rendered` or the native chunk
-    encoder of ``render_batch`` computes them."""
+    encoder of ``render_batch`` computes them; ``trusted``: the native encoder's
+    ``(input_ids, special_tokens_mask, origin)``."""
     ids, starts, ends, flat, lo, hi = encoded
     owners = rendered.owners
     return Tokens(
@@ -189,6 +199,8 @@ def owned_tokens(
         tuple([o.kind for o in owners]),
         tuple([o.message_index for o in owners]),
         info,
+        0,
+        trusted,
     )
 
 
