@@ -182,7 +182,10 @@ mod tests {
         // Tokens 0..4; span 0 covers tokens 1..3, span 1 (overlapping) 2..4.
         let kinds = token_kinds(&[1, 1, 0, 2], &[1, 2], &[3, 4], &[2, 4], &control);
         assert_eq!(kinds, [CONTROL, 2, 2, 4]);
-        assert_eq!(token_kinds(&[1, 7], &[], &[], &[], &control), [CONTROL, TEMPLATE]);
+        assert_eq!(
+            token_kinds(&[1, 7], &[], &[], &[], &control),
+            [CONTROL, TEMPLATE]
+        );
     }
 
     #[test]

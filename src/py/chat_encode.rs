@@ -14,10 +14,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-use numpy::IntoPyArray;
+use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use numpy::PyReadonlyArray1;
 use pyo3::types::{PyList, PyString, PyTuple};
 
 use super::engine::PyEngine;
@@ -155,8 +154,7 @@ impl PyChatEncodeJob {
                 [
                     engine.id_list(py, &record.ids)?.into_any(),
                     engine.id_list(py, &special)?.into_any(),
-                    PyList::new(py, codes.iter().map(|&c| kinds[c as usize].clone()))?
-                        .into_any(),
+                    PyList::new(py, codes.iter().map(|&c| kinds[c as usize].clone()))?.into_any(),
                 ],
             )?;
             let encoded = PyTuple::new(
