@@ -346,7 +346,7 @@ class ChatEncodeJob:
     """A chunk of rendered chat texts being encoded on worker threads."""
 
     def wait(
-        self,
+        self, help: bool = True
     ) -> list[
         tuple[
             tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[int], list[int]],

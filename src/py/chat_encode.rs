@@ -39,6 +39,7 @@ struct Chunk {
     texts: Vec<String>,
     spans: Vec<Vec<usize>>,
     span_kinds: Vec<Vec<u8>>,
+    helpers: usize,
     next: AtomicUsize,
     results: Mutex<Vec<Option<CoreResult<(RenderedEncoding, Vec<u8>)>>>>,
     finished: Mutex<usize>,
@@ -115,11 +116,15 @@ impl PyChatEncodeJob {
     /// (input_ids, special_tokens_mask, origin))``: the IDs and UTF-8 byte offsets as
     /// uint32 arrays, the content spans in UTF-8 bytes (flat), the token range
     /// overlapping each span, and the conversation's three trusted lists. Raises the
-    /// first failing record's error.
-    fn wait<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    /// first failing record's error. `help=False` leaves the encoding to the workers
+    /// (when there are any): benchmarks use it to measure the serial part alone.
+    #[pyo3(signature = (help=true))]
+    fn wait<'py>(&self, py: Python<'py>, help: bool) -> PyResult<Bound<'py, PyList>> {
         let chunk = self.chunk.clone();
         py.detach(|| {
-            chunk.work();
+            if help || chunk.helpers == 0 {
+                chunk.work();
+            }
             chunk.wait_all();
         });
         let results = {
@@ -257,17 +262,18 @@ impl PyChatChunkEncoder {
             ));
         }
         let n = texts.len();
+        let helpers = threads.clamp(1, max_threads()).saturating_sub(1).min(n);
         let chunk = Arc::new(Chunk {
             shared: slf.get().shared.clone(),
             texts,
             spans,
             span_kinds,
+            helpers,
             next: AtomicUsize::new(0),
             results: Mutex::new((0..n).map(|_| None).collect()),
             finished: Mutex::new(0),
             all_done: Condvar::new(),
         });
-        let helpers = threads.clamp(1, max_threads()).saturating_sub(1).min(n);
         for _ in 0..helpers {
             let chunk = chunk.clone();
             spawn_in_pool(Some(helpers.max(1)), move || chunk.work())?;

@@ -255,3 +255,22 @@ def test_chunk_encoder_rejects_bad_arguments(deepseek: ChatModel, tp: ModuleType
         _native.ChatChunkEncoder(
             template.tokenizer._core, None, template._info.is_control, ["control"]
         )
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_wait_without_helping_gives_the_same_records(deepseek: ChatModel, threads: int) -> None:
+    """``wait(help=False)`` (benchmarks: the serial part alone) leaves the encoding to
+    the workers; with none (one thread) the caller still encodes, so it cannot hang."""
+    from tokenpact.chat import _encode
+
+    template = deepseek.template
+    start = _encode.chunk_encoder(template.tokenizer, template._info)
+    assert start is not None
+    texts = ["héllo <｜end▁of▁sentence｜> world", "plain", "東京 <｜end▁of▁sentence｜>"] * 5
+    spans = [[0, 3], [], [0, 2]] * 5
+    kinds = [[2], [], [3]] * 5
+    helped = start(texts, spans, kinds, threads).wait()
+    alone = start(texts, spans, kinds, threads).wait(help=False)
+    for (a, ta), (b, tb) in zip(helped, alone, strict=True):
+        assert all(np.array_equal(x, y) for x, y in zip(a[:3], b[:3], strict=True))
+        assert a[3:] == b[3:] and ta == tb
