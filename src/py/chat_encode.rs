@@ -6,7 +6,7 @@
 //! long-lived pool and returns at once; `ChatEncodeJob.wait` releases the GIL, encodes the
 //! records no helper has claimed yet on the calling thread, waits for the rest and
 //! returns them in input order, with the conversation's `input_ids`,
-//! `special_tokens_mask` and `origin` lists built from cached objects. Helpers never
+//! `special_tokens_mask` and `origin` lists. Helpers never
 //! touch Python objects, so the GIL changes hands once per chunk instead of twice per
 //! conversation.
 
@@ -145,7 +145,6 @@ impl PyChatEncodeJob {
             ));
         }
         let encoder = self.encoder.get();
-        let engine = encoder.engine.get();
         let kinds: Vec<Bound<'py, PyString>> =
             encoder.kinds.iter().map(|k| k.bind(py).clone()).collect();
         let out = PyList::empty(py);
@@ -153,12 +152,13 @@ impl PyChatEncodeJob {
             let (record, codes) = result
                 .ok_or_else(|| PyRuntimeError::new_err("a chat encode worker stopped"))?
                 .map_err(|e| to_py(py, e))?;
-            let special: Vec<u32> = codes.iter().map(|&c| u32::from(c == CONTROL)).collect();
+            // Fresh ints for the IDs, as ndarray.tolist() makes them (the engine's cached
+            // ints measured no faster here); 0/1 and the five labels are shared objects.
             let columns = PyTuple::new(
                 py,
                 [
-                    engine.id_list(py, &record.ids)?.into_any(),
-                    engine.id_list(py, &special)?.into_any(),
+                    PyList::new(py, &record.ids)?.into_any(),
+                    PyList::new(py, codes.iter().map(|&c| u32::from(c == CONTROL)))?.into_any(),
                     PyList::new(py, codes.iter().map(|&c| kinds[c as usize].clone()))?.into_any(),
                 ],
             )?;
@@ -189,7 +189,6 @@ impl PyChatEncodeJob {
 #[pyclass(frozen, module = "tokenpact._native", name = "ChatChunkEncoder")]
 pub(crate) struct PyChatChunkEncoder {
     shared: Arc<Shared>,
-    engine: Py<PyEngine>,
     kinds: Vec<Py<PyString>>,
 }
 
@@ -198,7 +197,7 @@ impl PyChatChunkEncoder {
     #[new]
     fn new(
         py: Python<'_>,
-        engine: Py<PyEngine>,
+        engine: &PyEngine,
         allowed: Option<&PySpecialMatcher>,
         is_control: PyReadonlyArray1<'_, bool>,
         kinds: Vec<Py<PyString>>,
@@ -213,15 +212,11 @@ impl PyChatChunkEncoder {
             ));
         }
         let shared = Arc::new(Shared {
-            engine: engine.get().engine.clone(),
+            engine: engine.engine.clone(),
             matcher: allowed.map(|m| m.inner.clone()),
             is_control: is_control.as_slice()?.to_vec(),
         });
-        Ok(PyChatChunkEncoder {
-            shared,
-            engine,
-            kinds,
-        })
+        Ok(PyChatChunkEncoder { shared, kinds })
     }
 
     /// Starts encoding `texts` (rendered chat templates) with the control spellings

@@ -42,6 +42,7 @@ from .ownership import (
     Tokens,
     add_post_processor_markers,
     assistant_mask,
+    message_regions,
     owned_tokens,
     response_start,
     tokenize_rendered,
@@ -304,10 +305,14 @@ class ChatTemplate:
         if add_special_tokens:
             tokens = add_post_processor_markers(tokens, self._info)
         stops = self._stop_ids()
-        mask = assistant_mask(tokens, rendered, stops)
+        # The assistant messages' token regions serve the mask and the boundary alike.
+        regions = (
+            None if rendered.generation_spans else message_regions(tokens, rendered, "assistant")
+        )
+        mask = assistant_mask(tokens, rendered, stops, regions)
         boundary = len(tokens.ids)
         if mode == "training":
-            boundary = response_start(tokens, mask, rendered)
+            boundary = response_start(tokens, mask, rendered, regions)
         return assemble(
             tokenizer=self.tokenizer,
             columns=tokens.trusted_columns(),

@@ -55,9 +55,9 @@ class Tokens:
     owner_message: tuple[int, ...]  # each owner's message index (or -1)
     info: TokenizerFacts
     shift: int = 0
-    # input_ids, special_tokens_mask and origin as the native chunk encoder of
-    # render_batch built them (from cached objects, the same classification as
-    # trusted_columns); handed over by the first trusted_columns() call.
+    # input_ids, special_tokens_mask and origin from the native chunk encoder of
+    # render_batch (tokens classified on its worker threads as trusted_columns
+    # classifies them); handed over by the first trusted_columns() call.
     trusted: tuple[list[int], list[int], list[str]] | None = None
 
     def runs(self) -> list[tuple[int, int, int]]:
@@ -105,7 +105,7 @@ class Tokens:
         template runs are short (role headers, separators) and classified token by token,
         content runs are filled by list repetition (a native version was measured slower:
         it must convert every element, where repetition only copies one reference).
-        Lists the native chunk encoder built from cached objects are handed over once."""
+        Lists the native chunk encoder built are handed over once."""
         if self.trusted is not None and not self.shift:
             trusted, self.trusted = self.trusted, None
             return trusted
@@ -261,7 +261,12 @@ def add_post_processor_markers(tokens: Tokens, info: TokenizerFacts) -> Tokens:
     )
 
 
-def assistant_mask(tokens: Tokens, rendered: RenderedText, stops: tuple[int, ...]) -> list[int]:
+def assistant_mask(
+    tokens: Tokens,
+    rendered: RenderedText,
+    stops: tuple[int, ...],
+    regions: dict[int, list[int]] | None = None,
+) -> list[int]:
     """From ``{% generation %}`` spans when present (a token overlapping one counts, as in
     transformers), else each assistant message's region plus the stop token closing it,
     so that the model learns to end its turn."""
@@ -276,7 +281,9 @@ def assistant_mask(tokens: Tokens, rendered: RenderedText, stops: tuple[int, ...
             array[s:][(ends[s:] > a) & (starts[s:] < b)] = 1
         return array.tolist()  # type: ignore[no-any-return]
     mask = [0] * n
-    for lo, hi in message_regions(tokens, rendered, "assistant").values():
+    if regions is None:
+        regions = message_regions(tokens, rendered, "assistant")
+    for lo, hi in regions.values():
         while hi < n and int(ids[hi]) in stops and not tokens.in_content(hi):
             hi += 1
         mask[lo:hi] = [1] * (hi - lo)
@@ -303,13 +310,21 @@ def message_regions(tokens: Tokens, rendered: RenderedText, role: str) -> dict[i
     return regions
 
 
-def response_start(tokens: Tokens, mask: list[int], rendered: RenderedText) -> int:
-    """Training boundary: the first token of the final assistant response."""
+def response_start(
+    tokens: Tokens,
+    mask: list[int],
+    rendered: RenderedText,
+    regions: dict[int, list[int]] | None = None,
+) -> int:
+    """Training boundary: the first token of the final assistant response (``regions``:
+    :func:`message_regions` of the assistant messages, when already computed)."""
     n = len(tokens.ids)
     if not rendered.roles or rendered.roles[-1] != "assistant":
         return n
     if rendered.generation_spans and any(mask):
         runs = np.flatnonzero(np.diff(np.concatenate([[0], mask])) == 1)
         return int(runs[-1])
-    region = message_regions(tokens, rendered, "assistant").get(len(rendered.roles) - 1)
+    if regions is None:
+        regions = message_regions(tokens, rendered, "assistant")
+    region = regions.get(len(rendered.roles) - 1)
     return region[0] if region else n
