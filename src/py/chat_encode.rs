@@ -34,6 +34,9 @@ struct Shared {
     is_control: Vec<bool>,
 }
 
+/// One record's encoding and the kind code of each of its tokens.
+type Encoded = (RenderedEncoding, Vec<u8>);
+
 struct Chunk {
     shared: Arc<Shared>,
     texts: Vec<String>,
@@ -41,7 +44,7 @@ struct Chunk {
     span_kinds: Vec<Vec<u8>>,
     helpers: usize,
     next: AtomicUsize,
-    results: Mutex<Vec<Option<CoreResult<(RenderedEncoding, Vec<u8>)>>>>,
+    results: Mutex<Vec<Option<CoreResult<Encoded>>>>,
     finished: Mutex<usize>,
     all_done: Condvar,
 }
