@@ -5,6 +5,7 @@
 
 pub mod bpe;
 pub mod char_bpe;
+pub mod chat_encode;
 pub mod corpus;
 pub mod data;
 pub mod decoder;

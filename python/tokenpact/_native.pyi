@@ -339,3 +339,35 @@ class OutputEngineCore:
     def finish_state(self) -> tuple[str, int] | None: ...
     def processed(self) -> list[int]: ...
     def held(self) -> str: ...
+
+# ---------------------------------------------------------------- chat (src/py/chat_encode.rs)
+@final
+class ChatEncodeJob:
+    """A chunk of rendered chat texts being encoded on worker threads."""
+
+    def wait(
+        self, help: bool = True
+    ) -> list[
+        tuple[
+            tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[int], list[int]],
+            tuple[list[int], list[int], list[str]],
+        ]
+    ]: ...
+    def __len__(self) -> int: ...
+
+@final
+class ChatChunkEncoder:
+    def __new__(
+        cls,
+        engine: Engine,
+        allowed: SpecialMatcher | None,
+        is_control: np.ndarray,
+        kinds: list[str],
+    ) -> ChatChunkEncoder: ...
+    def start(
+        self,
+        texts: list[str],
+        spans: list[list[int]],
+        span_kinds: list[list[int]],
+        threads: int,
+    ) -> ChatEncodeJob: ...

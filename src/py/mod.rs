@@ -11,6 +11,7 @@ use crate::error::CoreError;
 
 mod bpe;
 mod bpe_train;
+mod chat_encode;
 mod data;
 mod dropout;
 mod engine;
@@ -135,6 +136,7 @@ fn id_space_limit(entries: usize) -> usize {
 fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bpe::register(m)?;
     bpe_train::register(m)?;
+    chat_encode::register(m)?;
     data::register(m)?;
     dropout::register(m)?;
     engine::register(m)?;

@@ -81,9 +81,16 @@ def test_unknown_keys_are_rejected(deepseek: ChatModel, tp: ModuleType) -> None:
         deepseek.template.render_batch([item])
 
 
-def test_workers_are_reused_across_calls(deepseek: ChatModel) -> None:
-    """Worker threads outlive a call, so their per-thread engine memo stays warm."""
+def test_workers_are_reused_across_calls(
+    deepseek: ChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the native chunk encoder, render_batch renders on Python threads; those
+    outlive a call, so their per-thread engine memo stays warm."""
     import threading
+
+    from tokenpact.chat import _encode
+
+    monkeypatch.setattr(_encode, "chunk_encoder", lambda tok, info: None)
 
     seen: list[set[threading.Thread]] = []
     template = deepseek.template
@@ -105,5 +112,5 @@ def test_workers_are_reused_across_calls(deepseek: ChatModel) -> None:
     finally:
         del template.render
     workers = set().union(*seen)
-    assert len(workers) <= 2
+    assert 1 <= len(workers) <= 2
     assert all(thread.name.startswith("tokenpact-chat-2") for thread in workers)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -188,3 +189,24 @@ def _codepoint_spans(text: str, flat: list[int]) -> list[tuple[int, int]]:
     data = text.encode("utf-8")
     points = [len(data[:b].decode("utf-8")) for b in flat]
     return list(zip(points[0::2], points[1::2], strict=True))
+
+
+ChunkEncoder = Callable[[list[str], list[list[int]], list[list[int]], int], Any]
+
+
+def chunk_encoder(tok: Any, info: TokenizerFacts) -> ChunkEncoder | None:
+    """``start(texts, spans, span_kinds, threads)``: the native encoder of a chunk of
+    rendered texts (codepoint ``spans`` flat per text, content excluded from control
+    matching, each span's owner kind code), which returns a job at once and encodes on
+    worker threads; ``job.wait()`` gives, per text, ``(encoded, trusted)``: what
+    :func:`~tokenpact.chat.ownership.owned_tokens` takes. None when this tokenizer goes
+    through the public encode path (no native engine, or no control spellings), where
+    ``render_batch`` uses Python threads instead."""
+    core = getattr(tok, "_core", None)
+    if core is None or info.matcher is None:
+        return None
+    from .. import _native
+    from .conversation import KINDS
+
+    encoder = _native.ChatChunkEncoder(core, info.matcher, info.is_control, list(KINDS))
+    return encoder.start

@@ -1,15 +1,17 @@
 """Render many conversations on several threads (offline SFT data preparation).
 
-Each conversation is rendered exactly as :meth:`ChatTemplate.render` renders it alone;
-the threads only overlap work. Template execution and the bookkeeping around it hold
-the GIL, while the tokenizer's engine releases it for the whole encoding call, so one
-thread's encoding runs while another renders. The gain therefore grows with the share
-of tokenization: long conversations (SFT data) gain most, two-message prompts least.
+Each conversation is rendered exactly as :meth:`ChatTemplate.render` renders it alone.
+With a native tokenizer the work runs as a pipeline (:func:`_pipelined`): this thread
+renders a chunk of conversations with Jinja (which needs the GIL) and hands the whole
+chunk to one native call that encodes it on worker threads without the GIL, then renders
+the next chunk while those threads encode; finished chunks are turned into
+conversations here. The GIL changes hands once per chunk, not twice per conversation,
+and the wall time tends to max(rendering + bookkeeping, total / threads).
 
-Work is handed out in chunks of consecutive conversations and the results are put back
-in input order; an error raises the error of the first failing conversation, as the
-serial loop would. The worker threads live on between calls (one pool per thread count),
-because the engine's memo of encoded pieces is per thread.
+Tokenizers without the native engine fall back to Python threads per chunk of records
+(the engine releases the GIL while it encodes). Either way the results come back in
+input order, and an error raises the error of the first failing conversation, as the
+serial loop would.
 """
 
 from __future__ import annotations
@@ -18,12 +20,22 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
+from ..errors import TokenpactError
+from ._encode import ChunkEncoder
 from .conversation import Conversation
 from .errors import ChatTemplateError
+from .ownership import RenderedText, Tokens
 
-_CHUNK = 8  # conversations per task: amortizes the executor's per-task cost
+_CHUNK = 8  # conversations per task of the thread fallback: amortizes the executor's cost
+# Pipeline chunks close at this many rendered characters or conversations: small enough
+# that the first chunk's rendering (with no encoding to overlap) and the last chunk's
+# encoding (with no rendering to overlap) are a small share of a batch, large enough that
+# the per-chunk cost (starting workers, waking this thread, one list of results) is too.
+_PIPELINE_CHARS = 16_000
+_PIPELINE_RECORDS = 32
 _PER_CONVERSATION = ("tools", "documents")
 
 
@@ -60,24 +72,125 @@ def split_item(item: Any, index: int) -> tuple[Sequence[Any], dict[str, Any]]:
     return item, {}
 
 
+Items = list[tuple[Sequence[Any], dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Stages:
+    """The parts of :meth:`ChatTemplate.render` that a pipeline runs apart.
+
+    ``prepare(messages, options)`` validates and renders (GIL); ``start(texts, spans,
+    threads)`` starts the native encoding of a chunk (see ``_encode.chunk_encoder``);
+    ``tokens(rendered, encoded)`` owns a native result's tokens, or encodes ``rendered``
+    alone when ``encoded`` is None; ``finish(messages, options, rendered, tokens)`` builds
+    the conversation (masks, boundary, trust checks) exactly as ``render`` does.
+    """
+
+    prepare: Callable[[Sequence[Any], dict[str, Any]], RenderedText]
+    start: ChunkEncoder
+    tokens: Callable[[RenderedText, Any], Tokens]
+    finish: Callable[[Sequence[Any], dict[str, Any], RenderedText, Tokens], Conversation]
+
+
+def check_threads(threads: int | None) -> int:
+    """``threads``, or :func:`default_threads` when None; a typed error when invalid."""
+    if threads is None:
+        return default_threads()
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise ChatTemplateError(f"threads must be a positive int, not {threads!r}")
+    return threads
+
+
 def render_many(
     render: Callable[..., Conversation],
     conversations: Sequence[Any],
     threads: int | None,
     options: dict[str, Any],
+    stages: Stages | None = None,
 ) -> list[Conversation]:
-    """``[render(messages, **options) for each conversation]`` on ``threads`` threads."""
-    if threads is None:
-        threads = default_threads()
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
-        raise ChatTemplateError(f"threads must be a positive int, not {threads!r}")
+    """``[render(messages, **options) for each conversation]`` on ``threads`` threads:
+    pipelined through ``stages`` when given, else on a pool of Python threads."""
+    threads = check_threads(threads)
     items = [split_item(item, k) for k, item in enumerate(conversations)]
+    given = {k for k, v in options.items() if v is not None}
     for _, extra in items:
-        clash = sorted(set(extra) & {k for k, v in options.items() if v is not None})
+        clash = sorted(set(extra) & given)
         if clash:
             raise ChatTemplateError(
                 f"{clash} given both per conversation and to render_batch; pass them once"
             )
+    if threads == 1 or len(items) < 2:
+        return [render(messages, **{**options, **extra}) for messages, extra in items]
+    if stages is not None:
+        return _pipelined(stages, items, threads, options)
+    return _threaded(render, items, threads, options)
+
+
+def _pipelined(
+    stages: Stages, items: Items, threads: int, options: dict[str, Any]
+) -> list[Conversation]:
+    """Render chunk k+1 here while native threads encode chunk k (see the module doc)."""
+    out: list[Conversation] = []
+    pending: tuple[list[Any], Any] | None = None
+    failure: Exception | None = None
+    position = 0
+    while position < len(items) and failure is None:
+        chunk: list[tuple[Sequence[Any], dict[str, Any], RenderedText]] = []
+        chars = 0
+        while position < len(items) and len(chunk) < _PIPELINE_RECORDS:
+            messages, extra = items[position]
+            opts = {**options, **extra} if extra else options
+            try:
+                rendered = stages.prepare(messages, opts)
+            except Exception as exc:  # noqa: BLE001 - raised after the records before it
+                failure = exc
+                break
+            position += 1
+            chunk.append((messages, opts, rendered))
+            chars += len(rendered.text)
+            if chars >= _PIPELINE_CHARS:
+                break
+        job = _start(stages, chunk, threads) if chunk else None
+        if pending is not None:
+            out.extend(_collect(stages, *pending))
+        pending = (chunk, job) if chunk else None
+    if pending is not None:
+        out.extend(_collect(stages, *pending))
+    if failure is not None:
+        raise failure
+    return out
+
+
+def _start(stages: Stages, chunk: list[Any], threads: int) -> Any:
+    """The native job encoding ``chunk``, or None when the engine refuses the texts (a
+    lone surrogate): then each record is encoded alone, raising its own typed error."""
+    texts = [rendered.text for _, _, rendered in chunk]
+    spans = [[x for a, b, _ in rendered.spans for x in (a, b)] for _, _, rendered in chunk]
+    kinds = [[r.owners[o].kind for *_, o in r.spans] for _, _, r in chunk]
+    try:
+        return stages.start(texts, spans, kinds, threads)
+    except UnicodeEncodeError:
+        return None
+
+
+def _collect(stages: Stages, chunk: list[Any], job: Any) -> list[Conversation]:
+    """The conversations of a chunk, in order, once its encoding is done."""
+    encoded: list[Any] = [None] * len(chunk)
+    if job is not None:
+        try:
+            encoded = job.wait()
+        except TokenpactError:
+            pass  # each record is encoded alone below: the first failing one raises
+    return [
+        stages.finish(messages, opts, rendered, stages.tokens(rendered, result))
+        for (messages, opts, rendered), result in zip(chunk, encoded, strict=True)
+    ]
+
+
+def _threaded(
+    render: Callable[..., Conversation], items: Items, threads: int, options: dict[str, Any]
+) -> list[Conversation]:
+    """Chunks of ``_CHUNK`` records rendered on a pool of Python threads."""
 
     def run(start: int) -> list[Conversation]:
         return [
@@ -86,8 +199,8 @@ def render_many(
         ]
 
     starts = range(0, len(items), _CHUNK)
-    if threads == 1 or len(items) <= _CHUNK:
-        return [conv for start in starts for conv in run(start)]
+    if len(items) <= _CHUNK:
+        return run(0)
     chunks = _submit(threads, run, starts)
     try:
         # .result() re-raises in input order: the first failing chunk's error wins.

@@ -17,6 +17,7 @@ tokens are recognized only outside content. Benign conversations get the IDs of
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -27,65 +28,39 @@ import jinja2
 
 from ..contract import template_hash as _template_hash
 from ..contract.declarations import template_declaration
-from ..errors import TokenpactError
 from . import _encode
-from .batch_render import render_many
+from .batch_render import Stages, render_many
 from .conversation import CONTROL, Conversation, assemble
 from .errors import ChatTemplateError, UntrackedContentError
+from .hf_config import SPECIAL_TOKEN_NAMES, read_template, token_string
 from .hf_inputs import Tracker, plain_data, wrap_documents, wrap_messages, wrap_tools
-from .jinja_env import (
-    GENERATION_OWNER,
-    compile_template,
-    has_generation_blocks,
-    render_context,
-)
-from .limits import DEFAULT_LIMITS, TemplateLimitError, TemplateLimits, too_large
-from .limits import start as start_budget
+from .jinja_env import compile_template, has_generation_blocks
+from .limits import DEFAULT_LIMITS, TemplateLimits
 from .messages import as_messages, validate_messages
 from .ownership import (
     RenderedText,
     Tokens,
     add_post_processor_markers,
     assistant_mask,
+    message_regions,
+    owned_tokens,
     response_start,
     tokenize_rendered,
 )
-from .spans import SpanStr, clipped
 from .stop import StopPolicy
+from .template_pass import cut_at_tag, run_template, tag_final_message
 
-# transformers' SPECIAL_TOKENS_ATTRIBUTES: the named tokens passed to every template.
-SPECIAL_TOKEN_NAMES = (
-    "bos_token",
-    "eos_token",
-    "unk_token",
-    "sep_token",
-    "pad_token",
-    "cls_token",
-    "mask_token",
-)
-_CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
 # render()'s own options; any other keyword is a template variable.
 _RENDER_OPTIONS = frozenset(
     {"add_generation_prompt", "continue_final_message", "tools", "documents"}
 )
 
 
-def _token_string(value: Any) -> str | None:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping) and isinstance(value.get("content"), str):
-        return str(value["content"])  # an AddedToken dict
-    return None
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ChatTemplateError(f"cannot read {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ChatTemplateError(f"{path} must hold a JSON object")
-    return data
+def _mode(add_generation_prompt: bool, continue_final_message: bool | str) -> str:
+    """The mode ``render``'s flags select (``format`` names it directly)."""
+    if add_generation_prompt:
+        return "generation"
+    return "prefill" if continue_final_message else "training"
 
 
 class ChatTemplate:
@@ -120,7 +95,7 @@ class ChatTemplate:
         self.special_tokens = {
             key: text
             for key in SPECIAL_TOKEN_NAMES
-            if (text := _token_string((special_tokens or {}).get(key))) is not None
+            if (text := token_string((special_tokens or {}).get(key))) is not None
         }
         for compiled, context in self._compiled.values():
             context.update(compiled.globals)
@@ -148,40 +123,8 @@ class ChatTemplate:
         ``chat_template`` of ``tokenizer_config.json``, as in transformers), a
         ``tokenizer_config.json`` or ``*.jinja`` path, or the config as a dict.
         """
-        if isinstance(config_or_dir, Mapping):
-            return cls._from_config(dict(config_or_dir), None, tokenizer, "tokenizer_config")
-        path = Path(config_or_dir)
-        config: dict[str, Any] = {}
-        jinja_source = None
-        if path.is_dir():
-            if (path / "tokenizer_config.json").is_file():
-                config = _read_json(path / "tokenizer_config.json")
-            if (path / "chat_template.jinja").is_file():
-                jinja_source = (path / "chat_template.jinja").read_text(encoding="utf-8")
-            elif (path / "chat_template.json").is_file():
-                jinja_source = _read_json(path / "chat_template.json").get("chat_template")
-        elif path.suffix == ".jinja" and path.is_file():
-            jinja_source = path.read_text(encoding="utf-8")
-            if (path.parent / "tokenizer_config.json").is_file():
-                config = _read_json(path.parent / "tokenizer_config.json")
-        elif path.is_file():
-            config = _read_json(path)
-        else:
-            raise ChatTemplateError(f"{path} does not exist; pass a model directory or config")
-        return cls._from_config(config, jinja_source, tokenizer, path.name or "chat_template")
-
-    @classmethod
-    def _from_config(
-        cls, config: dict[str, Any], source: str | None, tokenizer: Any, where: str
-    ) -> ChatTemplate:
-        template = source if source is not None else config.get("chat_template")
-        if not template:
-            raise ChatTemplateError(
-                f"{where} has no chat_template (nor a chat_template.jinja beside it); "
-                "pass the template source to ChatTemplate(...)"
-            )
-        specials = {k: config.get(k) for k in SPECIAL_TOKEN_NAMES}
-        return cls(template, tokenizer, special_tokens=specials)
+        source, specials = read_template(config_or_dir)
+        return cls(source, tokenizer, special_tokens=specials)
 
     @classmethod
     def from_tokenizer(cls, tokenizer: Any) -> ChatTemplate:
@@ -287,14 +230,14 @@ class ChatTemplate:
         context["documents"] = None if documents is None else wrap_documents(documents, tracker)
         context["add_generation_prompt"] = add_generation_prompt
         final = (
-            self._tag_final_message(chat, continue_final_message, key)
+            tag_final_message(chat, continue_final_message, self._sources[key])
             if continue_final_message
             else None
         )
-        text, spans, generation = self._generate(template, context)
+        text, spans, generation = run_template(template, context, self.limits)
         spans.sort()
         if final is not None:
-            text, spans, generation = _cut_at_tag(text, spans, generation, final)
+            text, spans, generation = cut_at_tag(text, spans, generation, final)
         roles = tuple([str(m.get("role", "")) for m in chat])
         # Filled in one dict update: the frozen dataclass's __init__ would set its fields
         # one object.__setattr__ at a time (same fields, same values).
@@ -308,91 +251,6 @@ class ChatTemplate:
             control_in_input=tracker.found_control,
         )
         return rendered
-
-    def _tag_final_message(
-        self, chat: list[dict[str, Any]], field: bool | str, key: str
-    ) -> str | None:
-        """transformers' continue_final_message: tag the final field, cut there later."""
-        if not field:
-            return None
-        field = field if isinstance(field, str) else "content"
-        last = chat[-1]
-        final = last.get(field)
-        if final is None:
-            raise ChatTemplateError(
-                f'continue_final_message is set but the final message has no "{field}" to continue!'
-            )
-        fields = [field]
-        if field in ("reasoning_content", "thinking", "reasoning"):
-            fields = [
-                f for f in ("reasoning_content", "thinking", "reasoning") if last.get(f) == final
-            ]
-        if not any(f in self._sources[key] for f in fields):
-            raise ChatTemplateError(
-                f'continue_final_message is set to "{field}" but this is not an accepted field '
-                "in the chat_template"
-            )
-        if isinstance(final, (list, tuple)):
-            for block in reversed(final):
-                if isinstance(block, dict) and "text" in block:
-                    text = block["text"]
-                    block["text"] = text + _CONTINUE_TAG
-                    return str.__str__(text)
-            raise ChatTemplateError(
-                "continue_final_message is set but we could not find any text to continue in "
-                "the final message!"
-            )
-        for f in fields:
-            last[f] = last[f] + _CONTINUE_TAG
-        return str.__str__(final)
-
-    def _generate(
-        self, template: jinja2.Template, context: dict[str, Any]
-    ) -> tuple[str, list[tuple[int, int, int]], list[tuple[int, int]]]:
-        """Run the template once, within this template's limits, keeping the spans."""
-        start_budget(self.limits)
-        max_chars = self.limits.max_output_chars
-        parts: list[str] = []
-        size = 0
-        try:
-            for piece in template.root_render_func(render_context(template, context)):
-                parts.append(piece)
-                size += len(piece)
-                if size > max_chars:
-                    raise too_large(size, "an output")
-        except TokenpactError:
-            raise
-        except jinja2.TemplateError as exc:
-            raise ChatTemplateError(f"the chat template failed: {exc}") from exc
-        except RecursionError as exc:
-            raise TemplateLimitError(
-                "the chat template recursed too deeply (a macro or recursive loop that "
-                "does not terminate); fix the template"
-            ) from exc
-        except MemoryError as exc:
-            raise TemplateLimitError(
-                "the chat template ran out of memory building its output; lower "
-                "TemplateLimits(max_output_chars=...) or fix the template"
-            ) from exc
-        except Exception as exc:  # noqa: BLE001 - template code raising a Python error
-            raise ChatTemplateError(
-                f"the chat template failed: {type(exc).__name__}: {exc}"
-            ) from exc
-        # spans.concat, without building the SpanStr that would be turned back into a
-        # plain str here: the output's spans are collected directly.
-        text = "".join(parts)
-        spans: list[tuple[int, int, int]] = []
-        generation: list[tuple[int, int]] = []
-        pos = 0
-        for part in parts:
-            if type(part) is SpanStr:
-                for a, b, o in part._spans:
-                    if o == GENERATION_OWNER:
-                        generation.append((a + pos, b + pos))
-                    else:
-                        spans.append((a + pos, b + pos, o))
-            pos += len(part)
-        return text, spans, generation
 
     def render(
         self,
@@ -412,15 +270,7 @@ class ChatTemplate:
         for markers the template already wrote (one owner per boundary).
         ``validate=True`` first checks role order and tool pairing of the messages.
         """
-        mode = (
-            "generation"
-            if add_generation_prompt
-            else "prefill"
-            if continue_final_message
-            else "training"
-        )
-        if validate:
-            validate_messages(as_messages(messages), mode=mode)
+        mode = _mode(add_generation_prompt, continue_final_message)
         options = dict(
             add_generation_prompt=add_generation_prompt,
             continue_final_message=continue_final_message,
@@ -428,17 +278,41 @@ class ChatTemplate:
             documents=documents,
             **template_kwargs,
         )
-        rendered = self._render(messages, options, defang=False)
+        rendered = self._prepare(messages, options, mode, validate)
         tokens = self._tokenize(rendered)
+        return self._finish(messages, options, rendered, tokens, mode, add_special_tokens)
+
+    def _prepare(
+        self, messages: Sequence[Any], options: dict[str, Any], mode: str, validate: bool
+    ) -> RenderedText:
+        """``render`` up to the rendered text: validation and the template run."""
+        if validate:
+            validate_messages(as_messages(messages), mode=mode)
+        return self._render(messages, options, defang=False)
+
+    def _finish(
+        self,
+        messages: Sequence[Any],
+        options: dict[str, Any],
+        rendered: RenderedText,
+        tokens: Tokens,
+        mode: str,
+        add_special_tokens: bool,
+    ) -> Conversation:
+        """``render`` from the owned tokens: trust check, markers, masks, boundary."""
         if rendered.control_in_input is not None:
             self._check_untracked(rendered, tokens, messages, options)
         if add_special_tokens:
             tokens = add_post_processor_markers(tokens, self._info)
         stops = self._stop_ids()
-        mask = assistant_mask(tokens, rendered, stops)
+        # The assistant messages' token regions serve the mask and the boundary alike.
+        regions = (
+            None if rendered.generation_spans else message_regions(tokens, rendered, "assistant")
+        )
+        mask = assistant_mask(tokens, rendered, stops, regions)
         boundary = len(tokens.ids)
         if mode == "training":
-            boundary = response_start(tokens, mask, rendered)
+            boundary = response_start(tokens, mask, rendered, regions)
         return assemble(
             tokenizer=self.tokenizer,
             columns=tokens.trusted_columns(),
@@ -471,19 +345,38 @@ class ChatTemplate:
         available, at most 8); the result is identical to the serial loop, in order.
 
         A conversation is a list of messages or ``{"messages": [...], "tools": [...],
-        "documents": [...]}``. The tokenizer releases the GIL while it encodes, so the
-        threads overlap one conversation's encoding with another's rendering.
+        "documents": [...]}``. This thread renders chunks of conversations with Jinja
+        while the native engine encodes the previous chunk on ``threads - 1`` worker
+        threads (and this one, when it has nothing left to render) without the GIL.
         """
+        mode = _mode(add_generation_prompt, continue_final_message)
         options = dict(
             add_generation_prompt=add_generation_prompt,
             continue_final_message=continue_final_message,
             tools=tools,
             documents=documents,
-            add_special_tokens=add_special_tokens,
-            validate=validate,
             **template_kwargs,
         )
-        return render_many(self.render, conversations, threads, options)
+        info = self._info
+        start = _encode.chunk_encoder(self.tokenizer, info)
+        stages = None
+        if start is not None:
+            stages = Stages(
+                prepare=lambda messages, opts: self._prepare(messages, opts, mode, validate),
+                start=start,
+                tokens=lambda rendered, result: (
+                    self._tokenize(rendered)
+                    if result is None
+                    else owned_tokens(rendered, info, *result)
+                ),
+                finish=lambda messages, opts, rendered, tokens: self._finish(
+                    messages, opts, rendered, tokens, mode, add_special_tokens
+                ),
+            )
+        render = functools.partial(
+            self.render, add_special_tokens=add_special_tokens, validate=validate
+        )
+        return render_many(render, conversations, threads, options, stages)
 
     def format(
         self,
@@ -576,27 +469,3 @@ class ChatTemplate:
 
     def __repr__(self) -> str:
         return f"ChatTemplate(name={self.name!r}, templates={sorted(self._sources)})"
-
-
-def _cut_at_tag(
-    text: str,
-    spans: list[tuple[int, int, int]],
-    generation: list[tuple[int, int]],
-    final: str,
-) -> tuple[str, list[tuple[int, int, int]], list[tuple[int, int]]]:
-    """transformers' cut after the continued message (its checks and messages kept)."""
-    if final.strip() not in text or _CONTINUE_TAG.strip() not in text:
-        raise ChatTemplateError(
-            "continue_final_message is set but the final message does not appear in the chat "
-            "after applying the chat template! This can happen if the chat template deletes "
-            "portions of the final message. Please verify the chat template and final message "
-            "in your chat to ensure they are compatible. Final message to continue: "
-            + final.strip()
-        )
-    at = text.rindex(_CONTINUE_TAG.strip())
-    cut = at if text[at : at + len(_CONTINUE_TAG)] == _CONTINUE_TAG else len(text[:at].rstrip())
-    return (
-        text[:cut],
-        clipped(spans, 0, cut),
-        [(a, min(b, cut)) for a, b in generation if a < cut],
-    )

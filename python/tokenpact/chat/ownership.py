@@ -55,6 +55,10 @@ class Tokens:
     owner_message: tuple[int, ...]  # each owner's message index (or -1)
     info: TokenizerFacts
     shift: int = 0
+    # input_ids, special_tokens_mask and origin from the native chunk encoder of
+    # render_batch (tokens classified on its worker threads as trusted_columns
+    # classifies them); handed over by the first trusted_columns() call.
+    trusted: tuple[list[int], list[int], list[str]] | None = None
 
     def runs(self) -> list[tuple[int, int, int]]:
         """``(lo, hi, owner)`` per content span, overlaps given to the earlier span."""
@@ -100,7 +104,11 @@ class Tokens:
         """``input_ids``, ``special_tokens_mask`` and ``origin``, built run by run:
         template runs are short (role headers, separators) and classified token by token,
         content runs are filled by list repetition (a native version was measured slower:
-        it must convert every element, where repetition only copies one reference)."""
+        it must convert every element, where repetition only copies one reference).
+        Lists the native chunk encoder built are handed over once."""
+        if self.trusted is not None and not self.shift:
+            trusted, self.trusted = self.trusted, None
+            return trusted
         ids = self.ids.tolist()
         control = self.info.control_set
         special: list[int] = []
@@ -153,33 +161,46 @@ class Columns(NamedTuple):
 def tokenize_rendered(tokenizer: Any, info: TokenizerFacts, rendered: RenderedText) -> Tokens:
     """Encode the rendered text once and own each token."""
     text = rendered.text
-    spans = rendered.spans
     try:
-        flat = [x for a, b, _ in spans for x in (a, b)]
+        flat = [x for a, b, _ in rendered.spans for x in (a, b)]
         if flat and not text.isascii():
             flat = _encode.utf8_offsets(text, flat)
         ids, starts, ends = _encode.encode_byte_spans(tokenizer, info, text, flat)
     except UnicodeEncodeError:
         tokenizer.encode(text)  # raises the tokenizer's own InvalidInputError naming the fix
         raise
-    owners = rendered.owners
-    owner_kind = tuple([o.kind for o in owners])
-    owner_message = tuple([o.message_index for o in owners])
-    span_owner = [o for *_, o in spans]
     span_starts, span_ends = flat[0::2], flat[1::2]
     lo, hi = token_ranges(starts, ends, span_starts, span_ends)
+    return owned_tokens(rendered, info, (ids, starts, ends, flat, lo, hi))
+
+
+def owned_tokens(
+    rendered: RenderedText,
+    info: TokenizerFacts,
+    encoded: tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[int], list[int]],
+    trusted: tuple[list[int], list[int], list[str]] | None = None,
+) -> Tokens:
+    """:class:`Tokens` from an encoding of ``rendered.text``: ``(ids, starts, ends,
+    span_bytes, span_lo, span_hi)`` with the content spans in UTF-8 bytes (flat) and the
+    token range overlapping each, as :func:`tokenize_rendered` or the native chunk
+    encoder of ``render_batch`` computes them; ``trusted``: the native encoder's
+    ``(input_ids, special_tokens_mask, origin)``."""
+    ids, starts, ends, flat, lo, hi = encoded
+    owners = rendered.owners
     return Tokens(
         ids,
         starts,
         ends,
-        span_starts,
-        span_ends,
-        span_owner,
+        flat[0::2],
+        flat[1::2],
+        [o for *_, o in rendered.spans],
         lo,
         hi,
-        owner_kind,
-        owner_message,
+        tuple([o.kind for o in owners]),
+        tuple([o.message_index for o in owners]),
         info,
+        0,
+        trusted,
     )
 
 
@@ -240,7 +261,12 @@ def add_post_processor_markers(tokens: Tokens, info: TokenizerFacts) -> Tokens:
     )
 
 
-def assistant_mask(tokens: Tokens, rendered: RenderedText, stops: tuple[int, ...]) -> list[int]:
+def assistant_mask(
+    tokens: Tokens,
+    rendered: RenderedText,
+    stops: tuple[int, ...],
+    regions: dict[int, list[int]] | None = None,
+) -> list[int]:
     """From ``{% generation %}`` spans when present (a token overlapping one counts, as in
     transformers), else each assistant message's region plus the stop token closing it,
     so that the model learns to end its turn."""
@@ -255,7 +281,9 @@ def assistant_mask(tokens: Tokens, rendered: RenderedText, stops: tuple[int, ...
             array[s:][(ends[s:] > a) & (starts[s:] < b)] = 1
         return array.tolist()  # type: ignore[no-any-return]
     mask = [0] * n
-    for lo, hi in message_regions(tokens, rendered, "assistant").values():
+    if regions is None:
+        regions = message_regions(tokens, rendered, "assistant")
+    for lo, hi in regions.values():
         while hi < n and int(ids[hi]) in stops and not tokens.in_content(hi):
             hi += 1
         mask[lo:hi] = [1] * (hi - lo)
@@ -282,13 +310,21 @@ def message_regions(tokens: Tokens, rendered: RenderedText, role: str) -> dict[i
     return regions
 
 
-def response_start(tokens: Tokens, mask: list[int], rendered: RenderedText) -> int:
-    """Training boundary: the first token of the final assistant response."""
+def response_start(
+    tokens: Tokens,
+    mask: list[int],
+    rendered: RenderedText,
+    regions: dict[int, list[int]] | None = None,
+) -> int:
+    """Training boundary: the first token of the final assistant response (``regions``:
+    :func:`message_regions` of the assistant messages, when already computed)."""
     n = len(tokens.ids)
     if not rendered.roles or rendered.roles[-1] != "assistant":
         return n
     if rendered.generation_spans and any(mask):
         runs = np.flatnonzero(np.diff(np.concatenate([[0], mask])) == 1)
         return int(runs[-1])
-    region = message_regions(tokens, rendered, "assistant").get(len(rendered.roles) - 1)
+    if regions is None:
+        regions = message_regions(tokens, rendered, "assistant")
+    region = regions.get(len(rendered.roles) - 1)
     return region[0] if region else n

@@ -1,0 +1,133 @@
+"""One bounded run of a compiled chat template, collecting where content landed.
+
+The template runs once per render inside this template's limits (loop steps, output
+size, recursion); the pieces it yields that are :class:`~tokenpact.chat.spans.SpanStr`
+carry the content spans (and ``{% generation %}`` spans), which are shifted to their
+place in the joined output. Any failure becomes a typed error.
+
+transformers' ``continue_final_message`` is also here: it tags the final message's text
+before the run and cuts the output after that text once the run is over.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jinja2
+
+from ..errors import TokenpactError
+from .errors import ChatTemplateError
+from .jinja_env import GENERATION_OWNER, render_context
+from .limits import TemplateLimitError, TemplateLimits, too_large
+from .limits import start as start_budget
+from .spans import SpanStr, clipped
+
+CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+_REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+
+Spans = list[tuple[int, int, int]]
+GenerationSpans = list[tuple[int, int]]
+
+
+def run_template(
+    template: jinja2.Template, context: dict[str, Any], limits: TemplateLimits
+) -> tuple[str, Spans, GenerationSpans]:
+    """The output of one run, its content spans ``(start, end, owner)`` (unsorted) and
+    its ``{% generation %}`` spans, in codepoints."""
+    start_budget(limits)
+    max_chars = limits.max_output_chars
+    parts: list[str] = []
+    size = 0
+    try:
+        for piece in template.root_render_func(render_context(template, context)):
+            parts.append(piece)
+            size += len(piece)
+            if size > max_chars:
+                raise too_large(size, "an output")
+    except TokenpactError:
+        raise
+    except jinja2.TemplateError as exc:
+        raise ChatTemplateError(f"the chat template failed: {exc}") from exc
+    except RecursionError as exc:
+        raise TemplateLimitError(
+            "the chat template recursed too deeply (a macro or recursive loop that "
+            "does not terminate); fix the template"
+        ) from exc
+    except MemoryError as exc:
+        raise TemplateLimitError(
+            "the chat template ran out of memory building its output; lower "
+            "TemplateLimits(max_output_chars=...) or fix the template"
+        ) from exc
+    except Exception as exc:  # noqa: BLE001 - template code raising a Python error
+        raise ChatTemplateError(f"the chat template failed: {type(exc).__name__}: {exc}") from exc
+    # spans.concat, without building the SpanStr that would be turned back into a plain
+    # str here: the output's spans are collected directly.
+    text = "".join(parts)
+    spans: Spans = []
+    generation: GenerationSpans = []
+    pos = 0
+    for part in parts:
+        if type(part) is SpanStr:
+            for a, b, o in part._spans:
+                if o == GENERATION_OWNER:
+                    generation.append((a + pos, b + pos))
+                else:
+                    spans.append((a + pos, b + pos, o))
+        pos += len(part)
+    return text, spans, generation
+
+
+def tag_final_message(chat: list[dict[str, Any]], field: bool | str, source: str) -> str | None:
+    """transformers' continue_final_message: tag the final field of the (wrapped) last
+    message in place and return its text, where :func:`cut_at_tag` cuts later."""
+    if not field:
+        return None
+    field = field if isinstance(field, str) else "content"
+    last = chat[-1]
+    final = last.get(field)
+    if final is None:
+        raise ChatTemplateError(
+            f'continue_final_message is set but the final message has no "{field}" to continue!'
+        )
+    fields = [field]
+    if field in _REASONING_FIELDS:
+        fields = [f for f in _REASONING_FIELDS if last.get(f) == final]
+    if not any(f in source for f in fields):
+        raise ChatTemplateError(
+            f'continue_final_message is set to "{field}" but this is not an accepted field '
+            "in the chat_template"
+        )
+    if isinstance(final, (list, tuple)):
+        for block in reversed(final):
+            if isinstance(block, dict) and "text" in block:
+                text = block["text"]
+                block["text"] = text + CONTINUE_TAG
+                return str.__str__(text)
+        raise ChatTemplateError(
+            "continue_final_message is set but we could not find any text to continue in "
+            "the final message!"
+        )
+    for f in fields:
+        last[f] = last[f] + CONTINUE_TAG
+    return str.__str__(final)
+
+
+def cut_at_tag(
+    text: str, spans: Spans, generation: GenerationSpans, final: str
+) -> tuple[str, Spans, GenerationSpans]:
+    """transformers' cut after the continued message (its checks and messages kept)."""
+    if final.strip() not in text or CONTINUE_TAG.strip() not in text:
+        raise ChatTemplateError(
+            "continue_final_message is set but the final message does not appear in the chat "
+            "after applying the chat template! This can happen if the chat template deletes "
+            "portions of the final message. Please verify the chat template and final message "
+            "in your chat to ensure they are compatible. Final message to continue: "
+            + final.strip()
+        )
+    at = text.rindex(CONTINUE_TAG.strip())
+    cut = at if text[at : at + len(CONTINUE_TAG)] == CONTINUE_TAG else len(text[:at].rstrip())
+    return (
+        text[:cut],
+        clipped(spans, 0, cut),
+        [(a, min(b, cut)) for a, b in generation if a < cut],
+    )

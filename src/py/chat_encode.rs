@@ -1,0 +1,289 @@
+//! Binding for `crate::chat_encode`: a chunk of rendered chat texts encoded on worker
+//! threads while the caller keeps the GIL for rendering the next chunk.
+//!
+//! `ChatChunkEncoder(engine, allowed, is_control, kinds)` holds what every chunk of one
+//! template shares; `start` copies a chunk's texts, queues `threads - 1` helpers on a
+//! long-lived pool and returns at once; `ChatEncodeJob.wait` releases the GIL, encodes the
+//! records no helper has claimed yet on the calling thread, waits for the rest and
+//! returns them in input order, with the conversation's `input_ids`,
+//! `special_tokens_mask` and `origin` lists. Helpers never
+//! touch Python objects, so the GIL changes hands once per chunk instead of twice per
+//! conversation.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+
+use numpy::{IntoPyArray, PyReadonlyArray1};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple};
+
+use super::engine::PyEngine;
+use super::special::PySpecialMatcher;
+use super::{max_threads, spawn_in_pool, to_py};
+use crate::chat_encode::{encode_rendered, token_kinds, RenderedEncoding, CONTROL};
+use crate::engine::Engine;
+use crate::error::{CoreError, CoreResult};
+use crate::special::SpecialMatcher;
+
+/// What every chunk of one template shares.
+struct Shared {
+    engine: Engine,
+    matcher: Option<Arc<SpecialMatcher>>,
+    is_control: Vec<bool>,
+}
+
+/// One record's encoding and the kind code of each of its tokens.
+type Encoded = (RenderedEncoding, Vec<u8>);
+
+struct Chunk {
+    shared: Arc<Shared>,
+    texts: Vec<String>,
+    spans: Vec<Vec<usize>>,
+    span_kinds: Vec<Vec<u8>>,
+    helpers: usize,
+    next: AtomicUsize,
+    results: Mutex<Vec<Option<CoreResult<Encoded>>>>,
+    finished: Mutex<usize>,
+    all_done: Condvar,
+}
+
+impl Chunk {
+    /// Claims and encodes records until none is left (helpers and the waiting caller).
+    fn work(&self) {
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            if i >= self.texts.len() {
+                return;
+            }
+            // A panic must not leave the waiter counting forever, nor reach Python.
+            let shared = &self.shared;
+            let result = catch_unwind(AssertUnwindSafe(|| {
+                let record = encode_rendered(
+                    &shared.engine,
+                    &self.texts[i],
+                    shared.matcher.as_deref(),
+                    &self.spans[i],
+                )?;
+                let kinds = token_kinds(
+                    &record.ids,
+                    &record.span_lo,
+                    &record.span_hi,
+                    &self.span_kinds[i],
+                    &shared.is_control,
+                );
+                Ok((record, kinds))
+            }))
+            .unwrap_or_else(|_| {
+                Err(CoreError::InvalidInput(format!(
+                    "encoding rendered conversation {i} of a chunk failed inside the engine; \
+                     render it alone with ChatTemplate.render to see the error"
+                )))
+            });
+            if let Ok(mut results) = self.results.lock() {
+                results[i] = Some(result);
+            }
+            if let Ok(mut finished) = self.finished.lock() {
+                *finished += 1;
+                if *finished == self.texts.len() {
+                    self.all_done.notify_all();
+                }
+            }
+        }
+    }
+
+    fn wait_all(&self) {
+        let Ok(mut finished) = self.finished.lock() else {
+            return;
+        };
+        while *finished < self.texts.len() {
+            finished = match self.all_done.wait(finished) {
+                Ok(guard) => guard,
+                Err(_) => return,
+            };
+        }
+    }
+}
+
+/// A chunk of rendered texts being encoded; `wait()` returns the records in order.
+#[pyclass(frozen, module = "tokenpact._native", name = "ChatEncodeJob")]
+pub(crate) struct PyChatEncodeJob {
+    chunk: Arc<Chunk>,
+    encoder: Py<PyChatChunkEncoder>,
+}
+
+#[pymethods]
+impl PyChatEncodeJob {
+    /// Per text, in input order: ``((ids, starts, ends, span_bytes, span_lo, span_hi),
+    /// (input_ids, special_tokens_mask, origin))``: the IDs and UTF-8 byte offsets as
+    /// uint32 arrays, the content spans in UTF-8 bytes (flat), the token range
+    /// overlapping each span, and the conversation's three trusted lists. Raises the
+    /// first failing record's error. `help=False` leaves the encoding to the workers
+    /// (when there are any): benchmarks use it to measure the serial part alone.
+    #[pyo3(signature = (help=true))]
+    fn wait<'py>(&self, py: Python<'py>, help: bool) -> PyResult<Bound<'py, PyList>> {
+        let chunk = self.chunk.clone();
+        py.detach(|| {
+            if help || chunk.helpers == 0 {
+                chunk.work();
+            }
+            chunk.wait_all();
+        });
+        let results = {
+            let mut guard = self
+                .chunk
+                .results
+                .lock()
+                .map_err(|_| PyRuntimeError::new_err("chat encode results poisoned"))?;
+            std::mem::take(&mut *guard)
+        };
+        if results.len() != self.chunk.texts.len() {
+            return Err(to_py(
+                py,
+                CoreError::Config(
+                    "ChatEncodeJob.wait() was already called; each job is collected once"
+                        .to_string(),
+                ),
+            ));
+        }
+        let encoder = self.encoder.get();
+        let kinds: Vec<Bound<'py, PyString>> =
+            encoder.kinds.iter().map(|k| k.bind(py).clone()).collect();
+        let out = PyList::empty(py);
+        for result in results {
+            let (record, codes) = result
+                .ok_or_else(|| PyRuntimeError::new_err("a chat encode worker stopped"))?
+                .map_err(|e| to_py(py, e))?;
+            // Fresh ints for the IDs, as ndarray.tolist() makes them (the engine's cached
+            // ints measured no faster here); 0/1 and the five labels are shared objects.
+            let columns = PyTuple::new(
+                py,
+                [
+                    PyList::new(py, &record.ids)?.into_any(),
+                    PyList::new(py, codes.iter().map(|&c| u32::from(c == CONTROL)))?.into_any(),
+                    PyList::new(py, codes.iter().map(|&c| kinds[c as usize].clone()))?.into_any(),
+                ],
+            )?;
+            let encoded = PyTuple::new(
+                py,
+                [
+                    record.ids.into_pyarray(py).into_any(),
+                    record.starts.into_pyarray(py).into_any(),
+                    record.ends.into_pyarray(py).into_any(),
+                    PyList::new(py, record.span_bytes)?.into_any(),
+                    PyList::new(py, record.span_lo)?.into_any(),
+                    PyList::new(py, record.span_hi)?.into_any(),
+                ],
+            )?;
+            out.append(PyTuple::new(py, [encoded.into_any(), columns.into_any()])?)?;
+        }
+        Ok(out)
+    }
+
+    /// Number of texts in the chunk.
+    fn __len__(&self) -> usize {
+        self.chunk.texts.len()
+    }
+}
+
+/// The chunk encoder of one template: `engine` and its `allowed` control spellings,
+/// `is_control[id]` (the control IDs), and the five origin labels by kind code.
+#[pyclass(frozen, module = "tokenpact._native", name = "ChatChunkEncoder")]
+pub(crate) struct PyChatChunkEncoder {
+    shared: Arc<Shared>,
+    kinds: Vec<Py<PyString>>,
+}
+
+#[pymethods]
+impl PyChatChunkEncoder {
+    #[new]
+    fn new(
+        py: Python<'_>,
+        engine: &PyEngine,
+        allowed: Option<&PySpecialMatcher>,
+        is_control: PyReadonlyArray1<'_, bool>,
+        kinds: Vec<Py<PyString>>,
+    ) -> PyResult<Self> {
+        if kinds.len() != 5 {
+            return Err(to_py(
+                py,
+                CoreError::Config(format!(
+                    "{} origin labels; give the five of tokenpact.chat.conversation.KINDS",
+                    kinds.len()
+                )),
+            ));
+        }
+        let shared = Arc::new(Shared {
+            engine: engine.engine.clone(),
+            matcher: allowed.map(|m| m.inner.clone()),
+            is_control: is_control.as_slice()?.to_vec(),
+        });
+        Ok(PyChatChunkEncoder { shared, kinds })
+    }
+
+    /// Starts encoding `texts` (rendered chat templates) with the control spellings
+    /// recognized outside the codepoint spans `spans[i]` (flat `[start0, end0, ...]`)
+    /// of each text, whose kind codes are `span_kinds[i]`, on `threads` threads counting
+    /// the caller of `wait()`.
+    fn start(
+        slf: &Bound<'_, Self>,
+        texts: Vec<String>,
+        spans: Vec<Vec<usize>>,
+        span_kinds: Vec<Vec<u8>>,
+        threads: usize,
+    ) -> PyResult<PyChatEncodeJob> {
+        let py = slf.py();
+        if spans.len() != texts.len() || span_kinds.len() != texts.len() {
+            return Err(to_py(
+                py,
+                CoreError::Config(format!(
+                    "{} span lists and {} kind lists for {} texts; give one (possibly empty) \
+                     list of each per text",
+                    spans.len(),
+                    span_kinds.len(),
+                    texts.len()
+                )),
+            ));
+        }
+        let bad = spans
+            .iter()
+            .zip(&span_kinds)
+            .position(|(s, k)| s.len() != 2 * k.len() || k.iter().any(|&c| c > 4));
+        if let Some(bad) = bad {
+            return Err(to_py(
+                py,
+                CoreError::Config(format!(
+                    "text {bad}: give flat [start, end, ...] span pairs and one kind code \
+                     (0-4) per span"
+                )),
+            ));
+        }
+        let n = texts.len();
+        let helpers = threads.clamp(1, max_threads()).saturating_sub(1).min(n);
+        let chunk = Arc::new(Chunk {
+            shared: slf.get().shared.clone(),
+            texts,
+            spans,
+            span_kinds,
+            helpers,
+            next: AtomicUsize::new(0),
+            results: Mutex::new((0..n).map(|_| None).collect()),
+            finished: Mutex::new(0),
+            all_done: Condvar::new(),
+        });
+        for _ in 0..helpers {
+            let chunk = chunk.clone();
+            spawn_in_pool(Some(helpers.max(1)), move || chunk.work())?;
+        }
+        Ok(PyChatEncodeJob {
+            chunk,
+            encoder: slf.clone().unbind(),
+        })
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyChatEncodeJob>()?;
+    m.add_class::<PyChatChunkEncoder>()
+}

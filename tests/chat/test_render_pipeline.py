@@ -1,0 +1,276 @@
+"""``render_batch``'s pipeline (Jinja here, native chunk encoding on worker threads):
+every conversation identical to ``render`` alone, whatever the chunk boundaries; the
+trust rule on hostile content; errors of the first failing conversation in input order;
+and the native chunk encoder equal to the per-record encode it replaces."""
+
+from __future__ import annotations
+
+import random
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from .conftest import ChatModel
+from .conversations import conversations
+
+FIELDS = (
+    "input_ids",
+    "special_tokens_mask",
+    "origin",
+    "message_index",
+    "owner_index",
+    "assistant_mask",
+    "owners",
+    "prompt_boundary",
+    "roles",
+    "text",
+    "mode",
+    "template_hash",
+)
+
+
+def assert_same(batch: list[Any], serial: list[Any]) -> None:
+    assert len(batch) == len(serial)
+    for k, (a, b) in enumerate(zip(batch, serial, strict=True)):
+        for field in FIELDS:
+            assert getattr(a, field) == getattr(b, field), (k, field)
+        assert a.stop_policy == b.stop_policy, k
+        for x, y in zip(a.byte_offsets, b.byte_offsets, strict=True):
+            assert np.array_equal(x, y), k
+
+
+def hostile_records(model: ChatModel, count: int, seed: int = 0) -> list[list[dict[str, Any]]]:
+    """SFT records whose content holds this tokenizer's control spellings and
+    multilingual text (non-ASCII offsets), mixed with benign ones."""
+    rng = random.Random(seed)
+    spellings = sorted(model.tok.special_tokens)[:12] or ["<s>"]
+    words = ["Grüße", "東京は雨", "привет", "naïve café", "🙂 ok", "plain text", "x" * 50]
+    records = []
+    for k in range(count):
+
+        def text(hostile: bool = k % 3 == 0) -> str:
+            parts = rng.choices(words, k=rng.randint(1, 4))
+            if hostile:
+                parts.insert(rng.randrange(len(parts) + 1), rng.choice(spellings))
+            return " ".join(parts)
+
+        messages = [{"role": "system", "content": text()}] if k % 2 else []
+        for _ in range(rng.randint(1, 3)):
+            messages += [
+                {"role": "user", "content": text()},
+                {"role": "assistant", "content": text()},
+            ]
+        records.append(messages)
+    return records
+
+
+@pytest.fixture
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> Any:
+    from tokenpact.chat import batch_render
+
+    def set_chunks(records: int, chars: int = 10**9) -> None:
+        monkeypatch.setattr(batch_render, "_PIPELINE_RECORDS", records)
+        monkeypatch.setattr(batch_render, "_PIPELINE_CHARS", chars)
+
+    return set_chunks
+
+
+def test_native_pipeline_is_used(chat_model: ChatModel) -> None:
+    from tokenpact.chat import _encode
+
+    template = chat_model.template
+    assert _encode.chunk_encoder(template.tokenizer, template._info) is not None
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("chunk", [1, 3, 7, 32])
+def test_batch_equals_render_at_any_chunking(
+    chat_model: ChatModel, small_chunks: Any, threads: int, chunk: int
+) -> None:
+    small_chunks(chunk)
+    template = chat_model.template
+    records = hostile_records(chat_model, 23)
+    serial = [template.render(m) for m in records]
+    assert any(c.text is not None and "content" in c.origin for c in serial)
+    assert_same(template.render_batch(records, threads=threads), serial)
+
+
+def test_batch_equals_render_with_options(chat_model: ChatModel, small_chunks: Any) -> None:
+    """Generation, training and prefill records with their options, chunks cut by size."""
+    small_chunks(32, chars=700)
+    template = chat_model.template
+    find = template._info.find_control_spelling
+    cases = conversations(chat_model.name, lambda t: find(t) is not None, count=45, seed=3)
+    for options in ({"add_generation_prompt": True}, {"add_special_tokens": True}):
+        records = []
+        for messages, own in cases:
+            opts = {**own, **options}
+            if "continue_final_message" in opts and "add_generation_prompt" in opts:
+                continue
+            if opts != options:
+                continue
+            try:
+                template.render(messages, **opts)
+            except ValueError:
+                continue  # a template refusing the record (DeepSeek tool calls)
+            records.append(messages)
+        assert len(records) >= 5
+        serial = [template.render(m, **options) for m in records]
+        assert_same(template.render_batch(records, threads=2, **options), serial)
+
+
+def test_trust_rule_holds_in_batches(chat_model: ChatModel, small_chunks: Any) -> None:
+    """No control ID from content: a spelling inside a message stays text."""
+    small_chunks(4)
+    template = chat_model.template
+    control = template._info.control_set
+    records = hostile_records(chat_model, 12, seed=5)
+    for conv in template.render_batch(records, threads=2):
+        for i, origin in zip(conv.input_ids, conv.origin, strict=True):
+            if origin in ("content", "document", "tools"):
+                pass  # any ID may be content text, but it is never marked special
+            elif origin == "control":
+                assert i in control
+        assert conv.special_tokens_mask == [int(o == "control") for o in conv.origin]
+        conv.validate()
+
+
+def test_errors_come_in_input_order(deepseek: ChatModel, tp: ModuleType, small_chunks: Any) -> None:
+    """A render error after an encoding error (and the reverse) across chunk boundaries."""
+    small_chunks(4)
+    template = deepseek.template
+    good = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]
+    surrogate = [{"role": "user", "content": "bad \ud800 text"}]
+    with pytest.raises(tp.errors.InvalidInputError):
+        template.render(surrogate)
+    for where in (0, 3, 4, 9):
+        items: list[Any] = [good] * where + [surrogate] + [good] * 2 + [[]] + [good] * 5
+        with pytest.raises(tp.errors.InvalidInputError):
+            template.render_batch(items, threads=2)
+        items = [good] * where + [[]] + [good] * 2 + [surrogate] + [good] * 5
+        with pytest.raises(tp.chat.ChatTemplateError, match="empty conversation"):
+            template.render_batch(items, threads=2)
+    # A surrogate in a chunk makes that chunk go record by record; the rest stays exact.
+    mixed = [good] * 6
+    assert_same(template.render_batch(mixed, threads=2), [template.render(m) for m in mixed])
+
+
+def test_validate_runs_per_record(deepseek: ChatModel, tp: ModuleType, small_chunks: Any) -> None:
+    small_chunks(2)
+    bad_order = [{"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}]
+    good = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
+    with pytest.raises(tp.errors.TokenpactError):
+        deepseek.template.render(bad_order, validate=True)
+    with pytest.raises(tp.errors.TokenpactError):
+        deepseek.template.render_batch([good] * 5 + [bad_order], threads=2, validate=True)
+
+
+# ---------------------------------------------------------------- the native chunk encoder
+# Pieces including a real control spelling, so spans decide what is matched.
+TEXT = st.lists(
+    st.sampled_from([*"ab <|>_ \n", "é", "東", "🙂", "<｜end▁of▁sentence｜>", "<｜User｜>"]),
+    max_size=30,
+).map("".join)
+
+
+def reference(template: Any, text: str, flat: list[int], kinds: list[int]) -> tuple[Any, ...]:
+    """The per-record steps of ``render``: codepoint spans to bytes, encode, bisect, and
+    the trusted lists of ``Tokens.trusted_columns``."""
+    from tokenpact.chat import _encode
+    from tokenpact.chat.ownership import Tokens, token_ranges
+
+    info = template._info
+    flat_bytes = _encode.utf8_offsets(text, flat) if flat and not text.isascii() else flat
+    ids, starts, ends = _encode.encode_byte_spans(template.tokenizer, info, text, flat_bytes)
+    lo, hi = token_ranges(starts, ends, flat_bytes[0::2], flat_bytes[1::2])
+    tokens = Tokens(
+        ids,
+        starts,
+        ends,
+        flat_bytes[0::2],
+        flat_bytes[1::2],
+        list(range(len(kinds))),
+        lo,
+        hi,
+        tuple(kinds),
+        (-1,) * len(kinds),
+        info,
+    )
+    encoded = (ids.tolist(), starts.tolist(), ends.tolist(), flat_bytes, lo, hi)
+    return encoded, tokens.trusted_columns()
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_chunk_encoder_equals_per_record_encode(deepseek: ChatModel, data: Any) -> None:
+    from tokenpact.chat import _encode
+
+    template = deepseek.template
+    start = _encode.chunk_encoder(template.tokenizer, template._info)
+    assert start is not None
+    texts = data.draw(st.lists(TEXT, max_size=6))
+    spans, kinds = [], []
+    for text in texts:
+        cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=6)))
+        spans.append(cuts[: len(cuts) // 2 * 2])
+        kinds.append(
+            data.draw(st.lists(st.integers(2, 4), min_size=len(cuts) // 2, max_size=len(cuts) // 2))
+        )
+    threads = data.draw(st.integers(1, 3))
+    got = start(texts, spans, kinds, threads).wait()
+    assert len(got) == len(texts)
+    for text, flat, own, (encoded, trusted) in zip(texts, spans, kinds, got, strict=True):
+        ids, starts, ends, span_bytes, lo, hi = encoded
+        assert ids.dtype == np.uint32 and starts.dtype == np.uint32
+        want_encoded, want_trusted = reference(template, text, flat, own)
+        assert (ids.tolist(), starts.tolist(), ends.tolist(), span_bytes, lo, hi) == want_encoded
+        assert tuple(trusted) == want_trusted
+
+
+def test_chunk_encoder_rejects_bad_arguments(deepseek: ChatModel, tp: ModuleType) -> None:
+    from tokenpact.chat import _encode
+
+    template = deepseek.template
+    start = _encode.chunk_encoder(template.tokenizer, template._info)
+    assert start is not None
+    with pytest.raises(tp.errors.ConfigError, match="span lists"):
+        start(["a", "b"], [[]], [[], []], 2)
+    with pytest.raises(tp.errors.ConfigError, match="one kind code"):
+        start(["abc"], [[0, 1, 2]], [[2]], 2)
+    with pytest.raises(tp.errors.ConfigError, match="one kind code"):
+        start(["abc"], [[0, 1]], [[9]], 2)
+    with pytest.raises(tp.errors.ConfigError, match="ends before it starts"):
+        start(["abc"], [[2, 1]], [[2]], 2).wait()
+    job = start(["abc"], [[]], [[]], 2)
+    assert len(job) == 1 and len(job.wait()) == 1
+    with pytest.raises(tp.errors.ConfigError, match="already called"):
+        job.wait()
+    from tokenpact import _native
+
+    with pytest.raises(tp.errors.ConfigError, match="origin labels"):
+        _native.ChatChunkEncoder(
+            template.tokenizer._core, None, template._info.is_control, ["control"]
+        )
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_wait_without_helping_gives_the_same_records(deepseek: ChatModel, threads: int) -> None:
+    """``wait(help=False)`` (benchmarks: the serial part alone) leaves the encoding to
+    the workers; with none (one thread) the caller still encodes, so it cannot hang."""
+    from tokenpact.chat import _encode
+
+    template = deepseek.template
+    start = _encode.chunk_encoder(template.tokenizer, template._info)
+    assert start is not None
+    texts = ["héllo <｜end▁of▁sentence｜> world", "plain", "東京 <｜end▁of▁sentence｜>"] * 5
+    spans = [[0, 3], [], [0, 2]] * 5
+    kinds = [[2], [], [3]] * 5
+    helped = start(texts, spans, kinds, threads).wait()
+    alone = start(texts, spans, kinds, threads).wait(help=False)
+    for (a, ta), (b, tb) in zip(helped, alone, strict=True):
+        assert all(np.array_equal(x, y) for x, y in zip(a[:3], b[:3], strict=True))
+        assert a[3:] == b[3:] and ta == tb
