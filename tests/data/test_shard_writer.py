@@ -90,26 +90,33 @@ def test_parquet_compression_is_the_one_asked_for(
     assert open_dataset(tmp_path, tokenizer=tok).lengths.sum() == manifest["tokens"]
 
 
-def test_parquet_token_column_is_required_and_has_no_statistics(
-    tmp_path: Path, tok: tp.Tokenizer, docs: list[Document]
+@pytest.mark.parametrize(
+    ("compression", "token_encoding"), [("none", "DELTA_BINARY_PACKED"), ("zstd", "PLAIN")]
+)
+def test_parquet_pages_required_fields_no_token_statistics(
+    tmp_path: Path, tok: tp.Tokenizer, docs: list[Document], compression: str, token_encoding: str
 ) -> None:
-    encode_dataset(docs, tok, tmp_path)
+    encode_dataset(docs, tok, tmp_path, compression=compression)
     shard = pq.ParquetFile(tmp_path / "shard-00000.parquet")
     schema = shard.schema_arrow
     assert not any(f.nullable for f in schema)
     assert not schema.field("input_ids").type.value_field.nullable
     group = shard.metadata.row_group(0)
-    stats = {group.column(c).path_in_schema: group.column(c).is_stats_set for c in range(4)}
-    assert stats == {
+    columns = {group.column(c).path_in_schema: group.column(c) for c in range(4)}
+    assert {name: col.is_stats_set for name, col in columns.items()} == {
         "doc_id": True,
         "input_ids.list.element": False,
         "length": True,
         "truncated": True,
     }
-    for c in range(4):  # plain pages: no dictionary for any column
-        assert not {"PLAIN_DICTIONARY", "RLE_DICTIONARY"} & set(group.column(c).encodings)
+    assert token_encoding in columns["input_ids.list.element"].encodings
+    for col in columns.values():  # no dictionary for any column
+        assert not {"PLAIN_DICTIONARY", "RLE_DICTIONARY"} & set(col.encodings)
+    # Any encoding reads back to the IDs the tokenizer gives.
     table = shard.read()
-    assert table.column("doc_id").to_pylist()[0] == min(d.doc_id for d in docs)
+    ordered = sort_by_id(docs)
+    assert table.column("doc_id").to_pylist() == [d.doc_id for d in ordered]
+    assert table.column("input_ids").to_pylist() == [tok.encode(d.text) for d in ordered]
 
 
 def test_a_failed_encoding_leaves_no_files(tmp_path: Path, tok: tp.Tokenizer) -> None:
