@@ -4,6 +4,7 @@ Run from the repository root::
 
     PYTHONPATH=python python benchmarks/bench_data.py            # full run, updates docs
     PYTHONPATH=python python benchmarks/bench_data.py --quick    # small samples, no docs
+    PYTHONPATH=python python benchmarks/bench_data.py --only shards  # part 3 only, no docs
 
 1. MinHash signatures (128 permutations, 5-word shingles, shingling included) of
    ``bench-mixed`` documents: tokenpact's Rust engine on 1 and 2 threads against
@@ -326,9 +327,21 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small samples; do not update docs")
     parser.add_argument("--dedup-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--skip-ray", action="store_true")
+    parser.add_argument(
+        "--only",
+        choices=("shards",),
+        help="run one part on the whole corpus (shards: part 3); print it, do not update docs",
+    )
     args = parser.parse_args()
     if args.dedup_child:
         dedup_child(args.quick)
+        return
+    if args.only == "shards":
+        docs = bench_docs(3_000_000 if args.quick else 15_000_000)
+        tok = tp.train_bpe([d.text for d in docs[::4]], vocab_size=16_384)
+        text, sh = part_shards(args.quick, tok, docs)
+        share = ", ".join(f"{k} {w:.0%} / {c:.0%}" for k, (w, c) in sh.items())
+        print(f"{text}\n\nof encode_batch_flat (wall / CPU): {share}", flush=True)
         return
     sections = [f"Machine: {_common.machine_info()}; shared with other jobs while measured."]
     text, mh = part_minhash(args.quick)

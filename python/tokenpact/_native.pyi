@@ -171,6 +171,13 @@ def lsh_verify_groups(
     threshold: float,
     threads: int | None = None,
 ) -> tuple[np.ndarray, int, int]: ...
+def corpus_records_json(
+    texts: list[str],
+    doc_ids: list[str],
+    license_classes: list[str],
+    sources: list[str],
+    splits: list[str],
+) -> tuple[bytes, np.ndarray]: ...
 
 # A constructor function (it was a class): builds the one Engine class.
 def SentencePieceCore(

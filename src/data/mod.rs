@@ -1,5 +1,7 @@
-//! Corpus preparation engines: MinHash signatures over shingles and LSH clustering.
+//! Corpus preparation engines: MinHash signatures over shingles, LSH clustering, and the
+//! corpus manifest's document records (a SHA-256 per text).
 
+pub mod corpus_records;
 pub mod lsh;
 pub mod minhash;
 pub mod permute;

@@ -1,5 +1,6 @@
-//! Bindings for corpus deduplication: MinHash signatures, LSH band keys and candidate
-//! groups, and cluster verification. Conversion and GIL release only.
+//! Bindings for corpus preparation: MinHash signatures, LSH band keys and candidate
+//! groups, cluster verification, and the corpus manifest's document records. Conversion
+//! and GIL release only.
 
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
@@ -7,8 +8,10 @@ use numpy::{
 };
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
+use pyo3::types::PyBytes;
 
 use super::{in_pool, to_py};
+use crate::data::corpus_records::{corpus_records_json as records_json, RecordColumns};
 use crate::data::lsh::{band_keys, candidate_groups, verify_groups};
 use crate::data::minhash::{signatures, Permutations, ShingleKind, Shingling};
 use crate::error::CoreError;
@@ -116,10 +119,36 @@ fn lsh_verify_groups<'py>(
     ))
 }
 
+/// The corpus manifest's document records joined by `,` (UTF-8 JSON, keys sorted,
+/// compact; both digests the SHA-256 of the text) and each text's UTF-8 size (int64).
+/// A string with a lone surrogate has no UTF-8: it raises UnicodeEncodeError.
+#[pyfunction]
+fn corpus_records_json<'py>(
+    py: Python<'py>,
+    texts: Vec<PyBackedStr>,
+    doc_ids: Vec<PyBackedStr>,
+    license_classes: Vec<PyBackedStr>,
+    sources: Vec<PyBackedStr>,
+    splits: Vec<PyBackedStr>,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyArray1<i64>>)> {
+    let cols = RecordColumns {
+        texts: &texts,
+        doc_ids: &doc_ids,
+        license_classes: &license_classes,
+        sources: &sources,
+        splits: &splits,
+    };
+    let (json, sizes) = py
+        .detach(|| records_json(&cols))
+        .map_err(|e| to_py(py, e))?;
+    Ok((PyBytes::new(py, &json), sizes.into_pyarray(py)))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(minhash_signatures, m)?)?;
     m.add_function(wrap_pyfunction!(lsh_band_keys, m)?)?;
     m.add_function(wrap_pyfunction!(lsh_candidate_groups, m)?)?;
     m.add_function(wrap_pyfunction!(lsh_verify_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(corpus_records_json, m)?)?;
     Ok(())
 }

@@ -3,6 +3,7 @@ the array mixture tally, and clean-up after an error."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from tokenpact.data.corpus_manifest import build_corpus_manifest, corpus_records
 from tokenpact.data.documents import sort_by_id
 from tokenpact.data.mixture import tally_mixture
 from tokenpact.data.shard_writer import chunk_bounds
-from tokenpact.errors import InvalidInputError
+from tokenpact.errors import ContractError, InvalidInputError
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +90,33 @@ def test_parquet_compression_is_the_one_asked_for(
     assert open_dataset(tmp_path, tokenizer=tok).lengths.sum() == manifest["tokens"]
 
 
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_parquet_pages_required_fields_no_token_statistics(
+    tmp_path: Path, tok: tp.Tokenizer, docs: list[Document], compression: str
+) -> None:
+    encode_dataset(docs, tok, tmp_path, compression=compression)
+    shard = pq.ParquetFile(tmp_path / "shard-00000.parquet")
+    schema = shard.schema_arrow
+    assert not any(f.nullable for f in schema)
+    assert not schema.field("input_ids").type.value_field.nullable
+    group = shard.metadata.row_group(0)
+    columns = {group.column(c).path_in_schema: group.column(c) for c in range(4)}
+    assert {name: col.is_stats_set for name, col in columns.items()} == {
+        "doc_id": True,
+        "input_ids.list.element": False,
+        "length": True,
+        "truncated": True,
+    }
+    for col in columns.values():  # PLAIN pages, no dictionary for any column
+        assert "PLAIN" in col.encodings
+        assert not {"PLAIN_DICTIONARY", "RLE_DICTIONARY"} & set(col.encodings)
+    # Any encoding reads back to the IDs the tokenizer gives.
+    table = shard.read()
+    ordered = sort_by_id(docs)
+    assert table.column("doc_id").to_pylist() == [d.doc_id for d in ordered]
+    assert table.column("input_ids").to_pylist() == [tok.encode(d.text) for d in ordered]
+
+
 def test_a_failed_encoding_leaves_no_files(tmp_path: Path, tok: tp.Tokenizer) -> None:
     docs = [Document(f"d{i:03d}", "plain text " * 20) for i in range(50)]
     docs.append(Document("d999", "bad \ud800 surrogate"))
@@ -120,6 +148,44 @@ def test_corpus_fast_path_equals_the_reference_manifest(
     reference = build_corpus_manifest(ordered, revision=revision or "r", roles=roles)
     assert data == canonical_bytes(reference.to_json())
     assert sizes.tolist() == [len(d.text.encode("utf-8")) for d in ordered]
+
+
+def test_corpus_records_of_real_text_equal_the_reference(real_docs: list[Document]) -> None:
+    ordered = sort_by_id(real_docs)
+    data, sizes = corpus_records_bytes(ordered, revision="r1")
+    reference = build_corpus_manifest(ordered, revision="r1")
+    assert data == canonical_bytes(reference.to_json())
+    assert sizes.dtype == np.int64
+    assert sizes.tolist() == [len(d.text.encode("utf-8")) for d in ordered]
+    digest = hashlib.sha256(ordered[0].text.encode("utf-8")).hexdigest()
+    assert f'"raw_sha256":"sha256:{digest}"'.encode() in data
+
+
+def test_corpus_records_hash_a_lone_surrogate_from_its_surrogatepass_bytes() -> None:
+    # Such a text has no UTF-8 (the native path refuses it): the reference records.
+    docs = [
+        Document("a", "plain"),
+        Document("b", "bad \ud800 surrogate"),
+        Document("c", "caf\u00e9"),
+    ]
+    data, sizes = corpus_records_bytes(docs, revision="r")
+    raw = [d.text.encode("utf-8", "surrogatepass") for d in docs]
+    assert sizes.tolist() == [len(b) for b in raw]
+    for b in raw:
+        assert f"sha256:{hashlib.sha256(b).hexdigest()}".encode() in data
+
+
+def test_native_records_refuse_columns_of_different_lengths() -> None:
+    from tokenpact import _native
+
+    with pytest.raises(InvalidInputError, match="record columns differ in length"):
+        _native.corpus_records_json(["a", "b"], ["a"], ["x", "x"], ["s", "s"], ["t", "t"])
+
+
+def test_corpus_fast_path_names_a_role_without_split() -> None:
+    docs = [Document("a", "x"), Document("b", "y")]
+    with pytest.raises(ContractError, match="role 'holdout' has no corpus split"):
+        corpus_records_bytes(docs, revision="r", roles={"b": "holdout"})
 
 
 def test_array_tally_equals_account_mixture(real_docs: list[Document]) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice, repeat
+from operator import attrgetter, eq
 
 from ..errors import InvalidInputError
 
@@ -76,22 +78,28 @@ class ContentIds:
         return base if count == 1 else f"{base}#{count}"
 
 
+_doc_id = attrgetter("doc_id")
+
+
 def sort_by_id(documents: Iterable[Document]) -> list[Document]:
     """Documents in ``doc_id`` order; a repeated ``doc_id`` is an error."""
     items = list(documents)
-    for i, d in enumerate(items):
-        if not isinstance(d, Document):
-            raise InvalidInputError(
-                f"item {i} is a {type(d).__name__}, not a Document; wrap texts with "
-                "Document(doc_id, text) or read them with read_documents()"
-            )
-    ordered = sorted(items, key=lambda d: d.doc_id)
-    for a, b in zip(ordered, ordered[1:], strict=False):
-        if a.doc_id == b.doc_id:
-            raise InvalidInputError(
-                f"doc_id {a.doc_id!r} occurs twice; give every document a unique ID "
-                "(or drop the ID field to derive IDs from content)"
-            )
+    # The checks run as map() over builtins (no Python frame per document): this is
+    # on the critical path of encode_dataset, beside the encoder.
+    if not all(map(isinstance, items, repeat(Document))):
+        i, d = next((i, d) for i, d in enumerate(items) if not isinstance(d, Document))
+        raise InvalidInputError(
+            f"item {i} is a {type(d).__name__}, not a Document; wrap texts with "
+            "Document(doc_id, text) or read them with read_documents()"
+        )
+    ordered = sorted(items, key=_doc_id)
+    ids = list(map(_doc_id, ordered))
+    if any(map(eq, ids, islice(ids, 1, None))):
+        dup = next(a for a, b in zip(ids, ids[1:], strict=False) if a == b)
+        raise InvalidInputError(
+            f"doc_id {dup!r} occurs twice; give every document a unique ID "
+            "(or drop the ID field to derive IDs from content)"
+        )
     return ordered
 
 
