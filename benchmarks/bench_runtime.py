@@ -59,6 +59,7 @@ from tokenpact.runtime import (  # noqa: E402
     vllm_block_hashes,
     vllm_none_hash,
 )
+from tokenpact.runtime.stream_encode import DEFAULT_SCAN_STEP  # noqa: E402
 
 
 def cpu(fn: Callable[[], Any]) -> float:
@@ -268,7 +269,7 @@ def bench_stream_encode(
     # recognized (allowed_special="all": the spellings are guarded on every push). The
     # default scan_step (256) scans the tail once 256 new bytes arrived (every 4th
     # push); scan_step=0 scans on every push (IDs commit as soon as they are final).
-    default = StreamingEncoder.__init__.__kwdefaults__["scan_step"]
+    default = DEFAULT_SCAN_STEP
     cases: list[tuple[str, Any, Any, int]] = [
         (name, tok, (), default) for name, (tok, _) in models.items()
     ]
