@@ -243,16 +243,14 @@ class StreamingEncoder:
             else None
         )
         flagged = any(g in flags for g in self._guards)
-        if native and not flagged and tok.engine.kind == "sentencepiece":
+        sentence_cuts = "streaming_encode_sentencepiece" in tok.engine.capabilities
+        if native and not flagged and sentence_cuts:
             # Cuts inside a sentence are proven per model (BPE, no inner U+2581 in any
-            # piece, plain spaces); the Rust side checks and refuses otherwise.
-            try:
-                self._core = _native.StreamingCore(
-                    tok.engine, "sentencepiece", None, matcher, True, scan_step
-                )
-                self.rule = "sentencepiece"
-            except ConfigError:
-                self._core = None
+            # piece, plain spaces): the engine declares it (Unigram models do not).
+            self._core = _native.StreamingCore(
+                tok.engine, "sentencepiece", None, matcher, True, scan_step
+            )
+            self.rule = "sentencepiece"
         elif native and self.rule != "hold" and tok.engine.kind == "pipeline":
             self._core = _native.StreamingCore(
                 tok.engine,
