@@ -296,6 +296,9 @@ fn final_pretoken_prefix(py: Python<'_>, text: &str, name: &str) -> Option<usize
     Some(text[..bytes].chars().count())
 }
 
+// `StreamingCore.__new__`'s literal default is the core's.
+const _: () = assert!(DEFAULT_SCAN_STEP == 256);
+
 /// Pushes this large (bytes, with the undecided text) release the GIL while scanned.
 const DETACH_BYTES: usize = 1 << 16;
 
@@ -340,7 +343,8 @@ impl StreamingCore {
     /// "metaspace", "specials" or "sentencepiece" (a SentencePiece engine). `allowed`: the spellings `encode` recognizes (a plain matcher).
     /// `scan_step`: new bytes between scans (0: every push; default `DEFAULT_SCAN_STEP`).
     #[new]
-    #[pyo3(signature = (engine, rule, pattern=None, allowed=None, through_spellings=true, scan_step=DEFAULT_SCAN_STEP))]
+    // A literal default, so the text signature (and stubtest) shows it.
+    #[pyo3(signature = (engine, rule, pattern=None, allowed=None, through_spellings=true, scan_step=256))]
     fn new(
         py: Python<'_>,
         engine: Py<PyEngine>,
