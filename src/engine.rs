@@ -46,8 +46,14 @@ pub enum Capability {
     SentencePieceDecode,
     /// Token-by-token decoding with the batch decoder's result (`IncrementalDecoderCore`).
     IncrementalDecode,
-    /// The native streaming encoder (`StreamingCore`) can run on this engine.
-    StreamingEncode,
+    /// The native streaming encoder (`StreamingCore`) can cut at final pre-tokens here
+    /// (`pretokens` rule: a pipeline with no normalizer and no pre-tokenizer rewrite; its
+    /// `whitespace`, `metaspace` and `specials` rules run on every pipeline).
+    StreamingEncodePretokens,
+    /// The native streaming encoder can cut a SentencePiece sentence before a space
+    /// (`sentencepiece` rule: a BPE `.model` with a proven cut, `stream_cut`); not for
+    /// Unigram models, whose streams keep the hold/specials rules.
+    StreamingEncodeSentencePiece,
 }
 
 impl Capability {
@@ -62,7 +68,8 @@ impl Capability {
             Capability::Normalize => "normalize",
             Capability::SentencePieceDecode => "sentencepiece_decode",
             Capability::IncrementalDecode => "incremental_decode",
-            Capability::StreamingEncode => "streaming_encode",
+            Capability::StreamingEncodePretokens => "streaming_encode_pretokens",
+            Capability::StreamingEncodeSentencePiece => "streaming_encode_sentencepiece",
         }
     }
 }
@@ -116,13 +123,16 @@ impl Engine {
                     _ => {}
                 }
                 if c.normalizer.is_none() && c.pretok.rewrite.is_none() {
-                    caps.push(StreamingEncode);
+                    caps.push(StreamingEncodePretokens);
                 }
             }
             Engine::SentencePiece(sp) => {
                 caps.extend([Normalize, SentencePieceDecode]);
                 if sp.byte_fallback() {
                     caps.push(ByteFallback);
+                }
+                if sp.stream_cut().is_some() {
+                    caps.push(StreamingEncodeSentencePiece);
                 }
             }
         }
@@ -321,7 +331,12 @@ mod tests {
         assert_eq!(engine.kind(), "pipeline");
         assert_eq!(engine.model_kind(), "bpe");
         let names: Vec<&str> = engine.capabilities().iter().map(|c| c.name()).collect();
-        for want in ["offsets", "merges", "pretokenize", "streaming_encode"] {
+        for want in [
+            "offsets",
+            "merges",
+            "pretokenize",
+            "streaming_encode_pretokens",
+        ] {
             assert!(names.contains(&want), "{want} missing from {names:?}");
         }
         assert!(!engine.has(Capability::Normalize));

@@ -15,7 +15,7 @@ use crate::runtime::block_keys::{tokenpact_chain, vllm_chain};
 use crate::runtime::decode::{DecodeFailure, IncrementalDecoder};
 use crate::runtime::output::{EngineSpec, Finish, OutputEngine};
 use crate::runtime::stops::StopScanner;
-use crate::runtime::stream_encode::{CutRule, StreamEncoder};
+use crate::runtime::stream_encode::{CutRule, StreamEncoder, DEFAULT_SCAN_STEP};
 use crate::runtime::utf8::InvalidUtf8;
 
 fn decode_error(py: Python<'_>, e: &InvalidUtf8) -> PyErr {
@@ -296,6 +296,9 @@ fn final_pretoken_prefix(py: Python<'_>, text: &str, name: &str) -> Option<usize
     Some(text[..bytes].chars().count())
 }
 
+// `StreamingCore.__new__`'s literal default is the core's.
+const _: () = assert!(DEFAULT_SCAN_STEP == 256);
+
 /// Pushes this large (bytes, with the undecided text) release the GIL while scanned.
 const DETACH_BYTES: usize = 1 << 16;
 
@@ -326,6 +329,10 @@ impl StreamingCore {
             py.detach(|| step(inner, out))
         };
         result.map_err(|e| to_py(py, e))?;
+        if self.out.is_empty() {
+            // Most pushes between two scans commit nothing: skip the ID table.
+            return Ok(PyList::empty(py));
+        }
         self.engine.get().id_list(py, &self.out)
     }
 }
@@ -334,9 +341,10 @@ impl StreamingCore {
 impl StreamingCore {
     /// `rule`: "pretokens" (with `pattern`, a built-in pattern name), "whitespace",
     /// "metaspace", "specials" or "sentencepiece" (a SentencePiece engine). `allowed`: the spellings `encode` recognizes (a plain matcher).
-    /// `scan_step`: new bytes between scans (0: every push).
+    /// `scan_step`: new bytes between scans (0: every push; default `DEFAULT_SCAN_STEP`).
     #[new]
-    #[pyo3(signature = (engine, rule, pattern=None, allowed=None, through_spellings=true, scan_step=0))]
+    // A literal default, so the text signature (and stubtest) shows it.
+    #[pyo3(signature = (engine, rule, pattern=None, allowed=None, through_spellings=true, scan_step=256))]
     fn new(
         py: Python<'_>,
         engine: Py<PyEngine>,
@@ -364,13 +372,15 @@ impl StreamingCore {
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let data = match data.cast::<PyBytes>() {
-            Ok(b) => b.clone(),
-            Err(_) => py
-                .get_type::<PyBytes>()
-                .call1((data,))?
-                .cast_into::<PyBytes>()?,
-        };
+        if let Ok(b) = data.cast::<PyBytes>() {
+            // The common case: read the bytes object in place (no reference taken).
+            let data = b.as_bytes();
+            return self.run(py, data.len(), |s, out| s.push_bytes(data, out));
+        }
+        let data = py
+            .get_type::<PyBytes>()
+            .call1((data,))?
+            .cast_into::<PyBytes>()?;
         let data = data.as_bytes();
         self.run(py, data.len(), |s, out| s.push_bytes(data, out))
     }

@@ -37,6 +37,15 @@ use super::stream_sentencepiece::SpmCut;
 /// UTF-8 bytes of undecided text up to which every push rescans (as in Python).
 pub const SCAN_ALWAYS_BELOW: usize = 4096;
 
+/// The default `scan_step` (Python's `StreamingEncoder` passes the same): a push scans
+/// once 256 new bytes arrived since the last scan. Each scan costs a fixed amount on
+/// top of the bytes it reads (rescanning the undecided pre-token, starting the piece
+/// stream, building the returned list in Python); with 64-byte transport chunks,
+/// scanning every fourth push removes most of it (callgrind, 200 kB, Llama 3.2: the
+/// stream's extra instructions over one-shot `encode` fall from 21.7% to 16.3%; 128:
+/// 17.7%, 512: 14.7%). IDs then commit at most 255 bytes after they became final.
+pub const DEFAULT_SCAN_STEP: usize = 256;
+
 /// Where a prefix of undecided text (with no special spelling in it) may be cut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CutRule {

@@ -219,7 +219,7 @@ def test_playground(
             assert '"STOP"' in decision.inner_text()
             assert page.locator("#stream-visible").inner_text() == direct.visible_text
             # Step 1: the first chunk's provisional IDs, shown in their own style.
-            encoder = StreamingEncoder(small)
+            encoder = StreamingEncoder(small, scan_step=0)  # as the demo streams
             first = encoder.push_bytes(STREAM_TEXT.encode()[:4])
             page.eval_on_selector(
                 "#stream-step", "el => { el.value = 0; el.dispatchEvent(new Event('input')); }"

@@ -131,7 +131,7 @@ def test_commits_while_streaming(name: str, rule: str) -> None:
 def test_seed_euro_split_into_three_chunks() -> None:
     """0x07/0x0D: e2 | 82 | ac; nothing is committed from a partial character, and the
     IDs are the canonical [260, 172], never [226, 130, 172]."""
-    enc = StreamingEncoder(input_vocab())
+    enc = StreamingEncoder(input_vocab(), scan_step=0)
     assert [enc.push_bytes(b) for b in (b"\xe2", b"\x82")] == [[], []]
     assert enc.provisional() == [] and enc.committed == []
     assert enc.push_bytes(b"\xac") == []
@@ -140,7 +140,7 @@ def test_seed_euro_split_into_three_chunks() -> None:
 
 
 def test_seed_cancellation_after_two_bytes_commits_nothing() -> None:
-    enc = StreamingEncoder(input_vocab())
+    enc = StreamingEncoder(input_vocab(), scan_step=0)
     enc.push_bytes(b"\xe2")
     enc.push_bytes(b"\x82")
     enc.reset()
@@ -150,7 +150,7 @@ def test_seed_cancellation_after_two_bytes_commits_nothing() -> None:
 
 def test_abc_stays_provisional_until_final() -> None:
     """0x07: after a, provisional [97]; after b, [256]; after c, [258]."""
-    enc = StreamingEncoder(input_vocab())
+    enc = StreamingEncoder(input_vocab(), scan_step=0)
     seen = []
     for ch in "abc":
         assert enc.push(ch) == []

@@ -142,7 +142,7 @@ def test_commits_while_streaming_and_the_tail_stays_short(name: str) -> None:
     words = [w[:12] for t in texts()[:80] for w in t.split() if w]
     text = " ".join(words)
     data = text.encode()
-    enc = StreamingEncoder(tok)
+    enc = StreamingEncoder(tok, scan_step=0)
     assert enc.rule == "sentencepiece"
     early: list[int] = []
     at = 0
@@ -198,9 +198,20 @@ def test_unigram_model_keeps_the_reference_rules() -> None:
     """Unigram's Viterbi compares accumulated f32 path scores, so no cut inside a
     sentence is proven: the encoder holds (or cuts only at recognized spellings)."""
     tok = _trained("unigram-nfkc")
+    assert "streaming_encode_sentencepiece" not in tok.engine.capabilities
     enc = StreamingEncoder(tok)
     assert enc.rule == "hold" and enc._core is None
     text = "Grüße aus Köln. 東京 and more"
     assert enc.push(text) == []
     assert enc.finish() == tok.encode(text)
     assert StreamingEncoder(tok, allowed_special="all").rule == "specials"
+
+
+@pytest.mark.parametrize("name", MISTRAL + TRAINED)
+def test_bpe_models_declare_the_sentence_cut(name: str) -> None:
+    """The engine declares the native sentence cut exactly where the encoder uses it."""
+    tok = _tok(name)
+    assert "streaming_encode_sentencepiece" in tok.engine.capabilities
+    assert "streaming_encode_pretokens" not in tok.engine.capabilities
+    assert StreamingEncoder(tok).rule == "sentencepiece"
+    assert StreamingEncoder(tok, native=False).rule == "hold"

@@ -161,7 +161,7 @@ def test_a_decided_spelling_commits_before_finish(name: str, native: bool) -> No
     text before it are committed by the push that completes it."""
     tok = _get(name)
     special = max(tok.special_tokens, key=len)
-    enc = StreamingEncoder(tok, allowed_special="all", native=native)
+    enc = StreamingEncoder(tok, allowed_special="all", native=native, scan_step=0)
     text = "Grüße aus Köln, 東京 and more" + special
     committed = []
     for i in range(0, len(text), 5):
@@ -174,7 +174,7 @@ def test_a_decided_spelling_commits_before_finish(name: str, native: bool) -> No
 @pytest.mark.parametrize("native", [True, False])
 def test_a_spelling_that_may_grow_waits(native: bool) -> None:
     tok = _nested()
-    enc = StreamingEncoder(tok, allowed_special="all", native=native)
+    enc = StreamingEncoder(tok, allowed_special="all", native=native, scan_step=0)
     assert 100300 not in enc.push("hello <|end|>")  # "<|end|>!" may still come
     assert enc.pending_text.endswith("<|end|>")
     assert enc.push("?")[-1] == 100300  # decided: "?" rules the longer spelling out
@@ -187,7 +187,7 @@ def test_a_spelling_that_may_grow_waits(native: bool) -> None:
 @pytest.mark.parametrize("native", [True, False])
 def test_metaspace_first_scheme_does_not_commit_past_a_spelling(native: bool) -> None:
     tok = _get("unigram-metaspace-first")
-    enc = StreamingEncoder(tok, allowed_special="all", native=native)
+    enc = StreamingEncoder(tok, allowed_special="all", native=native, scan_step=0)
     committed = enc.push("one two</s>three four")
     # Only text before the spelling: the tail after it must not get a second prefix.
     assert tok.special_tokens["</s>"] not in committed
@@ -222,7 +222,7 @@ def test_specials_rule_needs_recognized_spellings() -> None:
 
 def test_byte_level_helper_still_streams() -> None:
     tok = _byte_level("gpt4")
-    enc = StreamingEncoder(tok, allowed_special="all")
+    enc = StreamingEncoder(tok, allowed_special="all", scan_step=0)
     assert enc.rule == "pretokens" and enc._core is not None
     assert enc.push("Hello<|endoftext|> world") == tok.encode(
         "Hello<|endoftext|>", allowed_special="all"
@@ -231,18 +231,24 @@ def test_byte_level_helper_still_streams() -> None:
 
 @pytest.mark.parametrize("native", [True, False])
 def test_scan_step_amortizes_without_changing_ids(native: bool) -> None:
-    """With scan_step=256, 64-byte pushes scan every fourth push: commits come later,
-    the IDs do not change."""
+    """With the default scan_step (256), 64-byte pushes scan every fourth push: commits
+    come later, at most 255 bytes past what the eager encoder (scan_step=0) had held
+    back at the last scan, and the IDs do not change."""
     tok = _get("llama3.2")
     text = "\n".join(texts()[:30])
     data = text.encode()
-    eager = StreamingEncoder(tok, native=native)
-    lazy = StreamingEncoder(tok, native=native, scan_step=256)
-    nonempty = 0
+    eager = StreamingEncoder(tok, native=native, scan_step=0)
+    lazy = StreamingEncoder(tok, native=native)
+    assert lazy.scan_step == 256
+    nonempty, eager_held = 0, 0
     for i in range(0, len(data), 64):
         eager.push_bytes(data[i : i + 64])
         nonempty += bool(lazy.push_bytes(data[i : i + 64]))
         assert eager.committed[: len(lazy.committed)] == lazy.committed
+        eager_held = max(eager_held, len(eager.pending_text.encode()))
+        # The lag: text eager committed that lazy still holds back.
+        lag = len(lazy.pending_text.encode()) - len(eager.pending_text.encode())
+        assert 0 <= lag < 256 + eager_held
     assert nonempty <= len(data) // 256 + 1
     early_lazy, early_eager = list(lazy.committed), list(eager.committed)
     assert len(early_lazy) <= len(early_eager)

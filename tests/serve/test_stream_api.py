@@ -68,7 +68,7 @@ def test_provisional_matches_a_direct_encoder(
 ) -> None:
     tok = registry.tokenizer("small")
     data = _stream(client, tokenizer="small", text=TEXT, chunk_size=3)
-    encoder = StreamingEncoder(tok)
+    encoder = StreamingEncoder(tok, scan_step=0)  # as the demo streams
     raw = TEXT.encode()
     for k, step in enumerate(data["inbound"][:-1]):
         assert step["committed"] == encoder.push_bytes(raw[3 * k : 3 * k + 3])

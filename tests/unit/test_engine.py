@@ -39,10 +39,14 @@ def test_both_runtimes_are_one_class_with_declared_capabilities(tmp_path: Path) 
     assert isinstance(bpe.capabilities, frozenset)
     shared = {"offsets", "untrusted_spans", "incremental_decode"}
     assert shared <= bpe.capabilities and shared <= sp.capabilities
-    assert {"merges", "pretokenize", "streaming_encode", "added_token_flags"} <= bpe.capabilities
+    assert {"merges", "pretokenize", "streaming_encode_pretokens", "added_token_flags"} <= (
+        bpe.capabilities
+    )
     assert not {"normalize", "sentencepiece_decode", "byte_fallback"} & bpe.capabilities
     assert {"normalize", "sentencepiece_decode", "byte_fallback"} <= sp.capabilities
-    assert not {"merges", "pretokenize", "streaming_encode"} & sp.capabilities
+    # A Unigram .model: no pre-token cut, and no proven cut inside a sentence.
+    streaming = {"streaming_encode_pretokens", "streaming_encode_sentencepiece"}
+    assert not {"merges", "pretokenize", *streaming} & sp.capabilities
 
 
 def test_methods_outside_a_capability_fail_with_a_typed_error(tmp_path: Path) -> None:

@@ -67,7 +67,7 @@ def stream(
 
     tok = load_tokenizer(tokenizer_path)
     data = read_text(text, file).encode("utf-8")
-    encoder = StreamingEncoder(tok)
+    encoder = StreamingEncoder(tok, scan_step=0)  # a demo: commit as soon as final
     inbound: list[dict[str, Any]] = []
     for at in range(0, len(data), chunk_bytes):
         chunk = data[at : at + chunk_bytes]

@@ -41,9 +41,12 @@ until :meth:`StreamingEncoder.finish`):
   with lstrip/rstrip/single_word flags): the whole tail stays provisional until
   ``finish``.
 
-Work per push is bounded: the buffer is rescanned on every push while it is short
-(4096 bytes of UTF-8) and afterwards only each time it has doubled, so a 10 MB run with
-no boundary costs linear time (commits then come later, never wrong).
+Work per push is bounded: the buffer is rescanned once ``scan_step`` new bytes (256 by
+default; 0: on every push) arrived while it is short (4096 bytes of UTF-8) and
+afterwards only each time it has doubled, so a 10 MB run with no boundary costs linear
+time (commits then come later, never wrong). Each scan has a fixed cost on top of the
+bytes it reads, so the default scans short transport chunks (64 bytes) every fourth
+push; IDs then commit at most 255 bytes after they became final.
 
 This module is the reference. Every rule but ``hold`` runs in Rust for the pipeline
 engines of ``tokenpact._native.Engine`` (``_native.StreamingCore``,
@@ -69,6 +72,8 @@ __all__ = ["StreamingEncoder"]
 
 BUILTIN_PATTERNS = frozenset({"gpt2", "gpt4", "cl100k", "o200k", "llama3"})
 SCAN_ALWAYS_BELOW = 4096
+# New bytes between two scans by default (the native side's DEFAULT_SCAN_STEP).
+DEFAULT_SCAN_STEP = 256
 
 Rule = Literal["pretokens", "whitespace", "metaspace", "specials", "sentencepiece", "hold"]
 
@@ -170,11 +175,12 @@ class StreamingEncoder:
     them).
 
     ``scan_step``: the new bytes a push must bring since the last scan before the tail
-    is scanned again (0, the default: every push scans, IDs are committed as soon as
-    they are final). A larger step commits up to ``scan_step`` bytes later and scans
-    less often: for short transport chunks (64 bytes) it amortizes the per-scan work.
+    is scanned again (256 by default: IDs commit at most 255 bytes after they became
+    final, and short transport chunks share the fixed cost of a scan; 0: every push
+    scans, IDs are committed as soon as they are final, for interactive demos and
+    tests of the commit rule). The IDs never depend on it.
 
-    >>> enc = StreamingEncoder(tok)                    # doctest: +SKIP
+    >>> enc = StreamingEncoder(tok, scan_step=0)       # doctest: +SKIP
     >>> enc.push_bytes(b"\\xe2"), enc.push_bytes(b"\\x82"), enc.push_bytes(b"\\xac")
     ([], [], [])
     >>> enc.provisional(), enc.finish()                # doctest: +SKIP
@@ -187,7 +193,7 @@ class StreamingEncoder:
         *,
         allowed_special: SpecialSpec = (),
         native: bool = True,
-        scan_step: int = 0,
+        scan_step: int = DEFAULT_SCAN_STEP,
     ) -> None:
         if not isinstance(scan_step, int) or isinstance(scan_step, bool) or scan_step < 0:
             raise ConfigError(
@@ -237,16 +243,14 @@ class StreamingEncoder:
             else None
         )
         flagged = any(g in flags for g in self._guards)
-        if native and not flagged and tok.engine.kind == "sentencepiece":
+        sentence_cuts = "streaming_encode_sentencepiece" in tok.engine.capabilities
+        if native and not flagged and sentence_cuts:
             # Cuts inside a sentence are proven per model (BPE, no inner U+2581 in any
-            # piece, plain spaces); the Rust side checks and refuses otherwise.
-            try:
-                self._core = _native.StreamingCore(
-                    tok.engine, "sentencepiece", None, matcher, True, scan_step
-                )
-                self.rule = "sentencepiece"
-            except ConfigError:
-                self._core = None
+            # piece, plain spaces): the engine declares it (Unigram models do not).
+            self._core = _native.StreamingCore(
+                tok.engine, "sentencepiece", None, matcher, True, scan_step
+            )
+            self.rule = "sentencepiece"
         elif native and self.rule != "hold" and tok.engine.kind == "pipeline":
             self._core = _native.StreamingCore(
                 tok.engine,

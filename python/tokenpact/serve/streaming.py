@@ -30,7 +30,7 @@ def inbound_steps(tok: Any, data: bytes, chunk_size: int) -> tuple[str, list[dic
     ``committed_total`` is the running count), so the reply grows with the number of
     steps, not with steps times IDs.
     """
-    encoder = StreamingEncoder(tok)
+    encoder = StreamingEncoder(tok, scan_step=0)  # a demo: commit as soon as final
     steps: list[dict[str, Any]] = []
     total = 0
     for at in range(0, len(data), chunk_size):
