@@ -15,14 +15,15 @@ use crate::words::METASPACE;
 
 static RAW: &[u8] = include_bytes!("scripts.bin");
 
-/// A script class: 0 is Common, `INHERITED` and `HAN` are named, others are opaque.
+/// A script class: 0 is Common; the others are opaque IDs (kana share Han's).
 pub type Script = u16;
 pub const COMMON: Script = 0;
 
 struct Table {
+    /// Direct lookup below U+10000 (the seed loop asks once per character and length).
+    bmp: Vec<Script>,
     ranges: Vec<(u32, u32, Script)>,
     inherited: Script,
-    han: Script,
 }
 
 fn table() -> &'static Table {
@@ -41,7 +42,7 @@ fn table() -> &'static Table {
         let id = |name: &str| names.iter().position(|n| *n == name).unwrap() as Script;
         let (inherited, han) = (id("Inherited"), id("Han"));
         let (hiragana, katakana) = (id("Hiragana"), id("Katakana"));
-        let ranges = (0..n_ranges)
+        let ranges: Vec<(u32, u32, Script)> = (0..n_ranges)
             .map(|k| {
                 let o = off + k * 10;
                 let sid = u16::from_le_bytes([RAW[o + 8], RAW[o + 9]]);
@@ -54,10 +55,17 @@ fn table() -> &'static Table {
                 (u32_at(o), u32_at(o + 4), sid)
             })
             .collect();
+        let mut bmp = vec![COMMON; 0x10000];
+        for &(first, last, sid) in &ranges {
+            for cp in first..=last.min(0xFFFF) {
+                bmp[cp as usize] = sid;
+            }
+        }
+        bmp[0x30FC] = han;
         Table {
+            bmp,
             ranges,
             inherited,
-            han,
         }
     })
 }
@@ -65,10 +73,10 @@ fn table() -> &'static Table {
 /// The script class of `c` (kana and U+30FC as Han; unlisted code points are Common).
 pub fn script_of(c: char) -> Script {
     let t = table();
-    if c == '\u{30FC}' {
-        return t.han;
-    }
     let cp = c as u32;
+    if cp < 0x10000 {
+        return t.bmp[cp as usize];
+    }
     match t.ranges.binary_search_by(|&(first, last, _)| {
         if last < cp {
             std::cmp::Ordering::Less
