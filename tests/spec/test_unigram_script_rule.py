@@ -126,7 +126,9 @@ def test_the_rule_is_what_keeps_mixed_pieces_out() -> None:
     assert any(not single_script(p) for p in normal_pieces(free))
     assert any("ّ" in p and len(p) > 1 for p in normal_pieces(ruled))  # marks join letters
     assert model_proto(ruled).trainer_spec.split_by_unicode_script
+    assert model_proto(ruled).trainer_spec.split_by_number  # digits keep their script
     assert not model_proto(free).trainer_spec.split_by_unicode_script
+    assert not model_proto(free).trainer_spec.split_by_number
     assert ruled.training is not None
     assert ruled.training["config"]["split_by_unicode_script"] is True
 

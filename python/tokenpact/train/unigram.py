@@ -223,9 +223,11 @@ def trained_model(
         bos_piece=names.get("bos", "<s>"),
         eos_piece=names.get("eos", "</s>"),
         pad_piece=names.get("pad", "<pad>"),
-        # Configs from before the option were trained without the script rule.
+        # Configs from before the option were trained without the script rule. With it,
+        # digits keep their own script (Common for ASCII), which is SentencePiece's
+        # split_by_number=true; without it neither flag constrains anything.
         split_by_unicode_script=config.get("split_by_unicode_script", False),
-        split_by_number=False,
+        split_by_number=config.get("split_by_unicode_script", False),
         max_sentencepiece_length=config["max_piece_length"],
         character_coverage=float32(config["character_coverage"]),
         control_symbols=[t.content for t in specials if t.role not in ("unk", "bos", "eos", "pad")],
