@@ -236,6 +236,7 @@ def train_unigram(
     em_sub_iterations: int,
     m_step: str,
     threads: int | None = None,
+    split_by_unicode_script: bool = True,
 ) -> tuple[list[tuple[str, float]], dict[str, Any]]: ...
 def train_wordpiece(
     counter: WordCounter,

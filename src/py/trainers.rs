@@ -137,7 +137,8 @@ impl WordCounter {
 #[pyfunction]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 #[pyo3(signature = (counter, vocab_size, max_piece_length, seed_size, character_coverage,
-                    shrinking_factor, em_sub_iterations, m_step, threads=None))]
+                    shrinking_factor, em_sub_iterations, m_step, threads=None,
+                    split_by_unicode_script=true))]
 fn train_unigram<'py>(
     py: Python<'py>,
     counter: &mut WordCounter,
@@ -149,6 +150,7 @@ fn train_unigram<'py>(
     em_sub_iterations: usize,
     m_step: &str,
     threads: Option<usize>,
+    split_by_unicode_script: bool,
 ) -> PyResult<(Vec<(String, f64)>, Bound<'py, PyDict>)> {
     let m_step = match m_step {
         "simple" => MStep::Simple,
@@ -170,6 +172,7 @@ fn train_unigram<'py>(
         shrinking_factor,
         em_sub_iterations,
         m_step,
+        split_by_script: split_by_unicode_script,
     };
     let words = counter.take_words(py)?;
     let result = py

@@ -7,6 +7,7 @@
 //! is the lattice's own Viterbi path, kept for the tests that pin the two together.
 
 pub mod lattice;
+pub mod script;
 pub mod seed;
 pub mod train;
 
@@ -222,6 +223,7 @@ mod tests {
             shrinking_factor: 0.75,
             em_sub_iterations: 2,
             m_step: MStep::Simple,
+            split_by_script: true,
         };
         let r = train(words, &cfg).unwrap();
         assert!(r.pieces.len() <= 20);

@@ -10,6 +10,8 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use super::script::ScriptRun;
+
 pub struct Words {
     pub chars: Vec<Vec<char>>,
     pub freq: Vec<u64>,
@@ -60,12 +62,14 @@ fn roll(h: u64, c: char) -> u64 {
 /// Multi-character candidates: (string, count) for the `limit` highest-scoring (count x
 /// length) substrings of at most `max_len` characters that occur at least twice, are
 /// right-branching (not always followed by the same character; ending a word counts as
-/// branching) and use only allowed characters. Sorted by (score desc, string asc).
+/// branching), use only allowed characters and, with `split_by_script`, keep to one
+/// Unicode script (`super::script`). Sorted by (score desc, string asc).
 pub fn seed_substrings(
     words: &Words,
     allowed: &(dyn Fn(char) -> bool + Sync),
     max_len: usize,
     limit: usize,
+    split_by_script: bool,
 ) -> Vec<(String, u64)> {
     // One table per shard, shards in parallel: peak memory is (threads / SHARDS) of all
     // distinct substrings; each shard re-walks the words (cheap rolling hashes).
@@ -101,7 +105,13 @@ pub fn seed_substrings(
                         continue;
                     }
                     let mut h = 0u64;
+                    let mut run = ScriptRun::default();
                     for (l, &c) in w[i..i + reach[i]].iter().enumerate() {
+                        // The script rule is prefix-closed: once a piece mixes two
+                        // scripts every extension does too.
+                        if split_by_script && !run.push(c) {
+                            break;
+                        }
                         h = roll(h, c);
                         if l == 0 {
                             continue;

@@ -41,6 +41,8 @@ pub struct UnigramConfig {
     pub shrinking_factor: f64,
     pub em_sub_iterations: usize,
     pub m_step: MStep,
+    /// SentencePiece's `split_by_unicode_script`: no piece mixes scripts (`super::script`).
+    pub split_by_script: bool,
 }
 
 pub struct UnigramResult {
@@ -346,6 +348,7 @@ pub fn train(words: Vec<(String, u64)>, cfg: &UnigramConfig) -> CoreResult<Unigr
         &|c| allowed.contains(&c),
         cfg.max_piece_length,
         limit,
+        cfg.split_by_script,
     );
     let seed_pieces = keep + subs.len();
     note("seeded", seed_pieces);

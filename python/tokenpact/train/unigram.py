@@ -73,6 +73,7 @@ def train_unigram(
     m_step: str = "digamma",
     normalization: str = "identity",
     remove_extra_whitespaces: bool = True,
+    split_by_unicode_script: bool = True,
     threads: int | None = None,
 ) -> UnigramTokenizer:
     """Train a Unigram LM tokenizer; ``vocab_size`` counts specials and byte pieces.
@@ -84,13 +85,17 @@ def train_unigram(
     ``▁`` is prepended and a word starts at every ``▁``; training and encoding see the same
     normalized text. Seeds: the characters covering ``character_coverage`` of the corpus
     (always kept) plus the ``seed_size`` best right-branching substrings (count x length, up
-    to ``max_piece_length`` characters, seen at least twice). EM uses exact forward-backward
-    marginals; ``m_step="digamma"`` is SentencePiece's update (drops pieces expected under
-    0.5 times), ``"simple"`` the maximum-likelihood p = c / sum c. Each round runs
-    ``em_sub_iterations`` EM steps, then keeps ``max(target, shrinking_factor x size)``
-    pieces by estimated loss increase. IDs: specials first, then ``<0x00>..<0xFF>`` when
-    ``byte_fallback``, then pieces by descending probability. The result depends on neither
-    ``threads`` nor document order. The trainer draws no random numbers.
+    to ``max_piece_length`` characters, seen at least twice); with
+    ``split_by_unicode_script`` (SentencePiece's default) no piece mixes Unicode scripts:
+    punctuation and digits (Common) never join letters, combining marks count as the
+    letter before them, kana as Han (``tokenpact.reference.piece_scripts``). EM uses
+    exact forward-backward marginals; ``m_step="digamma"`` is SentencePiece's update
+    (drops pieces expected under 0.5 times), ``"simple"`` the maximum-likelihood
+    p = c / sum c. Each round runs ``em_sub_iterations`` EM steps, then keeps
+    ``max(target, shrinking_factor x size)`` pieces by estimated loss increase. IDs:
+    specials first, then ``<0x00>..<0xFF>`` when ``byte_fallback``, then pieces by
+    descending probability. The result depends on neither ``threads`` nor document order.
+    The trainer draws no random numbers.
 
     The result is a SentencePiece-backed ``Tokenizer`` whose spec is the typed
     SentencePiece model (scores as float32, exactly what its ``.model`` bytes parse back
@@ -111,10 +116,12 @@ def train_unigram(
             f"unknown normalization {normalization!r}; use one of {NORMALIZATIONS} "
             "(SentencePiece's rule names)"
         )
-    if not isinstance(remove_extra_whitespaces, bool):
-        raise ConfigError(
-            f"remove_extra_whitespaces must be True or False, got {remove_extra_whitespaces!r}"
-        )
+    for name, flag in (
+        ("remove_extra_whitespaces", remove_extra_whitespaces),
+        ("split_by_unicode_script", split_by_unicode_script),
+    ):
+        if not isinstance(flag, bool):
+            raise ConfigError(f"{name} must be True or False, got {flag!r}")
     reserved = len(specials) + (256 if byte_fallback else 0)
     if vocab_size <= reserved:
         raise TrainingError(
@@ -134,6 +141,7 @@ def train_unigram(
         "m_step": m_step,
         "normalization": normalization,
         "remove_extra_whitespaces": remove_extra_whitespaces,
+        "split_by_unicode_script": split_by_unicode_script,
         "split": "metaspace",
     }
     spec = normalizer_spec(config)
@@ -154,6 +162,7 @@ def train_unigram(
         em_sub_iterations,
         m_step,
         threads,
+        split_by_unicode_script,
     )
     # Scores are float32, as the .model stores them: the trained model and a reloaded one
     # are the same typed model (the spec is built from it, the bytes are only written).
@@ -214,8 +223,11 @@ def trained_model(
         bos_piece=names.get("bos", "<s>"),
         eos_piece=names.get("eos", "</s>"),
         pad_piece=names.get("pad", "<pad>"),
-        split_by_unicode_script=False,
-        split_by_number=False,
+        # Configs from before the option were trained without the script rule. With it,
+        # digits keep their own script (Common for ASCII), which is SentencePiece's
+        # split_by_number=true; without it neither flag constrains anything.
+        split_by_unicode_script=config.get("split_by_unicode_script", False),
+        split_by_number=config.get("split_by_unicode_script", False),
         max_sentencepiece_length=config["max_piece_length"],
         character_coverage=float32(config["character_coverage"]),
         control_symbols=[t.content for t in specials if t.role not in ("unk", "bos", "eos", "pad")],
