@@ -14,6 +14,8 @@ import pytest
 import tokenpact as tp
 from tokenpact.data import Document, MinHashParams, encode_dataset, near_dedup, train_bpe
 
+from .local_ray import start_local_ray
+
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
 
@@ -22,13 +24,7 @@ pytest.importorskip("ray.data")
 def cluster() -> Iterator[None]:
     if ray.is_initialized():
         ray.shutdown()
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        object_store_memory=200_000_000,
-        _node_ip_address="127.0.0.1",
-    )
+    start_local_ray()
     yield
     ray.shutdown()
 

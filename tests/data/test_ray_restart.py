@@ -11,18 +11,10 @@ import pytest
 import tokenpact as tp
 from tokenpact.data import Document, encode_dataset
 
+from .local_ray import start_local_ray
+
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
-
-
-def _start() -> None:
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        object_store_memory=200_000_000,
-        _node_ip_address="127.0.0.1",
-    )
 
 
 def test_encoding_after_a_cluster_restart(tmp_path: Path, real_docs: list[Document]) -> None:
@@ -35,7 +27,7 @@ def test_encoding_after_a_cluster_restart(tmp_path: Path, real_docs: list[Docume
     local = encode_dataset(docs, tok, tmp_path / "local", records_per_shard=25)
     try:
         for run in range(2):
-            _start()
+            start_local_ray()
             for options in ({}, {"keep_workers": True}):
                 out = tmp_path / f"ray{run}-{len(options)}"
                 assert (
