@@ -122,6 +122,26 @@ impl MergeEngine {
             .collect();
         let mut alphabet: Vec<&str> = distinct.into_iter().collect();
         alphabet.sort_unstable();
+        let ids: FxHashMap<&str, u32> = alphabet
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| (p, i as u32))
+            .collect();
+        let coded = units
+            .iter()
+            .map(|(symbols, f)| (symbols.iter().map(|s| ids[s.as_str()]).collect(), *f))
+            .collect();
+        MergeEngine::from_ids(&alphabet, coded, cfg)
+    }
+
+    /// Like [`MergeEngine::new`] with the symbols already numbered: `alphabet` is sorted
+    /// and distinct, and symbol `i` of a unit is `alphabet[i]`. Callers that can number
+    /// symbols cheaply (characters) skip a string per symbol occurrence.
+    pub fn from_ids(
+        alphabet: &[&str],
+        units: Vec<(Vec<u32>, u64)>,
+        cfg: MergeConfig,
+    ) -> MergeEngine {
         let pieces: Vec<Arc<str>> = alphabet.iter().map(|&s| Arc::from(s)).collect();
         let ids: FxHashMap<Arc<str>, u32> = pieces
             .iter()
@@ -154,8 +174,7 @@ impl MergeEngine {
             e.len.push(symbols.len() as u32);
             e.freq.push(f);
             let first = e.syms.len();
-            for s in &symbols {
-                let id = e.ids[s.as_str()];
+            for &id in &symbols {
                 e.syms.push(id);
                 e.sym_count[id as usize] += f as i64;
             }
