@@ -80,3 +80,50 @@ pub(crate) fn merge_pair_in_unit(
     }
     (out, reps)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::splitmix64;
+
+    fn pairs(syms: &[u32]) -> FxHashMap<u64, i64> {
+        let mut out = FxHashMap::default();
+        for x in syms.windows(2) {
+            *out.entry(pair_key(x[0], x[1])).or_insert(0) += 1;
+        }
+        out
+    }
+
+    /// The local delta equals (pairs after - pairs before) recomputed over the whole
+    /// unit, including runs such as `a a a a` merged by `(a, a)` and chained sites.
+    #[test]
+    fn local_delta_equals_full_recount() {
+        let mut state = 7u64;
+        for _ in 0..5000 {
+            state = splitmix64(state);
+            let n = (state % 12) as usize;
+            let syms: Vec<u32> = (0..n)
+                .map(|i| (splitmix64(state ^ i as u64) % 3) as u32)
+                .collect();
+            let (a, b) = ((state >> 20) as u32 % 3, (state >> 30) as u32 % 3);
+            let (mut delta, mut units_of) = (FxHashMap::default(), FxHashMap::default());
+            let mut out = syms.clone();
+            let (len, reps) =
+                merge_pair_in_unit(&mut out, (a, b, 9), 2, 5, &mut delta, &mut units_of);
+            let mut want = pairs(&out[..len]);
+            for (k, c) in pairs(&syms) {
+                *want.entry(k).or_insert(0) -= c;
+            }
+            want.retain(|_, c| *c != 0);
+            delta.retain(|_, c| *c != 0);
+            let want: FxHashMap<u64, i64> = want.into_iter().map(|(k, c)| (k, 2 * c)).collect();
+            assert_eq!(delta, want, "{syms:?} merging ({a}, {b})");
+            assert_eq!(reps as usize, syms.len() - len);
+            for x in out[..len].windows(2) {
+                if x[0] == 9 || x[1] == 9 {
+                    assert_eq!(units_of[&pair_key(x[0], x[1])], vec![5]);
+                }
+            }
+        }
+    }
+}
