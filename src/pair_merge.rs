@@ -54,14 +54,21 @@ struct Entry {
 
 impl Ord for Entry {
     fn cmp(&self, o: &Self) -> Ordering {
-        let strings = (&self.left, &self.right).cmp(&(&o.left, &o.right));
+        // The string comparison runs only on a tie of score and count: most heap
+        // comparisons are decided by the numbers, and comparing strings is the cost.
         self.score
             .total_cmp(&o.score)
             .then(self.count.cmp(&o.count))
-            .then(if self.smallest {
-                strings.reverse()
-            } else {
-                strings
+            .then_with(|| {
+                if self.pair == o.pair {
+                    return Ordering::Equal; // same pair, same strings
+                }
+                let strings = (&self.left, &self.right).cmp(&(&o.left, &o.right));
+                if self.smallest {
+                    strings.reverse()
+                } else {
+                    strings
+                }
             })
             .then(o.pair.cmp(&self.pair))
     }
@@ -107,10 +114,35 @@ pub struct MergeEngine {
 impl MergeEngine {
     /// `units`: symbol sequences with weights, in a caller-fixed (sorted) order.
     pub fn new(units: Vec<(Vec<String>, u64)>, cfg: MergeConfig) -> MergeEngine {
-        let mut alphabet: Vec<&String> = units.iter().flat_map(|u| u.0.iter()).collect();
+        // Distinct symbols first (a hash set), then sort only those: sorting every
+        // symbol occurrence cost more than the merges on large corpora.
+        let distinct: rustc_hash::FxHashSet<&str> = units
+            .iter()
+            .flat_map(|u| u.0.iter().map(String::as_str))
+            .collect();
+        let mut alphabet: Vec<&str> = distinct.into_iter().collect();
         alphabet.sort_unstable();
-        alphabet.dedup();
-        let pieces: Vec<Arc<str>> = alphabet.iter().map(|s| Arc::from(s.as_str())).collect();
+        let ids: FxHashMap<&str, u32> = alphabet
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| (p, i as u32))
+            .collect();
+        let coded = units
+            .iter()
+            .map(|(symbols, f)| (symbols.iter().map(|s| ids[s.as_str()]).collect(), *f))
+            .collect();
+        MergeEngine::from_ids(&alphabet, coded, cfg)
+    }
+
+    /// Like [`MergeEngine::new`] with the symbols already numbered: `alphabet` is sorted
+    /// and distinct, and symbol `i` of a unit is `alphabet[i]`. Callers that can number
+    /// symbols cheaply (characters) skip a string per symbol occurrence.
+    pub fn from_ids(
+        alphabet: &[&str],
+        units: Vec<(Vec<u32>, u64)>,
+        cfg: MergeConfig,
+    ) -> MergeEngine {
+        let pieces: Vec<Arc<str>> = alphabet.iter().map(|&s| Arc::from(s)).collect();
         let ids: FxHashMap<Arc<str>, u32> = pieces
             .iter()
             .enumerate()
@@ -142,8 +174,7 @@ impl MergeEngine {
             e.len.push(symbols.len() as u32);
             e.freq.push(f);
             let first = e.syms.len();
-            for s in &symbols {
-                let id = e.ids[s.as_str()];
+            for &id in &symbols {
                 e.syms.push(id);
                 e.sym_count[id as usize] += f as i64;
             }
@@ -305,8 +336,9 @@ impl MergeEngine {
         for &w in &units {
             self.rewrite_unit(w, a, b, new_id);
         }
-        let mut changed: Vec<(u64, i64)> = self.delta.drain().filter(|&(_, d)| d != 0).collect();
-        changed.sort_unstable();
+        // No sort: the heap's order is total (equal entries are the same pair with the
+        // same score), so the order of pushes cannot change which pair is popped.
+        let changed: Vec<(u64, i64)> = self.delta.drain().filter(|&(_, d)| d != 0).collect();
         for (k, d) in changed {
             let c = self.pair_count.entry(k).or_insert(0);
             let fresh = *c <= 0 && d > 0;
