@@ -179,6 +179,25 @@ def corpus_records_json(
     splits: list[str],
 ) -> tuple[bytes, np.ndarray]: ...
 
+@final
+class ParquetShardWriter:
+    def __new__(
+        cls,
+        path: str,
+        *,
+        id_bits: int,
+        doc_ids: list[str],
+        metadata: list[tuple[str, str]],
+        created_by: str,
+    ) -> ParquetShardWriter: ...
+    @property
+    def written(self) -> int: ...
+    @property
+    def closed(self) -> bool: ...
+    def write_chunk(self, ids: np.ndarray, offsets: np.ndarray, truncated: np.ndarray) -> None: ...
+    def finish(self) -> str: ...
+    def abort(self) -> None: ...
+
 # A constructor function (it was a class): builds the one Engine class.
 def SentencePieceCore(
     pieces: list[bytes],

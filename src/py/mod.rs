@@ -15,6 +15,7 @@ mod chat_encode;
 mod data;
 mod dropout;
 mod engine;
+mod parquet_shard;
 mod pipeline;
 mod runtime;
 mod sentencepiece;
@@ -142,6 +143,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     engine::register(m)?;
     special::register(m)?;
     sentencepiece::register(m)?;
+    parquet_shard::register(m)?;
     pipeline::register(m)?;
     runtime::register(m)?;
     trainers::register(m)?;

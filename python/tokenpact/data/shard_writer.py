@@ -8,12 +8,20 @@ per chunk, or the chunk's IDs appended to Megatron's ``.bin`` (with the SHA-256 
 as the bytes go out); :meth:`ShardWriter.finish` writes the small files (``.idx``,
 ``.docs.tsv``), digests, and moves everything into place with ``os.replace``.
 
-The writer runs on its own thread in :func:`tokenpact.data.encode_dataset`: pyarrow's
-writer, file writes and hashing release the GIL, so they overlap the (GIL-free) encoder.
+Uncompressed Parquet shards (the default) are written by the native writer
+(``tokenpact._native.ParquetShardWriter``, Rust, the GIL released), which hashes the file
+as it writes it, like the ``.bin``; a compressed shard (``compression="zstd"`` ...) goes
+through pyarrow's ``ParquetWriter`` and is hashed after closing. Both write the same
+schema, so pyarrow reads either back as the same Arrow table.
+
+The writer runs on its own thread in :func:`tokenpact.data.encode_dataset`: the native
+and pyarrow writers, file writes and hashing release the GIL, so they overlap the
+(GIL-free) encoder.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 from collections.abc import Sequence
@@ -24,6 +32,7 @@ from typing import Any, BinaryIO
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import _native
 from ..errors import ContractError
 from .shard_formats import MEGATRON_CODES, megatron_index_bytes
 
@@ -92,7 +101,8 @@ class ShardWriter:
 
     ``doc_ids`` are the shard's IDs in order; chunks must arrive in the same order and
     cover them exactly. Nothing appears under the final names before :meth:`finish`;
-    :meth:`abort` removes the temporary files.
+    :meth:`abort` removes the temporary files. ``native=False`` writes an uncompressed
+    Parquet shard with pyarrow too (the reference the native writer is tested against).
     """
 
     def __init__(
@@ -105,6 +115,7 @@ class ShardWriter:
         dtype: np.dtype[Any],
         metadata: dict[str, str],
         compression: str = "none",
+        native: bool = True,
     ) -> None:
         self.out = out
         self.name = name
@@ -117,10 +128,11 @@ class ShardWriter:
         self._max_id: int | None = None
         self._tmp: dict[str, Path] = {}
         self._parquet: Any = None
+        self._native: _native.ParquetShardWriter | None = None
         self._bin: BinaryIO | None = None
         self._bin_sha: Any = None
         if format == "parquet":
-            self._open_parquet(metadata, compression)
+            self._open_parquet(metadata, compression, native=native)
         else:
             if self.dtype not in MEGATRON_CODES:
                 raise ContractError(f"Megatron shards store uint16 or int32 IDs, not {dtype}")
@@ -132,9 +144,8 @@ class ShardWriter:
         self._tmp[final] = path
         return path
 
-    def _open_parquet(self, metadata: dict[str, str], compression: str) -> None:
+    def _open_parquet(self, metadata: dict[str, str], compression: str, *, native: bool) -> None:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         # Every field is required (never null): a nullable list of nullable items costs
         # definition levels of 2 bits per token, a required one 1 bit (empty lists).
@@ -148,6 +159,21 @@ class ShardWriter:
             ],
             metadata={k.encode(): v.encode() for k, v in metadata.items()},
         )
+        path = self._tmp_path(f"{self.name}.parquet")
+        if native and compression == "none" and self.dtype in (np.uint16, np.uint32):
+            # The footer carries the same key-value metadata pyarrow writes: the Arrow
+            # schema (base64 of its IPC form, as pyarrow stores it) first, then ours.
+            arrow_schema = base64.b64encode(self._schema.serialize().to_pybytes()).decode()
+            self._native = _native.ParquetShardWriter(
+                str(path),
+                id_bits=8 * self.dtype.itemsize,
+                doc_ids=self.doc_ids,
+                metadata=[("ARROW:schema", arrow_schema), *metadata.items()],
+                created_by=f"tokenpact version {_native.__version__}",
+            )
+            return
+        import pyarrow.parquet as pq
+
         # No dictionary pages (a dictionary of token IDs buys nothing) and, by default,
         # no compression: the writer thread competes with the encoder for the cores.
         # PLAIN pages store uint16 IDs as 4-byte INT32, twice Megatron's .bin;
@@ -156,7 +182,7 @@ class ShardWriter:
         # Min/max statistics are kept for the per-document columns (doc_id ranges let
         # readers skip row groups) but not computed over every token.
         self._parquet = pq.ParquetWriter(
-            str(self._tmp_path(f"{self.name}.parquet")),
+            str(path),
             self._schema,
             compression=None if compression == "none" else compression,
             use_dictionary=False,
@@ -174,7 +200,14 @@ class ShardWriter:
             self._max_id = top if self._max_id is None else max(self._max_id, top)
         self._lengths.append(chunk.lengths)
         self._truncated.append(chunk.truncated)
-        if self._parquet is not None:
+        if self._native is not None:
+            # Zero-copy views; the native writer reads them with the GIL released.
+            self._native.write_chunk(
+                np.ascontiguousarray(ids, dtype=self.dtype),
+                np.ascontiguousarray(chunk.offsets, dtype=np.int64),
+                np.ascontiguousarray(chunk.truncated, dtype=np.bool_),
+            )
+        elif self._parquet is not None:
             self._write_row_group(chunk, self.doc_ids[self._done : self._done + n])
         else:
             assert self._bin is not None
@@ -210,7 +243,10 @@ class ShardWriter:
         lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, np.int64)
         truncated = np.concatenate(self._truncated) if self._truncated else np.zeros(0, bool)
         digests: dict[str, str] = {}
-        if self._parquet is not None:
+        if self._native is not None:
+            native, self._native = self._native, None
+            digests[f"{self.name}.parquet"] = "sha256:" + native.finish()
+        elif self._parquet is not None:
             self._parquet.close()
             self._parquet = None
             name = f"{self.name}.parquet"
@@ -246,12 +282,14 @@ class ShardWriter:
     def abort(self) -> None:
         """Close and remove whatever was written (after an error)."""
         try:
+            if self._native is not None:
+                self._native.abort()
             if self._parquet is not None:
                 self._parquet.close()
             if self._bin is not None:
                 self._bin.close()
         finally:
-            self._parquet = self._bin = None
+            self._parquet = self._bin = self._native = None
             for tmp in self._tmp.values():
                 tmp.unlink(missing_ok=True)
             self._tmp.clear()

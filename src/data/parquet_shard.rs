@@ -1,0 +1,346 @@
+//! A Parquet writer for encoded dataset shards, one fixed schema:
+//!
+//! ```text
+//! required binary doc_id (STRING);
+//! required group input_ids (LIST) { repeated group list {
+//!     required int32 element (INTEGER(16|32, false)); } }
+//! required int32 length (INTEGER(32, false));
+//! required boolean truncated;
+//! ```
+//!
+//! the schema pyarrow writes for `doc_id: string, input_ids: list<uint16|uint32>,
+//! length: uint32, truncated: bool` (all non-null), so pyarrow reads it back as the same
+//! Arrow table. One row group per call of [`ParquetShardWriter::write_chunk`], PLAIN
+//! pages, no dictionary, no compression, min/max statistics for the per-document columns
+//! only (not over every token). The SHA-256 of the file is computed as the bytes go out,
+//! like Megatron's `.bin`, so the file is never read back.
+//!
+//! The output depends only on the arguments: the same documents give the same bytes.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+use parquet::basic::Compression;
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, Int32Type};
+use parquet::errors::ParquetError;
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
+use parquet::schema::parser::parse_message_type;
+use parquet::schema::types::ColumnPath;
+use sha2::{Digest, Sha256};
+
+use crate::error::{CoreError, CoreResult};
+
+/// Levels (one per token, one per empty list) handed to the column writer at a time (at
+/// least; whole documents): bounds the temporary buffers to ~1 MiB plus one document.
+const LEVEL_BATCH: usize = 1 << 17;
+
+/// Token IDs of one chunk, in the dataset's dtype.
+pub enum TokenIds<'a> {
+    U16(&'a [u16]),
+    U32(&'a [u32]),
+}
+
+impl TokenIds<'_> {
+    fn len(&self) -> usize {
+        match self {
+            TokenIds::U16(ids) => ids.len(),
+            TokenIds::U32(ids) => ids.len(),
+        }
+    }
+
+    /// Appends `ids[a..b]` as Parquet INT32 values (unsigned IDs keep their bits).
+    fn extend_i32(&self, out: &mut Vec<i32>, a: usize, b: usize) {
+        match self {
+            TokenIds::U16(ids) => out.extend(ids[a..b].iter().map(|&v| i32::from(v))),
+            TokenIds::U32(ids) => out.extend(ids[a..b].iter().map(|&v| v as i32)),
+        }
+    }
+}
+
+/// Forwards writes to the file and into a SHA-256 of everything written.
+struct HashingFile {
+    file: File,
+    sha: Sha256,
+}
+
+impl Write for HashingFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.sha.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+fn pq_err(path: &Path, err: ParquetError) -> CoreError {
+    CoreError::Io(format!("writing Parquet shard {}: {err}", path.display()))
+}
+
+/// Writes one Parquet shard row group by row group; [`Self::finish`] writes the footer
+/// and returns the file's SHA-256 (hex).
+pub struct ParquetShardWriter {
+    path: std::path::PathBuf,
+    writer: SerializedFileWriter<HashingFile>,
+    doc_ids: Vec<String>,
+    done: usize,
+}
+
+impl ParquetShardWriter {
+    /// Creates (truncates) `path`. `id_bits` is 16 or 32 (the IDs' unsigned width);
+    /// `metadata` goes into the footer's key-value metadata in the given order;
+    /// `doc_ids` are the shard's documents in order, consumed by the chunks.
+    pub fn create(
+        path: &Path,
+        id_bits: u8,
+        metadata: Vec<(String, String)>,
+        doc_ids: Vec<String>,
+        created_by: &str,
+    ) -> CoreResult<Self> {
+        if id_bits != 16 && id_bits != 32 {
+            return Err(CoreError::Config(format!(
+                "Parquet shards store 16- or 32-bit token IDs, not {id_bits}-bit"
+            )));
+        }
+        let message = format!(
+            "message schema {{
+                required binary doc_id (STRING);
+                required group input_ids (LIST) {{
+                    repeated group list {{ required int32 element (INTEGER({id_bits},false)); }}
+                }}
+                required int32 length (INTEGER(32,false));
+                required boolean truncated;
+            }}"
+        );
+        let schema = parse_message_type(&message).map_err(|e| pq_err(path, e))?;
+        let kv = metadata
+            .into_iter()
+            .map(|(k, v)| KeyValue::new(k, v))
+            .collect::<Vec<_>>();
+        let props = WriterProperties::builder()
+            .set_writer_version(WriterVersion::PARQUET_1_0)
+            .set_compression(Compression::UNCOMPRESSED)
+            .set_dictionary_enabled(false)
+            .set_statistics_enabled(EnabledStatistics::Chunk)
+            .set_column_statistics_enabled(
+                ColumnPath::new(vec!["input_ids".into(), "list".into(), "element".into()]),
+                EnabledStatistics::None,
+            )
+            // Whole min/max values, as pyarrow writes them (doc IDs may be long).
+            .set_statistics_truncate_length(None)
+            // pyarrow writes no page index by default; neither do we.
+            .set_offset_index_disabled(true)
+            .set_created_by(created_by.to_string())
+            .set_key_value_metadata((!kv.is_empty()).then_some(kv))
+            .build();
+        let file = File::create(path).map_err(|e| {
+            CoreError::Io(format!(
+                "cannot create Parquet shard {}: {e}",
+                path.display()
+            ))
+        })?;
+        let sink = HashingFile {
+            file,
+            sha: Sha256::new(),
+        };
+        let writer = SerializedFileWriter::new(sink, Arc::new(schema), Arc::new(props))
+            .map_err(|e| pq_err(path, e))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            writer,
+            doc_ids,
+            done: 0,
+        })
+    }
+
+    /// Documents written so far.
+    pub fn written(&self) -> usize {
+        self.done
+    }
+
+    /// Writes the next documents as one row group: `offsets` `[n + 1]` from 0 into
+    /// `ids`, `truncated` `[n]`; their doc IDs are the next `n` of the shard's.
+    pub fn write_chunk(
+        &mut self,
+        ids: TokenIds<'_>,
+        offsets: &[i64],
+        truncated: &[bool],
+    ) -> CoreResult<()> {
+        let n = offsets
+            .len()
+            .checked_sub(1)
+            .ok_or_else(|| CoreError::InvalidInput("offsets need at least one entry (0)".into()))?;
+        check_chunk(offsets, ids.len(), truncated.len(), n)?;
+        if self.done + n > self.doc_ids.len() {
+            return Err(CoreError::InvalidInput(format!(
+                "{}: more encoded records than documents ({} > {})",
+                self.path.display(),
+                self.done + n,
+                self.doc_ids.len()
+            )));
+        }
+        let doc_ids = &self.doc_ids[self.done..self.done + n];
+        let path = self.path.clone();
+        let err = |e| pq_err(&path, e);
+        let mut rg = self.writer.next_row_group().map_err(err)?;
+        let names: Vec<ByteArray> = doc_ids
+            .iter()
+            .map(|d| ByteArray::from(d.as_bytes().to_vec()))
+            .collect();
+        write_column::<ByteArrayType>(&mut rg, &names).map_err(err)?;
+        write_token_lists(&mut rg, &ids, offsets).map_err(err)?;
+        let lengths: Vec<i32> = offsets.windows(2).map(|w| (w[1] - w[0]) as i32).collect();
+        write_column::<Int32Type>(&mut rg, &lengths).map_err(err)?;
+        write_column::<BoolType>(&mut rg, truncated).map_err(err)?;
+        rg.close().map_err(err)?;
+        self.done += n;
+        Ok(())
+    }
+
+    /// Writes the footer, flushes and closes the file; returns its SHA-256 (hex).
+    /// Fails unless every document was written.
+    pub fn finish(self) -> CoreResult<String> {
+        if self.done != self.doc_ids.len() {
+            return Err(CoreError::InvalidInput(format!(
+                "{}: {} of {} documents encoded",
+                self.path.display(),
+                self.done,
+                self.doc_ids.len()
+            )));
+        }
+        let path = self.path.clone();
+        // `into_inner` writes the footer (metadata) before handing the sink back.
+        let mut sink = self.writer.into_inner().map_err(|e| pq_err(&path, e))?;
+        sink.file
+            .flush()
+            .map_err(|e| CoreError::Io(format!("closing {}: {e}", path.display())))?;
+        Ok(hex(&sink.sha.finalize()))
+    }
+}
+
+fn check_chunk(offsets: &[i64], n_ids: usize, n_truncated: usize, n: usize) -> CoreResult<()> {
+    if n_truncated != n {
+        return Err(CoreError::InvalidInput(format!(
+            "{n} documents but {n_truncated} truncation flags"
+        )));
+    }
+    if offsets[0] != 0 || offsets[n] != n_ids as i64 {
+        return Err(CoreError::InvalidInput(format!(
+            "offsets must run from 0 to the number of IDs ({n_ids})"
+        )));
+    }
+    if offsets
+        .windows(2)
+        .any(|w| w[1] < w[0] || w[1] - w[0] > i64::from(i32::MAX))
+    {
+        return Err(CoreError::InvalidInput(
+            "offsets must not decrease (and a document holds < 2^31 IDs)".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn write_column<T: parquet::data_type::DataType>(
+    rg: &mut SerializedRowGroupWriter<'_, HashingFile>,
+    values: &[T::T],
+) -> Result<(), ParquetError> {
+    let mut col = rg
+        .next_column()?
+        .ok_or_else(|| ParquetError::General("schema has fewer columns than written".into()))?;
+    col.typed::<T>().write_batch(values, None, None)?;
+    col.close()
+}
+
+/// The list column: per token a value with definition level 1 and repetition level 0
+/// (first of its document) or 1; an empty list is one level pair (0, 0) and no value.
+fn write_token_lists(
+    rg: &mut SerializedRowGroupWriter<'_, HashingFile>,
+    ids: &TokenIds<'_>,
+    offsets: &[i64],
+) -> Result<(), ParquetError> {
+    let mut col = rg
+        .next_column()?
+        .ok_or_else(|| ParquetError::General("schema has fewer columns than written".into()))?;
+    {
+        let typed = col.typed::<Int32Type>();
+        let mut values: Vec<i32> = Vec::with_capacity(LEVEL_BATCH);
+        let mut def: Vec<i16> = Vec::with_capacity(LEVEL_BATCH);
+        let mut rep: Vec<i16> = Vec::with_capacity(LEVEL_BATCH);
+        for w in offsets.windows(2) {
+            let (a, b) = (w[0] as usize, w[1] as usize);
+            if a == b {
+                def.push(0);
+                rep.push(0);
+            } else {
+                ids.extend_i32(&mut values, a, b);
+                def.resize(def.len() + (b - a), 1);
+                let start = rep.len();
+                rep.resize(start + (b - a), 1);
+                rep[start] = 0;
+            }
+            // A batch must end on a document boundary (the writer refuses a batch that
+            // starts with repetition level 1), so a long document is one batch.
+            if def.len() >= LEVEL_BATCH {
+                typed.write_batch(&values, Some(&def), Some(&rep))?;
+                values.clear();
+                def.clear();
+                rep.clear();
+            }
+        }
+        if !def.is_empty() {
+            typed.write_batch(&values, Some(&def), Some(&rep))?;
+        }
+    }
+    col.close()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_inconsistent_chunks() {
+        let dir = std::env::temp_dir().join(format!("tp-pq-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.parquet");
+        let mut w =
+            ParquetShardWriter::create(&path, 16, vec![], vec!["a".into(), "b".into()], "t")
+                .unwrap();
+        let ids = [1u16, 2, 3];
+        assert!(w
+            .write_chunk(TokenIds::U16(&ids), &[0, 2, 4], &[false, false])
+            .is_err());
+        assert!(w
+            .write_chunk(TokenIds::U16(&ids), &[0, 2, 1, 3], &[false; 3])
+            .is_err());
+        w.write_chunk(TokenIds::U16(&ids), &[0, 3], &[true])
+            .unwrap();
+        assert_eq!(w.written(), 1);
+        assert!(w
+            .write_chunk(TokenIds::U16(&[]), &[0, 0, 0], &[false; 2])
+            .is_err());
+        w.write_chunk(TokenIds::U16(&[]), &[0, 0], &[false])
+            .unwrap();
+        let digest = w.finish().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(digest, hex(&Sha256::digest(&bytes)));
+        assert_eq!(&bytes[..4], b"PAR1");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
