@@ -10,40 +10,22 @@ use sha2::{Digest, Sha256};
 
 use crate::error::CoreError;
 
-const HEX: &[u8; 16] = b"0123456789abcdef";
-
-/// Appends the lowercase hex SHA-256 of `data`.
-fn push_sha256_hex(out: &mut Vec<u8>, data: &[u8]) {
-    for byte in Sha256::digest(data) {
+/// Appends the lowercase hex spelling of `bytes` (digests in manifests).
+pub fn push_hex(out: &mut Vec<u8>, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for &byte in bytes {
         out.push(HEX[usize::from(byte >> 4)]);
         out.push(HEX[usize::from(byte & 0x0f)]);
     }
 }
 
 /// Appends `s` as a JSON string literal exactly as Python's
-/// `json.encoder.encode_basestring` spells it (`ensure_ascii=False`): `"` and `\`
-/// escaped, `\n \r \t \b \f` short, other controls below 0x20 as `\u00xx` (lowercase
-/// hex), everything else (DEL and non-ASCII included) as is.
+/// `json.encoder.encode_basestring` spells it (`ensure_ascii=False`): serde_json's
+/// escaping is the same (`"` and `\` escaped, `\n \r \t \b \f` short, other controls
+/// below 0x20 as `\u00xx` in lowercase hex, DEL and non-ASCII as is).
 pub fn push_json_string(out: &mut Vec<u8>, s: &str) {
-    out.push(b'"');
-    for &b in s.as_bytes() {
-        match b {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            0x00..=0x1f => {
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[usize::from(b >> 4)]);
-                out.push(HEX[usize::from(b & 0x0f)]);
-            }
-            _ => out.push(b),
-        }
-    }
-    out.push(b'"');
+    // Writing a str into a Vec cannot fail (no I/O error, no unsupported value).
+    let _ = serde_json::to_writer(&mut *out, s);
 }
 
 /// The columns of a corpus manifest's document records, one entry per document.
@@ -81,7 +63,7 @@ pub fn corpus_records_json<T: AsRef<str>>(
         let text = cols.texts[i].as_ref().as_bytes();
         sizes.push(i64::try_from(text.len()).unwrap_or(i64::MAX));
         digest.clear();
-        push_sha256_hex(&mut digest, text);
+        push_hex(&mut digest, &Sha256::digest(text));
         if i > 0 {
             out.push(b',');
         }

@@ -32,6 +32,7 @@ use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::ColumnPath;
 use sha2::{Digest, Sha256};
 
+use super::corpus_records::push_hex;
 use crate::error::{CoreError, CoreResult};
 
 /// Levels (one per token, one per empty list) handed to the column writer at a time (at
@@ -301,13 +302,9 @@ fn write_token_lists(
 }
 
 fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        s.push(DIGITS[usize::from(b >> 4)] as char);
-        s.push(DIGITS[usize::from(b & 15)] as char);
-    }
-    s
+    let mut out = Vec::with_capacity(bytes.len() * 2);
+    push_hex(&mut out, bytes);
+    String::from_utf8(out).unwrap_or_default() // ASCII hex digits only
 }
 
 #[cfg(test)]

@@ -103,11 +103,10 @@ def encode_chunk(tok: Any, texts: list[str], opts: EncodeOptions, *, shard: int)
         ) from None
     ids, offsets, truncated = _truncate(ids, offsets, opts.max_length)
     dtype = np.dtype(opts.dtype)
-    if ids.size:
-        top = int(ids.max())
-        if top > np.iinfo(dtype).max:
-            raise ContractError(f"token ID {top} does not fit the dataset's {dtype} IDs")
-    return EncodedChunk(ids.astype(dtype, copy=False), offsets, truncated)
+    top = int(ids.max()) if ids.size else None
+    if top is not None and top > np.iinfo(dtype).max:
+        raise ContractError(f"token ID {top} does not fit the dataset's {dtype} IDs")
+    return EncodedChunk(ids.astype(dtype, copy=False), offsets, truncated, top)
 
 
 def _local_chunks(

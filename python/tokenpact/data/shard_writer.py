@@ -45,11 +45,18 @@ bench-mixed), small enough that writing overlaps encoding."""
 @dataclass(frozen=True, eq=False)
 class EncodedChunk:
     """Consecutive documents of a shard: IDs end to end in the dataset's dtype,
-    ``offsets`` ``[n + 1]`` from 0, and which documents were truncated."""
+    ``offsets`` ``[n + 1]`` from 0, which documents were truncated, and the largest ID
+    (None when there is none; computed here unless the encoder, which checks it against
+    the dtype before narrowing, passes it)."""
 
     ids: NDArray[Any]
     offsets: NDArray[np.int64]
     truncated: NDArray[np.bool_]
+    max_id: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_id is None and self.ids.size:
+            object.__setattr__(self, "max_id", int(self.ids.max()))
 
     @property
     def lengths(self) -> NDArray[np.int64]:
@@ -195,8 +202,8 @@ class ShardWriter:
         if self._done + n > len(self.doc_ids):
             raise ContractError(f"{self.name}: more encoded records than documents")
         ids = chunk.ids
-        if ids.size:
-            top = int(ids.max())
+        if chunk.max_id is not None:
+            top = chunk.max_id
             self._max_id = top if self._max_id is None else max(self._max_id, top)
         self._lengths.append(chunk.lengths)
         self._truncated.append(chunk.truncated)
