@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import pickle
+import re
 import sys
 import tempfile
 import time
@@ -159,7 +160,9 @@ def fixed_costs(tok: tp.Tokenizer, docs: list[Document], tmp: Path) -> list[list
     return rows
 
 
-def part_ray(quick: bool, tok: tp.Tokenizer, docs: list[Document]) -> tuple[str, dict[str, Any]]:
+def part_ray(
+    quick: bool, tok: tp.Tokenizer, docs: list[Document], *, only: str | None = None
+) -> tuple[str, dict[str, Any]]:
     """Each step on the local engine and on a local 2-CPU Ray instance.
 
     The whole bench-mixed corpus unless ``quick``. Ray's cost is split in two: the
@@ -213,9 +216,11 @@ def part_ray(quick: bool, tok: tp.Tokenizer, docs: list[Document]) -> tuple[str,
             lambda d: enc(d, workers=2, keep_workers=True),
         ),
     }
+    if only is not None:
+        jobs = {name: job for name, job in jobs.items() if re.search(only, name)}
     current = [tok]
     try:
-        fixed = fixed_costs(tok, docs, tmp)
+        fixed = fixed_costs(tok, docs, tmp) if only is None else []
         texts = [d.text for d in docs]
         for name, (local, remote) in jobs.items():
             if "kept" in name:
@@ -284,10 +289,15 @@ def part_ray(quick: bool, tok: tp.Tokenizer, docs: list[Document]) -> tuple[str,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a third of 15 MB of documents")
+    parser.add_argument(
+        "--only", help="run only the steps whose name matches this regex (no fixed-cost table)"
+    )
     args = parser.parse_args()
     docs = bench_docs(3_000_000 if args.quick else 15_000_000)
     tok = tp.train_bpe([d.text for d in docs[::4]], vocab_size=16_384)
-    text, ratios = part_ray(args.quick, tok, docs[: len(docs) // 3] if args.quick else docs)
+    text, ratios = part_ray(
+        args.quick, tok, docs[: len(docs) // 3] if args.quick else docs, only=args.only
+    )
     print(text)
     worst = max(r["end_to_end"] for r in ratios.values())
     print(f"\nworst end-to-end ratio {worst:.2f}x ({'met' if worst <= 2 else 'not met'})")
