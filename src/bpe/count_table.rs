@@ -41,8 +41,7 @@ fn check(table: &CountTableRef<'_>, index: usize) -> CoreResult<()> {
     if table.offsets.len() != table.counts.len() + 1 {
         return bad("needs one more offset than counts");
     }
-    if table.offsets[0] != 0 || *table.offsets.last().unwrap_or(&0) != table.pieces.len() as u64
-    {
+    if table.offsets[0] != 0 || *table.offsets.last().unwrap_or(&0) != table.pieces.len() as u64 {
         return bad("offsets must run from 0 to the piece buffer's length");
     }
     if table.offsets.windows(2).any(|w| w[0] > w[1]) {
@@ -94,13 +93,25 @@ mod tests {
         let (pa, oa, ca) = flatten(&a);
         let (pb, ob, cb) = flatten(&b);
         let tables = [
-            CountTableRef { pieces: &pa, offsets: &oa, counts: &ca },
-            CountTableRef { pieces: &pb, offsets: &ob, counts: &cb },
+            CountTableRef {
+                pieces: &pa,
+                offsets: &oa,
+                counts: &ca,
+            },
+            CountTableRef {
+                pieces: &pb,
+                offsets: &ob,
+                counts: &cb,
+            },
         ];
         let sum = sum_tables(&tables).unwrap();
         let expected: Vec<(&[u8], u64)> = vec![(b"", 5), (b" cat", 3), (b"the", 3)];
         assert_eq!(sum, expected);
-        assert!(sum_tables(&[CountTableRef { pieces: &pa, offsets: &oa[1..], counts: &ca }])
-            .is_err());
+        assert!(sum_tables(&[CountTableRef {
+            pieces: &pa,
+            offsets: &oa[1..],
+            counts: &ca
+        }])
+        .is_err());
     }
 }

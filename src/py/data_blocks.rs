@@ -4,6 +4,7 @@
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyBytes;
 
 use super::{in_pool, to_py};
@@ -23,6 +24,27 @@ type Table<'py> = (
     u64,
     String,
 );
+
+/// `texts` as one block: their UTF-8 bytes back to back and `n + 1` byte offsets (read
+/// from each string's UTF-8 form, which Python caches, and copied once).
+#[pyfunction]
+fn pack_texts<'py>(
+    py: Python<'py>,
+    texts: Vec<PyBackedStr>,
+) -> (Bound<'py, PyArray1<u8>>, Bound<'py, PyArray1<u64>>) {
+    let (buf, offsets) = py.detach(|| {
+        let total: usize = texts.iter().map(|t| t.len()).sum();
+        let mut buf = Vec::with_capacity(total);
+        let mut offsets = Vec::with_capacity(texts.len() + 1);
+        offsets.push(0u64);
+        for t in &texts {
+            buf.extend_from_slice(t.as_bytes());
+            offsets.push(buf.len() as u64);
+        }
+        (buf, offsets)
+    });
+    (buf.into_pyarray(py), offsets.into_pyarray(py))
+}
 
 /// Pre-token counts of one block: `(pieces, offsets, counts, documents, bytes, digest)`,
 /// the pieces flattened in no particular order (tables add up in any order).
@@ -128,12 +150,16 @@ fn minhash_band_keys_block<'py>(
     });
     let keys = keys.map_err(|e| to_py(py, e))?;
     let n_docs = offsets.len().saturating_sub(1);
-    keys.into_pyarray(py)
-        .reshape([n_docs, bands])
-        .map_err(|_| to_py(py, CoreError::InvalidInput("band key buffer has the wrong size".into())))
+    keys.into_pyarray(py).reshape([n_docs, bands]).map_err(|_| {
+        to_py(
+            py,
+            CoreError::InvalidInput("band key buffer has the wrong size".into()),
+        )
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(pack_texts, m)?)?;
     m.add_function(wrap_pyfunction!(count_pretokens_block, m)?)?;
     m.add_function(wrap_pyfunction!(sum_count_tables, m)?)?;
     m.add_function(wrap_pyfunction!(minhash_band_keys_block, m)?)?;

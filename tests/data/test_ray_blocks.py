@@ -98,9 +98,7 @@ def test_block_band_keys_equal_keys_of_local_signatures(
 ) -> None:
     params = MinHashParams(num_perm=32, shingle=kind, n=n)
     a, b = params.permutations
-    keys = band_keys_block(
-        pack_block(texts, 0, len(texts)), (kind, n, params.scheme), (a, b), 4, 8
-    )
+    keys = band_keys_block(pack_block(texts, 0, len(texts)), (kind, n, params.scheme), (a, b), 4, 8)
     expected = _native.lsh_band_keys(minhash_signatures(texts, params), 4, 8, 1)
     assert keys.shape == (len(texts), 4)
     assert np.array_equal(keys, expected)

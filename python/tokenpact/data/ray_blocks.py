@@ -92,19 +92,20 @@ def block_bounds(
 
 def pack_block(texts: Sequence[str], start: int, stop: int) -> Block:
     """Documents ``texts[start:stop]`` as one UTF-8 buffer and ``n + 1`` byte offsets."""
+    block = texts[start:stop]
     try:
-        encoded = [t.encode("utf-8") for t in texts[start:stop]]
+        buf, offsets = _native.pack_texts(block if isinstance(block, list) else list(block))
     except UnicodeEncodeError as exc:
         raise InvalidInputError(
             f"a text contains a lone surrogate ({exc.object[exc.start]!r}); decode the "
             "source with errors='replace' or clean it"
         ) from None
-    except AttributeError:
-        i = next(i for i in range(start, stop) if not isinstance(texts[i], str))
+    except TypeError:
+        i = next((i for i in range(start, stop) if not isinstance(texts[i], str)), None)
+        if i is None:
+            raise
         raise InvalidInputError(f"text {i} is {type(texts[i]).__name__}, not str") from None
-    offsets = np.zeros(len(encoded) + 1, dtype=np.uint64)
-    np.cumsum(np.fromiter(map(len, encoded), dtype=np.uint64, count=len(encoded)), out=offsets[1:])
-    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+    return buf, offsets
 
 
 @cache

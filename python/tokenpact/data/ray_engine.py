@@ -44,6 +44,7 @@ __all__ = [
     "release_ray_workers",
 ]
 
+
 def _ray(address: str | None = None, num_cpus: int | None = None, *, keep: bool = False) -> Any:
     try:
         import ray
