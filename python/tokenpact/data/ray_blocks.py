@@ -82,7 +82,7 @@ def block_bounds(
     parts = max(parts, -(-int(ends[-1]) // MAX_BLOCK_CHARS))
     targets = ends[-1] * np.arange(1, max(parts, 1)) / max(parts, 1)
     cuts = np.unique(np.concatenate(([0, n], np.searchsorted(ends, targets) + 1)))
-    bounds = []
+    bounds: list[tuple[int, int]] = []
     for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
         pieces = -(-(b - a) // max_docs)  # equal sub-blocks under the document limit
         edges = np.linspace(a, b, pieces + 1).round().astype(np.int64).tolist()
