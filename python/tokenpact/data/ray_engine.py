@@ -1,9 +1,12 @@
-"""The Ray Data engine: the same steps as the local engine, spread over a Ray cluster.
+"""The Ray engine: the same steps as the local engine, spread over a Ray cluster.
 
-* pre-token counting for BPE training: each block counts its documents in Rust; the
-  driver adds the counts (commutative) and trains once, so the merges equal local ones;
-* MinHash signatures and LSH band keys: computed per block, returned by row index; the
-  driver groups and verifies candidates exactly as the local engine does;
+* pre-token counting for BPE training: blocks of documents, each one UTF-8 buffer +
+  offsets (:mod:`tokenpact.data.ray_blocks`), counted in Rust by Ray tasks and returned
+  as flat tables; the driver adds them in Rust (commutative) and trains once, so the
+  merges equal local ones;
+* MinHash signatures and LSH band keys: computed per block in one native call, placed
+  by row index; the driver groups and verifies candidates exactly as the local engine
+  does. ``ray_data=True`` runs both through Ray Data ``map_batches`` instead of tasks;
 * shard encoding (:mod:`tokenpact.data.ray_encoder`): Ray tasks encode the local
   engine's chunks with the tokenizer their worker process holds (shipped once as its
   pickled spec, checked against the semantic hash); the driver's writer thread writes
@@ -19,8 +22,8 @@ a shard) is computed by the same function and ordered by index, never by arrival
 Connect to a running cluster with ``ray_options={"address": "ray://head:10001"}``
 (CLI ``--engine ray --address ...``); without an address a running ``ray.init`` is
 reused, else a local Ray instance is started. Every function takes the same options
-(``address``, ``num_cpus``, ``block_docs``, ``workers``, ``keep_workers``) and ignores
-those it does not use, so one ``ray_options`` dict serves the whole pipeline.
+(``address``, ``num_cpus``, ``block_docs``, ``ray_data``, ``workers``, ``keep_workers``)
+and ignores those it does not use, so one ``ray_options`` dict serves the whole pipeline.
 """
 
 from __future__ import annotations
