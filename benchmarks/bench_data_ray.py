@@ -61,6 +61,37 @@ def _init_ray() -> float:
     return time.perf_counter() - start
 
 
+def tree_cpu_seconds() -> float:
+    """CPU time of this process and every process it started (the local Ray instance:
+    raylet, GCS, the workers), read from /proc: what a step costs whatever the load."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, float]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="ascii") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except (OSError, UnicodeDecodeError, IndexError):
+                continue  # a process that exited meanwhile
+            stats[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    total, frontier = 0.0, [os.getpid()]
+    while frontier:
+        pid = frontier.pop()
+        total += stats.get(pid, (0, 0.0))[1]
+        frontier.extend(children.get(pid, []))
+    return total
+
+
+def timed_cpu(fn: Callable[[], Any]) -> tuple[float, float, Any]:
+    """Wall seconds, CPU seconds (this process tree) and the result of one call."""
+    cpu = tree_cpu_seconds()
+    seconds, result = _common.timed(fn)
+    return seconds, tree_cpu_seconds() - cpu, result
+
+
 def _variants(tok: tp.Tokenizer) -> Callable[[], tp.Tokenizer]:
     """A new tokenizer per call (the same merges plus one special token of its own, so a
     new semantic hash): what the workers have never seen and must be shipped."""
@@ -236,17 +267,26 @@ def part_ray(
             if "kept" in name:
                 release_ray_workers()
                 remote(tiny)  # starts the pool (its cost is in the fixed-cost table)
-            runs: dict[str, list[float]] = {"local": [], "ray": [], "local0": [], "ray0": []}
+            runs: dict[str, list[float]] = {
+                "local": [],
+                "ray": [],
+                "local0": [],
+                "ray0": [],
+                "local_cpu": [],
+                "ray_cpu": [],
+            }
             same = True
             fresh = "new tokenizer" in name
             for _ in range(2 if quick else 3):
                 # The local run leaves nothing on the workers: a tokenizer made just
                 # before the pair is new to them when the Ray run ships it.
                 current[0] = new() if fresh else tok
-                t, a = _common.timed(partial(local, docs))
+                t, c, a = timed_cpu(partial(local, docs))
                 runs["local"].append(t)
-                t, b = _common.timed(partial(remote, docs))
+                runs["local_cpu"].append(c)
+                t, c, b = timed_cpu(partial(remote, docs))
                 runs["ray"].append(t)
+                runs["ray_cpu"].append(c)
                 current[0] = new() if fresh else tok
                 runs["local0"].append(_common.timed(partial(local, tiny))[0])
                 runs["ray0"].append(_common.timed(partial(remote, tiny))[0])
@@ -268,6 +308,8 @@ def part_ray(
                     f"{m['ray'] / m['local']:.2f}x",
                     f"{m['ray0']:.2f}",
                     f"{marginal:.2f}x",
+                    f"{m['local_cpu']:.2f} / {m['ray_cpu']:.2f} "
+                    f"({m['ray_cpu'] / max(1e-9, m['local_cpu']):.2f}x)",
                     str(same),
                 ]
             )
@@ -283,6 +325,7 @@ def part_ray(
             "Ray / local (end to end)",
             f"Ray fixed s ({TINY} docs)",
             "Ray / local (marginal)",
+            "CPU-s local / Ray (driver + Ray processes)",
             "identical",
         ],
         rows,
@@ -294,7 +337,7 @@ def part_ray(
         f"rounds; `ray.init` ({startup:.1f} s) excluded everywhere. Load average "
         f"{load_before:.1f} before the run, {os.getloadavg()[0]:.1f} after."
     )
-    return f"{table}\n\n{note}\n\n{costs}", ratios
+    return (f"{table}\n\n{note}\n\n{costs}" if fixed else f"{table}\n\n{note}"), ratios
 
 
 def main() -> None:
