@@ -138,7 +138,7 @@ def run_blocks(
     pending: deque[tuple[int, int, Any]] = deque()
     for start, stop in bounds:
         pending.append((start, stop, task.remote(pack_block(texts, start, stop), *args)))
-        if len(pending) > 2 * cpus:
+        if len(pending) >= 2 * cpus:
             start, stop, ref = pending.popleft()
             yield start, stop, ray.get(ref)
     while pending:
