@@ -171,6 +171,30 @@ def lsh_verify_groups(
     threshold: float,
     threads: int | None = None,
 ) -> tuple[np.ndarray, int, int]: ...
+
+# Blocks of documents as one UTF-8 buffer + offsets, the Ray engine's unit (src/py/data_blocks.rs)
+def pack_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray]: ...
+def count_pretokens_block(
+    buf: np.ndarray, offsets: np.ndarray, pattern: str, name: str | None, threads: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int, str]: ...
+def sum_count_tables(
+    pieces: list[np.ndarray],
+    offsets: list[np.ndarray],
+    counts: list[np.ndarray],
+    threads: int | None = None,
+) -> tuple[list[bytes], np.ndarray]: ...
+def minhash_band_keys_block(
+    buf: np.ndarray,
+    offsets: np.ndarray,
+    kind: str,
+    n: int,
+    scheme: str,
+    a: np.ndarray,
+    b: np.ndarray,
+    bands: int,
+    rows: int,
+    threads: int | None = None,
+) -> np.ndarray: ...
 def corpus_records_json(
     texts: list[str],
     doc_ids: list[str],

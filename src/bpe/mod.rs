@@ -2,6 +2,7 @@
 //! `hf_chars`: Hugging Face BPE over characters (non-byte-level `tokenizer.json`).
 
 pub mod count;
+pub mod count_table;
 pub mod dropout;
 pub mod encode;
 pub mod hf;

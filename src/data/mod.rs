@@ -8,3 +8,4 @@ pub mod parquet_shard;
 pub mod permute;
 pub mod shingle_hash;
 pub mod shingles;
+pub mod text_block;

@@ -13,6 +13,7 @@ mod bpe;
 mod bpe_train;
 mod chat_encode;
 mod data;
+mod data_blocks;
 mod dropout;
 mod engine;
 mod parquet_shard;
@@ -139,6 +140,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bpe_train::register(m)?;
     chat_encode::register(m)?;
     data::register(m)?;
+    data_blocks::register(m)?;
     dropout::register(m)?;
     engine::register(m)?;
     special::register(m)?;

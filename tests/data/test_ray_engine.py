@@ -36,23 +36,48 @@ def docs(real_docs: list[Document]) -> list[Document]:
     return base + copies
 
 
-def test_bpe_counts_on_ray_give_local_merges(cluster: None, docs: list[Document]) -> None:
+# ray_data=True runs the same blocks through Ray Data map_batches instead of plain tasks.
+@pytest.mark.parametrize("ray_data", [False, True])
+def test_bpe_counts_on_ray_give_local_merges(
+    cluster: None, docs: list[Document], ray_data: bool
+) -> None:
     texts = [d.text for d in docs]
     local = tp.train_bpe(texts, vocab_size=520)
-    remote = train_bpe(docs, vocab_size=520, engine="ray", ray_options={"block_docs": 25})
+    options = {"block_docs": 25, "ray_data": ray_data}
+    remote = train_bpe(docs, vocab_size=520, engine="ray", ray_options=options)
     assert remote.merges == local.merges
     assert remote.training == local.training
     assert remote.semantic_hash == local.semantic_hash
 
 
-def test_near_dedup_on_ray_equals_local(cluster: None, docs: list[Document]) -> None:
+def test_ray_counts_equal_local_counts(cluster: None, docs: list[Document]) -> None:
+    from tokenpact.data.ray_engine import ray_count_pretokens
+    from tokenpact.train import count_pretokens
+
+    texts = [d.text for d in docs]
+    for options in ({}, {"block_docs": 7}):
+        (remote,) = ray_count_pretokens(texts, pattern="gpt2", **options)
+        assert remote == count_pretokens(texts, pattern="gpt2")  # pieces, counts, digest
+    (empty,) = ray_count_pretokens([])
+    assert empty == count_pretokens([])
+
+
+@pytest.mark.parametrize("ray_data", [False, True])
+def test_near_dedup_on_ray_equals_local(
+    cluster: None, docs: list[Document], ray_data: bool
+) -> None:
     params = MinHashParams(n=3)
     local = near_dedup(docs, threshold=0.7, params=params)
     remote = near_dedup(
-        docs, threshold=0.7, params=params, engine="ray", ray_options={"block_docs": 25}
+        docs,
+        threshold=0.7,
+        params=params,
+        engine="ray",
+        ray_options={"block_docs": 25, "ray_data": ray_data},
     )
     assert local.clusters and remote.clusters == local.clusters
     assert remote.duplicate_of == local.duplicate_of
+    assert remote.stats == local.stats
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "megatron"])

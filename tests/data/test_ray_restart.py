@@ -1,6 +1,6 @@
-"""Ray encoding across a cluster restart: nothing cached for the first cluster (the
-tokenizer spec in its object store, a kept actor pool) is handed to the second one, whose
-job IDs start again at 1."""
+"""Ray encoding and counting across a cluster restart: nothing cached for the first
+cluster (the tokenizer spec in its object store, a kept actor pool, the block tasks'
+remote functions) is handed to the second one, whose job IDs start again at 1."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ pytest.importorskip("ray.data")
 
 def test_encoding_after_a_cluster_restart(tmp_path: Path, real_docs: list[Document]) -> None:
     from tokenpact.data import ray_encoder
+    from tokenpact.data.ray_engine import ray_count_pretokens
+    from tokenpact.train import count_pretokens
 
     if ray.is_initialized():
         ray.shutdown()
@@ -36,6 +38,8 @@ def test_encoding_after_a_cluster_restart(tmp_path: Path, real_docs: list[Docume
                     )
                     == local
                 )
+            (counts,) = ray_count_pretokens([d.text for d in docs])
+            assert counts == count_pretokens([d.text for d in docs])
             ray.shutdown()  # the kept pool and the spec's object die with the cluster
     finally:
         ray_encoder.release_ray_workers()

@@ -157,7 +157,8 @@ class RayShardEncoder:
     Created before the documents are read (``encode_dataset`` does): the constructor
     connects, ships the tokenizer and starts the workers loading it, and
     :meth:`chunks` then deals the chunks. Options are ``ray_options``' (``address``,
-    ``num_cpus``, ``workers``, ``keep_workers``; ``block_docs`` is not used here).
+    ``num_cpus``, ``workers``, ``keep_workers``; ``block_docs`` and ``ray_data`` are not
+    used here).
     """
 
     def __init__(
@@ -169,6 +170,7 @@ class RayShardEncoder:
         workers: int = 2,
         block_docs: int | None = None,
         keep_workers: bool = False,
+        ray_data: bool = False,
     ) -> None:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ConfigError(f"workers must be a positive integer, got {workers!r}")

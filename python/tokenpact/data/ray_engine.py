@@ -1,9 +1,12 @@
-"""The Ray Data engine: the same steps as the local engine, spread over a Ray cluster.
+"""The Ray engine: the same steps as the local engine, spread over a Ray cluster.
 
-* pre-token counting for BPE training: each block counts its documents in Rust; the
-  driver adds the counts (commutative) and trains once, so the merges equal local ones;
-* MinHash signatures and LSH band keys: computed per block, returned by row index; the
-  driver groups and verifies candidates exactly as the local engine does;
+* pre-token counting for BPE training: blocks of documents, each one UTF-8 buffer +
+  offsets (:mod:`tokenpact.data.ray_blocks`), counted in Rust by Ray tasks and returned
+  as flat tables; the driver adds them in Rust (commutative) and trains once, so the
+  merges equal local ones;
+* MinHash signatures and LSH band keys: computed per block in one native call, placed
+  by row index; the driver groups and verifies candidates exactly as the local engine
+  does. ``ray_data=True`` runs both through Ray Data ``map_batches`` instead of tasks;
 * shard encoding (:mod:`tokenpact.data.ray_encoder`): Ray tasks encode the local
   engine's chunks with the tokenizer their worker process holds (shipped once as its
   pickled spec, checked against the semantic hash); the driver's writer thread writes
@@ -19,8 +22,8 @@ a shard) is computed by the same function and ordered by index, never by arrival
 Connect to a running cluster with ``ray_options={"address": "ray://head:10001"}``
 (CLI ``--engine ray --address ...``); without an address a running ``ray.init`` is
 reused, else a local Ray instance is started. Every function takes the same options
-(``address``, ``num_cpus``, ``block_docs``, ``workers``, ``keep_workers``) and ignores
-those it does not use, so one ``ray_options`` dict serves the whole pipeline.
+(``address``, ``num_cpus``, ``block_docs``, ``ray_data``, ``workers``, ``keep_workers``)
+and ignores those it does not use, so one ``ray_options`` dict serves the whole pipeline.
 """
 
 from __future__ import annotations
@@ -44,8 +47,6 @@ __all__ = [
     "release_ray_workers",
 ]
 
-DEFAULT_BLOCK_DOCS = 4096
-
 
 def _ray(address: str | None = None, num_cpus: int | None = None, *, keep: bool = False) -> Any:
     try:
@@ -67,31 +68,6 @@ def _ray(address: str | None = None, num_cpus: int | None = None, *, keep: bool 
     return ray
 
 
-def _text_dataset(ray: Any, texts: Sequence[str], block_docs: int) -> Any:
-    """``{"i", "text"}`` rows in blocks of ``block_docs``, one Arrow table per block
-    (no repartition: that would be an all-to-all shuffle through the object store)."""
-    import pyarrow as pa
-
-    tables = [
-        pa.table(
-            {
-                "i": np.arange(a, min(a + block_docs, len(texts)), dtype=np.int64),
-                "text": pa.array(texts[a : a + block_docs], type=pa.large_string()),
-            }
-        )
-        for a in range(0, len(texts), block_docs)
-    ]
-    return ray.data.from_arrow(tables)
-
-
-def _quiet(ds: Any) -> Any:
-    """No progress bars or start banner for this dataset (the user's context is kept)."""
-    ds.context.enable_progress_bars = False
-    ds.context.print_on_execution_start = False
-    ds.context.enable_auto_log_stats = False
-    return ds
-
-
 def ray_band_keys(
     texts: Sequence[str],
     params: MinHashParams,
@@ -100,29 +76,26 @@ def ray_band_keys(
     *,
     address: str | None = None,
     num_cpus: int | None = None,
-    block_docs: int = DEFAULT_BLOCK_DOCS,
+    block_docs: int | None = None,
     workers: int | None = None,
     keep_workers: bool = False,
+    ray_data: bool = False,
 ) -> NDArray[np.uint64]:
-    """LSH band keys ``[len(texts), bands]`` computed on Ray, rows in input order."""
+    """LSH band keys ``[len(texts), bands]`` computed on Ray, rows in input order.
+
+    Each block of documents travels as one UTF-8 buffer + offsets; a worker computes its
+    signatures and band keys in one native call (:mod:`tokenpact.data.ray_blocks`).
+    """
+    from .ray_blocks import band_keys_block, run_blocks
+
     ray = _ray(address, num_cpus)
-    if not texts:
-        return np.zeros((0, bands), dtype=np.uint64)
-
-    def keys_of(batch: dict[str, Any]) -> dict[str, Any]:
-        from tokenpact import _native
-        from tokenpact.data.minhash import minhash_signatures
-
-        sigs = minhash_signatures(list(batch["text"]), params, threads=1)
-        return {"i": batch["i"], "keys": _native.lsh_band_keys(sigs, bands, rows, 1)}
-
-    ds = _text_dataset(ray, texts, block_docs).map_batches(
-        keys_of, batch_format="numpy", batch_size=None, num_cpus=1
-    )
-    _quiet(ds)
     keys = np.zeros((len(texts), bands), dtype=np.uint64)
-    for batch in ds.iter_batches(batch_format="numpy", batch_size=None):
-        keys[np.asarray(batch["i"])] = np.asarray(batch["keys"], dtype=np.uint64)
+    a, b = params.permutations
+    args = ((params.shingle, params.n, params.scheme), (a, b), bands, rows)
+    for start, stop, block_keys in run_blocks(
+        ray, band_keys_block, args, texts, block_docs=block_docs, ray_data=ray_data
+    ):
+        keys[start:stop] = block_keys
     return keys
 
 
@@ -132,45 +105,41 @@ def ray_count_pretokens(
     pattern: str = "gpt4",
     address: str | None = None,
     num_cpus: int | None = None,
-    block_docs: int = DEFAULT_BLOCK_DOCS,
+    block_docs: int | None = None,
     workers: int | None = None,
     keep_workers: bool = False,
+    ray_data: bool = False,
 ) -> Iterator[Any]:
-    """Per-block :class:`~tokenpact.train.PretokenCounts`, counted on Ray."""
-    import pyarrow as pa
+    """The :class:`~tokenpact.train.PretokenCounts` of ``texts``, counted on Ray.
 
-    ray = _ray(address, num_cpus)
-
-    def count(batch: pa.Table) -> pa.Table:
-        from tokenpact.train import count_pretokens
-
-        c = count_pretokens(batch.column("text").to_pylist(), pattern=pattern, threads=1)
-        return pa.table(
-            {
-                "pieces": pa.array([list(c.pieces)], type=pa.list_(pa.binary())),
-                "counts": pa.array([c.counts], type=pa.list_(pa.uint64())),
-                "documents": [c.documents],
-                "bytes": [c.bytes],
-                "digest": [c.digest],
-            }
-        )
-
+    Each block is counted by a worker in Rust and comes back as a flat table; the driver
+    adds the tables in Rust and yields ONE ``PretokenCounts`` (equal to
+    ``count_pretokens(texts)``), so training reads the same input as a local run.
+    """
+    from ..patterns import resolve_pattern
     from ..train import PretokenCounts
+    from .ray_blocks import count_block, run_blocks, sum_counts
 
-    ds = _text_dataset(ray, texts, block_docs).map_batches(
-        count, batch_format="pyarrow", batch_size=None, num_cpus=1
+    name, source = resolve_pattern(pattern)
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise ConfigError(f"document {i} is {type(t).__name__}, not str")
+    ray = _ray(address, num_cpus)
+    tables = [
+        table
+        for _, _, table in run_blocks(
+            ray, count_block, (source, name), texts, block_docs=block_docs, ray_data=ray_data
+        )
+    ]
+    pieces, counts, documents, nbytes, digest = sum_counts(tables)
+    yield PretokenCounts(
+        pattern=pattern,
+        pieces=tuple(pieces),
+        counts=np.asarray(counts, dtype=np.uint64),
+        documents=documents,
+        bytes=nbytes,
+        digest=digest,
     )
-    _quiet(ds)
-    for batch in ds.iter_batches(batch_format="pyarrow", batch_size=1):
-        for row in batch.to_pylist():
-            yield PretokenCounts(
-                pattern=pattern,
-                pieces=tuple(row["pieces"]),
-                counts=np.asarray(row["counts"], dtype=np.uint64),
-                documents=row["documents"],
-                bytes=row["bytes"],
-                digest=row["digest"],
-            )
 
 
 def ray_map_blocks(
@@ -184,6 +153,7 @@ def ray_map_blocks(
     block_docs: int | None = None,
     in_flight: int | None = None,
     keep_workers: bool = False,
+    ray_data: bool = False,
 ) -> Iterator[Any]:
     """``fn(shared, block)`` for each block as Ray tasks; results in block order.
 
