@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from ..errors import ConfigError, InvalidInputError
@@ -96,6 +97,14 @@ def account_mixture(
     return MixtureReport(rows=rows)
 
 
+def _codes(values: list[str]) -> Any:
+    """``values`` as int64 codes numbered in order of first occurrence."""
+    import numpy as np
+
+    index = {v: i for i, v in enumerate(dict.fromkeys(values))}
+    return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+
+
 def tally_mixture(
     sources: Iterable[str], roles: Iterable[str], n_bytes: Any, tokens: Any
 ) -> MixtureReport:
@@ -103,10 +112,25 @@ def tally_mixture(
     tokens) in one pass, for callers that already hold sizes and lengths as arrays."""
     import numpy as np
 
-    pairs = list(zip(sources, roles, strict=False))  # roles may be repeat("all")
-    # dict.fromkeys and map run at C speed: no Python frame per document.
-    keys = {key: i for i, key in enumerate(dict.fromkeys(pairs))}
-    codes = np.fromiter(map(keys.__getitem__, pairs), dtype=np.int64, count=len(pairs))
+    source_list = list(sources)
+    role_list = list(islice(roles, len(source_list)))  # roles may be repeat("all")
+    if len(role_list) != len(source_list):
+        raise InvalidInputError(
+            "sources, roles, n_bytes and tokens must have one entry per document"
+        )
+    # One code per (source, role) from a code per source and one per role: no tuple per
+    # document, and dict.fromkeys / map run at C speed (no Python frame per document).
+    source_codes = _codes(source_list)
+    role_codes = _codes(role_list)
+    n_roles = int(role_codes.max()) + 1 if role_codes.size else 1
+    pair_codes = source_codes * n_roles + role_codes
+    # The (source, role) keys in order of first occurrence, numbered 0, 1, ...
+    _, first = np.unique(pair_codes, return_index=True)
+    first.sort()
+    keys = {(source_list[i], role_list[i]): k for k, i in enumerate(first.tolist())}
+    renumber = np.zeros(len(source_codes) and int(pair_codes.max()) + 1, dtype=np.int64)
+    renumber[pair_codes[first]] = np.arange(len(first))
+    codes = renumber[pair_codes]
     n_bytes = np.asarray(n_bytes, dtype=np.int64)
     tokens = np.asarray(tokens, dtype=np.int64)
     if not codes.shape[0] == n_bytes.shape[0] == tokens.shape[0]:
