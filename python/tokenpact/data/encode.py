@@ -15,10 +15,9 @@ SHA-256 of every shard file; :func:`tokenpact.data.open_dataset` checks all of t
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import chain, repeat
@@ -27,15 +26,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ..contract import CorpusManifest, DatasetDeclaration, canonical_bytes, template_hash
 from ..contract.hashing import CORPUS as CORPUS_DOMAIN
 from ..contract.hashing import framed_digest
 from ..errors import ConfigError, ContractError, InvalidInputError
 from .corpus_manifest import corpus_records_bytes, utf8_sizes, write_json_atomic
-from .documents import Document, sort_by_id
-from .mixture import tally_mixture
+from .documents import Document, sort_documents
+from .mixture import MixtureReport, MixtureTally
 from .shard_formats import PARQUET_COMPRESSIONS, token_dtype
 from .shard_writer import CHUNK_CHARS, EncodedChunk, ShardSummary, ShardWriter, chunk_bounds
 
@@ -116,7 +114,11 @@ def encode_chunk(tok: Any, texts: list[str], opts: EncodeOptions, *, shard: int)
 
 
 def _local_chunks(
-    tok: Any, texts: Sequence[str], bounds: Sequence[tuple[int, int]], opts: EncodeOptions
+    tok: Any,
+    texts: Sequence[str],
+    bounds: Sequence[tuple[int, int]],
+    opts: EncodeOptions,
+    started: Callable[[], None] = lambda: None,
 ) -> Iterator[tuple[int, EncodedChunk]]:
     """Encoded chunks in shard order, ``_ENCODE_AHEAD`` batch calls in flight at once.
 
@@ -125,6 +127,7 @@ def _local_chunks(
     prepare the next call. With the next call already queued, a worker that runs out
     of documents takes the next chunk's, so the cores stay busy across the boundary
     (the calls release the GIL). The chunks, their order and their bytes are unchanged.
+    ``started()`` runs once the first call is queued (work that can wait that long).
     """
     plan: Iterator[tuple[int, int, int]] = (
         (k, a + c0, a + c1)
@@ -136,6 +139,9 @@ def _local_chunks(
     try:
         for k, a, b in plan:
             in_flight.append((k, pool.submit(encode_chunk, tok, texts[a:b], opts, shard=k)))
+            if started is not None:
+                started, go = None, started
+                go()
             if len(in_flight) >= _ENCODE_AHEAD:
                 shard, future = in_flight.popleft()
                 yield shard, future.result()
@@ -219,16 +225,19 @@ def _check_doc_ids(doc_ids: Sequence[str]) -> None:
         raise InvalidInputError(f"doc_id {bad!r} contains a tab or newline; use plain IDs")
 
 
-def _corpus_file(
+def _corpus_side(
     tmp: Path,
     docs: Sequence[Document],
     texts: Sequence[str],
+    doc_ids: Sequence[str],
     corpus: CorpusManifest | None,
     *,
     revision: str,
     roles: Mapping[str, str] | None,
-) -> tuple[str, NDArray[np.int64]]:
-    """Write the corpus manifest to ``tmp``; return its hash and each text's UTF-8 size.
+) -> tuple[str, MixtureTally]:
+    """What needs the documents but not their tokens, made while the shards encode:
+    the corpus manifest written to ``tmp`` and its hash, and the mixture tally with
+    everything but the token counts.
 
     One canonical serialization serves both the file and its hash (it is the hashed
     payload), instead of three passes over a million document records.
@@ -238,7 +247,12 @@ def _corpus_file(
     else:
         data, sizes = corpus_records_bytes(docs, revision=revision, roles=roles)
     tmp.write_bytes(data + b"\n")
-    return "sha256:" + framed_digest(CORPUS_DOMAIN, data).hex(), sizes
+    tally = MixtureTally(
+        map(_SOURCE, docs),
+        map(roles.get, doc_ids, repeat("all")) if roles is not None else repeat("all"),
+        sizes,
+    )
+    return "sha256:" + framed_digest(CORPUS_DOMAIN, data).hex(), tally
 
 
 def _documents(source: Any, reader_options: Mapping[str, Any] | None) -> list[Document]:
@@ -311,9 +325,8 @@ def encode_dataset(
         from .ray_encoder import RayShardEncoder
 
         ray_encoder = RayShardEncoder(tokenizer, **dict(ray_options or {}))
-    docs = sort_by_id(_documents(source, reader_options))
+    docs, doc_ids = sort_documents(_documents(source, reader_options))
     texts = list(map(_TEXT, docs))  # map(attrgetter): no Python frame per document
-    doc_ids = list(map(_DOC_ID, docs))
     _check_doc_ids(doc_ids)
     opts = EncodeOptions(
         format=format,
@@ -333,30 +346,46 @@ def encode_dataset(
     # The old manifest goes first: an interrupted overwrite then leaves no manifest that
     # names missing or half-replaced shards (open_dataset fails closed without one).
     (out / MANIFEST_NAME).unlink(missing_ok=True)
-    for stale in out.glob("shard-*"):
-        stale.unlink()
-    # The corpus manifest (a digest per document, its hash, the file under a temporary
-    # name) and the UTF-8 size of every document are made on a second thread while the
-    # shards encode: the Rust encoder releases the GIL, so the two overlap.
     corpus_tmp = out / f".{CORPUS_NAME}.tmp{os.getpid()}"
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenpact-corpus")
-    corpus_job = pool.submit(
-        _corpus_file, corpus_tmp, docs, texts, corpus, revision=corpus_revision, roles=roles
-    )
-    pool.shutdown(wait=False)
+    corpus_job: Future[tuple[str, MixtureTally]] | None = None
+
+    def start_side_work() -> None:
+        # The corpus manifest (a digest per document) and the mixture's per-document
+        # side are made on a second thread while the shards encode (the encoder
+        # releases the GIL). Started once the first chunk is queued, so the encoder
+        # does not wait for it; stale shards go before any new shard is moved in.
+        nonlocal corpus_job
+        corpus_job = pool.submit(
+            _corpus_side,
+            corpus_tmp,
+            docs,
+            texts,
+            doc_ids,
+            corpus,
+            revision=corpus_revision,
+            roles=roles,
+        )
+        pool.shutdown(wait=False)
+        for stale in out.glob("shard-*"):
+            stale.unlink()
+
     try:
         chunks: Iterable[tuple[int, EncodedChunk]]
         if ray_encoder is not None:
+            start_side_work()
             chunks = ray_encoder.chunks(docs, bounds, opts)
+        elif docs:
+            chunks = _local_chunks(tokenizer, texts, bounds, opts, started=start_side_work)
         else:
-            chunks = _local_chunks(tokenizer, texts, bounds, opts)
+            start_side_work()
+            chunks = ()
         summaries = _write_shards(out, doc_ids, bounds, chunks, opts, progress)
-        corpus_hash, sizes = corpus_job.result()
+        assert corpus_job is not None
+        corpus_hash, tally = corpus_job.result()
         os.replace(corpus_tmp, out / CORPUS_NAME)
     except BaseException:
-        corpus_job.cancel()
-        with contextlib.suppress(BaseException):
-            corpus_job.result()  # not running any more before its file goes
+        pool.shutdown(wait=True, cancel_futures=True)  # nothing runs before its file goes
         corpus_tmp.unlink(missing_ok=True)
         raise
     lengths = np.concatenate([s.lengths for s in summaries]) if summaries else np.zeros(0, np.int64)
@@ -379,12 +408,7 @@ def encode_dataset(
         record_count=len(docs),
         max_token_id=max_id,
     )
-    mixture = tally_mixture(
-        map(_SOURCE, docs),
-        map(roles.get, doc_ids, repeat("all")) if roles is not None else repeat("all"),
-        sizes,
-        lengths,
-    )
+    mixture: MixtureReport = tally.report(lengths)
     manifest = {
         "kind": MANIFEST_KIND,
         "version": 1,
