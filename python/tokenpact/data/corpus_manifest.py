@@ -129,9 +129,10 @@ def corpus_records_bytes(
         # like json's own encoder), formatted natively straight from the strings' UTF-8:
         # a Python step per document cost as much CPU as the Parquet writer beside the
         # encoder. Tests compare the bytes with the reference writer's.
-        body, sizes = _native.corpus_records_json(
-            *(list(map(attrgetter(field), ordered)) for field in _RECORD_FIELDS), splits
+        texts, doc_ids, licenses, sources = (
+            list(map(attrgetter(field), ordered)) for field in _RECORD_FIELDS
         )
+        body, sizes = _native.corpus_records_json(texts, doc_ids, licenses, sources, splits)
         data = head.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: the reference writer below
         pass

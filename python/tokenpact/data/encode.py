@@ -115,10 +115,10 @@ def encode_chunk(tok: Any, texts: list[str], opts: EncodeOptions, *, shard: int)
 
 def _local_chunks(
     tok: Any,
-    texts: Sequence[str],
+    texts: list[str],
     bounds: Sequence[tuple[int, int]],
     opts: EncodeOptions,
-    started: Callable[[], None] = lambda: None,
+    started: Callable[[], None] | None = None,
 ) -> Iterator[tuple[int, EncodedChunk]]:
     """Encoded chunks in shard order, ``_ENCODE_AHEAD`` batch calls in flight at once.
 
@@ -140,7 +140,7 @@ def _local_chunks(
         for k, a, b in plan:
             in_flight.append((k, pool.submit(encode_chunk, tok, texts[a:b], opts, shard=k)))
             if started is not None:
-                started, go = None, started
+                go, started = started, None
                 go()
             if len(in_flight) >= _ENCODE_AHEAD:
                 shard, future = in_flight.popleft()
