@@ -246,7 +246,9 @@ def _corpus_side(
         data, sizes = canonical_bytes(corpus.to_json()), utf8_sizes(texts)
     else:
         data, sizes = corpus_records_bytes(docs, revision=revision, roles=roles)
-    tmp.write_bytes(data + b"\n")
+    with open(tmp, "wb") as handle:  # two writes: no copy of a 10 MB manifest for "\n"
+        handle.write(data)
+        handle.write(b"\n")
     tally = MixtureTally(
         map(_SOURCE, docs),
         map(roles.get, doc_ids, repeat("all")) if roles is not None else repeat("all"),
