@@ -31,7 +31,7 @@ from ..contract import CorpusManifest, DatasetDeclaration, canonical_bytes, temp
 from ..contract.hashing import CORPUS as CORPUS_DOMAIN
 from ..contract.hashing import framed_digest
 from ..errors import ConfigError, ContractError, InvalidInputError
-from .corpus_manifest import corpus_records_bytes, utf8_sizes, write_json_atomic
+from .corpus_manifest import corpus_records_bytes, record_columns, utf8_sizes, write_json_atomic
 from .documents import Document, sort_documents
 from .mixture import MixtureReport, MixtureTally
 from .shard_formats import PARQUET_COMPRESSIONS, token_dtype
@@ -46,7 +46,6 @@ _MAX_PENDING = 2  # encoded chunks waiting for the writer thread
 _ENCODE_AHEAD = 2  # chunk batch calls in flight on the encoder pool
 _TEXT = attrgetter("text")
 _DOC_ID = attrgetter("doc_id")
-_SOURCE = attrgetter("source")
 
 
 @dataclass(frozen=True)
@@ -228,8 +227,8 @@ def _check_doc_ids(doc_ids: Sequence[str]) -> None:
 def _corpus_side(
     tmp: Path,
     docs: Sequence[Document],
-    texts: Sequence[str],
-    doc_ids: Sequence[str],
+    texts: list[str],
+    doc_ids: list[str],
     corpus: CorpusManifest | None,
     *,
     revision: str,
@@ -242,15 +241,16 @@ def _corpus_side(
     One canonical serialization serves both the file and its hash (it is the hashed
     payload), instead of three passes over a million document records.
     """
+    columns = record_columns(docs, texts=texts, doc_ids=doc_ids)
     if corpus is not None:
         data, sizes = canonical_bytes(corpus.to_json()), utf8_sizes(texts)
     else:
-        data, sizes = corpus_records_bytes(docs, revision=revision, roles=roles)
+        data, sizes = corpus_records_bytes(docs, revision=revision, roles=roles, columns=columns)
     with open(tmp, "wb") as handle:  # two writes: no copy of a 10 MB manifest for "\n"
         handle.write(data)
         handle.write(b"\n")
     tally = MixtureTally(
-        map(_SOURCE, docs),
+        columns.sources,
         map(roles.get, doc_ids, repeat("all")) if roles is not None else repeat("all"),
         sizes,
     )
