@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import tokenpact as tp
 from tokenpact.data import Document, encode_dataset, open_dataset
 from tokenpact.data import encode as encode_module
+from tokenpact.data.corpus_manifest import build_corpus_manifest
 from tokenpact.data.shard_formats import token_dtype
 from tokenpact.errors import ContractError, InvalidInputError
 
@@ -128,3 +129,19 @@ def test_pipelined_errors_stay_typed_and_name_the_shard(tmp_path: Path, tok: tp.
     finally:
         encode_module.CHUNK_CHARS = saved
         encode_module.token_dtype = token_dtype
+
+
+def test_a_given_corpus_manifest_is_written_and_bound(
+    tmp_path: Path, tok: tp.Tokenizer, real_docs: list[Document]
+) -> None:
+    docs = real_docs[:80]
+    roles = {d.doc_id: ("fit" if i % 3 else "test") for i, d in enumerate(docs)}
+    built = build_corpus_manifest(docs, revision="r1", roles=roles)
+    given = encode_dataset(docs, tok, tmp_path / "given", corpus=built, roles=roles)
+    derived = encode_dataset(docs, tok, tmp_path / "derived", corpus_revision="r1", roles=roles)
+    # The pipeline's own manifest is the same one: same corpus file, hash and mixture.
+    assert (tmp_path / "given" / "corpus.json").read_bytes() == (
+        tmp_path / "derived" / "corpus.json"
+    ).read_bytes()
+    assert given["corpus_hash"] == derived["corpus_hash"] == built.hash
+    assert given["mixture"] == derived["mixture"]

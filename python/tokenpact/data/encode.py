@@ -241,16 +241,18 @@ def _corpus_side(
     One canonical serialization serves both the file and its hash (it is the hashed
     payload), instead of three passes over a million document records.
     """
-    columns = record_columns(docs, texts=texts, doc_ids=doc_ids)
     if corpus is not None:
         data, sizes = canonical_bytes(corpus.to_json()), utf8_sizes(texts)
+        sources = list(map(attrgetter("source"), docs))
     else:
+        columns = record_columns(docs, texts=texts, doc_ids=doc_ids)
         data, sizes = corpus_records_bytes(docs, revision=revision, roles=roles, columns=columns)
+        sources = columns.sources
     with open(tmp, "wb") as handle:  # two writes: no copy of a 10 MB manifest for "\n"
         handle.write(data)
         handle.write(b"\n")
     tally = MixtureTally(
-        columns.sources,
+        sources,
         map(roles.get, doc_ids, repeat("all")) if roles is not None else repeat("all"),
         sizes,
     )
