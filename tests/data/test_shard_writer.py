@@ -202,3 +202,39 @@ def test_array_tally_equals_account_mixture(real_docs: list[Document]) -> None:
     assert fast.to_json() == account_mixture(real_docs, lengths, roles=roles).to_json()
     with pytest.raises(InvalidInputError, match="one entry per document"):
         tally_mixture(["a"], ["all"], [1, 2], [3])
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["web", "code", "é-books", ""]),
+            st.sampled_from(["fit", "valid", "test"]),
+            st.integers(0, 40),
+            st.integers(0, 5_000),
+        ),
+        max_size=30,
+    )
+)
+def test_array_tally_equals_account_mixture_in_order(
+    rows: list[tuple[str, str, int, int]],
+) -> None:
+    # Random (source, role) columns: the same rows, in the same (first-seen) order.
+    docs = [
+        Document(f"d{i:03d}", "é" * size, source=src or "unknown")
+        for i, (src, _, size, _) in enumerate(rows)
+    ]
+    roles = {d.doc_id: r[1] for d, r in zip(docs, rows, strict=True)}
+    fast = tally_mixture(
+        [d.source for d in docs],
+        [r[1] for r in rows],
+        [d.n_bytes for d in docs],
+        [r[3] for r in rows],
+    )
+    slow = account_mixture(
+        docs, {d.doc_id: r[3] for d, r in zip(docs, rows, strict=True)}, roles=roles
+    )
+    assert fast == slow
+    assert list(fast.rows) == list(slow.rows)
+    with pytest.raises(InvalidInputError, match="one entry per document"):
+        tally_mixture([d.source for d in docs] + ["extra"], [r[1] for r in rows], [1], [1])

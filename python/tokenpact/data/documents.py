@@ -83,6 +83,11 @@ _doc_id = attrgetter("doc_id")
 
 def sort_by_id(documents: Iterable[Document]) -> list[Document]:
     """Documents in ``doc_id`` order; a repeated ``doc_id`` is an error."""
+    return sort_documents(documents)[0]
+
+
+def sort_documents(documents: Iterable[Document]) -> tuple[list[Document], list[str]]:
+    """:func:`sort_by_id` and the sorted documents' IDs (read once for the check)."""
     items = list(documents)
     # The checks run as map() over builtins (no Python frame per document): this is
     # on the critical path of encode_dataset, beside the encoder.
@@ -100,7 +105,7 @@ def sort_by_id(documents: Iterable[Document]) -> list[Document]:
             f"doc_id {dup!r} occurs twice; give every document a unique ID "
             "(or drop the ID field to derive IDs from content)"
         )
-    return ordered
+    return ordered, ids
 
 
 def iter_texts(documents: Iterable[Document]) -> Iterator[str]:

@@ -15,13 +15,13 @@ SHA-256 of every shard file; :func:`tokenpact.data.open_dataset` checks all of t
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import chain, repeat
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +31,9 @@ from ..contract import CorpusManifest, DatasetDeclaration, canonical_bytes, temp
 from ..contract.hashing import CORPUS as CORPUS_DOMAIN
 from ..contract.hashing import framed_digest
 from ..errors import ConfigError, ContractError, InvalidInputError
-from .corpus_manifest import corpus_records_bytes, utf8_sizes, write_json_atomic
-from .documents import Document, sort_by_id
-from .mixture import tally_mixture
+from .corpus_manifest import corpus_records_bytes, record_columns, utf8_sizes, write_json_atomic
+from .documents import Document, sort_documents
+from .mixture import MixtureReport, MixtureTally
 from .shard_formats import PARQUET_COMPRESSIONS, token_dtype
 from .shard_writer import CHUNK_CHARS, EncodedChunk, ShardSummary, ShardWriter, chunk_bounds
 
@@ -43,6 +43,9 @@ CORPUS_NAME = "corpus.json"
 MANIFEST_KIND = "tokenpact.encoded_dataset"
 DEFAULT_RECORDS_PER_SHARD = 100_000
 _MAX_PENDING = 2  # encoded chunks waiting for the writer thread
+_ENCODE_AHEAD = 2  # chunk batch calls in flight on the encoder pool
+_TEXT = attrgetter("text")
+_DOC_ID = attrgetter("doc_id")
 
 
 @dataclass(frozen=True)
@@ -110,17 +113,49 @@ def encode_chunk(tok: Any, texts: list[str], opts: EncodeOptions, *, shard: int)
 
 
 def _local_chunks(
-    tok: Any, docs: Sequence[Document], bounds: Sequence[tuple[int, int]], opts: EncodeOptions
+    tok: Any,
+    texts: list[str],
+    bounds: Sequence[tuple[int, int]],
+    opts: EncodeOptions,
+    started: Callable[[], None] | None = None,
 ) -> Iterator[tuple[int, EncodedChunk]]:
-    for k, (a, b) in enumerate(bounds):
-        texts = [d.text for d in docs[a:b]]
-        for c0, c1 in chunk_bounds(texts, opts.chunk_chars):
-            yield k, encode_chunk(tok, texts[c0:c1], opts, shard=k)
+    """Encoded chunks in shard order, ``_ENCODE_AHEAD`` batch calls in flight at once.
+
+    One call at a time leaves the pool idle at every chunk boundary: its last documents
+    run on one worker while the others wait, then the pool waits for this thread to
+    prepare the next call. With the next call already queued, a worker that runs out
+    of documents takes the next chunk's, so the cores stay busy across the boundary
+    (the calls release the GIL). The chunks, their order and their bytes are unchanged.
+    ``started()`` runs once the first call is queued (work that can wait that long).
+    """
+    plan: Iterator[tuple[int, int, int]] = (
+        (k, a + c0, a + c1)
+        for k, (a, b) in enumerate(bounds)
+        for c0, c1 in chunk_bounds(texts[a:b], opts.chunk_chars)
+    )
+    pool = ThreadPoolExecutor(max_workers=_ENCODE_AHEAD, thread_name_prefix="tokenpact-encode")
+    in_flight: deque[tuple[int, Future[EncodedChunk]]] = deque()
+    try:
+        for k, a, b in plan:
+            in_flight.append((k, pool.submit(encode_chunk, tok, texts[a:b], opts, shard=k)))
+            if started is not None:
+                go, started = started, None
+                go()
+            if len(in_flight) >= _ENCODE_AHEAD:
+                shard, future = in_flight.popleft()
+                yield shard, future.result()
+        while in_flight:
+            shard, future = in_flight.popleft()
+            yield shard, future.result()
+    finally:
+        # Closed early (a writer error) or failed: queued calls are dropped, a running
+        # one is waited for (it cannot be interrupted) before the caller cleans up.
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _write_shards(
     out: Path,
-    docs: Sequence[Document],
+    doc_ids: Sequence[str],
     bounds: Sequence[tuple[int, int]],
     chunks: Iterable[tuple[int, EncodedChunk]],
     opts: EncodeOptions,
@@ -136,7 +171,7 @@ def _write_shards(
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(docs), desc="encoding shards", unit="doc", leave=False)
+        bar = tqdm(total=len(doc_ids), desc="encoding shards", unit="doc", leave=False)
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenpact-shard-writer")
     writers: list[ShardWriter] = []
     pending: deque[Future[None]] = deque()
@@ -151,7 +186,7 @@ def _write_shards(
                     ShardWriter(
                         out,
                         shard_name(k),
-                        [d.doc_id for d in docs[a:b]],
+                        list(doc_ids[a:b]),
                         format=opts.format,
                         dtype=np.dtype(opts.dtype),
                         metadata=opts.metadata(),
@@ -189,14 +224,39 @@ def _check_doc_ids(doc_ids: Sequence[str]) -> None:
         raise InvalidInputError(f"doc_id {bad!r} contains a tab or newline; use plain IDs")
 
 
-def _write_files(out: Path, files: Mapping[str, bytes]) -> dict[str, str]:
-    digests = {}
-    for name, data in files.items():
-        tmp = out / f".{name}.tmp{os.getpid()}"
-        tmp.write_bytes(data)
-        os.replace(tmp, out / name)
-        digests[name] = "sha256:" + hashlib.sha256(data).hexdigest()
-    return digests
+def _corpus_side(
+    tmp: Path,
+    docs: Sequence[Document],
+    texts: list[str],
+    doc_ids: list[str],
+    corpus: CorpusManifest | None,
+    *,
+    revision: str,
+    roles: Mapping[str, str] | None,
+) -> tuple[str, MixtureTally]:
+    """What needs the documents but not their tokens, made while the shards encode:
+    the corpus manifest written to ``tmp`` and its hash, and the mixture tally with
+    everything but the token counts.
+
+    One canonical serialization serves both the file and its hash (it is the hashed
+    payload), instead of three passes over a million document records.
+    """
+    if corpus is not None:
+        data, sizes = canonical_bytes(corpus.to_json()), utf8_sizes(texts)
+        sources = list(map(attrgetter("source"), docs))
+    else:
+        columns = record_columns(docs, texts=texts, doc_ids=doc_ids)
+        data, sizes = corpus_records_bytes(docs, revision=revision, roles=roles, columns=columns)
+        sources = columns.sources
+    with open(tmp, "wb") as handle:  # two writes: no copy of a 10 MB manifest for "\n"
+        handle.write(data)
+        handle.write(b"\n")
+    tally = MixtureTally(
+        sources,
+        map(roles.get, doc_ids, repeat("all")) if roles is not None else repeat("all"),
+        sizes,
+    )
+    return "sha256:" + framed_digest(CORPUS_DOMAIN, data).hex(), tally
 
 
 def _documents(source: Any, reader_options: Mapping[str, Any] | None) -> list[Document]:
@@ -269,8 +329,9 @@ def encode_dataset(
         from .ray_encoder import RayShardEncoder
 
         ray_encoder = RayShardEncoder(tokenizer, **dict(ray_options or {}))
-    docs = sort_by_id(_documents(source, reader_options))
-    _check_doc_ids([d.doc_id for d in docs])
+    docs, doc_ids = sort_documents(_documents(source, reader_options))
+    texts = list(map(_TEXT, docs))  # map(attrgetter): no Python frame per document
+    _check_doc_ids(doc_ids)
     opts = EncodeOptions(
         format=format,
         dtype=token_dtype(tokenizer.vocab_size, format).name,
@@ -289,24 +350,48 @@ def encode_dataset(
     # The old manifest goes first: an interrupted overwrite then leaves no manifest that
     # names missing or half-replaced shards (open_dataset fails closed without one).
     (out / MANIFEST_NAME).unlink(missing_ok=True)
-    for stale in out.glob("shard-*"):
-        stale.unlink()
-    # The corpus manifest (a digest per document) and the UTF-8 size of every document
-    # are computed on a second thread while the shards encode: the Rust encoder
-    # releases the GIL, so the two overlap.
+    corpus_tmp = out / f".{CORPUS_NAME}.tmp{os.getpid()}"
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenpact-corpus")
-    corpus_job = pool.submit(
-        (lambda: (canonical_bytes(corpus.to_json()), utf8_sizes(d.text for d in docs)))
-        if corpus is not None
-        else (lambda: corpus_records_bytes(docs, revision=corpus_revision, roles=roles))
-    )
-    pool.shutdown(wait=False)
-    chunks: Iterable[tuple[int, EncodedChunk]]
-    if ray_encoder is not None:
-        chunks = ray_encoder.chunks(docs, bounds, opts)
-    else:
-        chunks = _local_chunks(tokenizer, docs, bounds, opts)
-    summaries = _write_shards(out, docs, bounds, chunks, opts, progress)
+    corpus_job: Future[tuple[str, MixtureTally]] | None = None
+
+    def start_side_work() -> None:
+        # The corpus manifest (a digest per document) and the mixture's per-document
+        # side are made on a second thread while the shards encode (the encoder
+        # releases the GIL). Started once the first chunk is queued, so the encoder
+        # does not wait for it; stale shards go before any new shard is moved in.
+        nonlocal corpus_job
+        corpus_job = pool.submit(
+            _corpus_side,
+            corpus_tmp,
+            docs,
+            texts,
+            doc_ids,
+            corpus,
+            revision=corpus_revision,
+            roles=roles,
+        )
+        pool.shutdown(wait=False)
+        for stale in out.glob("shard-*"):
+            stale.unlink()
+
+    try:
+        chunks: Iterable[tuple[int, EncodedChunk]]
+        if ray_encoder is not None:
+            start_side_work()
+            chunks = ray_encoder.chunks(docs, bounds, opts)
+        elif docs:
+            chunks = _local_chunks(tokenizer, texts, bounds, opts, started=start_side_work)
+        else:
+            start_side_work()
+            chunks = ()
+        summaries = _write_shards(out, doc_ids, bounds, chunks, opts, progress)
+        assert corpus_job is not None
+        corpus_hash, tally = corpus_job.result()
+        os.replace(corpus_tmp, out / CORPUS_NAME)
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)  # nothing runs before its file goes
+        corpus_tmp.unlink(missing_ok=True)
+        raise
     lengths = np.concatenate([s.lengths for s in summaries]) if summaries else np.zeros(0, np.int64)
     tops = [s.max_token_id for s in summaries if s.max_token_id is not None]
     max_id = max(tops) if tops else None
@@ -320,11 +405,6 @@ def encode_dataset(
         }
         for s in summaries
     ]
-    # One canonical serialization serves both the file and its hash (it is the hashed
-    # payload), instead of three passes over a million document records.
-    corpus_bytes, sizes = corpus_job.result()
-    corpus_hash = "sha256:" + framed_digest(CORPUS_DOMAIN, corpus_bytes).hex()
-    _write_files(out, {CORPUS_NAME: corpus_bytes + b"\n"})
     declaration = DatasetDeclaration(
         corpus_hash=corpus_hash,
         tokenizer_hash=opts.tokenizer_hash,
@@ -332,12 +412,7 @@ def encode_dataset(
         record_count=len(docs),
         max_token_id=max_id,
     )
-    mixture = tally_mixture(
-        [d.source for d in docs],
-        [roles.get(d.doc_id, "all") for d in docs] if roles is not None else repeat("all"),
-        sizes,
-        lengths,
-    )
+    mixture: MixtureReport = tally.report(lengths)
     manifest = {
         "kind": MANIFEST_KIND,
         "version": 1,

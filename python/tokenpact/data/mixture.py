@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from ..errors import ConfigError, InvalidInputError
@@ -96,30 +97,71 @@ def account_mixture(
     return MixtureReport(rows=rows)
 
 
+def _codes(values: list[str]) -> Any:
+    """``values`` as int64 codes numbered in order of first occurrence."""
+    import numpy as np
+
+    index = {v: i for i, v in enumerate(dict.fromkeys(values))}
+    return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+
+
+class MixtureTally:
+    """The per-document side of :func:`tally_mixture` (which (source, role) each document
+    belongs to, its UTF-8 bytes), prepared before the token counts exist: the encoder
+    prepares it beside the shards and only sums the lengths once they are known."""
+
+    def __init__(self, sources: Iterable[str], roles: Iterable[str], n_bytes: Any) -> None:
+        import numpy as np
+
+        source_list = list(sources)
+        role_list = list(islice(roles, len(source_list)))  # roles may be repeat("all")
+        n_bytes = np.asarray(n_bytes, dtype=np.int64)
+        if not len(role_list) == len(source_list) == n_bytes.shape[0]:
+            raise InvalidInputError(
+                "sources, roles, n_bytes and tokens must have one entry per document"
+            )
+        # One code per (source, role) from a code per source and one per role: no tuple
+        # per document; dict.fromkeys and map run at C speed (no Python frame each).
+        source_codes = _codes(source_list)
+        role_codes = _codes(role_list)
+        n_roles = int(role_codes.max()) + 1 if role_codes.size else 1
+        pair_codes = source_codes * n_roles + role_codes
+        # The (source, role) keys in order of first occurrence, numbered 0, 1, ...
+        _, first = np.unique(pair_codes, return_index=True)
+        first.sort()
+        self._keys = [(source_list[i], role_list[i]) for i in first.tolist()]
+        renumber = np.zeros(len(source_list) and int(pair_codes.max()) + 1, dtype=np.int64)
+        renumber[pair_codes[first]] = np.arange(len(first))
+        self._codes = renumber[pair_codes]
+        self._docs = np.bincount(self._codes, minlength=len(self._keys))
+        self._bytes = np.zeros(len(self._keys), dtype=np.int64)
+        np.add.at(self._bytes, self._codes, n_bytes)  # exact (bincount weights are floats)
+
+    def report(self, tokens: Any) -> MixtureReport:
+        """The mixture, given each document's token count (same order)."""
+        import numpy as np
+
+        tokens = np.asarray(tokens, dtype=np.int64)
+        if tokens.shape[0] != self._codes.shape[0]:
+            raise InvalidInputError(
+                "sources, roles, n_bytes and tokens must have one entry per document"
+            )
+        token_sums = np.zeros(len(self._keys), dtype=np.int64)
+        np.add.at(token_sums, self._codes, tokens)
+        rows = {
+            key: {
+                "documents": int(self._docs[c]),
+                "bytes": int(self._bytes[c]),
+                "tokens": int(token_sums[c]),
+            }
+            for c, key in enumerate(self._keys)
+        }
+        return MixtureReport(rows=rows)
+
+
 def tally_mixture(
     sources: Iterable[str], roles: Iterable[str], n_bytes: Any, tokens: Any
 ) -> MixtureReport:
     """:func:`account_mixture` from per-document columns (source, role, UTF-8 bytes,
     tokens) in one pass, for callers that already hold sizes and lengths as arrays."""
-    import numpy as np
-
-    pairs = list(zip(sources, roles, strict=False))  # roles may be repeat("all")
-    # dict.fromkeys and map run at C speed: no Python frame per document.
-    keys = {key: i for i, key in enumerate(dict.fromkeys(pairs))}
-    codes = np.fromiter(map(keys.__getitem__, pairs), dtype=np.int64, count=len(pairs))
-    n_bytes = np.asarray(n_bytes, dtype=np.int64)
-    tokens = np.asarray(tokens, dtype=np.int64)
-    if not codes.shape[0] == n_bytes.shape[0] == tokens.shape[0]:
-        raise InvalidInputError(
-            "sources, roles, n_bytes and tokens must have one entry per document"
-        )
-    docs = np.bincount(codes, minlength=len(keys))
-    byte_sums = np.zeros(len(keys), dtype=np.int64)
-    token_sums = np.zeros(len(keys), dtype=np.int64)
-    np.add.at(byte_sums, codes, n_bytes)  # exact integer sums (bincount weights are floats)
-    np.add.at(token_sums, codes, tokens)
-    rows = {
-        key: {"documents": int(docs[c]), "bytes": int(byte_sums[c]), "tokens": int(token_sums[c])}
-        for key, c in keys.items()
-    }
-    return MixtureReport(rows=rows)
+    return MixtureTally(sources, roles, n_bytes).report(tokens)

@@ -1,0 +1,147 @@
+"""The pipelined local encoder (several chunk batch calls in flight) writes the same
+bytes as the reference path (one call at a time, in order), for random documents."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tokenpact as tp
+from tokenpact.data import Document, encode_dataset, open_dataset
+from tokenpact.data import encode as encode_module
+from tokenpact.data.corpus_manifest import build_corpus_manifest
+from tokenpact.data.shard_formats import token_dtype
+from tokenpact.errors import ContractError, InvalidInputError
+
+
+@pytest.fixture(scope="module")
+def tok(real_docs: list[Document]) -> tp.Tokenizer:
+    # The default special tokens bring a post-processor (BOS first): add_special_tokens
+    # then changes the IDs.
+    tok = tp.train_bpe([d.text for d in real_docs], vocab_size=700)
+    assert tok.encode("x", add_special_tokens=True) != tok.encode("x")
+    return tok
+
+
+def _tree(path: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(path.iterdir())}
+
+
+def _encode_both(
+    docs: list[Document], tok: tp.Tokenizer, root: Path, **options: Any
+) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """The shard tree written by the reference path and by the pipelined one."""
+    trees = []
+    for ahead in (1, 4):
+        encode_module._ENCODE_AHEAD = ahead  # 1: each chunk encoded after the last
+        try:
+            encode_dataset(docs, tok, root / f"ahead{ahead}", **options)
+        finally:
+            encode_module._ENCODE_AHEAD = 2
+        trees.append(_tree(root / f"ahead{ahead}"))
+    return trees[0], trees[1]
+
+
+_texts = st.text(
+    st.characters(exclude_categories=["Cs"], max_codepoint=0x1F64F), max_size=120
+) | st.sampled_from(["", " ", "naïve café", "日本語のテキスト", "def f(x):\n    return x"])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    texts=st.lists(_texts, max_size=40),
+    fmt=st.sampled_from(["parquet", "megatron"]),
+    wide=st.booleans(),
+    compression=st.sampled_from(["none", "none", "zstd"]),
+    max_length=st.none() | st.integers(1, 12),
+    specials=st.booleans(),
+    per_shard=st.integers(1, 25),
+    chunk_chars=st.integers(1, 300),
+    threads=st.sampled_from([1, 2]),
+)
+def test_pipelined_shards_equal_the_reference_path(
+    tok: tp.Tokenizer,
+    texts: list[str],
+    fmt: str,
+    wide: bool,
+    compression: str,
+    max_length: int | None,
+    specials: bool,
+    per_shard: int,
+    chunk_chars: int,
+    threads: int,
+) -> None:
+    docs = [Document(f"doc-{i:03d}", t, source=f"s{i % 3}") for i, t in enumerate(texts)]
+    saved = encode_module.CHUNK_CHARS
+    # 32-bit IDs (uint32 Parquet, int32 Megatron) without a 65,537-entry vocabulary.
+    if wide:
+        encode_module.token_dtype = lambda _v, f: np.dtype(  # type: ignore[assignment]
+            np.uint32 if f == "parquet" else np.int32
+        )
+    encode_module.CHUNK_CHARS = chunk_chars  # several chunks (row groups) per shard
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            ref, fast = _encode_both(
+                docs,
+                tok,
+                Path(tmp),
+                format=fmt,
+                compression=compression if fmt == "parquet" else "none",
+                max_length=max_length,
+                add_special_tokens=specials,
+                records_per_shard=per_shard,
+                threads=threads,
+            )
+            assert fast == ref
+            if not docs:
+                return
+            ds = open_dataset(Path(tmp) / "ahead4", tokenizer=tok)
+            for (_, ids), doc in zip(ds, docs, strict=True):
+                want = tok.encode(doc.text, add_special_tokens=specials)
+                assert ids.tolist() == want[:max_length]
+    finally:
+        encode_module.token_dtype = token_dtype
+        encode_module.CHUNK_CHARS = saved
+
+
+def test_pipelined_errors_stay_typed_and_name_the_shard(tmp_path: Path, tok: tp.Tokenizer) -> None:
+    docs = [Document(f"d{i:03d}", "plain text " * 30) for i in range(60)]
+    bad = [*docs, Document("d999", "bad \ud800 surrogate")]
+    encode_module.CHUNK_CHARS, saved = 500, encode_module.CHUNK_CHARS
+    try:
+        for fmt in ("parquet", "megatron"):
+            out = tmp_path / fmt
+            with pytest.raises(InvalidInputError, match="shard 2"):
+                encode_dataset(bad, tok, out, format=fmt, records_per_shard=25, threads=2)
+            assert not [p.name for p in out.iterdir() if p.name.startswith(".")]
+            assert not (out / "dataset.json").exists()
+        # An ID too large for the dataset's dtype: a ContractError, nothing left behind.
+        encode_module.token_dtype = lambda _v, _f: np.dtype(np.uint8)  # type: ignore[assignment]
+        with pytest.raises(ContractError, match="does not fit"):
+            encode_dataset(docs, tok, tmp_path / "narrow", format="megatron", threads=2)
+        assert not [p.name for p in (tmp_path / "narrow").iterdir() if p.name.startswith(".")]
+    finally:
+        encode_module.CHUNK_CHARS = saved
+        encode_module.token_dtype = token_dtype
+
+
+def test_a_given_corpus_manifest_is_written_and_bound(
+    tmp_path: Path, tok: tp.Tokenizer, real_docs: list[Document]
+) -> None:
+    docs = real_docs[:80]
+    roles = {d.doc_id: ("fit" if i % 3 else "test") for i, d in enumerate(docs)}
+    built = build_corpus_manifest(docs, revision="r1", roles=roles)
+    given = encode_dataset(docs, tok, tmp_path / "given", corpus=built, roles=roles)
+    derived = encode_dataset(docs, tok, tmp_path / "derived", corpus_revision="r1", roles=roles)
+    # The pipeline's own manifest is the same one: same corpus file, hash and mixture.
+    assert (tmp_path / "given" / "corpus.json").read_bytes() == (
+        tmp_path / "derived" / "corpus.json"
+    ).read_bytes()
+    assert given["corpus_hash"] == derived["corpus_hash"] == built.hash
+    assert given["mixture"] == derived["mixture"]
