@@ -221,13 +221,9 @@ class StreamingEncoder:
                 )
         # Spellings encode() turns into control/added IDs: they must not be split.
         self._guards = sorted(allowed, key=len, reverse=True)
-        self._guard_re = (
-            re.compile("|".join(re.escape(g) for g in self._guards)) if self._guards else None
-        )
-        self._guard_prefixes = {g[:k] for g in self._guards for k in range(1, len(g))}
-        self._guard_len = max((len(g) for g in self._guards), default=0)
         flags = tok.added_token_flags
-        if any(g in flags for g in self._guards):
+        flagged = bool(flags) and any(g in flags for g in self._guards)
+        if flagged:
             self.rule = "hold"  # lstrip/rstrip/single_word reach across the spelling
         elif self.rule == "hold" and self._guards and self._through_spellings:
             self.rule = "specials"
@@ -242,7 +238,6 @@ class StreamingEncoder:
             if self._guards
             else None
         )
-        flagged = any(g in flags for g in self._guards)
         sentence_cuts = "streaming_encode_sentencepiece" in tok.engine.capabilities
         if native and not flagged and sentence_cuts:
             # Cuts inside a sentence are proven per model (BPE, no inner U+2581 in any
@@ -260,6 +255,16 @@ class StreamingEncoder:
                 self._through_spellings,
                 scan_step,
             )
+        # The reference path's own guard tables (the native core has its own). Built only
+        # when that path runs: with every special of a large vocabulary recognized they
+        # cost more than the rest of the constructor (Llama 3.2: about 2 ms).
+        self._guard_re: re.Pattern[str] | None = None
+        self._guard_prefixes: set[str] = set()
+        self._guard_len = 0
+        if self._core is None and self._guards:
+            self._guard_re = re.compile("|".join(re.escape(g) for g in self._guards))
+            self._guard_prefixes = {g[:k] for g in self._guards for k in range(1, len(g))}
+            self._guard_len = max(len(g) for g in self._guards)
         if self._core is not None:
             # Hot: one push per transport chunk. The native method has the same contract
             # (typed errors, anything bytes() accepts); binding it skips a Python frame.
