@@ -30,10 +30,10 @@ pub(super) enum Context {
 /// reaches `c` with no pending space (its state is the previous output), so the rest of
 /// the sentence normalizes as the text from `c` does "in the middle" (`normalize_mid`).
 /// No piece has `▁` after another character, so `o` is a boundary of every
-/// segmentation and BPE encodes each side alone the same (`stream_cut`). Unigram also
-/// needs the normalized text before `o` to be well-formed UTF-8 (Viterbi's walk, one
-/// character at a time, then reaches `o`), and the rest continues Viterbi from the best
-/// path's score at `o` (`score`), exactly as over the whole sentence. The committed
+/// segmentation and BPE encodes each side alone the same (`stream_cut`). For Unigram
+/// the normalized text is well-formed UTF-8 (`stream_cut` checks the charsmap), so
+/// Viterbi's walk, one character at a time, reaches `o`, and the rest continues Viterbi
+/// from the best path's score at `o` (`score`), exactly as over the whole sentence. The committed
 /// part never ends in `▁`, so the end-of-sentence space stripping never reaches it.
 pub(super) struct SpmCut {
     sp: Arc<SentencePieceCore>,
@@ -152,10 +152,6 @@ impl SpmCut {
             }
             let c = map[o] as usize;
             if c > 0 && bytes[c] == b' ' && c - 1 + self.cut.reach <= bytes.len() {
-                if self.cut.viterbi && std::str::from_utf8(&norm[..o]).is_err() {
-                    // Only a damaged charsmap writes ill-formed text: no cut proven.
-                    return 0;
-                }
                 // map[o - 1] < c: the output before `o` came from earlier steps.
                 self.proven = o;
                 return c;

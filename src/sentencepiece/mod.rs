@@ -102,8 +102,8 @@ pub struct StreamCut {
     pub add_dummy_prefix: bool,
     pub remove_extra_whitespaces: bool,
     /// Unigram: the part after a cut continues Viterbi from the best path's score at the
-    /// cut (`encode_normalized_from`), and a cut needs well-formed normalized text before
-    /// it (Viterbi's walk then reaches it).
+    /// cut (`encode_normalized_from`); proven only where the normalizer writes well-formed
+    /// text (Viterbi's walk, one character at a time, then reaches every cut).
     pub viterbi: bool,
 }
 
@@ -414,10 +414,13 @@ impl SentencePieceCore {
             }
         }
         if viterbi {
+            // Viterbi walks one character at a time: a cut must be a character boundary
+            // of the walk, which well-formed normalized text guarantees.
             if !matches!(
                 self.types[space as usize],
                 PieceType::Normal | PieceType::UserDefined
-            ) {
+            ) || !self.normalizer.writes_well_formed()
+            {
                 return None;
             }
         } else if !self.byte_fallback && self.types[space as usize] == PieceType::Unknown {
