@@ -30,13 +30,14 @@ until :meth:`StreamingEncoder.finish`):
   segment is normalized alone), so a decided spelling is a hard boundary: the text
   before it and its ID are final. Not for Metaspace's ``first`` prepend scheme, which
   treats the first segment differently.
-- ``sentencepiece`` (SentencePiece ``.model`` files with a BPE model, native only):
+- ``sentencepiece`` (SentencePiece ``.model`` files, BPE or Unigram, native only):
   a sentence is cut right before an ASCII space that follows another character once
   every normalizer step before it has read only bytes that arrived; no piece spans the
-  ``▁`` there and BPE merges each side alone the same (``src/runtime/stream_encode.rs``,
-  ``SpmCut``). Recognized spellings are hard boundaries as under ``specials``. Not for
-  Unigram ``.model`` files (Viterbi's f32 path scores depend on the whole sentence):
-  they keep ``specials``/``hold``.
+  ``▁`` there, BPE merges each side alone the same, and Unigram's Viterbi continues
+  from the best path's f32 score carried across the cut
+  (``src/runtime/stream_sentencepiece.rs``). Recognized spellings are hard boundaries
+  as under ``specials``. A vocabulary with ``▁`` inside pieces keeps
+  ``specials``/``hold``.
 - ``hold`` (the same families with nothing recognized, or a recognized added token
   with lstrip/rstrip/single_word flags): the whole tail stays provisional until
   ``finish``.
@@ -240,8 +241,8 @@ class StreamingEncoder:
         )
         sentence_cuts = "streaming_encode_sentencepiece" in tok.engine.capabilities
         if native and not flagged and sentence_cuts:
-            # Cuts inside a sentence are proven per model (BPE, no inner U+2581 in any
-            # piece, plain spaces): the engine declares it (Unigram models do not).
+            # Cuts inside a sentence are proven per model (no inner U+2581 in any piece,
+            # plain spaces; Unigram: a well-formed charsmap): the engine declares it.
             self._core = _native.StreamingCore(
                 tok.engine, "sentencepiece", None, matcher, True, scan_step
             )
