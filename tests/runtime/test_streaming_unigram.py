@@ -44,7 +44,10 @@ OPTIONS: dict[str, dict[str, object]] = {
     },
     "unigram-nfkc-no-prefix": {"normalization_rule_name": "nmt_nfkc", "add_dummy_prefix": False},
     # Pieces may span spaces ("▁of▁the"): no cut before a ▁ is proven.
-    "unigram-spanning-spaces": {"normalization_rule_name": "nmt_nfkc", "split_by_whitespace": False},
+    "unigram-spanning-spaces": {
+        "normalization_rule_name": "nmt_nfkc",
+        "split_by_whitespace": False,
+    },
 }
 
 
