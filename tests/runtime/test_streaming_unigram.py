@@ -231,3 +231,17 @@ def test_pieces_spanning_spaces_fall_back_to_hold() -> None:
     assert committed == []
     assert enc.finish() == tok.encode(text)
     assert StreamingEncoder(tok, allowed_special="all").rule == "specials"
+
+
+def test_hostile_run_without_a_space() -> None:
+    """No space (CJK text): nothing can be cut, the whole run stays provisional, pushes
+    stay linear (the tail is rescanned only after doubling), and the result is exact."""
+    tok = _trained("unigram-nfkc")
+    text = "日本語のテキスト" * 20_000
+    data = text.encode()
+    enc = StreamingEncoder(tok)
+    committed: list[int] = []
+    for at in range(0, len(data), 64):
+        committed += enc.push_bytes(data[at : at + 64])
+    assert committed == []
+    assert enc.finish() == tok.encode(text)
