@@ -33,8 +33,9 @@ pub(super) enum Context {
 /// segmentation and BPE encodes each side alone the same (`stream_cut`). For Unigram
 /// the normalized text is well-formed UTF-8 (`stream_cut` checks the charsmap), so
 /// Viterbi's walk, one character at a time, reaches `o`, and the rest continues Viterbi
-/// from the best path's score at `o` (`score`), exactly as over the whole sentence. The committed
-/// part never ends in `▁`, so the end-of-sentence space stripping never reaches it.
+/// from the best path's score at `o` (`score`), exactly as over the whole sentence.
+/// The committed part never ends in `▁`, so the end-of-sentence space stripping never
+/// reaches it.
 pub(super) struct SpmCut {
     sp: Arc<SentencePieceCore>,
     cut: StreamCut,
