@@ -51,8 +51,8 @@ pub enum Capability {
     /// `whitespace`, `metaspace` and `specials` rules run on every pipeline).
     StreamingEncodePretokens,
     /// The native streaming encoder can cut a SentencePiece sentence before a space
-    /// (`sentencepiece` rule: a BPE `.model` with a proven cut, `stream_cut`); not for
-    /// Unigram models, whose streams keep the hold/specials rules.
+    /// (`sentencepiece` rule: a BPE or Unigram `.model` with a proven cut, `stream_cut`);
+    /// other models' streams keep the hold/specials rules.
     StreamingEncodeSentencePiece,
 }
 

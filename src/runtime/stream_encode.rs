@@ -151,8 +151,9 @@ impl StreamEncoder {
                 let Some(cut) = sp.stream_cut() else {
                     return Err(CoreError::Config(
                         "no cut inside a sentence is proven for this SentencePiece model \
-                         (Unigram, UNUSED pieces, pieces with an inner U+2581, or spaces a \
-                         rule rewrites); use StreamingEncoder, which picks a rule"
+                         (pieces with an inner U+2581, UNUSED BPE pieces, spaces a rule \
+                         rewrites, or an ill-formed charsmap rule); use StreamingEncoder, \
+                         which picks a rule"
                             .into(),
                     ));
                 };

@@ -30,8 +30,12 @@ pub(super) enum Context {
 /// reaches `c` with no pending space (its state is the previous output), so the rest of
 /// the sentence normalizes as the text from `c` does "in the middle" (`normalize_mid`).
 /// No piece has `▁` after another character, so `o` is a boundary of every
-/// segmentation and BPE encodes each side alone the same (`stream_cut`). The committed
-/// part never ends in `▁`, so the end-of-sentence space stripping never reaches it.
+/// segmentation and BPE encodes each side alone the same (`stream_cut`). For Unigram
+/// the normalized text is well-formed UTF-8 (`stream_cut` checks the charsmap), so
+/// Viterbi's walk, one character at a time, reaches `o`, and the rest continues Viterbi
+/// from the best path's score at `o` (`score`), exactly as over the whole sentence.
+/// The committed part never ends in `▁`, so the end-of-sentence space stripping never
+/// reaches it.
 pub(super) struct SpmCut {
     sp: Arc<SentencePieceCore>,
     cut: StreamCut,
@@ -40,6 +44,9 @@ pub(super) struct SpmCut {
     map: Vec<u32>,
     /// End of the normalized prefix the last scan proved final.
     proven: usize,
+    /// Unigram: the best path's score where the pending text starts (0 at a sentence
+    /// start), what Viterbi over the whole sentence carries there.
+    score: f32,
 }
 
 impl SpmCut {
@@ -51,19 +58,22 @@ impl SpmCut {
             normalized: Vec::new(),
             map: Vec::new(),
             proven: 0,
+            score: 0.0,
         }
     }
 
     /// The next text starts a sentence (the stream's start, or right after a spelling).
     pub(super) fn start_sentence(&mut self) {
         self.context = Context::Start;
+        self.score = 0.0;
     }
 
     /// Encodes the normalized prefix the last `final_cut` proved final; the rest of the
     /// sentence continues in the middle.
     pub(super) fn encode_proven(&mut self, out: &mut Vec<u32>) {
-        self.sp
-            .encode_normalized(&self.normalized[..self.proven], out);
+        self.score =
+            self.sp
+                .encode_normalized_from(&self.normalized[..self.proven], self.score, out);
         self.context = Context::Mid;
     }
 
@@ -92,10 +102,12 @@ impl SpmCut {
         }
     }
 
-    /// The IDs of `text` (no spelling in it) in the stream's context.
+    /// The IDs of `text` (no spelling in it) in the stream's context (the stream's
+    /// state is left as it was: this serves `provisional` and `finish`).
     pub(super) fn encode_sentence(&mut self, text: &str, out: &mut Vec<u32>) {
         self.normalize(text);
-        self.sp.encode_normalized(&self.normalized, out);
+        self.sp
+            .encode_normalized_from(&self.normalized, self.score, out);
     }
 
     /// `encode(text)` with the spellings of `matcher`, the first sentence in context.

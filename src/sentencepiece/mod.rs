@@ -10,6 +10,8 @@ pub mod segment_cuts;
 pub mod trie;
 pub mod unigram;
 
+use std::sync::OnceLock;
+
 use rustc_hash::FxHashMap;
 
 use crate::error::{CoreError, CoreResult};
@@ -99,6 +101,10 @@ pub struct StreamCut {
     pub reach: usize,
     pub add_dummy_prefix: bool,
     pub remove_extra_whitespaces: bool,
+    /// Unigram: the part after a cut continues Viterbi from the best path's score at the
+    /// cut (`encode_normalized_from`); proven only where the normalizer writes well-formed
+    /// text (Viterbi's walk, one character at a time, then reaches every cut).
+    pub viterbi: bool,
 }
 
 pub struct SentencePieceCore {
@@ -119,6 +125,8 @@ pub struct SentencePieceCore {
     unk_surface: Vec<u8>,
     add_dummy_prefix: bool,
     remove_extra_whitespaces: bool,
+    /// `stream_cut`, computed once (it reads every piece).
+    stream_cut: OnceLock<Option<StreamCut>>,
 }
 
 fn byte_piece(b: u8) -> Vec<u8> {
@@ -254,6 +262,7 @@ impl SentencePieceCore {
             unk_surface: spec.unk_surface,
             add_dummy_prefix,
             remove_extra_whitespaces,
+            stream_cut: OnceLock::new(),
         })
     }
 
@@ -357,23 +366,44 @@ impl SentencePieceCore {
     /// For streaming encoders (`runtime::stream_encode`): whether a sentence may be
     /// encoded in parts cut right before a `▁` that follows another character, and how
     /// far one normalizer step reads ahead; None when that is not proven for this model.
+    /// Computed once per model.
     ///
-    /// Proven for BPE without UNUSED pieces when no piece has `▁` after another character
+    /// BPE without UNUSED pieces, when no piece has `▁` after another character
     /// (`split_by_whitespace`): no piece, so no merge, spans such a `▁`, and BPE's merge
-    /// order compares piece scores only, so each side merges as it would alone. Not for
-    /// Unigram: Viterbi compares accumulated f32 path scores whose rounding (and
-    /// re-centring) depends on everything before the cut, so ties could fall differently.
+    /// order compares piece scores only, so each side merges as it would alone.
+    ///
+    /// Unigram, when no piece Viterbi may use (user-defined ones included) holds `▁`
+    /// past its first character (`Unigram::space_cuts`): every `▁` the walk reaches cuts
+    /// the lattice, so every segmentation passes through it and Viterbi from there on
+    /// depends on the text before only through the best score there. That score is
+    /// carried from part to part (`encode_normalized_from`), so f32 rounding, ties and
+    /// re-centring fall exactly as over the whole sentence. The `▁` piece must be a
+    /// piece Viterbi uses: then no unknown piece starts at a cut, and SentencePiece's
+    /// fusion of unknown runs never reaches across one.
     pub fn stream_cut(&self) -> Option<StreamCut> {
-        if !matches!(self.segmenter, Segmenter::Bpe(Some(_))) {
-            return None;
-        }
+        *self.stream_cut.get_or_init(|| self.prove_stream_cut())
+    }
+
+    fn prove_stream_cut(&self) -> Option<StreamCut> {
+        let space = self.piece_to_id(SPACE_SYMBOL);
         let mut longest_user = 0;
+        let viterbi = match &self.segmenter {
+            Segmenter::Bpe(Some(_)) => false,
+            Segmenter::Unigram(u) if u.space_cuts() => true,
+            _ => return None,
+        };
         for (piece, t) in self.pieces.iter().zip(&self.types) {
             if !matches!(
                 t,
                 PieceType::Normal | PieceType::UserDefined | PieceType::Unused
             ) {
                 continue;
+            }
+            if *t == PieceType::UserDefined {
+                longest_user = longest_user.max(piece.len());
+            }
+            if viterbi {
+                continue; // `space_cuts` checked the pieces Viterbi uses
             }
             let mut rest = &piece[..];
             while let Some(tail) = rest.strip_prefix(SPACE_SYMBOL) {
@@ -382,20 +412,27 @@ impl SentencePieceCore {
             if find(rest, SPACE_SYMBOL).is_some() {
                 return None;
             }
-            if *t == PieceType::UserDefined {
-                longest_user = longest_user.max(piece.len());
-            }
         }
-        // The piece at a cut starts with `▁`: it must never be an unknown piece, which
-        // would join a run of unknown pieces before the cut.
-        let space = self.piece_to_id(SPACE_SYMBOL);
-        if !self.byte_fallback && self.types[space as usize] == PieceType::Unknown {
+        if viterbi {
+            // Viterbi walks one character at a time: a cut must be a character boundary
+            // of the walk, which well-formed normalized text guarantees.
+            if !matches!(
+                self.types[space as usize],
+                PieceType::Normal | PieceType::UserDefined
+            ) || !self.normalizer.writes_well_formed()
+            {
+                return None;
+            }
+        } else if !self.byte_fallback && self.types[space as usize] == PieceType::Unknown {
+            // The piece at a cut starts with `▁`: it must never be an unknown piece, which
+            // would join a run of unknown pieces before the cut.
             return None;
         }
         Some(StreamCut {
             reach: self.normalizer.stream_reach(longest_user)?,
             add_dummy_prefix: self.add_dummy_prefix,
             remove_extra_whitespaces: self.remove_extra_whitespaces,
+            viterbi,
         })
     }
 
@@ -408,13 +445,28 @@ impl SentencePieceCore {
     /// The IDs of already normalized text: `encode`'s segmentation and ID mapping
     /// without the normalizer (streaming encoders normalize themselves, see `stream_cut`).
     pub fn encode_normalized(&self, normalized: &[u8], ids: &mut Vec<u32>) {
+        self.encode_normalized_from(normalized, 0.0, ids);
+    }
+
+    /// `encode_normalized` of a part of a sentence that starts at a stream cut where the
+    /// best path's score is `score` (Unigram; `stream_cut`); returns the score at its end
+    /// (BPE: 0, it carries nothing).
+    pub fn encode_normalized_from(&self, normalized: &[u8], score: f32, ids: &mut Vec<u32>) -> f32 {
         SCRATCH.with(|cell| {
             let mut guard = cell.borrow_mut();
             let Scratch {
                 pieces, lattice, ..
             } = &mut *guard;
             pieces.clear();
-            self.segment(normalized, lattice, pieces);
+            let end_score = match &self.segmenter {
+                Segmenter::Unigram(u) => {
+                    u.encode_from(self.unk_id, normalized, score, &mut lattice.best, pieces)
+                }
+                Segmenter::Bpe(_) => {
+                    self.segment(normalized, lattice, pieces);
+                    0.0
+                }
+            };
             let mut prev_unk = false;
             for &(s, e, id) in pieces.iter() {
                 let is_unk = self.types[id as usize] == PieceType::Unknown;
@@ -425,7 +477,8 @@ impl SentencePieceCore {
                 }
                 prev_unk = is_unk;
             }
-        });
+            end_score
+        })
     }
 
     /// Encodes `text`; spellings found by `allowed` become their IDs, and the text

@@ -46,6 +46,20 @@ impl Charsmap {
         Some(&tail[..end])
     }
 
+    /// Whether every rule writes well-formed UTF-8 (then so does the normalizer, given
+    /// well-formed input); false when the trie cannot be walked (damaged).
+    pub fn outputs_well_formed(&self) -> bool {
+        let Some(values) = self.trie.values(1 << 20) else {
+            return false;
+        };
+        values.iter().all(|&v| {
+            let start = (v as usize).min(self.normalized.len());
+            let tail = &self.normalized[start..];
+            let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
+            std::str::from_utf8(&tail[..end]).is_ok()
+        })
+    }
+
     /// The pool of NUL-terminated rule outputs.
     pub fn outputs(&self) -> &[u8] {
         &self.normalized
@@ -209,6 +223,15 @@ impl Normalizer {
             .as_ref()
             .copied()?;
         Some(rules.max(longest_user_piece).max(4))
+    }
+
+    /// Whether well-formed input always normalizes to well-formed UTF-8: characters are
+    /// copied, spaces escaped to `▁`, user pieces kept, ill-formed bytes replaced by
+    /// U+FFFD, so only a damaged charsmap rule can write ill-formed text.
+    pub fn writes_well_formed(&self) -> bool {
+        self.charsmap
+            .as_ref()
+            .is_none_or(|map| map.outputs_well_formed())
     }
 
     /// SentencePiece's `NormalizePrefix`: (replacement, bytes consumed) for the start.

@@ -94,6 +94,33 @@ impl DartsArray {
         Some(longest)
     }
 
+    /// The value of every key, or None when the array has more than `max_nodes` nodes
+    /// (a damaged blob could loop). Streaming encoders check the outputs they point to.
+    pub fn values(&self, max_nodes: usize) -> Option<Vec<u32>> {
+        let units = &self.units;
+        let mut stack = vec![Self::offset(*units.first()?)];
+        let (mut values, mut visited) = (Vec::new(), 0usize);
+        while let Some(pos) = stack.pop() {
+            visited += 1;
+            if visited > max_nodes {
+                return None;
+            }
+            for b in 1..=255u8 {
+                let child = pos ^ b as usize;
+                if let Some(&u) = units.get(child) {
+                    if u & ((1 << 31) | 0xFF) == b as u32 {
+                        let next = child ^ Self::offset(u);
+                        if (u >> 8) & 1 == 1 {
+                            values.push(*units.get(next)? & ((1 << 31) - 1));
+                        }
+                        stack.push(next);
+                    }
+                }
+            }
+        }
+        Some(values)
+    }
+
     /// Longest key that is a prefix of `key`: (length, value). Darts-clone's
     /// commonPrefixSearch keeping the longest result, which is all SentencePiece uses.
     pub fn longest_prefix(&self, key: &[u8]) -> Option<(usize, u32)> {

@@ -37,6 +37,9 @@ pub struct Unigram {
     /// The proven cuts and this model's key in the per-thread segment caches (None:
     /// always run Viterbi over the whole text).
     segments: Option<(Cuts, u64)>,
+    /// Whether every `▁` the walk reaches cuts the lattice (`Cuts::prove`), whether or
+    /// not segments are memoized: streaming encoders cut a sentence there (`encode_from`).
+    space_cuts: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -83,14 +86,16 @@ impl Unigram {
         }
         let reach = keys.iter().map(|k| k.0.len()).max().unwrap_or(0).max(4);
         let unk_score = min_score - UNK_PENALTY;
-        let cuts = segment_cache
-            .then(|| Cuts::prove(&keys, unk_score))
-            .flatten();
+        let cuts = Cuts::prove(&keys, unk_score);
+        let space_cuts = cuts.is_some();
         Unigram {
             min_score,
             reach,
             trie: PieceTrie::with_scores(&keys),
-            segments: cuts.map(|c| (c, NEXT_UID.fetch_add(1, Ordering::Relaxed))),
+            segments: cuts
+                .filter(|_| segment_cache)
+                .map(|c| (c, NEXT_UID.fetch_add(1, Ordering::Relaxed))),
+            space_cuts,
         }
     }
 
@@ -102,36 +107,64 @@ impl Unigram {
     /// Best segmentation of `s` (normalized bytes) as pieces (start, end, id); unknown
     /// characters come out as single-character pieces with `unk_id`.
     pub fn encode(&self, unk_id: u32, s: &[u8], best: &mut Vec<Best>, out: &mut Vec<Piece>) {
+        self.encode_from(unk_id, s, 0.0, best, out);
+    }
+
+    /// Whether every `▁` that Viterbi's walk reaches cuts the lattice (see `space_cuts`).
+    pub fn space_cuts(&self) -> bool {
+        self.space_cuts
+    }
+
+    /// `encode` of the part of a text that starts at a cut, where the best path's score
+    /// is `start_score` (0 at the text's start); returns the best path's score at the end
+    /// of `s`, which the part after it starts from. Where `s` ends at a cut of the whole
+    /// text, `encode_from(a, 0) ++ encode_from(b, score of a)` is `encode(a ++ b)`:
+    /// Viterbi from a cut on depends on the text before it only through that score (the
+    /// module documentation of `segment_cuts`), and the parts here are computed with
+    /// the same f32 operations as the whole (the score of a cached segment is summed
+    /// along its path as Viterbi sums it).
+    pub fn encode_from(
+        &self,
+        unk_id: u32,
+        s: &[u8],
+        start_score: f32,
+        best: &mut Vec<Best>,
+        out: &mut Vec<Piece>,
+    ) -> f32 {
         if s.is_empty() {
-            return;
+            return start_score;
         }
         if let Some((cuts, uid)) = &self.segments {
             let first = out.len();
-            if self.encode_segments(cuts, *uid, unk_id, s, best, out) {
-                return;
+            if let Some(score) = self.encode_segments(cuts, *uid, unk_id, s, start_score, best, out)
+            {
+                return score;
             }
             // Ill-formed UTF-8 put a character across a cut (only a damaged charsmap
             // can produce that): the proof does not apply, so segment the whole text.
             out.truncate(first);
         }
-        self.viterbi(s, 0.0, best);
+        let (score, _) = self.viterbi(s, start_score, best);
         self.backtrack(unk_id, 0, best, out);
+        score
     }
 
     /// Segment by segment: a cached, certified segmentation where one applies at the
     /// current running score, Viterbi otherwise (over each run of consecutive segments
     /// the cache cannot serve at once). Equal to Viterbi over the whole text
-    /// (`segment_cuts`) when it returns true; false when a character of ill-formed
-    /// text straddles a cut.
+    /// (`segment_cuts`) when it returns the best path's score at the end (Viterbi's,
+    /// from `start_score`); None when a character of ill-formed text straddles a cut.
+    #[allow(clippy::too_many_arguments)]
     fn encode_segments(
         &self,
         cuts: &Cuts,
         uid: u64,
         unk_id: u32,
         s: &[u8],
+        start_score: f32,
         best: &mut Vec<Best>,
         out: &mut Vec<Piece>,
-    ) -> bool {
+    ) -> Option<f32> {
         let unk_score = self.min_score - UNK_PENALTY;
         segment_cache::with_cache(uid, |cache| {
             // Segments found but not yet segmented: (start, end, packed key). Their cache
@@ -144,7 +177,7 @@ impl Unigram {
             let (mut found, mut stretch, mut split) = (0, 0, false);
             // The score of the best path to `done`, the last cut segmented: what Viterbi
             // carries over.
-            let mut score = 0.0f32;
+            let mut score = start_score;
             let mut done = 0;
             loop {
                 while queued < LOOKAHEAD && found < s.len() {
@@ -173,10 +206,7 @@ impl Unigram {
                 queued -= 1;
                 if done < p {
                     // The run of uncached segments before this one.
-                    match self.viterbi_run(unk_id, s, done, p, score, best, out) {
-                        Some(end_score) => score = end_score,
-                        None => return false,
-                    }
+                    score = self.viterbi_run(unk_id, s, done, p, score, best, out)?;
                     done = p;
                 }
                 // Viterbi re-centres at a start whose score is out of range; nothing past
@@ -208,12 +238,9 @@ impl Unigram {
                 }
             }
             if done < s.len() {
-                match self.viterbi_run(unk_id, s, done, s.len(), score, best, out) {
-                    Some(_) => {}
-                    None => return false,
-                }
+                score = self.viterbi_run(unk_id, s, done, s.len(), score, best, out)?;
             }
-            true
+            Some(score)
         })
     }
 

@@ -8,8 +8,8 @@ inside code points, recognized spellings whole or split): ``concat(pushes) + fin
 tok.encode(text received so far)`` (what is committed is final for the empty
 continuation too). Models: Mistral's released BPE ``.model`` files (identity
 normalizer, spaces kept) and BPE models trained here with SentencePiece's ``nmt_nfkc``
-charsmap or none, with/without extra-whitespace removal and the dummy prefix; a Unigram model
-keeps the ``hold``/``specials`` rules.
+charsmap or none, with/without extra-whitespace removal and the dummy prefix (Unigram
+models: ``test_streaming_unigram.py``).
 """
 
 from __future__ import annotations
@@ -67,7 +67,6 @@ def _trained(kind: str):
             "remove_extra_whitespaces": False,
             "add_dummy_prefix": False,
         },
-        "unigram-nfkc": {"model_type": "unigram", "normalization_rule_name": "nmt_nfkc"},
     }[kind]
     spm.SentencePieceTrainer.train(
         input=str(corpus),
@@ -192,19 +191,6 @@ def test_hostile_run_without_a_space() -> None:
         committed += enc.push_bytes(data[at : at + 64])
     assert committed == []
     assert enc.finish() == tok.encode(text)
-
-
-def test_unigram_model_keeps_the_reference_rules() -> None:
-    """Unigram's Viterbi compares accumulated f32 path scores, so no cut inside a
-    sentence is proven: the encoder holds (or cuts only at recognized spellings)."""
-    tok = _trained("unigram-nfkc")
-    assert "streaming_encode_sentencepiece" not in tok.engine.capabilities
-    enc = StreamingEncoder(tok)
-    assert enc.rule == "hold" and enc._core is None
-    text = "Grüße aus Köln. 東京 and more"
-    assert enc.push(text) == []
-    assert enc.finish() == tok.encode(text)
-    assert StreamingEncoder(tok, allowed_special="all").rule == "specials"
 
 
 @pytest.mark.parametrize("name", MISTRAL + TRAINED)

@@ -30,13 +30,14 @@ until :meth:`StreamingEncoder.finish`):
   segment is normalized alone), so a decided spelling is a hard boundary: the text
   before it and its ID are final. Not for Metaspace's ``first`` prepend scheme, which
   treats the first segment differently.
-- ``sentencepiece`` (SentencePiece ``.model`` files with a BPE model, native only):
+- ``sentencepiece`` (SentencePiece ``.model`` files, BPE or Unigram, native only):
   a sentence is cut right before an ASCII space that follows another character once
   every normalizer step before it has read only bytes that arrived; no piece spans the
-  ``▁`` there and BPE merges each side alone the same (``src/runtime/stream_encode.rs``,
-  ``SpmCut``). Recognized spellings are hard boundaries as under ``specials``. Not for
-  Unigram ``.model`` files (Viterbi's f32 path scores depend on the whole sentence):
-  they keep ``specials``/``hold``.
+  ``▁`` there, BPE merges each side alone the same, and Unigram's Viterbi continues
+  from the best path's f32 score carried across the cut
+  (``src/runtime/stream_sentencepiece.rs``). Recognized spellings are hard boundaries
+  as under ``specials``. A vocabulary with ``▁`` inside pieces keeps
+  ``specials``/``hold``.
 - ``hold`` (the same families with nothing recognized, or a recognized added token
   with lstrip/rstrip/single_word flags): the whole tail stays provisional until
   ``finish``.
@@ -221,13 +222,9 @@ class StreamingEncoder:
                 )
         # Spellings encode() turns into control/added IDs: they must not be split.
         self._guards = sorted(allowed, key=len, reverse=True)
-        self._guard_re = (
-            re.compile("|".join(re.escape(g) for g in self._guards)) if self._guards else None
-        )
-        self._guard_prefixes = {g[:k] for g in self._guards for k in range(1, len(g))}
-        self._guard_len = max((len(g) for g in self._guards), default=0)
         flags = tok.added_token_flags
-        if any(g in flags for g in self._guards):
+        flagged = bool(flags) and any(g in flags for g in self._guards)
+        if flagged:
             self.rule = "hold"  # lstrip/rstrip/single_word reach across the spelling
         elif self.rule == "hold" and self._guards and self._through_spellings:
             self.rule = "specials"
@@ -242,11 +239,10 @@ class StreamingEncoder:
             if self._guards
             else None
         )
-        flagged = any(g in flags for g in self._guards)
         sentence_cuts = "streaming_encode_sentencepiece" in tok.engine.capabilities
         if native and not flagged and sentence_cuts:
-            # Cuts inside a sentence are proven per model (BPE, no inner U+2581 in any
-            # piece, plain spaces): the engine declares it (Unigram models do not).
+            # Cuts inside a sentence are proven per model (no inner U+2581 in any piece,
+            # plain spaces; Unigram: a well-formed charsmap): the engine declares it.
             self._core = _native.StreamingCore(
                 tok.engine, "sentencepiece", None, matcher, True, scan_step
             )
@@ -260,6 +256,16 @@ class StreamingEncoder:
                 self._through_spellings,
                 scan_step,
             )
+        # The reference path's own guard tables (the native core has its own). Built only
+        # when that path runs: with every special of a large vocabulary recognized they
+        # cost more than the rest of the constructor (Llama 3.2: about 2 ms).
+        self._guard_re: re.Pattern[str] | None = None
+        self._guard_prefixes: set[str] = set()
+        self._guard_len = 0
+        if self._core is None and self._guards:
+            self._guard_re = re.compile("|".join(re.escape(g) for g in self._guards))
+            self._guard_prefixes = {g[:k] for g in self._guards for k in range(1, len(g))}
+            self._guard_len = max(len(g) for g in self._guards)
         if self._core is not None:
             # Hot: one push per transport chunk. The native method has the same contract
             # (typed errors, anything bytes() accepts); binding it skips a Python frame.
