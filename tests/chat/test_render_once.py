@@ -51,3 +51,31 @@ def test_control_spelling_in_input_renders_twice(
     assert deepseek.tok.eos_id not in [
         i for i, o in zip(conv.input_ids, conv.origin, strict=True) if o != "control"
     ]
+
+
+def test_a_render_leaves_no_cyclic_garbage(deepseek: ChatModel) -> None:
+    """A template with a macro and namespaces (a reference cycle through the Jinja
+    context) is freed by reference counts when the render ends, not by the collector."""
+    import gc
+
+    from tokenpact.chat import ChatTemplate
+
+    source = (
+        "{% set ns = namespace(n=0) %}{% macro show(m) %}<{{ m.role }}>{{ m.content|trim }}"
+        "{% if m.bad %}{{ raise_exception('bad') }}{% endif %}{% set ns.n = ns.n + 1 %}"
+        "{% endmacro %}{% for m in messages %}{{ show(m) }}"
+        "{% endfor %}{{ ns.n }}"
+    )
+    template = ChatTemplate(source, deepseek.tok)
+    messages = [{"role": "user", "content": " Hi "}, {"role": "assistant", "content": "Yo"}]
+    template.render(messages)
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(5):
+            assert template.render(messages).text == "<user>Hi<assistant>Yo2"
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()
