@@ -106,7 +106,7 @@ def test_render_native_encode_equals_the_python_path(
 def test_render_lone_surrogate_is_a_typed_error(deepseek: ChatModel, tp: ModuleType) -> None:
     """The native encoder refuses a text with a lone surrogate (in a template kwarg,
     which is not checked as content); render falls back to the path that names the fix."""
-    with pytest.raises(tp.errors.TokenpactError):
+    with pytest.raises(tp.errors.InvalidInputError, match="lone surrogate"):
         deepseek.template.render([{"role": "user", "content": "hi"}], bos_token="\ud800")
 
 
