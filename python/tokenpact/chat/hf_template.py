@@ -222,7 +222,10 @@ class ChatTemplate:
         if defang and info.spelling_re is not None:
             pattern = info.spelling_re
             filler = lambda s: pattern.sub(lambda m: "_" * len(m.group(0)), s)  # noqa: E731
-        tracker = Tracker(info.find_control_spelling, filler)
+        matcher = info.matcher
+        tracker = Tracker(
+            info.find_control_spelling, filler, None if matcher is None else matcher.find_first
+        )
         chat = wrap_messages(messages, tracker)
         # The template's globals and the named tokens are merged once per template, so
         # Jinja can use a copy of that dict as the context as is (``shared=True``).
