@@ -3,10 +3,16 @@ rendered a second time (the fail-closed check of untracked content)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from .chat_data import model_dir
 from .conftest import ChatModel
 
 
@@ -79,3 +85,34 @@ def test_a_render_leaves_no_cyclic_garbage(deepseek: ChatModel) -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="needs /proc (Linux)")
+def test_render_starts_no_threads() -> None:
+    """``render`` encodes on the calling thread: in a fresh process, rendering starts no
+    OS thread (no worker pool is created for a single text)."""
+    code = textwrap.dedent(
+        """
+        import re, sys
+        import tokenpact as tp
+        def threads():
+            text = open("/proc/self/status").read()
+            return int(re.search(r"Threads:\\s+(\\d+)", text).group(1))
+        tok = tp.Tokenizer.load(sys.argv[1])
+        template = tp.chat.ChatTemplate.from_hf(sys.argv[1], tok)
+        before = threads()
+        for _ in range(3):
+            template.render([{"role": "user", "content": "Grüße, hi"}], add_generation_prompt=True)
+        print(before, threads())
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(model_dir("deepseek-v3"))],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    before, after = map(int, out.stdout.split())
+    assert after == before
