@@ -260,7 +260,13 @@ impl PyChatChunkEncoder {
             ));
         }
         let n = texts.len();
-        let helpers = threads.clamp(1, max_threads()).saturating_sub(1).min(n);
+        // One thread (`render`): no helper, and no look at the global pool's size, which
+        // would start rayon's global pool in a process that never asked for one.
+        let helpers = if threads <= 1 {
+            0
+        } else {
+            threads.clamp(1, max_threads()).saturating_sub(1).min(n)
+        };
         let chunk = Arc::new(Chunk {
             shared: slf.get().shared.clone(),
             texts,

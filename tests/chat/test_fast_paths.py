@@ -45,6 +45,10 @@ SOURCES = [
     "{{ ('  ' + b + ' ')|trim }}|{{ ('-' + a + '-')|trim('-') }}|{{ 3|trim }}|{{ a.nope }}",
     "{% set ns = namespace(x=1, y=a) %}{% set m = namespace({'k': b}, z=2) %}"
     "{% set ns.x = ns.x + 1 %}{{ ns.x }}{{ ns.y }}{{ m.k }}{{ m.z }}",
+    # subscripts of plain dicts: present, missing, dict attributes, unhashable, non-str
+    "{% set d = {'role': a, 1: b, 'items': 'x'} %}{{ d['role'] }}{{ d[1] }}{{ d['items'] }}"
+    "{{ d['tools'] is defined }}{{ d['nope'] }}|{{ d['keys'] is defined }}{{ d[2] is defined }}"
+    "{{ d[(1, 2)] is defined }}|{{ {}['get'] is defined }}{{ [a, b][1] }}{{ a[0] }}",
 ]
 
 
@@ -52,6 +56,19 @@ SOURCES = [
 def test_same_text_as_plain_jinja(source: str) -> None:
     a, b = track("ab", 0), track("cd", 1)
     assert ours(source, a=a, b=b) == PLAIN.from_string(source).render(a="ab", b="cd")
+
+
+def test_subscript_errors_match_the_sandbox() -> None:
+    for source in ("{{ {}[[1]] }}", "{{ {'a': 1}['__class__'] }}", "{{ {}['x'].y }}"):
+        try:
+            expected: object = PLAIN.from_string(source).render()
+        except Exception as exc:  # noqa: BLE001 - compared below
+            expected = type(exc)
+        try:
+            got: object = ours(source)
+        except Exception as exc:  # noqa: BLE001 - compared above
+            got = type(exc)
+        assert got == expected, source
 
 
 def test_plus_chain_keeps_spans_of_the_fold() -> None:

@@ -3,10 +3,16 @@ rendered a second time (the fail-closed check of untracked content)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from .chat_data import model_dir
 from .conftest import ChatModel
 
 
@@ -51,3 +57,62 @@ def test_control_spelling_in_input_renders_twice(
     assert deepseek.tok.eos_id not in [
         i for i, o in zip(conv.input_ids, conv.origin, strict=True) if o != "control"
     ]
+
+
+def test_a_render_leaves_no_cyclic_garbage(deepseek: ChatModel) -> None:
+    """A template with a macro and namespaces (a reference cycle through the Jinja
+    context) is freed by reference counts when the render ends, not by the collector."""
+    import gc
+
+    from tokenpact.chat import ChatTemplate
+
+    source = (
+        "{% set ns = namespace(n=0) %}{% macro show(m) %}<{{ m.role }}>{{ m.content|trim }}"
+        "{% if m.bad %}{{ raise_exception('bad') }}{% endif %}{% set ns.n = ns.n + 1 %}"
+        "{% endmacro %}{% for m in messages %}{{ show(m) }}"
+        "{% endfor %}{{ ns.n }}"
+    )
+    template = ChatTemplate(source, deepseek.tok)
+    messages = [{"role": "user", "content": " Hi "}, {"role": "assistant", "content": "Yo"}]
+    template.render(messages)
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(5):
+            assert template.render(messages).text == "<user>Hi<assistant>Yo2"
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="needs /proc (Linux)")
+def test_render_starts_no_threads() -> None:
+    """``render`` encodes on the calling thread: in a fresh process, rendering starts no
+    OS thread (no worker pool is created for a single text)."""
+    code = textwrap.dedent(
+        """
+        import re, sys
+        import tokenpact as tp
+        def threads():
+            text = open("/proc/self/status").read()
+            return int(re.search(r"Threads:\\s+(\\d+)", text).group(1))
+        tok = tp.Tokenizer.load(sys.argv[1])
+        template = tp.chat.ChatTemplate.from_hf(sys.argv[1], tok)
+        before = threads()
+        for _ in range(3):
+            template.render([{"role": "user", "content": "Grüße, hi"}], add_generation_prompt=True)
+        print(before, threads())
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(model_dir("deepseek-v3"))],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    before, after = map(int, out.stdout.split())
+    assert after == before

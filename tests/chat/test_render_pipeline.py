@@ -86,6 +86,30 @@ def test_native_pipeline_is_used(chat_model: ChatModel) -> None:
     assert _encode.chunk_encoder(template.tokenizer, template._info) is not None
 
 
+@pytest.mark.parametrize(
+    "options", [{}, {"add_generation_prompt": True}, {"add_special_tokens": True}]
+)
+def test_render_native_encode_equals_the_python_path(
+    chat_model: ChatModel, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any]
+) -> None:
+    """``render`` encodes through the native chunk encoder (one text, calling thread);
+    the Python path (``tokenize_rendered``, owned runs, ``trusted_columns``) is its
+    reference, hostile and multilingual content included."""
+    template = chat_model.template
+    assert template._encode_chunk is not None
+    records = hostile_records(chat_model, 30, seed=5)
+    native = [template.render(m, **options) for m in records]
+    monkeypatch.setattr(template, "_encode_chunk", None)
+    assert_same(native, [template.render(m, **options) for m in records])
+
+
+def test_render_lone_surrogate_is_a_typed_error(deepseek: ChatModel, tp: ModuleType) -> None:
+    """The native encoder refuses a text with a lone surrogate (in a template kwarg,
+    which is not checked as content); render falls back to the path that names the fix."""
+    with pytest.raises(tp.errors.InvalidInputError, match="lone surrogate"):
+        deepseek.template.render([{"role": "user", "content": "hi"}], bos_token="\ud800")
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("chunk", [1, 3, 7, 32])
 def test_batch_equals_render_at_any_chunking(

@@ -37,11 +37,18 @@ class Tracker:
     """Allocates owners while wrapping inputs; notes whether any holds a control spelling."""
 
     def __init__(
-        self, find_control: Callable[[str], str | None], defang: Callable[[str], str] | None
+        self,
+        find_control: Callable[[str], str | None],
+        defang: Callable[[str], str] | None,
+        find_first: Callable[[str], tuple[int, str] | None] | None = None,
     ):
+        """``find_control(text)``: the first control spelling in ``text`` or None;
+        ``find_first``, when given, the native matcher's ``find_first`` behind it (called
+        directly: this runs for every string of every message)."""
         self.owners: list[Owner] = []
         self.found_control: str | None = None
         self._find = find_control
+        self._find_first = find_first
         self._defang = defang
 
     def string(self, text: str, kind: int, message_index: int, label: str) -> str:
@@ -50,7 +57,12 @@ class Tracker:
         if not text:
             return text
         if self.found_control is None:
-            self.found_control = self._find(text)
+            if self._find_first is not None:
+                hit = self._find_first(text)
+                if hit is not None:
+                    self.found_control = str(hit[1])
+            else:
+                self.found_control = self._find(text)
         if self._defang is not None:
             text = self._defang(text)
         owners = self.owners
@@ -145,7 +157,10 @@ def _check_name(value: Any, index: int, what: str) -> str:
 
 def wrap_messages(messages: Sequence[Any], tracker: Tracker) -> list[dict[str, Any]]:
     """Messages as template data: None values dropped, strings tracked, reasoning aliased."""
-    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
+    # A plain list (the common case) skips the two ABC isinstance checks.
+    if type(messages) is not list and (
+        isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence)
+    ):
         raise MessageContentError(
             f"messages must be a list of messages, not {type(messages).__name__}; "
             "wrap a single message in a list"
@@ -164,7 +179,8 @@ def wrap_messages(messages: Sequence[Any], tracker: Tracker) -> list[dict[str, A
                 message[key] = value if known else _check_name(value, i, "role")
             elif type(value) is str:  # the common case, without _wrap's type dispatch
                 label = f"messages[{i}].{key}"
-                check_text(value, label)
+                if not value.isascii():  # ASCII holds no lone surrogate: no call
+                    check_text(value, label)
                 message[key] = string(value, CONTENT, i, label)
             else:
                 message[key] = _wrap(value, tracker, CONTENT, i, f"messages[{i}].{key}")

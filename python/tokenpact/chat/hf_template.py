@@ -28,6 +28,7 @@ import jinja2
 
 from ..contract import template_hash as _template_hash
 from ..contract.declarations import template_declaration
+from ..errors import TokenpactError
 from . import _encode
 from .batch_render import Stages, render_many
 from .conversation import CONTROL, Conversation, assemble
@@ -101,6 +102,10 @@ class ChatTemplate:
             context.update(compiled.globals)
             context.update(self.special_tokens)
         self._info = _encode.facts(tokenizer)
+        # The native encoder of rendered texts (None without the native engine): render
+        # encodes through it too, one text on the calling thread, which also owns the
+        # span tokens and builds the trusted lists natively.
+        self._encode_chunk = _encode.chunk_encoder(tokenizer, self._info)
         # The identity covers every named template (transformers picks one per call).
         source = (
             next(iter(sources.values()))
@@ -217,7 +222,10 @@ class ChatTemplate:
         if defang and info.spelling_re is not None:
             pattern = info.spelling_re
             filler = lambda s: pattern.sub(lambda m: "_" * len(m.group(0)), s)  # noqa: E731
-        tracker = Tracker(info.find_control_spelling, filler)
+        matcher = info.matcher
+        tracker = Tracker(
+            info.find_control_spelling, filler, None if matcher is None else matcher.find_first
+        )
         chat = wrap_messages(messages, tracker)
         # The template's globals and the named tokens are merged once per template, so
         # Jinja can use a copy of that dict as the context as is (``shared=True``).
@@ -402,6 +410,26 @@ class ChatTemplate:
 
     # ------------------------------------------------------------------ internals
     def _tokenize(self, rendered: RenderedText) -> Tokens:
+        """Encode ``rendered`` and own its tokens: one native call when the engine is
+        native (the span offsets, token ranges and trusted lists built there, as for a
+        ``render_batch`` chunk), else :func:`tokenize_rendered`, which also raises the
+        typed error of a text the engine refuses."""
+        start = self._encode_chunk
+        if start is not None:
+            spans = rendered.spans
+            owners = rendered.owners
+            try:
+                job = start(
+                    [rendered.text],
+                    [[x for a, b, _ in spans for x in (a, b)]],
+                    [[owners[o].kind for *_, o in spans]],
+                    1,
+                )
+                (result,) = job.wait()
+            except (UnicodeEncodeError, TokenpactError):
+                pass  # the path below raises the error that names the fix
+            else:
+                return owned_tokens(rendered, self._info, *result)
         return tokenize_rendered(self.tokenizer, self._info, rendered)
 
     def _check_untracked(

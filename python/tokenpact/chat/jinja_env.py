@@ -427,6 +427,23 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
                 self._safe[key] = safe
         return safe
 
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        # ``message['tools'] is defined`` on a plain dict: the sandbox answers a missing
+        # key by raising and catching KeyError, then AttributeError from getattr(dict,
+        # name), then builds the undefined (GLM-4 does this twice per message). A dict
+        # lookup gives the same answer without the two exceptions; dict attributes
+        # (``d['items']``), unhashable keys and other types keep the sandbox's path.
+        if type(obj) is dict:
+            try:
+                value = obj.get(argument, missing)
+            except TypeError:
+                return super().getitem(obj, argument)
+            if value is not missing:
+                return value
+            if type(argument) is str and argument not in _DICT_ATTRIBUTES:
+                return self.undefined(obj=obj, name=argument)
+        return super().getitem(obj, argument)
+
     def getattr(self, obj: Any, attribute: str) -> Any:
         # Template data are plain dicts: ``message.role`` is a key lookup unless the name
         # is a dict attribute. Same result as the sandbox, without raising AttributeError.

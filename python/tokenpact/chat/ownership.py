@@ -73,7 +73,14 @@ class Tokens:
 
     def in_content(self, token: int) -> bool:
         """Whether token ``token`` overlaps content."""
-        return any(lo <= token < hi for lo, hi in zip(self.span_lo, self.span_hi, strict=True))
+        # span_lo is sorted (spans are sorted by start), so no later span can hold the
+        # token once one starts after it.
+        for lo, hi in zip(self.span_lo, self.span_hi, strict=True):
+            if lo > token:
+                return False
+            if token < hi:
+                return True
+        return False
 
     @cached_property
     def owner(self) -> np.ndarray:

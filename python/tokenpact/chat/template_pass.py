@@ -38,8 +38,9 @@ def run_template(
     max_chars = limits.max_output_chars
     parts: list[str] = []
     size = 0
+    jinja_context = render_context(template, context)
     try:
-        for piece in template.root_render_func(render_context(template, context)):
+        for piece in template.root_render_func(jinja_context):
             parts.append(piece)
             size += len(piece)
             if size > max_chars:
@@ -60,6 +61,13 @@ def run_template(
         ) from exc
     except Exception as exc:  # noqa: BLE001 - template code raising a Python error
         raise ChatTemplateError(f"the chat template failed: {type(exc).__name__}: {exc}") from exc
+    finally:
+        # A template that defines a macro leaves a reference cycle: the context's
+        # variables hold the macro, whose closure holds the context. Without this the
+        # whole render (context, messages, spans) waits for the cyclic garbage collector,
+        # which then ran every few renders (Qwen 3.5: 41 objects per render, ~12 us of
+        # collector time per two-message render); emptied, it is freed by reference counts.
+        jinja_context.vars.clear()
     # spans.concat, without building the SpanStr that would be turned back into a plain
     # str here: the output's spans are collected directly.
     text = "".join(parts)
