@@ -313,6 +313,14 @@ def add_record(
 ) -> None:
     """``ChatTemplate._finish`` for the columnar result: the same checks, masks and boundary, kept
     as per-record facts (the per-token kind codes come from the native workers)."""
+    if (
+        result is not None
+        and rendered.control_in_input is None
+        and not add_special_tokens
+        and not rendered.generation_spans
+    ):
+        _add_plain(builder, rendered, result, template._stop_ids(), mode == "training")
+        return
     if result is None:
         tokens, codes = template._tokenize(rendered), None
     else:
@@ -349,6 +357,75 @@ def add_record(
         roles=rendered.roles,
         text=rendered.text,
     )
+
+
+def _add_plain(
+    builder: ColumnsBuilder,
+    rendered: RenderedText,
+    result: Any,
+    stops: tuple[int, ...],
+    training: bool,
+) -> None:
+    """:func:`add_record` of the common SFT record (no control spelling in the inputs,
+    no post-processor markers, no generation blocks) straight from the native encoding:
+    the runs of :meth:`Tokens.runs`, the regions of :func:`message_regions`, the ranges
+    of :func:`assistant_ranges` and the boundary of :func:`response_start`, in one pass
+    over the spans (the tests compare every record with ``render``)."""
+    (ids, starts, ends, _, span_lo, span_hi), codes = result
+    owners = rendered.owners
+    roles = rendered.roles
+    n_roles = len(roles)
+    base = builder.total
+    n = len(ids)
+    regions: dict[int, list[int]] = {}
+    pos = 0
+    run_lo, run_hi = builder.run_lo, builder.run_hi
+    run_owner, run_message = builder.run_owner, builder.run_message
+    for (*_, o), lo, hi in zip(rendered.spans, span_lo, span_hi, strict=True):
+        message = owners[o].message_index
+        if lo < hi and 0 <= message < n_roles and roles[message] == "assistant":
+            region = regions.get(message)
+            if region is None:
+                regions[message] = [lo, hi]
+            else:
+                region[0], region[1] = min(region[0], lo), max(region[1], hi)
+        start = lo if lo > pos else pos
+        if start < hi:
+            run_lo.append(base + start)
+            run_hi.append(base + hi)
+            run_owner.append(o)
+            run_message.append(message)
+            pos = hi
+    for lo, hi in regions.values():
+        while hi < n and int(ids[hi]) in stops and not _in_content(span_lo, span_hi, hi):
+            hi += 1
+        if lo < hi:
+            builder.mask_lo.append(base + lo)
+            builder.mask_hi.append(base + hi)
+    boundary = n
+    if training and n_roles and roles[-1] == "assistant":
+        last = regions.get(n_roles - 1)
+        boundary = last[0] if last else n
+    builder.ids.append(ids)
+    builder.codes.append(codes)
+    builder.starts.append(starts)
+    builder.ends.append(ends)
+    builder.lengths.append(n)
+    builder.total += n
+    builder.boundaries.append(boundary)
+    builder.owners.append(tuple([o.label for o in owners]))
+    builder.roles.append(roles)
+    builder.texts.append(rendered.text)
+
+
+def _in_content(span_lo: list[int], span_hi: list[int], token: int) -> bool:
+    """:meth:`Tokens.in_content` on the native encoding's token ranges."""
+    for lo, hi in zip(span_lo, span_hi, strict=True):
+        if lo > token:
+            return False
+        if token < hi:
+            return True
+    return False
 
 
 def _fill_runs(total: int, lo: list[int], hi: list[int], values: list[int]) -> NDArray[np.int32]:
