@@ -153,8 +153,19 @@ def test_record_table_packs_and_pads(deepseek: ChatModel, tp: ModuleType) -> Non
 
 def test_without_the_native_engine(deepseek: ChatModel, monkeypatch: pytest.MonkeyPatch) -> None:
     """A tokenizer without the native chunk encoder lays out render_batch's results."""
+    from tokenpact.chat import _encode
+
     template = deepseek.template
     monkeypatch.setattr(template, "_encode_chunk", None)
+    monkeypatch.setattr(_encode, "chunk_encoder", lambda tok, info: None)
+    laid_out: list[Any] = []
+    real = type(template).render_batch
+    monkeypatch.setattr(
+        type(template),
+        "render_batch",
+        lambda self, *a, **k: laid_out.append(1) or real(self, *a, **k),
+    )
     records = hostile_records(deepseek, 7, seed=4)
     serial = [template.render(m) for m in records]
     assert_columns_equal(template.render_columns(records, threads=2), serial)
+    assert laid_out  # the fallback path ran
