@@ -169,3 +169,30 @@ def test_without_the_native_engine(deepseek: ChatModel, monkeypatch: pytest.Monk
     serial = [template.render(m) for m in records]
     assert_columns_equal(template.render_columns(records, threads=2), serial)
     assert laid_out  # the fallback path ran
+
+
+def test_generation_blocks_and_markers(deepseek: ChatModel, tp: ModuleType) -> None:
+    """Masks from ``{% generation %}`` blocks and post-processor markers take the general
+    path; the columns still equal ``render``."""
+    source = (
+        "{% for m in messages %}{% if m.role == 'user' %}<｜User｜>{{ m.content }}"
+        "{% else %}<｜Assistant｜>{% generation %}{{ m.content }}<｜end▁of▁sentence｜>"
+        "{% endgeneration %}{% endif %}{% endfor %}"
+        "{% if add_generation_prompt %}<｜Assistant｜>{% endif %}"
+    )
+    template = tp.chat.ChatTemplate(
+        source, deepseek.tok, special_tokens=deepseek.template.special_tokens
+    )
+    records = [
+        [
+            {"role": "user", "content": f"{k}+{k}? Grüße 東京"},
+            {"role": "assistant", "content": f"{2 * k}, of course."},
+            {"role": "user", "content": "And <｜User｜> more?"},
+            {"role": "assistant", "content": " 🙂"},
+        ][: 2 + 2 * (k % 2)]
+        for k in range(9)
+    ]
+    for options in ({}, {"add_special_tokens": True}):
+        serial = [template.render(m, **options) for m in records]
+        assert any(any(c.assistant_mask) for c in serial)
+        assert_columns_equal(template.render_columns(records, threads=2, **options), serial)
