@@ -204,8 +204,8 @@ def encoding_left_to_workers() -> Iterator[None]:
         def __init__(self, job: Any) -> None:
             self.job = job
 
-        def wait(self) -> Any:
-            return self.job.wait(help=False)
+        def wait(self, **options: Any) -> Any:
+            return self.job.wait(help=False, **options)
 
     def workers_only(tok: Any, info: Any) -> Any:
         start = real(tok, info)
@@ -237,48 +237,67 @@ def batch_rows(name: str, texts: list[str], args: argparse.Namespace) -> list[li
             for threads in (1, 2)
             for a, b in zip(serial, template.render_batch(records, threads=threads), strict=True)
         )
-        # Best of each measure over interleaved rounds: wall time and CPU time of the
-        # process (all threads) on 1 and 2 threads, and the CPU time of the calling thread
-        # when it leaves all encoding to the worker (the pipeline's serial part). Under
-        # load the wall ratio shows contention, not the overlap; the CPU times give what
-        # two free cores would do: serial CPU / max(serial part, serial CPU / 2).
-        best = {t: [float("inf")] * 2 for t in (1, 2)}
-        main2 = float("inf")
-        for _ in range(args.rounds):
-            for threads in (1, 2):
-                w, c = time.perf_counter(), time.process_time()
-                template.render_batch(records, threads=threads)
-                measured = (time.perf_counter() - w, time.process_time() - c)
-                best[threads] = [min(x, y) for x, y in zip(best[threads], measured, strict=True)]
-            with encoding_left_to_workers():
-                m = time.thread_time()
-                template.render_batch(records, threads=2)
-                main2 = min(main2, time.thread_time() - m)
-        (wall1, cpu1), (wall2, cpu2) = best[1], best[2]
-        projected = cpu1 / max(main2, max(cpu1, cpu2) / 2)
-        rows.append(
-            [
-                name,
-                regime,
-                count,
-                fmt(count / wall1, 0),
-                fmt(count / wall2, 0),
-                f"{wall1 / wall2:.2f}x",
-                fmt(cpu1 / count * 1e6, 0),
-                fmt(cpu2 / count * 1e6, 0),
-                fmt(main2 / count * 1e6, 0),
-                f"{projected:.2f}x",
-                f"{os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "?",
-                "yes" if same else "NO",
-            ]
+        columns = template.render_columns(records, threads=2)
+        same_columns = all(
+            a.to_json() == b.to_json()
+            for a, b in zip(serial, columns.to_conversations(), strict=True)
         )
-        print(" | ".join(map(str, rows[-1])), file=sys.stderr, flush=True)
+        for label, run, identical in (
+            ("lists", template.render_batch, same),
+            ("columns", template.render_columns, same_columns),
+        ):
+            rows.append(
+                [
+                    name,
+                    regime,
+                    label,
+                    count,
+                    *_pair(run, records, args.rounds),
+                    "yes" if identical else "NO",
+                ]
+            )
+            print(" | ".join(map(str, rows[-1])), file=sys.stderr, flush=True)
     return rows
+
+
+def _pair(run: Callable[..., Any], records: Any, rounds: int) -> list[str]:
+    """``run(records, threads=2)`` vs ``threads=1``: the timing cells of a row."""
+    # Best of each measure over interleaved rounds: wall time and CPU time of the process
+    # (all threads) on 1 and 2 threads, and the CPU time of the calling thread when it
+    # leaves all encoding to the worker (the pipeline's serial part). Under load the wall
+    # ratio shows contention, not the overlap; the CPU times give what two free cores
+    # would do: serial CPU / max(serial part, serial CPU / 2).
+    count = len(records)
+    best = {t: [float("inf")] * 2 for t in (1, 2)}
+    main2 = float("inf")
+    for _ in range(rounds):
+        for threads in (1, 2):
+            w, c = time.perf_counter(), time.process_time()
+            run(records, threads=threads)
+            measured = (time.perf_counter() - w, time.process_time() - c)
+            best[threads] = [min(x, y) for x, y in zip(best[threads], measured, strict=True)]
+        with encoding_left_to_workers():
+            m = time.thread_time()
+            run(records, threads=2)
+            main2 = min(main2, time.thread_time() - m)
+    (wall1, cpu1), (wall2, cpu2) = best[1], best[2]
+    projected = cpu1 / max(main2, max(cpu1, cpu2) / 2)
+    return [
+        fmt(count / wall1, 0),
+        fmt(count / wall2, 0),
+        f"{wall1 / wall2:.2f}x",
+        fmt(cpu1 / count * 1e6, 0),
+        fmt(cpu2 / count * 1e6, 0),
+        fmt(main2 / count * 1e6, 0),
+        f"{projected:.2f}x",
+        f"{os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "?",
+    ]
 
 
 BATCH_COLUMNS = [
     "template",
     "SFT records",
+    "result",
     "n",
     "1 thread conv/s",
     "2 threads conv/s",
@@ -291,9 +310,11 @@ BATCH_COLUMNS = [
     "identical",
 ]
 BATCH_NOTE = (
-    "`render_batch(records, threads=2)` vs `threads=1`, training mode (SFT records ending "
+    "`render_batch(records, threads=2)` vs `threads=1` (result `lists`: Conversations) and "
+    "`render_columns(records, threads=2)` vs `threads=1` (result `columns`: one "
+    "RenderedColumns of numpy arrays), training mode (SFT records ending "
     "with an assistant answer); best of the interleaved rounds. The calling thread renders "
-    "with Jinja and builds the conversations while the native engine encodes the previous "
+    "with Jinja and builds the results while the native engine encodes the previous "
     "chunk on a worker thread (and on the calling thread when it has nothing left to "
     "render). CPU us/conv: CPU time of the process per conversation. Serial part: CPU time "
     "of the thread that called `render_batch` when it leaves all encoding to the worker "

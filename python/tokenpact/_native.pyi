@@ -397,11 +397,11 @@ class ChatEncodeJob:
     """A chunk of rendered chat texts being encoded on worker threads."""
 
     def wait(
-        self, help: bool = True
+        self, help: bool = True, lists: bool = True
     ) -> list[
         tuple[
             tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[int], list[int]],
-            tuple[list[int], list[int], list[str]],
+            tuple[list[int], list[int], list[str]] | np.ndarray,
         ]
     ]: ...
     def __len__(self) -> int: ...

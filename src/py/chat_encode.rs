@@ -121,8 +121,10 @@ impl PyChatEncodeJob {
     /// overlapping each span, and the conversation's three trusted lists. Raises the
     /// first failing record's error. `help=False` leaves the encoding to the workers
     /// (when there are any): benchmarks use it to measure the serial part alone.
-    #[pyo3(signature = (help=true))]
-    fn wait<'py>(&self, py: Python<'py>, help: bool) -> PyResult<Bound<'py, PyList>> {
+    /// `lists=False` gives each token's kind code as one uint8 array instead of the
+    /// three lists (the columnar `render_batch`, which builds no per-token objects).
+    #[pyo3(signature = (help=true, lists=true))]
+    fn wait<'py>(&self, py: Python<'py>, help: bool, lists: bool) -> PyResult<Bound<'py, PyList>> {
         let chunk = self.chunk.clone();
         py.detach(|| {
             if help || chunk.helpers == 0 {
@@ -157,14 +159,20 @@ impl PyChatEncodeJob {
                 .map_err(|e| to_py(py, e))?;
             // Fresh ints for the IDs, as ndarray.tolist() makes them (the engine's cached
             // ints measured no faster here); 0/1 and the five labels are shared objects.
-            let columns = PyTuple::new(
-                py,
-                [
-                    PyList::new(py, &record.ids)?.into_any(),
-                    PyList::new(py, codes.iter().map(|&c| u32::from(c == CONTROL)))?.into_any(),
-                    PyList::new(py, codes.iter().map(|&c| kinds[c as usize].clone()))?.into_any(),
-                ],
-            )?;
+            let columns = if lists {
+                PyTuple::new(
+                    py,
+                    [
+                        PyList::new(py, &record.ids)?.into_any(),
+                        PyList::new(py, codes.iter().map(|&c| u32::from(c == CONTROL)))?.into_any(),
+                        PyList::new(py, codes.iter().map(|&c| kinds[c as usize].clone()))?
+                            .into_any(),
+                    ],
+                )?
+                .into_any()
+            } else {
+                codes.into_pyarray(py).into_any()
+            };
             let encoded = PyTuple::new(
                 py,
                 [

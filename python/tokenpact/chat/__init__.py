@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .columns import RecordColumns, RenderedColumns
 from .conversation import KINDS, Conversation
 from .errors import (
     ChatTemplateError,
@@ -88,6 +89,8 @@ __all__ = [
     "LengthModel",
     "Message",
     "MessageContentError",
+    "RecordColumns",
+    "RenderedColumns",
     "RenderedText",
     "SequenceCompiler",
     "SequenceGrammar",

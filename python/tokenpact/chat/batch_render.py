@@ -51,6 +51,14 @@ def default_threads() -> int:
     return max(1, min(8, count))
 
 
+def note_record(exc: BaseException, index: int) -> None:
+    """Name the failing conversation in ``exc`` (same type and message; a note below the
+    message, on Python 3.11+ where exceptions carry notes)."""
+    add_note = getattr(exc, "add_note", None)
+    if add_note is not None:
+        add_note(f"(conversation {index} of the batch)")
+
+
 def split_item(item: Any, index: int) -> tuple[Sequence[Any], dict[str, Any]]:
     """A conversation given as a message list, or ``{"messages": ..., "tools": ...,
     "documents": ...}`` (per-conversation tools and documents, as SFT records carry)."""
@@ -104,6 +112,19 @@ def check_threads(threads: int | None) -> int:
     return threads
 
 
+def _items(conversations: Sequence[Any], options: dict[str, Any]) -> Items:
+    """Each conversation as ``(messages, per-conversation options)``, checked."""
+    items = [split_item(item, k) for k, item in enumerate(conversations)]
+    given = {k for k, v in options.items() if v is not None}
+    for _, extra in items:
+        clash = sorted(set(extra) & given)
+        if clash:
+            raise ChatTemplateError(
+                f"{clash} given both per conversation and to render_batch; pass them once"
+            )
+    return items
+
+
 def render_many(
     render: Callable[..., Conversation],
     conversations: Sequence[Any],
@@ -114,31 +135,42 @@ def render_many(
     """``[render(messages, **options) for each conversation]`` on ``threads`` threads:
     pipelined through ``stages`` when given, else on a pool of Python threads."""
     threads = check_threads(threads)
-    items = [split_item(item, k) for k, item in enumerate(conversations)]
-    given = {k for k, v in options.items() if v is not None}
-    for _, extra in items:
-        clash = sorted(set(extra) & given)
-        if clash:
-            raise ChatTemplateError(
-                f"{clash} given both per conversation and to render_batch; pass them once"
-            )
+    items = _items(conversations, options)
     if threads == 1 or len(items) < 2:
         return [render(messages, **{**options, **extra}) for messages, extra in items]
     if stages is not None:
-        return _pipelined(stages, items, threads, options)
+        return _pipelined(stages, items, threads, options, _collect)
     return _threaded(render, items, threads, options)
 
 
+# collect(stages, chunk, job, first): a chunk's results once its encoding is done
+# (``first``: the chunk's first conversation index in the batch).
+Collect = Callable[[Stages, list[Any], Any, int], list[Any]]
+
+
+def pipeline(
+    stages: Stages,
+    conversations: Sequence[Any],
+    threads: int | None,
+    options: dict[str, Any],
+    collect: Collect,
+) -> None:
+    """Run every conversation through ``stages`` (on one thread too), handing each
+    chunk to ``collect``: the columnar result's path (``render_columns``)."""
+    _pipelined(stages, _items(conversations, options), check_threads(threads), options, collect)
+
+
 def _pipelined(
-    stages: Stages, items: Items, threads: int, options: dict[str, Any]
-) -> list[Conversation]:
+    stages: Stages, items: Items, threads: int, options: dict[str, Any], collect: Collect
+) -> list[Any]:
     """Render chunk k+1 here while native threads encode chunk k (see the module doc)."""
-    out: list[Conversation] = []
-    pending: tuple[list[Any], Any] | None = None
+    out: list[Any] = []
+    pending: tuple[list[Any], Any, int] | None = None
     failure: Exception | None = None
     position = 0
     while position < len(items) and failure is None:
         chunk: list[tuple[Sequence[Any], dict[str, Any], RenderedText]] = []
+        first = position
         chars = 0
         while position < len(items) and len(chunk) < _PIPELINE_RECORDS:
             messages, extra = items[position]
@@ -146,6 +178,7 @@ def _pipelined(
             try:
                 rendered = stages.prepare(messages, opts)
             except Exception as exc:  # noqa: BLE001 - raised after the records before it
+                note_record(exc, position)
                 failure = exc
                 break
             position += 1
@@ -155,10 +188,10 @@ def _pipelined(
                 break
         job = _start(stages, chunk, threads) if chunk else None
         if pending is not None:
-            out.extend(_collect(stages, *pending))
-        pending = (chunk, job) if chunk else None
+            out.extend(collect(stages, *pending))
+        pending = (chunk, job, first) if chunk else None
     if pending is not None:
-        out.extend(_collect(stages, *pending))
+        out.extend(collect(stages, *pending))
     if failure is not None:
         raise failure
     return out
@@ -176,18 +209,29 @@ def _start(stages: Stages, chunk: list[Any], threads: int) -> Any:
         return None
 
 
-def _collect(stages: Stages, chunk: list[Any], job: Any) -> list[Conversation]:
-    """The conversations of a chunk, in order, once its encoding is done."""
-    encoded: list[Any] = [None] * len(chunk)
+def wait_chunk(job: Any, size: int, **options: Any) -> list[Any]:
+    """A chunk job's results (``options`` go to ``ChatEncodeJob.wait``), or None per
+    record when the job is absent or fails: then each record is encoded alone, and the
+    first failing one raises its own typed error."""
     if job is not None:
         try:
-            encoded = job.wait()
+            return job.wait(**options)  # type: ignore[no-any-return]
         except TokenpactError:
-            pass  # each record is encoded alone below: the first failing one raises
-    return [
-        stages.finish(messages, opts, rendered, stages.tokens(rendered, result))
-        for (messages, opts, rendered), result in zip(chunk, encoded, strict=True)
-    ]
+            pass
+    return [None] * size
+
+
+def _collect(stages: Stages, chunk: list[Any], job: Any, first: int) -> list[Conversation]:
+    """The conversations of a chunk, in order, once its encoding is done."""
+    out = []
+    encoded = wait_chunk(job, len(chunk))
+    for k, ((messages, opts, rendered), result) in enumerate(zip(chunk, encoded, strict=True)):
+        try:
+            out.append(stages.finish(messages, opts, rendered, stages.tokens(rendered, result)))
+        except Exception as exc:
+            note_record(exc, first + k)
+            raise
+    return out
 
 
 def _threaded(

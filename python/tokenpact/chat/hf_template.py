@@ -30,7 +30,8 @@ from ..contract import template_hash as _template_hash
 from ..contract.declarations import template_declaration
 from ..errors import TokenpactError
 from . import _encode
-from .batch_render import Stages, render_many
+from .batch_render import Stages, note_record, pipeline, render_many, wait_chunk
+from .columns import ColumnsBuilder, RenderedColumns, add_record
 from .conversation import CONTROL, Conversation, assemble
 from .errors import ChatTemplateError, UntrackedContentError
 from .hf_config import SPECIAL_TOKEN_NAMES, read_template, token_string
@@ -385,6 +386,82 @@ class ChatTemplate:
             self.render, add_special_tokens=add_special_tokens, validate=validate
         )
         return render_many(render, conversations, threads, options, stages)
+
+    def render_columns(
+        self,
+        conversations: Sequence[Any],
+        *,
+        threads: int | None = None,
+        add_generation_prompt: bool = False,
+        continue_final_message: bool | str = False,
+        tools: Sequence[Any] | None = None,
+        documents: Sequence[Any] | None = None,
+        add_special_tokens: bool = False,
+        validate: bool = False,
+        **template_kwargs: Any,
+    ) -> RenderedColumns:
+        """:meth:`render_batch` as one :class:`~tokenpact.chat.RenderedColumns` of flat
+        numpy arrays (IDs, offsets, masks, origin codes, message indices, boundaries):
+        what writing shards or packing batches needs, without a Python list per token.
+        Record ``i`` equals ``render`` of conversation ``i`` (``.conversation(i)``).
+        """
+        mode = _mode(add_generation_prompt, continue_final_message)
+        options = dict(
+            add_generation_prompt=add_generation_prompt,
+            continue_final_message=continue_final_message,
+            tools=tools,
+            documents=documents,
+            **template_kwargs,
+        )
+        builder = ColumnsBuilder()
+        # Looked up per call, as render_batch does (the benchmark swaps it to measure the
+        # serial part with the encoding left to the workers).
+        start = _encode.chunk_encoder(self.tokenizer, self._info)
+        if start is None:  # no native engine: render each, then lay the lists out
+            for conv in self.render_batch(
+                conversations,
+                threads=threads,
+                add_special_tokens=add_special_tokens,
+                validate=validate,
+                **options,
+            ):
+                builder.add_conversation(conv)
+        else:
+            stages = Stages(
+                prepare=lambda messages, opts: self._prepare(messages, opts, mode, validate),
+                start=start,
+                tokens=lambda rendered, result: self._tokenize(rendered),
+                finish=lambda *args: None,  # type: ignore[arg-type,return-value]
+            )
+
+            def collect(_: Stages, chunk: list[Any], job: Any, first: int) -> list[Any]:
+                results = wait_chunk(job, len(chunk), lists=False)
+                for k, ((messages, opts, rendered), result) in enumerate(
+                    zip(chunk, results, strict=True)
+                ):
+                    try:
+                        add_record(
+                            self,
+                            builder,
+                            messages,
+                            opts,
+                            rendered,
+                            result,
+                            mode,
+                            add_special_tokens,
+                        )
+                    except Exception as exc:
+                        note_record(exc, first + k)
+                        raise
+                return []
+
+            pipeline(stages, conversations, threads, options, collect)
+        return builder.build(
+            tokenizer=self.tokenizer,
+            template_hash=self.template_hash,
+            mode=mode,
+            stops=self._stop_ids(),
+        )
 
     def format(
         self,

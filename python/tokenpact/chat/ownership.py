@@ -277,24 +277,44 @@ def assistant_mask(
     """From ``{% generation %}`` spans when present (a token overlapping one counts, as in
     transformers), else each assistant message's region plus the stop token closing it,
     so that the model learns to end its turn."""
-    ids, starts, ends = tokens.ids, tokens.starts, tokens.ends
-    n = len(ids)
     if rendered.generation_spans:
-        array = np.zeros(n, dtype=np.int8)
-        flat = np.asarray(rendered.generation_spans, dtype=np.int64).reshape(-1)
-        bounds = _encode.byte_positions(rendered.text, flat).reshape(-1, 2)
-        s = tokens.shift
-        for a, b in bounds.tolist():
-            array[s:][(ends[s:] > a) & (starts[s:] < b)] = 1
-        return array.tolist()  # type: ignore[no-any-return]
-    mask = [0] * n
+        return generation_mask(tokens, rendered).tolist()  # type: ignore[no-any-return]
+    mask = [0] * len(tokens.ids)
+    for lo, hi in assistant_ranges(tokens, rendered, stops, regions):
+        mask[lo:hi] = [1] * (hi - lo)
+    return mask
+
+
+def generation_mask(tokens: Tokens, rendered: RenderedText) -> np.ndarray:
+    """The assistant mask (int8 array) of a template with ``{% generation %}`` spans."""
+    starts, ends = tokens.starts, tokens.ends
+    array = np.zeros(len(tokens.ids), dtype=np.int8)
+    flat = np.asarray(rendered.generation_spans, dtype=np.int64).reshape(-1)
+    bounds = _encode.byte_positions(rendered.text, flat).reshape(-1, 2)
+    s = tokens.shift
+    for a, b in bounds.tolist():
+        array[s:][(ends[s:] > a) & (starts[s:] < b)] = 1
+    return array
+
+
+def assistant_ranges(
+    tokens: Tokens,
+    rendered: RenderedText,
+    stops: tuple[int, ...],
+    regions: dict[int, list[int]] | None = None,
+) -> list[tuple[int, int]]:
+    """The token ranges ``[lo, hi)`` of the assistant mask without generation spans: each
+    assistant message's region plus the stop tokens closing it."""
+    ids = tokens.ids
+    n = len(ids)
     if regions is None:
         regions = message_regions(tokens, rendered, "assistant")
+    out = []
     for lo, hi in regions.values():
         while hi < n and int(ids[hi]) in stops and not tokens.in_content(hi):
             hi += 1
-        mask[lo:hi] = [1] * (hi - lo)
-    return mask
+        out.append((lo, hi))
+    return out
 
 
 def message_regions(tokens: Tokens, rendered: RenderedText, role: str) -> dict[int, list[int]]:
@@ -319,7 +339,7 @@ def message_regions(tokens: Tokens, rendered: RenderedText, role: str) -> dict[i
 
 def response_start(
     tokens: Tokens,
-    mask: list[int],
+    mask: list[int] | np.ndarray,
     rendered: RenderedText,
     regions: dict[int, list[int]] | None = None,
 ) -> int:
@@ -328,7 +348,7 @@ def response_start(
     n = len(tokens.ids)
     if not rendered.roles or rendered.roles[-1] != "assistant":
         return n
-    if rendered.generation_spans and any(mask):
+    if rendered.generation_spans and (mask.any() if isinstance(mask, np.ndarray) else any(mask)):
         runs = np.flatnonzero(np.diff(np.concatenate([[0], mask])) == 1)
         return int(runs[-1])
     if regions is None:

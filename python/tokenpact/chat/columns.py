@@ -1,0 +1,439 @@
+"""Many rendered conversations as flat numpy columns (offline SFT data preparation).
+
+:meth:`ChatTemplate.render_columns` returns one :class:`RenderedColumns`: every record's
+tokens laid end to end with ``offsets`` marking the records, each per-token vector a
+numpy array. A user writing shards or packing batches wants exactly that, and it avoids
+what ``render_batch`` must pay for under the GIL on every record: building the
+per-token Python lists of a :class:`Conversation` and the cyclic collector walking them.
+The per-token kind codes come from the native chunk encoder's worker threads; this
+thread keeps only per-record facts (content runs, the assistant ranges, the boundary) and
+fills the arrays once at the end.
+
+Record ``i`` equals ``render`` of conversation ``i`` exactly: :meth:`RenderedColumns.conversation`
+rebuilds that :class:`Conversation` (the tests compare them field by field).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .conversation import KINDS, Conversation, Owner, assemble
+from .errors import ChatTemplateError
+from .ownership import (
+    RenderedText,
+    add_post_processor_markers,
+    assistant_ranges,
+    generation_mask,
+    message_regions,
+    owned_tokens,
+    response_start,
+)
+from .stop import StopPolicy
+
+
+class RecordColumns(NamedTuple):
+    """Record ``i`` of a :class:`RenderedColumns`: views into its arrays."""
+
+    input_ids: NDArray[np.uint32]
+    special_tokens_mask: NDArray[np.uint8]
+    origin: NDArray[np.uint8]  # codes into RenderedColumns.origin_names
+    message_index: NDArray[np.int32]
+    owner_index: NDArray[np.int32]
+    assistant_mask: NDArray[np.uint8]
+    prompt_boundary: int
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class RenderedColumns:
+    """Conversations rendered and tokenized, as flat columns.
+
+    Per token (aligned, ``offsets[-1]`` long): ``input_ids`` (uint32),
+    ``special_tokens_mask`` (uint8, 1 exactly on control tokens), ``origin`` (uint8 codes
+    into ``origin_names``: control, template, content, document, tools),
+    ``message_index`` and ``owner_index`` (int32, -1 outside content), ``assistant_mask``
+    (uint8) and ``byte_starts``/``byte_ends`` (uint32 UTF-8 offsets in the record's
+    text). Per record: ``offsets`` (int64, N+1: record ``i`` is tokens
+    ``offsets[i]:offsets[i+1]``), ``prompt_boundary`` (int64, relative to the record),
+    ``owners`` (content labels, indexed by ``owner_index``), ``roles`` and ``texts``.
+    """
+
+    input_ids: NDArray[np.uint32]
+    offsets: NDArray[np.int64]
+    special_tokens_mask: NDArray[np.uint8]
+    origin: NDArray[np.uint8]
+    message_index: NDArray[np.int32]
+    owner_index: NDArray[np.int32]
+    assistant_mask: NDArray[np.uint8]
+    byte_starts: NDArray[np.uint32]
+    byte_ends: NDArray[np.uint32]
+    prompt_boundary: NDArray[np.int64]
+    owners: tuple[tuple[str, ...], ...]
+    roles: tuple[tuple[str, ...], ...]
+    texts: tuple[str, ...]
+    stop_ids: tuple[int, ...]
+    tokenizer_hash: str
+    template_hash: str
+    mode: str
+    origin_names: tuple[str, ...] = KINDS
+    tokenizer: Any = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, i: int) -> RecordColumns:
+        i = self._index(i)
+        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
+        return RecordColumns(
+            self.input_ids[a:b],
+            self.special_tokens_mask[a:b],
+            self.origin[a:b],
+            self.message_index[a:b],
+            self.owner_index[a:b],
+            self.assistant_mask[a:b],
+            int(self.prompt_boundary[i]),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"RenderedColumns(records={len(self)}, tokens={len(self.input_ids)}, "
+            f"mode={self.mode!r}, template_hash={self.template_hash[:19]}...)"
+        )
+
+    @property
+    def lengths(self) -> NDArray[np.int64]:
+        """Tokens per record."""
+        return np.diff(self.offsets)
+
+    def _index(self, i: int) -> int:
+        n = len(self)
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not -n <= i < n:
+            raise ChatTemplateError(f"record index {i!r} is out of range for {n} records")
+        return int(i) % n
+
+    def conversation(self, i: int) -> Conversation:
+        """Record ``i`` as the :class:`Conversation` that ``render`` returns for it."""
+        i = self._index(i)
+        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
+        boundary = int(self.prompt_boundary[i])
+        names = np.array(self.origin_names, dtype=object)
+        return assemble(
+            tokenizer=self.tokenizer,
+            columns=(
+                self.input_ids[a:b].tolist(),
+                self.special_tokens_mask[a:b].tolist(),
+                names[self.origin[a:b]].tolist(),
+                self.message_index[a:b].tolist(),
+                self.owner_index[a:b].tolist(),
+            ),
+            owners=[Owner(0, -1, label) for label in self.owners[i]],
+            assistant_mask=self.assistant_mask[a:b].tolist(),
+            prompt_boundary=boundary,
+            stop_policy=StopPolicy(boundary, self.stop_ids),
+            template_hash=self.template_hash,
+            mode=self.mode,
+            roles=self.roles[i],
+            text=self.texts[i],
+            byte_offsets=(
+                self.byte_starts[a:b].astype(np.int64),
+                self.byte_ends[a:b].astype(np.int64),
+            ),
+        )
+
+    def to_conversations(self) -> list[Conversation]:
+        """Every record as a :class:`Conversation` (what ``render_batch`` returns)."""
+        return [self.conversation(i) for i in range(len(self))]
+
+    def to_record_table(self, sample_ids: Sequence[str] | None = None) -> Any:
+        """A :class:`tokenpact.batch.RecordTable` for ``collate_padded`` / ``collate_packed``
+        and the packing planners: the IDs, the records' boundaries, the control tokens,
+        ``assistant_mask`` as the supervised targets and the origins as owner codes.
+        ``sample_ids`` default to ``"0"``, ``"1"``, ... (record order)."""
+        from ..batch import RecordTable
+
+        ids = [str(k) for k in range(len(self))] if sample_ids is None else list(sample_ids)
+        return RecordTable(
+            self.input_ids.astype(np.int64),
+            self.offsets,
+            sample_ids=ids,
+            special_tokens_mask=self.special_tokens_mask.astype(bool),
+            target_supervision=self.assistant_mask.astype(bool),
+            owner_codes=self.origin.astype(np.int16),
+            owner_names=self.origin_names,
+        )
+
+
+class ColumnsBuilder:
+    """Collects records one by one (per-record facts only) and lays them out at the end."""
+
+    def __init__(self) -> None:
+        self.ids: list[np.ndarray] = []
+        self.codes: list[np.ndarray] = []
+        self.starts: list[np.ndarray] = []
+        self.ends: list[np.ndarray] = []
+        self.lengths: list[int] = []
+        self.boundaries: list[int] = []
+        self.owners: list[tuple[str, ...]] = []
+        self.roles: list[tuple[str, ...]] = []
+        self.texts: list[str] = []
+        self.total = 0
+        # Content runs and assistant ranges in global token positions.
+        self.run_lo: list[int] = []
+        self.run_hi: list[int] = []
+        self.run_owner: list[int] = []
+        self.run_message: list[int] = []
+        self.mask_lo: list[int] = []
+        self.mask_hi: list[int] = []
+        self.mask_arrays: list[tuple[int, np.ndarray]] = []
+
+    def add(
+        self,
+        *,
+        ids: np.ndarray,
+        codes: np.ndarray,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        runs: list[tuple[int, int, int]],
+        owners: Sequence[Owner],
+        mask: np.ndarray | list[list[int]],
+        boundary: int,
+        roles: tuple[str, ...],
+        text: str,
+    ) -> None:
+        """One record: its arrays, content ``runs`` ``(lo, hi, owner)``, and ``mask`` as an
+        array or as ``[lo, hi)`` token ranges."""
+        base = self.total
+        self.ids.append(ids)
+        self.codes.append(codes)
+        self.starts.append(starts)
+        self.ends.append(ends)
+        n = len(ids)
+        self.lengths.append(n)
+        self.total += n
+        self.boundaries.append(boundary)
+        self.owners.append(tuple([o.label for o in owners]))
+        self.roles.append(roles)
+        self.texts.append(text)
+        for lo, hi, o in runs:
+            self.run_lo.append(base + lo)
+            self.run_hi.append(base + hi)
+            self.run_owner.append(o)
+            self.run_message.append(owners[o].message_index)
+        if isinstance(mask, np.ndarray):
+            self.mask_arrays.append((base, mask))
+        else:
+            for lo, hi in mask:
+                if lo < hi:
+                    self.mask_lo.append(base + lo)
+                    self.mask_hi.append(base + hi)
+
+    def add_conversation(self, conv: Conversation) -> None:
+        """A record from a rendered :class:`Conversation` (the path without the native
+        engine)."""
+        base = self.total
+        n = len(conv.input_ids)
+        code = {name: k for k, name in enumerate(KINDS)}
+        self.ids.append(np.asarray(conv.input_ids, dtype=np.int64))
+        self.codes.append(np.array([code[o] for o in conv.origin], dtype=np.uint8))
+        starts, ends = conv.byte_offsets or (np.zeros(n, np.int64), np.zeros(n, np.int64))
+        self.starts.append(starts)
+        self.ends.append(ends)
+        self.lengths.append(n)
+        self.total += n
+        self.boundaries.append(conv.prompt_boundary)
+        self.owners.append(conv.owners)
+        self.roles.append(conv.roles)
+        self.texts.append(conv.text or "")
+        owner, message = conv.owner_index, conv.message_index
+        t = 0
+        while t < n:  # runs of one owner
+            u = t + 1
+            while u < n and owner[u] == owner[t]:
+                u += 1
+            if owner[t] >= 0:
+                self.run_lo.append(base + t)
+                self.run_hi.append(base + u)
+                self.run_owner.append(owner[t])
+                self.run_message.append(message[t])
+            t = u
+        self.mask_arrays.append((base, np.asarray(conv.assistant_mask, dtype=np.uint8)))
+
+    def build(
+        self, *, tokenizer: Any, template_hash: str, mode: str, stops: tuple[int, ...]
+    ) -> RenderedColumns:
+        total = self.total
+        offsets = np.zeros(len(self.lengths) + 1, dtype=np.int64)
+        np.cumsum(self.lengths, out=offsets[1:])
+
+        def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+            return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+
+        origin = cat(self.codes, np.uint8)
+        mask = np.zeros(total + 1, dtype=np.int64)
+        np.add.at(mask, np.asarray(self.mask_lo, dtype=np.int64), 1)
+        np.add.at(mask, np.asarray(self.mask_hi, dtype=np.int64), -1)
+        assistant = (np.cumsum(mask[:total]) > 0).astype(np.uint8)
+        for base, array in self.mask_arrays:
+            assistant[base : base + len(array)] = array
+        return RenderedColumns(
+            input_ids=cat(self.ids, np.uint32),
+            offsets=offsets,
+            special_tokens_mask=(origin == 0).astype(np.uint8),
+            origin=origin,
+            message_index=_fill_runs(total, self.run_lo, self.run_hi, self.run_message),
+            owner_index=_fill_runs(total, self.run_lo, self.run_hi, self.run_owner),
+            assistant_mask=assistant,
+            byte_starts=cat(self.starts, np.uint32),
+            byte_ends=cat(self.ends, np.uint32),
+            prompt_boundary=np.asarray(self.boundaries, dtype=np.int64),
+            owners=tuple(self.owners),
+            roles=tuple(self.roles),
+            texts=tuple(self.texts),
+            stop_ids=stops,
+            tokenizer_hash=tokenizer.semantic_hash,
+            template_hash=template_hash,
+            mode=mode,
+            tokenizer=tokenizer,
+        )
+
+
+def add_record(
+    template: Any,
+    builder: ColumnsBuilder,
+    messages: Sequence[Any],
+    options: dict[str, Any],
+    rendered: RenderedText,
+    result: Any,
+    mode: str,
+    add_special_tokens: bool,
+) -> None:
+    """``ChatTemplate._finish`` for the columnar result: the same checks, masks and boundary, kept
+    as per-record facts (the per-token kind codes come from the native workers)."""
+    if (
+        result is not None
+        and rendered.control_in_input is None
+        and not add_special_tokens
+        and not rendered.generation_spans
+    ):
+        _add_plain(builder, rendered, result, template._stop_ids(), mode == "training")
+        return
+    if result is None:
+        tokens, codes = template._tokenize(rendered), None
+    else:
+        encoded, codes = result
+        tokens = owned_tokens(rendered, template._info, encoded)
+    if rendered.control_in_input is not None:
+        template._check_untracked(rendered, tokens, messages, options)
+    if add_special_tokens:
+        marked = add_post_processor_markers(tokens, template._info)
+        if marked is not tokens:
+            tokens, codes = marked, None
+    if codes is None:
+        codes = tokens.kinds
+    stops = template._stop_ids()
+    regions = None
+    mask: Any
+    if rendered.generation_spans:
+        mask = generation_mask(tokens, rendered)
+    else:
+        regions = message_regions(tokens, rendered, "assistant")
+        mask = assistant_ranges(tokens, rendered, stops, regions)
+    boundary = len(tokens.ids)
+    if mode == "training":
+        boundary = response_start(tokens, mask, rendered, regions)
+    builder.add(
+        ids=tokens.ids,
+        codes=codes,
+        starts=tokens.starts,
+        ends=tokens.ends,
+        runs=tokens.runs(),
+        owners=rendered.owners,
+        mask=mask,
+        boundary=boundary,
+        roles=rendered.roles,
+        text=rendered.text,
+    )
+
+
+def _add_plain(
+    builder: ColumnsBuilder,
+    rendered: RenderedText,
+    result: Any,
+    stops: tuple[int, ...],
+    training: bool,
+) -> None:
+    """:func:`add_record` of the common SFT record (no control spelling in the inputs,
+    no post-processor markers, no generation blocks) straight from the native encoding:
+    the runs of :meth:`Tokens.runs`, the regions of :func:`message_regions`, the ranges
+    of :func:`assistant_ranges` and the boundary of :func:`response_start`, in one pass
+    over the spans (the tests compare every record with ``render``)."""
+    (ids, starts, ends, _, span_lo, span_hi), codes = result
+    owners = rendered.owners
+    roles = rendered.roles
+    n_roles = len(roles)
+    base = builder.total
+    n = len(ids)
+    regions: dict[int, list[int]] = {}
+    pos = 0
+    run_lo, run_hi = builder.run_lo, builder.run_hi
+    run_owner, run_message = builder.run_owner, builder.run_message
+    for (*_, o), lo, hi in zip(rendered.spans, span_lo, span_hi, strict=True):
+        message = owners[o].message_index
+        if lo < hi and 0 <= message < n_roles and roles[message] == "assistant":
+            region = regions.get(message)
+            if region is None:
+                regions[message] = [lo, hi]
+            else:
+                region[0], region[1] = min(region[0], lo), max(region[1], hi)
+        start = lo if lo > pos else pos
+        if start < hi:
+            run_lo.append(base + start)
+            run_hi.append(base + hi)
+            run_owner.append(o)
+            run_message.append(message)
+            pos = hi
+    for lo, hi in regions.values():
+        while hi < n and int(ids[hi]) in stops and not _in_content(span_lo, span_hi, hi):
+            hi += 1
+        if lo < hi:
+            builder.mask_lo.append(base + lo)
+            builder.mask_hi.append(base + hi)
+    boundary = n
+    if training and n_roles and roles[-1] == "assistant":
+        last = regions.get(n_roles - 1)
+        boundary = last[0] if last else n
+    builder.ids.append(ids)
+    builder.codes.append(codes)
+    builder.starts.append(starts)
+    builder.ends.append(ends)
+    builder.lengths.append(n)
+    builder.total += n
+    builder.boundaries.append(boundary)
+    builder.owners.append(tuple([o.label for o in owners]))
+    builder.roles.append(roles)
+    builder.texts.append(rendered.text)
+
+
+def _in_content(span_lo: list[int], span_hi: list[int], token: int) -> bool:
+    """:meth:`Tokens.in_content` on the native encoding's token ranges."""
+    for lo, hi in zip(span_lo, span_hi, strict=True):
+        if lo > token:
+            return False
+        if token < hi:
+            return True
+    return False
+
+
+def _fill_runs(total: int, lo: list[int], hi: list[int], values: list[int]) -> NDArray[np.int32]:
+    """-1 everywhere except ``values[k]`` on tokens ``[lo[k], hi[k])`` (disjoint, non-empty
+    runs): a step function built from its jumps, so no Python loop over tokens or runs."""
+    steps = np.zeros(total + 1, dtype=np.int64)
+    if lo:
+        v = np.asarray(values, dtype=np.int64) + 1
+        steps[np.asarray(lo, dtype=np.int64)] += v
+        np.subtract.at(steps, np.asarray(hi, dtype=np.int64), v)
+    return (np.cumsum(steps[:total]) - 1).astype(np.int32)
