@@ -197,3 +197,10 @@ def test_a_bad_record_field_fails_as_on_the_reference_path(
         assert not out.exists() or not [p.name for p in out.iterdir() if p.name[0] == "."]
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][0] is not None and issubclass(outcomes[0][0], TokenpactError)
+
+
+@given(parts=st.lists(st.binary(max_size=40), max_size=6))
+def test_framed_digest_of_parts_is_that_of_the_joined_payload(parts: list[bytes]) -> None:
+    from tokenpact.contract.hashing import framed_digest, framed_digest_parts
+
+    assert framed_digest_parts("corpus-v1", parts) == framed_digest("corpus-v1", b"".join(parts))

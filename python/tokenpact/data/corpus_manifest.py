@@ -180,9 +180,9 @@ def _checked_header(revision: str) -> dict[str, Any]:
     return header
 
 
-def _manifest_with_records(revision: str, body: bytes) -> bytes | None:
-    """The manifest's canonical bytes with ``body`` (records joined by ``,``) as its
-    document list; None when the header's own strings need the reference writer."""
+def _manifest_parts(revision: str) -> tuple[bytes, bytes] | None:
+    """The manifest's canonical bytes before and after its document records (joined by
+    ``,``); None when the header's own strings need the reference writer."""
     header = _checked_header(revision)
     head = json.dumps(header, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     empty = b'"documents":[]'
@@ -190,38 +190,50 @@ def _manifest_with_records(revision: str, body: bytes) -> bytes | None:
     if data.count(empty) != 1:
         return None
     at = data.index(empty) + len(empty) - 1  # before the closing bracket
-    return data[:at] + body + data[at:]
+    return data[:at], data[at:]
+
+
+def _manifest_with_records(revision: str, body: bytes) -> bytes | None:
+    """The manifest's canonical bytes with ``body`` (records joined by ``,``) as its
+    document list; None when the header needs the reference writer."""
+    parts = _manifest_parts(revision)
+    return None if parts is None else parts[0] + body + parts[1]
 
 
 class DigestedRecords:
-    """:func:`corpus_records_bytes` built chunk by chunk from digests the encoder made
-    (``Tokenizer.encode_batch_flat_digests``): the texts are not read again.
+    """The corpus manifest of :func:`corpus_records_bytes`, written to ``path`` chunk by
+    chunk from digests the encoder made (``Tokenizer.encode_batch_flat_digests``): the
+    texts are not read again, and little is left once the last chunk is encoded.
 
-    Runs on one thread in call order: :meth:`prepare`, :meth:`add` per encoded chunk of
-    consecutive documents, then :meth:`finish`. Only :meth:`finish` raises; whatever the
-    native formatter cannot spell (a lone surrogate in an ID or field) is left to the
-    reference writer there, so the bytes and the errors are those of
+    Runs on one thread in call order: :meth:`prepare` (writes the bytes before the
+    records), :meth:`add` per encoded chunk of consecutive documents (formats and writes
+    their records), then :meth:`finish`. Only :meth:`finish` raises; whatever the native
+    formatter cannot spell (a lone surrogate in an ID or field) is left to the reference
+    writer (:meth:`finish` returns None), so the bytes and the errors are those of
     :func:`corpus_records_bytes`.
     """
 
     def __init__(
         self,
         ordered: Sequence[Document],
+        path: Path,
         *,
         revision: str,
         roles: Mapping[str, str] | None,
         texts: list[str],
         doc_ids: list[str],
     ) -> None:
-        self._ordered, self._revision, self._roles = ordered, revision, roles
+        self._ordered, self._path, self._revision, self._roles = ordered, path, revision, roles
         self._texts, self._doc_ids = texts, doc_ids
         self._columns: RecordColumns | None = None
         self._splits: list[str] = []
-        self._bodies: list[bytes] = []
+        self._parts: list[bytes] = []
+        self._tail = b""
         self._sizes: list[NDArray[np.int64]] = []
         self._done = 0
         self._error: ContractError | None = None
         self._fallback = False
+        self._file: Any = None
 
     @property
     def columns(self) -> RecordColumns:
@@ -230,50 +242,69 @@ class DigestedRecords:
         return self._columns
 
     def prepare(self) -> None:
-        """List the record columns and splits (while the first chunk encodes)."""
+        """Check the header, list the record columns and splits and write the bytes
+        before the records (while the first chunk encodes)."""
         try:
+            parts = _manifest_parts(self._revision)
             _, self._splits = _columns_and_splits(self._ordered, self._roles, self.columns)
         except ContractError as exc:
             self._error = exc
+            return
+        except UnicodeEncodeError:
+            parts = None
+        if parts is None:
+            self._fallback = True
+            return
+        self._parts.append(parts[0])
+        self._tail = parts[1]
+        self._file = open(self._path, "wb")  # noqa: SIM115 (closed in finish/close)
+        self._file.write(parts[0])
 
     def add(self, digests: NDArray[np.uint8], sizes: NDArray[np.int64]) -> None:
-        """Format the records of the next ``len(digests)`` documents."""
+        """Format and write the records of the next ``len(digests)`` documents."""
+        a, b = self._done, self._done + int(digests.shape[0])
+        self._done = b
+        self._sizes.append(sizes)
         if self._error is not None or self._fallback:
             return
-        a, b = self._done, self._done + int(digests.shape[0])
         cols = self.columns
         try:
-            self._bodies.append(
-                _native.corpus_records_json_digested(
-                    digests,
-                    cols.doc_ids[a:b],
-                    cols.license_classes[a:b],
-                    cols.sources[a:b],
-                    self._splits[a:b],
-                )
+            body = _native.corpus_records_json_digested(
+                digests,
+                cols.doc_ids[a:b],
+                cols.license_classes[a:b],
+                cols.sources[a:b],
+                self._splits[a:b],
             )
         except UnicodeEncodeError:
             self._fallback = True
-        self._sizes.append(sizes)
-        self._done = b
+            return
+        if not body:
+            return
+        if len(self._parts) > 1:  # records before these ones
+            self._parts.append(b",")
+            self._file.write(b",")
+        self._parts.append(body)
+        self._file.write(body)
 
-    def finish(self) -> tuple[bytes, NDArray[np.int64]]:
-        """The manifest's bytes and each text's UTF-8 size, as :func:`corpus_records_bytes`."""
-        _checked_header(self._revision)  # the errors in corpus_records_bytes's order
-        if self._error is not None:
-            raise self._error
-        n = len(self._ordered)
-        if not self._fallback and self._done == n:
-            try:
-                data = _manifest_with_records(self._revision, b",".join(self._bodies))
-            except UnicodeEncodeError:
-                data = None
-            if data is not None:
-                sizes = np.concatenate(self._sizes) if self._sizes else np.zeros(0, np.int64)
-                return data, sizes.astype(np.int64, copy=False)
-        return corpus_records_bytes(
-            self._ordered, revision=self._revision, roles=self._roles, columns=self.columns
-        )
+    def finish(self) -> tuple[list[bytes], NDArray[np.int64]] | None:
+        """The manifest written (plus a newline), as the pieces of its bytes, and each
+        text's UTF-8 size; None when the reference writer must write it."""
+        if self._error is not None or self._fallback or self._done != len(self._ordered):
+            self.close()
+            if self._error is not None:
+                raise self._error
+            return None
+        self._parts.append(self._tail)
+        self._file.write(self._tail + b"\n")
+        self.close()
+        sizes = np.concatenate(self._sizes) if self._sizes else np.zeros(0, np.int64)
+        return self._parts, sizes.astype(np.int64, copy=False)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 def _reference_records_bytes(

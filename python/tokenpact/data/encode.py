@@ -15,6 +15,7 @@ SHA-256 of every shard file; :func:`tokenpact.data.open_dataset` checks all of t
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -29,7 +30,7 @@ import numpy as np
 
 from ..contract import CorpusManifest, DatasetDeclaration, canonical_bytes, template_hash
 from ..contract.hashing import CORPUS as CORPUS_DOMAIN
-from ..contract.hashing import framed_digest
+from ..contract.hashing import framed_digest, framed_digest_parts
 from ..errors import ConfigError, ContractError, InvalidInputError
 from .corpus_manifest import (
     DigestedRecords,
@@ -269,12 +270,10 @@ def _corpus_side(
     *,
     revision: str,
     roles: Mapping[str, str] | None,
-    digested: DigestedRecords | None = None,
 ) -> tuple[str, MixtureTally]:
     """What needs the documents but not their tokens, made while the shards encode:
     the corpus manifest written to ``tmp`` and its hash, and the mixture tally with
-    everything but the token counts. ``digested`` holds the records already formatted
-    from the encoder's digests (else the texts are hashed here).
+    everything but the token counts.
 
     One canonical serialization serves both the file and its hash (it is the hashed
     payload), instead of three passes over a million document records.
@@ -282,9 +281,6 @@ def _corpus_side(
     if corpus is not None:
         data, sizes = canonical_bytes(corpus.to_json()), utf8_sizes(texts)
         sources = list(map(attrgetter("source"), docs))
-    elif digested is not None:
-        data, sizes = digested.finish()
-        sources = digested.columns.sources
     else:
         columns = record_columns(docs, texts=texts, doc_ids=doc_ids)
         data, sizes = corpus_records_bytes(docs, revision=revision, roles=roles, columns=columns)
@@ -298,6 +294,34 @@ def _corpus_side(
         sizes,
     )
     return "sha256:" + framed_digest(CORPUS_DOMAIN, data).hex(), tally
+
+
+def _digested_start(
+    digested: DigestedRecords, doc_ids: list[str], roles: Mapping[str, str] | None
+) -> MixtureTally:
+    """The corpus thread's first step when the encoder hashes the texts: the manifest's
+    header and record columns, and the mixture tally but for the bytes."""
+    digested.prepare()
+    return MixtureTally(
+        digested.columns.sources,
+        map(roles.get, doc_ids, repeat("all")) if roles is not None else repeat("all"),
+    )
+
+
+def _digested_finish(
+    digested: DigestedRecords,
+    tally: Future[MixtureTally],
+    reference: Callable[[], tuple[str, MixtureTally]],
+) -> tuple[str, MixtureTally]:
+    """The corpus thread's last step: the manifest's tail and hash, the tally's bytes
+    (or the reference path, when the native formatter could not spell a record)."""
+    done = digested.finish()
+    if done is None:
+        return reference()
+    parts, sizes = done
+    prepared = tally.result()
+    prepared.count_bytes(sizes)
+    return "sha256:" + framed_digest_parts(CORPUS_DOMAIN, parts).hex(), prepared
 
 
 def _feeding_records(
@@ -415,11 +439,14 @@ def encode_dataset(
     corpus_tmp = out / f".{CORPUS_NAME}.tmp{os.getpid()}"
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenpact-corpus")
     corpus_job: Future[tuple[str, MixtureTally]] | None = None
+    tally_job: Future[MixtureTally] | None = None
     # The local encoder hashes each text for the corpus records while it has it in
     # cache; the corpus thread then formats each chunk's records (no second read of the
     # texts, which in doc_id order is a cache miss per document).
     digested = (
-        DigestedRecords(docs, revision=corpus_revision, roles=roles, texts=texts, doc_ids=doc_ids)
+        DigestedRecords(
+            docs, corpus_tmp, revision=corpus_revision, roles=roles, texts=texts, doc_ids=doc_ids
+        )
         if _DIGESTS_IN_ENCODER
         and corpus is None
         and ray_encoder is None
@@ -427,20 +454,24 @@ def encode_dataset(
         and docs
         else None
     )
+    reference = functools.partial(
+        _corpus_side,
+        corpus_tmp,
+        docs,
+        texts,
+        doc_ids,
+        corpus,
+        revision=corpus_revision,
+        roles=roles,
+    )
 
     def submit_corpus_side() -> None:
         nonlocal corpus_job
-        corpus_job = pool.submit(
-            _corpus_side,
-            corpus_tmp,
-            docs,
-            texts,
-            doc_ids,
-            corpus,
-            revision=corpus_revision,
-            roles=roles,
-            digested=digested,
-        )
+        if digested is None:
+            corpus_job = pool.submit(reference)
+        else:
+            assert tally_job is not None  # started with the first chunk
+            corpus_job = pool.submit(_digested_finish, digested, tally_job, reference)
         pool.shutdown(wait=False)
 
     def start_side_work() -> None:
@@ -448,10 +479,11 @@ def encode_dataset(
         # side are made on a second thread while the shards encode (the encoder
         # releases the GIL). Started once the first chunk is queued, so the encoder
         # does not wait for it; stale shards go before any new shard is moved in.
+        nonlocal tally_job
         if digested is None:
             submit_corpus_side()
-        else:
-            pool.submit(digested.prepare)  # the record columns; each chunk's come later
+        else:  # the header and columns now; each chunk's records as it is encoded
+            tally_job = pool.submit(_digested_start, digested, doc_ids, roles)
         for stale in out.glob("shard-*"):
             stale.unlink()
 
@@ -480,6 +512,8 @@ def encode_dataset(
         os.replace(corpus_tmp, out / CORPUS_NAME)
     except BaseException:
         pool.shutdown(wait=True, cancel_futures=True)  # nothing runs before its file goes
+        if digested is not None:
+            digested.close()
         corpus_tmp.unlink(missing_ok=True)
         raise
     lengths = np.concatenate([s.lengths for s in summaries]) if summaries else np.zeros(0, np.int64)
