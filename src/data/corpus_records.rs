@@ -80,7 +80,11 @@ pub fn corpus_records_json_digested<T: AsRef<str>>(
     cols: &RecordColumns<'_, T>,
 ) -> Result<Vec<u8>, CoreError> {
     let n = cols.doc_ids.len();
-    let lens = [cols.license_classes.len(), cols.sources.len(), cols.splits.len()];
+    let lens = [
+        cols.license_classes.len(),
+        cols.sources.len(),
+        cols.splits.len(),
+    ];
     if digests.len() != n * 32 || lens.iter().any(|&k| k != n) {
         return Err(CoreError::InvalidInput(format!(
             "record columns differ in length: {} digest bytes for {n} IDs, {lens:?} \
@@ -102,7 +106,12 @@ pub fn corpus_records_json_digested<T: AsRef<str>>(
 }
 
 /// Record `i` with the hex digest `hex` as both digests.
-fn push_record<T: AsRef<str>>(out: &mut Vec<u8>, hex: &[u8], cols: &RecordColumns<'_, T>, i: usize) {
+fn push_record<T: AsRef<str>>(
+    out: &mut Vec<u8>,
+    hex: &[u8],
+    cols: &RecordColumns<'_, T>,
+    i: usize,
+) {
     out.extend_from_slice(b"{\"clean_sha256\":\"sha256:");
     out.extend_from_slice(hex);
     out.extend_from_slice(b"\",\"document_id\":");

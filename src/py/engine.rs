@@ -8,12 +8,12 @@
 use std::sync::{mpsc, Arc, OnceLock};
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
-use sha2::{Digest, Sha256};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyFrozenSet, PyInt, PyList, PyString};
 use rayon::prelude::*;
+use sha2::{Digest, Sha256};
 
 use super::special::PySpecialMatcher;
 use super::{cached_id_list, flatten, in_pool, spawn_in_pool, to_py};
