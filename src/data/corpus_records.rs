@@ -162,7 +162,7 @@ mod tests {
             sources: &["s", "t", "u"],
             splits: &["train", "test", "validation"],
         };
-        let digests: Vec<u8> = texts.iter().flat_map(|t| Sha256::digest(t)).collect();
+        let digests: Vec<u8> = texts.iter().flat_map(Sha256::digest).collect();
         let (json, _) = corpus_records_json(&cols).unwrap();
         assert_eq!(corpus_records_json_digested(&digests, &cols).unwrap(), json);
         assert!(corpus_records_json_digested(&digests[..64], &cols).is_err());
