@@ -75,6 +75,9 @@ class Engine:
     def encode_batch_flat(
         self, texts: list[str], allowed: SpecialMatcher | None = None, threads: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]: ...
+    def encode_batch_flat_digests(
+        self, texts: list[str], allowed: SpecialMatcher | None = None, threads: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
     def encode_with_offsets(
         self,
         text: str,
@@ -202,6 +205,13 @@ def corpus_records_json(
     sources: list[str],
     splits: list[str],
 ) -> tuple[bytes, np.ndarray]: ...
+def corpus_records_json_digested(
+    digests: np.ndarray,
+    doc_ids: list[str],
+    license_classes: list[str],
+    sources: list[str],
+    splits: list[str],
+) -> bytes: ...
 
 @final
 class ParquetShardWriter:

@@ -67,21 +67,64 @@ pub fn corpus_records_json<T: AsRef<str>>(
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(b"{\"clean_sha256\":\"sha256:");
-        out.extend_from_slice(&digest);
-        out.extend_from_slice(b"\",\"document_id\":");
-        push_json_string(&mut out, cols.doc_ids[i].as_ref());
-        out.extend_from_slice(b",\"license_class\":");
-        push_json_string(&mut out, cols.license_classes[i].as_ref());
-        out.extend_from_slice(b",\"raw_sha256\":\"sha256:");
-        out.extend_from_slice(&digest);
-        out.extend_from_slice(b"\",\"source_id\":");
-        push_json_string(&mut out, cols.sources[i].as_ref());
-        out.extend_from_slice(b",\"split\":");
-        push_json_string(&mut out, cols.splits[i].as_ref());
-        out.push(b'}');
+        push_record(&mut out, &digest, cols, i);
     }
     Ok((out, sizes))
+}
+
+/// The same records for texts already hashed: `digests` holds the 32-byte SHA-256 of
+/// each text in order (the encoder computes them while each text is in cache), and
+/// `cols.texts` is not read (it may be empty).
+pub fn corpus_records_json_digested<T: AsRef<str>>(
+    digests: &[u8],
+    cols: &RecordColumns<'_, T>,
+) -> Result<Vec<u8>, CoreError> {
+    let n = cols.doc_ids.len();
+    let lens = [
+        cols.license_classes.len(),
+        cols.sources.len(),
+        cols.splits.len(),
+    ];
+    if digests.len() != n * 32 || lens.iter().any(|&k| k != n) {
+        return Err(CoreError::InvalidInput(format!(
+            "record columns differ in length: {} digest bytes for {n} IDs, {lens:?} \
+             licences/sources/splits",
+            digests.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(n * 300);
+    let mut hex = Vec::with_capacity(64);
+    for (i, digest) in digests.chunks_exact(32).enumerate() {
+        hex.clear();
+        push_hex(&mut hex, digest);
+        if i > 0 {
+            out.push(b',');
+        }
+        push_record(&mut out, &hex, cols, i);
+    }
+    Ok(out)
+}
+
+/// Record `i` with the hex digest `hex` as both digests.
+fn push_record<T: AsRef<str>>(
+    out: &mut Vec<u8>,
+    hex: &[u8],
+    cols: &RecordColumns<'_, T>,
+    i: usize,
+) {
+    out.extend_from_slice(b"{\"clean_sha256\":\"sha256:");
+    out.extend_from_slice(hex);
+    out.extend_from_slice(b"\",\"document_id\":");
+    push_json_string(out, cols.doc_ids[i].as_ref());
+    out.extend_from_slice(b",\"license_class\":");
+    push_json_string(out, cols.license_classes[i].as_ref());
+    out.extend_from_slice(b",\"raw_sha256\":\"sha256:");
+    out.extend_from_slice(hex);
+    out.extend_from_slice(b"\",\"source_id\":");
+    push_json_string(out, cols.sources[i].as_ref());
+    out.extend_from_slice(b",\"split\":");
+    push_json_string(out, cols.splits[i].as_ref());
+    out.push(b'}');
 }
 
 #[cfg(test)]
@@ -107,6 +150,22 @@ mod tests {
         );
         assert_eq!(String::from_utf8(json).unwrap(), expected);
         assert_eq!(sizes, vec![3]);
+    }
+
+    #[test]
+    fn digested_records_equal_hashed_ones() {
+        let texts = ["abc", "", "naïve café"];
+        let cols = RecordColumns {
+            texts: &texts,
+            doc_ids: &["a", "b", "c"],
+            license_classes: &["x", "y", "z"],
+            sources: &["s", "t", "u"],
+            splits: &["train", "test", "validation"],
+        };
+        let digests: Vec<u8> = texts.iter().flat_map(Sha256::digest).collect();
+        let (json, _) = corpus_records_json(&cols).unwrap();
+        assert_eq!(corpus_records_json_digested(&digests, &cols).unwrap(), json);
+        assert!(corpus_records_json_digested(&digests[..64], &cols).is_err());
     }
 
     #[test]

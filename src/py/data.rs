@@ -11,7 +11,10 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyBytes;
 
 use super::{in_pool, to_py};
-use crate::data::corpus_records::{corpus_records_json as records_json, RecordColumns};
+use crate::data::corpus_records::{
+    corpus_records_json as records_json, corpus_records_json_digested as records_json_digested,
+    RecordColumns,
+};
 use crate::data::lsh::{band_keys, candidate_groups, verify_groups};
 use crate::data::minhash::{signatures, Permutations, ShingleKind, Shingling};
 use crate::error::CoreError;
@@ -144,11 +147,37 @@ fn corpus_records_json<'py>(
     Ok((PyBytes::new(py, &json), sizes.into_pyarray(py)))
 }
 
+/// `corpus_records_json` for texts the encoder already hashed: `digests` is the
+/// `(n, 32)` uint8 SHA-256 of each text's UTF-8, in record order.
+#[pyfunction]
+fn corpus_records_json_digested<'py>(
+    py: Python<'py>,
+    digests: PyReadonlyArray2<'py, u8>,
+    doc_ids: Vec<PyBackedStr>,
+    license_classes: Vec<PyBackedStr>,
+    sources: Vec<PyBackedStr>,
+    splits: Vec<PyBackedStr>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let digests = digests.as_slice()?;
+    let cols = RecordColumns {
+        texts: &[],
+        doc_ids: &doc_ids,
+        license_classes: &license_classes,
+        sources: &sources,
+        splits: &splits,
+    };
+    let json = py
+        .detach(|| records_json_digested(digests, &cols))
+        .map_err(|e| to_py(py, e))?;
+    Ok(PyBytes::new(py, &json))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(minhash_signatures, m)?)?;
     m.add_function(wrap_pyfunction!(lsh_band_keys, m)?)?;
     m.add_function(wrap_pyfunction!(lsh_candidate_groups, m)?)?;
     m.add_function(wrap_pyfunction!(lsh_verify_groups, m)?)?;
     m.add_function(wrap_pyfunction!(corpus_records_json, m)?)?;
+    m.add_function(wrap_pyfunction!(corpus_records_json_digested, m)?)?;
     Ok(())
 }

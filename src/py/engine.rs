@@ -7,12 +7,13 @@
 
 use std::sync::{mpsc, Arc, OnceLock};
 
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyFrozenSet, PyInt, PyList, PyString};
 use rayon::prelude::*;
+use sha2::{Digest, Sha256};
 
 use super::special::PySpecialMatcher;
 use super::{cached_id_list, flatten, in_pool, spawn_in_pool, to_py};
@@ -352,6 +353,61 @@ impl PyEngine {
         let lists = self.encode_all(py, &texts, allowed, threads)?;
         let (ids, offsets) = py.detach(|| flatten(&lists));
         Ok((ids.into_pyarray(py), offsets.into_pyarray(py)))
+    }
+
+    /// `encode_batch_flat` plus, per text, the SHA-256 of its UTF-8 (an `(n, 32)` uint8
+    /// array) and its UTF-8 size (int64): each worker hashes a text right after
+    /// encoding it, while its bytes are still in cache, so a corpus manifest need not
+    /// read the texts again.
+    #[pyo3(signature = (texts, allowed=None, threads=None))]
+    #[allow(clippy::type_complexity)]
+    fn encode_batch_flat_digests<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        allowed: Option<&PySpecialMatcher>,
+        threads: Option<usize>,
+    ) -> PyResult<(
+        Bound<'py, PyArray1<u32>>,
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray2<u8>>,
+        Bound<'py, PyArray1<i64>>,
+    )> {
+        let m = matcher(allowed);
+        let result = py.detach(|| {
+            in_pool(threads, || {
+                texts
+                    .par_iter()
+                    .map(|t| {
+                        let mut out = Vec::with_capacity(t.len() / 3 + 1);
+                        self.engine.encode(t, m, &mut out)?;
+                        let digest: [u8; 32] = Sha256::digest(t.as_bytes()).into();
+                        Ok((out, digest))
+                    })
+                    .collect::<Result<Vec<_>, CoreError>>()
+            })
+        })?;
+        let encoded = result.map_err(|e| to_py(py, e))?;
+        let (ids, offsets, digests, sizes) = py.detach(|| {
+            let mut ids = Vec::with_capacity(encoded.iter().map(|(l, _)| l.len()).sum());
+            let mut offsets = Vec::with_capacity(encoded.len() + 1);
+            offsets.push(0i64);
+            let mut digests = Vec::with_capacity(encoded.len() * 32);
+            for (list, digest) in &encoded {
+                ids.extend_from_slice(list);
+                offsets.push(ids.len() as i64);
+                digests.extend_from_slice(digest);
+            }
+            let sizes: Vec<i64> = texts.iter().map(|t| t.len() as i64).collect();
+            (ids, offsets, digests, sizes)
+        });
+        let digests = digests.into_pyarray(py).reshape([texts.len(), 32])?;
+        Ok((
+            ids.into_pyarray(py),
+            offsets.into_pyarray(py),
+            digests,
+            sizes.into_pyarray(py),
+        ))
     }
 
     /// IDs and UTF-8 byte offsets (starts, ends) into `text`, as numpy arrays. Special

@@ -45,6 +45,16 @@ def test_jsonl_plain_and_compressed(tmp_path: Path, suffix: str) -> None:
     assert list(read_documents(path, source_field="src")) == _expected()
 
 
+def test_sources_from_a_field_are_shared_objects(tmp_path: Path) -> None:
+    # Many documents, few source names: one str object per name (memory, and the
+    # encoder's passes over the sources read a few objects, not one per document).
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(_jsonl([{"id": f"d{i}", "text": "x", "src": "w" + "eb"} for i in range(3)]))
+    docs = list(read_documents(path, source_field="src"))
+    assert [d.source for d in docs] == ["web"] * 3
+    assert docs[0].source is docs[1].source is docs[2].source
+
+
 def test_parquet_reader(tmp_path: Path) -> None:
     path = tmp_path / "c.parquet"
     pq.write_table(pa.Table.from_pylist(ROWS), path, row_group_size=2)

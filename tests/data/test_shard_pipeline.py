@@ -3,6 +3,7 @@ bytes as the reference path (one call at a time, in order), for random documents
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from tokenpact.data import Document, encode_dataset, open_dataset
 from tokenpact.data import encode as encode_module
 from tokenpact.data.corpus_manifest import build_corpus_manifest
 from tokenpact.data.shard_formats import token_dtype
-from tokenpact.errors import ContractError, InvalidInputError
+from tokenpact.errors import ContractError, InvalidInputError, TokenpactError
 
 
 @pytest.fixture(scope="module")
@@ -36,14 +37,17 @@ def _tree(path: Path) -> dict[str, bytes]:
 def _encode_both(
     docs: list[Document], tok: tp.Tokenizer, root: Path, **options: Any
 ) -> tuple[dict[str, bytes], dict[str, bytes]]:
-    """The shard tree written by the reference path and by the pipelined one."""
+    """The shard tree written by the reference path (one call at a time, the corpus
+    thread hashing the texts) and by the pipelined one (the encoder hashing them)."""
     trees = []
     for ahead in (1, 4):
         encode_module._ENCODE_AHEAD = ahead  # 1: each chunk encoded after the last
+        encode_module._DIGESTS_IN_ENCODER = ahead > 1
         try:
             encode_dataset(docs, tok, root / f"ahead{ahead}", **options)
         finally:
             encode_module._ENCODE_AHEAD = 2
+            encode_module._DIGESTS_IN_ENCODER = True
         trees.append(_tree(root / f"ahead{ahead}"))
     return trees[0], trees[1]
 
@@ -77,7 +81,11 @@ def test_pipelined_shards_equal_the_reference_path(
     chunk_chars: int,
     threads: int,
 ) -> None:
-    docs = [Document(f"doc-{i:03d}", t, source=f"s{i % 3}") for i, t in enumerate(texts)]
+    docs = [
+        Document(f"doc-{i:03d}", t, source=f"s{i % 3}", license_class=("cc-by", 'x\n"é')[i % 2])
+        for i, t in enumerate(texts)
+    ]
+    roles = {d.doc_id: ("fit", "valid", "test")[i % 3] for i, d in enumerate(docs) if i % 4}
     saved = encode_module.CHUNK_CHARS
     # 32-bit IDs (uint32 Parquet, int32 Megatron) without a 65,537-entry vocabulary.
     if wide:
@@ -97,8 +105,10 @@ def test_pipelined_shards_equal_the_reference_path(
                 add_special_tokens=specials,
                 records_per_shard=per_shard,
                 threads=threads,
+                roles=roles,
+                corpus_revision="r\u00e9v",
             )
-            assert fast == ref
+            assert fast == ref  # shards, corpus.json and dataset.json
             if not docs:
                 return
             ds = open_dataset(Path(tmp) / "ahead4", tokenizer=tok)
@@ -145,3 +155,52 @@ def test_a_given_corpus_manifest_is_written_and_bound(
     ).read_bytes()
     assert given["corpus_hash"] == derived["corpus_hash"] == built.hash
     assert given["mixture"] == derived["mixture"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(texts=st.lists(st.text(max_size=60), max_size=12), threads=st.sampled_from([1, 2]))
+def test_encoder_digests_are_the_texts_sha256(
+    tok: tp.Tokenizer, texts: list[str], threads: int
+) -> None:
+    if any("\ud800" <= c <= "\udfff" for t in texts for c in t):
+        with pytest.raises(InvalidInputError, match="lone surrogate"):
+            tok.encode_batch_flat_digests(texts, threads=threads)
+        return
+    ids, offsets, digests, sizes = tok.encode_batch_flat_digests(texts, threads=threads)
+    flat_ids, flat_offsets = tok.encode_batch_flat(texts, threads=threads)
+    assert ids.tolist() == flat_ids.tolist() and offsets.tolist() == flat_offsets.tolist()
+    assert digests.shape == (len(texts), 32) and digests.dtype == np.uint8
+    assert [bytes(d) for d in digests] == [hashlib.sha256(t.encode()).digest() for t in texts]
+    assert sizes.tolist() == [len(t.encode()) for t in texts]
+
+
+@pytest.mark.parametrize("field", ["source", "license_class", "doc_id", "role"])
+def test_a_bad_record_field_fails_as_on_the_reference_path(
+    tmp_path: Path, tok: tp.Tokenizer, field: str
+) -> None:
+    docs = [Document(f"d{i:03d}", f"text {i} " * 20) for i in range(30)]
+    roles = {"d005": "holdout"} if field == "role" else None
+    if field != "role":
+        docs.append(Document(**{"doc_id": "z999", "text": "fine", field: "bad \ud800 field"}))
+    outcomes = []
+    for digests in (False, True):
+        encode_module._DIGESTS_IN_ENCODER = digests
+        try:
+            encode_dataset(docs, tok, tmp_path / str(digests), records_per_shard=7, roles=roles)
+        except TokenpactError as exc:
+            outcomes.append((type(exc), str(exc)))
+        else:
+            outcomes.append((None, (tmp_path / str(digests) / "corpus.json").read_text("utf-8")))
+        finally:
+            encode_module._DIGESTS_IN_ENCODER = True
+        out = tmp_path / str(digests)
+        assert not out.exists() or not [p.name for p in out.iterdir() if p.name[0] == "."]
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0] is not None and issubclass(outcomes[0][0], TokenpactError)
+
+
+@given(parts=st.lists(st.binary(max_size=40), max_size=6))
+def test_framed_digest_of_parts_is_that_of_the_joined_payload(parts: list[bytes]) -> None:
+    from tokenpact.contract.hashing import framed_digest, framed_digest_parts
+
+    assert framed_digest_parts("corpus-v1", parts) == framed_digest("corpus-v1", b"".join(parts))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -48,6 +48,12 @@ _CHUNK = 1 << 20
 
 def framed_digest(domain: str, payload: bytes) -> bytes:
     """Return the raw 32-byte framed digest of ``payload`` under ``domain``."""
+    return framed_digest_parts(domain, (payload,))
+
+
+def framed_digest_parts(domain: str, parts: Sequence[bytes]) -> bytes:
+    """:func:`framed_digest` of ``b"".join(parts)``, without joining them (a payload
+    written in pieces is hashed without a copy of it)."""
     if not _DOMAIN_RE.match(domain):
         raise ContractError(f"hash domain {domain!r} must be 1-255 printable ASCII characters")
     encoded = domain.encode("ascii")
@@ -55,8 +61,9 @@ def framed_digest(domain: str, payload: bytes) -> bytes:
     h.update(PROTOCOL_PREFIX)
     h.update(len(encoded).to_bytes(4, "big"))
     h.update(encoded)
-    h.update(len(payload).to_bytes(8, "big"))
-    h.update(payload)
+    h.update(sum(map(len, parts)).to_bytes(8, "big"))
+    for part in parts:
+        h.update(part)
     return h.digest()
 
 

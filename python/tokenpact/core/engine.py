@@ -76,6 +76,9 @@ class Engine(Protocol):
     def encode_batch_flat(
         self, texts: list[str], allowed: Any = None, threads: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]: ...
+    def encode_batch_flat_digests(
+        self, texts: list[str], allowed: Any = None, threads: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
     def encode_with_offsets(
         self, text: str, allowed: Any = None, untrusted: list[tuple[int, int]] | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...

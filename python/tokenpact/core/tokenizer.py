@@ -433,6 +433,29 @@ class Tokenizer:
             raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
         return ids, offsets
 
+    def encode_batch_flat_digests(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: SpecialSpec = (),
+        disallowed_special: SpecialSpec = (),
+        threads: int | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`encode_batch_flat` plus ``(sha256, sizes)``: the SHA-256 of each text's
+        UTF-8 (an ``(n, 32)`` uint8 array) and its UTF-8 size (int64).
+
+        Each text is hashed by the worker that encodes it, while it is in cache; a
+        corpus manifest built from these digests need not read the texts again.
+        """
+        items, allowed = self._batch_args(texts, allowed_special, disallowed_special)
+        try:
+            ids, offsets, digests, sizes = self._core.encode_batch_flat_digests(
+                items, allowed, _threads_arg(threads)
+            )
+        except UnicodeEncodeError as exc:
+            raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
+        return ids, offsets, digests, sizes
+
     def normalize(self, text: str) -> str:
         """The normalizer's output for ``text`` (``text`` itself when there is none)."""
         node = self._spec.normalizer

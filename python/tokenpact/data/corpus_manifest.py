@@ -137,40 +137,180 @@ def corpus_records_bytes(
     ``columns`` are the documents' fields when the caller already listed them
     (``record_columns(ordered)``): each pass over a million documents in ``doc_id``
     order is a cache miss per document."""
-    names = DEFAULT_SPLIT_NAMES
-    header = CorpusManifest(revision=revision, documents=(), order_policy=ORDER_POLICY).to_json()
-    CorpusManifest.from_json(header)
-    if roles is not None:
-        if columns is None:
-            columns = record_columns(ordered)
-        role_of = list(map(roles.get, columns.doc_ids, repeat("train")))
-        unknown = next((r for r in role_of if r not in names), None)
-        if unknown is not None:
-            raise ContractError(
-                f"role {unknown!r} has no corpus split; build the manifest with "
-                "build_corpus_manifest(split_names=...) and pass it as corpus="
-            )
-        splits = [names[r] for r in role_of]
-    else:
-        splits = ["train"] * len(ordered)
-    head = json.dumps(header, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    empty = b'"documents":[]'
+    _checked_header(revision)  # a bad header fails first, whatever the records hold
     try:
         # Every record in its canonical form (keys sorted, compact, strings escaped
         # like json's own encoder), formatted natively straight from the strings' UTF-8:
         # a Python step per document cost as much CPU as the Parquet writer beside the
         # encoder. Tests compare the bytes with the reference writer's.
-        cols = columns if columns is not None else record_columns(ordered)
+        cols, splits = _columns_and_splits(ordered, roles, columns)
         body, sizes = _native.corpus_records_json(
             cols.texts, cols.doc_ids, cols.license_classes, cols.sources, splits
         )
-        data = head.encode("utf-8")
+        data = _manifest_with_records(revision, body)
     except UnicodeEncodeError:  # a lone surrogate: the reference writer below
-        pass
-    else:
-        if data.count(empty) == 1:
-            at = data.index(empty) + len(empty) - 1  # before the closing bracket
-            return data[:at] + body + data[at:], sizes
+        data = None
+    if data is not None:
+        return data, sizes
+    return _reference_records_bytes(ordered, revision=revision, roles=roles)
+
+
+def _columns_and_splits(
+    ordered: Sequence[Document], roles: Mapping[str, str] | None, columns: RecordColumns | None
+) -> tuple[RecordColumns, list[str]]:
+    """The record columns (listed here unless given) and each document's split."""
+    cols = columns if columns is not None else record_columns(ordered)
+    if roles is None:
+        return cols, ["train"] * len(ordered)
+    names = DEFAULT_SPLIT_NAMES
+    role_of = list(map(roles.get, cols.doc_ids, repeat("train")))
+    unknown = next((r for r in role_of if r not in names), None)
+    if unknown is not None:
+        raise ContractError(
+            f"role {unknown!r} has no corpus split; build the manifest with "
+            "build_corpus_manifest(split_names=...) and pass it as corpus="
+        )
+    return cols, [names[r] for r in role_of]
+
+
+def _checked_header(revision: str) -> dict[str, Any]:
+    """The manifest without documents, checked by the schema."""
+    header = CorpusManifest(revision=revision, documents=(), order_policy=ORDER_POLICY).to_json()
+    CorpusManifest.from_json(header)
+    return header
+
+
+def _manifest_parts(revision: str) -> tuple[bytes, bytes] | None:
+    """The manifest's canonical bytes before and after its document records (joined by
+    ``,``); None when the header's own strings need the reference writer."""
+    header = _checked_header(revision)
+    head = json.dumps(header, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    empty = b'"documents":[]'
+    data = head.encode("utf-8")  # UnicodeEncodeError for a lone surrogate
+    if data.count(empty) != 1:
+        return None
+    at = data.index(empty) + len(empty) - 1  # before the closing bracket
+    return data[:at], data[at:]
+
+
+def _manifest_with_records(revision: str, body: bytes) -> bytes | None:
+    """The manifest's canonical bytes with ``body`` (records joined by ``,``) as its
+    document list; None when the header needs the reference writer."""
+    parts = _manifest_parts(revision)
+    return None if parts is None else parts[0] + body + parts[1]
+
+
+class DigestedRecords:
+    """The corpus manifest of :func:`corpus_records_bytes`, written to ``path`` chunk by
+    chunk from digests the encoder made (``Tokenizer.encode_batch_flat_digests``): the
+    texts are not read again, and little is left once the last chunk is encoded.
+
+    Runs on one thread in call order: :meth:`prepare` (writes the bytes before the
+    records), :meth:`add` per encoded chunk of consecutive documents (formats and writes
+    their records), then :meth:`finish`. Only :meth:`finish` raises; whatever the native
+    formatter cannot spell (a lone surrogate in an ID or field) is left to the reference
+    writer (:meth:`finish` returns None), so the bytes and the errors are those of
+    :func:`corpus_records_bytes`.
+    """
+
+    def __init__(
+        self,
+        ordered: Sequence[Document],
+        path: Path,
+        *,
+        revision: str,
+        roles: Mapping[str, str] | None,
+        texts: list[str],
+        doc_ids: list[str],
+    ) -> None:
+        self._ordered, self._path, self._revision, self._roles = ordered, path, revision, roles
+        self._texts, self._doc_ids = texts, doc_ids
+        self._columns: RecordColumns | None = None
+        self._splits: list[str] = []
+        self._parts: list[bytes] = []
+        self._tail = b""
+        self._sizes: list[NDArray[np.int64]] = []
+        self._done = 0
+        self._error: ContractError | None = None
+        self._fallback = False
+        self._file: Any = None
+
+    @property
+    def columns(self) -> RecordColumns:
+        if self._columns is None:
+            self._columns = record_columns(self._ordered, texts=self._texts, doc_ids=self._doc_ids)
+        return self._columns
+
+    def prepare(self) -> None:
+        """Check the header, list the record columns and splits and write the bytes
+        before the records (while the first chunk encodes)."""
+        try:
+            parts = _manifest_parts(self._revision)
+            _, self._splits = _columns_and_splits(self._ordered, self._roles, self.columns)
+        except ContractError as exc:
+            self._error = exc
+            return
+        except UnicodeEncodeError:
+            parts = None
+        if parts is None:
+            self._fallback = True
+            return
+        self._parts.append(parts[0])
+        self._tail = parts[1]
+        self._file = open(self._path, "wb")  # noqa: SIM115 (closed in finish/close)
+        self._file.write(parts[0])
+
+    def add(self, digests: NDArray[np.uint8], sizes: NDArray[np.int64]) -> None:
+        """Format and write the records of the next ``len(digests)`` documents."""
+        a, b = self._done, self._done + int(digests.shape[0])
+        self._done = b
+        self._sizes.append(sizes)
+        if self._error is not None or self._fallback:
+            return
+        cols = self.columns
+        try:
+            body = _native.corpus_records_json_digested(
+                digests,
+                cols.doc_ids[a:b],
+                cols.license_classes[a:b],
+                cols.sources[a:b],
+                self._splits[a:b],
+            )
+        except UnicodeEncodeError:
+            self._fallback = True
+            return
+        if not body:
+            return
+        if len(self._parts) > 1:  # records before these ones
+            self._parts.append(b",")
+            self._file.write(b",")
+        self._parts.append(body)
+        self._file.write(body)
+
+    def finish(self) -> tuple[list[bytes], NDArray[np.int64]] | None:
+        """The manifest written (plus a newline), as the pieces of its bytes, and each
+        text's UTF-8 size; None when the reference writer must write it."""
+        if self._error is not None or self._fallback or self._done != len(self._ordered):
+            self.close()
+            if self._error is not None:
+                raise self._error
+            return None
+        self._parts.append(self._tail)
+        self._file.write(self._tail + b"\n")
+        self.close()
+        sizes = np.concatenate(self._sizes) if self._sizes else np.zeros(0, np.int64)
+        return self._parts, sizes.astype(np.int64, copy=False)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def _reference_records_bytes(
+    ordered: Sequence[Document], *, revision: str, roles: Mapping[str, str] | None
+) -> tuple[bytes, NDArray[np.int64]]:
+    header = _checked_header(revision)
     # The reference writer names a lone surrogate in an ID or field; texts are hashed
     # from their surrogatepass bytes.
     sizes = np.fromiter(

@@ -15,6 +15,7 @@ SHA-256 of every shard file; :func:`tokenpact.data.open_dataset` checks all of t
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -29,9 +30,15 @@ import numpy as np
 
 from ..contract import CorpusManifest, DatasetDeclaration, canonical_bytes, template_hash
 from ..contract.hashing import CORPUS as CORPUS_DOMAIN
-from ..contract.hashing import framed_digest
+from ..contract.hashing import framed_digest, framed_digest_parts
 from ..errors import ConfigError, ContractError, InvalidInputError
-from .corpus_manifest import corpus_records_bytes, record_columns, utf8_sizes, write_json_atomic
+from .corpus_manifest import (
+    DigestedRecords,
+    corpus_records_bytes,
+    record_columns,
+    utf8_sizes,
+    write_json_atomic,
+)
 from .documents import Document, sort_documents
 from .mixture import MixtureReport, MixtureTally
 from .shard_formats import PARQUET_COMPRESSIONS, token_dtype
@@ -44,6 +51,7 @@ MANIFEST_KIND = "tokenpact.encoded_dataset"
 DEFAULT_RECORDS_PER_SHARD = 100_000
 _MAX_PENDING = 2  # encoded chunks waiting for the writer thread
 _ENCODE_AHEAD = 2  # chunk batch calls in flight on the encoder pool
+_DIGESTS_IN_ENCODER = True  # False: the corpus thread hashes the texts (tests compare)
 _TEXT = attrgetter("text")
 _DOC_ID = attrgetter("doc_id")
 
@@ -73,15 +81,19 @@ def shard_name(index: int) -> str:
     return f"shard-{index:05d}"
 
 
-def _encode_flat(tok: Any, texts: list[str], opts: EncodeOptions) -> tuple[Any, Any]:
+def _encode_flat(
+    tok: Any, texts: list[str], opts: EncodeOptions, digests: bool = False
+) -> tuple[Any, Any, Any, Any]:
+    if digests and not opts.add_special_tokens:
+        return tok.encode_batch_flat_digests(texts, threads=opts.threads)  # type: ignore[no-any-return]
     if opts.add_special_tokens:
         lists = tok.encode_batch(texts, add_special_tokens=True, threads=opts.threads)
         offsets = np.zeros(len(lists) + 1, dtype=np.int64)
         np.cumsum([len(x) for x in lists], out=offsets[1:])
         ids = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(offsets[-1]))
-        return ids, offsets
+        return ids, offsets, None, None
     ids, offsets = tok.encode_batch_flat(texts, threads=opts.threads)
-    return ids, np.asarray(offsets, dtype=np.int64)
+    return ids, np.asarray(offsets, dtype=np.int64), None, None
 
 
 def _truncate(ids: Any, offsets: Any, max_length: int | None) -> tuple[Any, Any, Any]:
@@ -96,10 +108,14 @@ def _truncate(ids: Any, offsets: Any, max_length: int | None) -> tuple[Any, Any,
     return ids[gather], new_offsets, lengths > max_length
 
 
-def encode_chunk(tok: Any, texts: list[str], opts: EncodeOptions, *, shard: int) -> EncodedChunk:
-    """Encode consecutive documents of shard ``shard`` into the dataset's dtype."""
+def encode_chunk(
+    tok: Any, texts: list[str], opts: EncodeOptions, *, shard: int, digests: bool = False
+) -> EncodedChunk:
+    """Encode consecutive documents of shard ``shard`` into the dataset's dtype; with
+    ``digests`` (and no special tokens added), also hash each text for the corpus
+    manifest while the encoder has it in cache."""
     try:
-        ids, offsets = _encode_flat(tok, texts, opts)
+        ids, offsets, text_digests, text_sizes = _encode_flat(tok, texts, opts, digests)
     except (UnicodeEncodeError, InvalidInputError) as exc:
         raise InvalidInputError(
             f"a document in shard {shard} is not valid Unicode: {exc}"
@@ -109,7 +125,9 @@ def encode_chunk(tok: Any, texts: list[str], opts: EncodeOptions, *, shard: int)
     top = int(ids.max()) if ids.size else None
     if top is not None and top > np.iinfo(dtype).max:
         raise ContractError(f"token ID {top} does not fit the dataset's {dtype} IDs")
-    return EncodedChunk(ids.astype(dtype, copy=False), offsets, truncated, top)
+    return EncodedChunk(
+        ids.astype(dtype, copy=False), offsets, truncated, top, text_digests, text_sizes
+    )
 
 
 def _local_chunks(
@@ -118,6 +136,7 @@ def _local_chunks(
     bounds: Sequence[tuple[int, int]],
     opts: EncodeOptions,
     started: Callable[[], None] | None = None,
+    digests: bool = False,
 ) -> Iterator[tuple[int, EncodedChunk]]:
     """Encoded chunks in shard order, ``_ENCODE_AHEAD`` batch calls in flight at once.
 
@@ -137,7 +156,9 @@ def _local_chunks(
     in_flight: deque[tuple[int, Future[EncodedChunk]]] = deque()
     try:
         for k, a, b in plan:
-            in_flight.append((k, pool.submit(encode_chunk, tok, texts[a:b], opts, shard=k)))
+            in_flight.append(
+                (k, pool.submit(encode_chunk, tok, texts[a:b], opts, shard=k, digests=digests))
+            )
             if started is not None:
                 go, started = started, None
                 go()
@@ -222,6 +243,22 @@ def _check_doc_ids(doc_ids: Sequence[str]) -> None:
     if "\t" in joined or "\n" in joined or "\r" in joined:
         bad = next(d for d in doc_ids if "\t" in d or "\n" in d or "\r" in d)
         raise InvalidInputError(f"doc_id {bad!r} contains a tab or newline; use plain IDs")
+    try:
+        joined.encode("utf-8")  # the shard files and manifests hold the IDs as UTF-8
+    except UnicodeEncodeError:
+        bad = next(d for d in doc_ids if not _is_utf8(d))
+        raise InvalidInputError(
+            f"doc_id {bad!r} contains a lone surrogate (no UTF-8 form); decode the source "
+            "with errors='replace' or fix the ID"
+        ) from None
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _corpus_side(
@@ -257,6 +294,55 @@ def _corpus_side(
         sizes,
     )
     return "sha256:" + framed_digest(CORPUS_DOMAIN, data).hex(), tally
+
+
+def _digested_start(
+    digested: DigestedRecords, doc_ids: list[str], roles: Mapping[str, str] | None
+) -> MixtureTally:
+    """The corpus thread's first step when the encoder hashes the texts: the manifest's
+    header and record columns, and the mixture tally but for the bytes."""
+    digested.prepare()
+    return MixtureTally(
+        digested.columns.sources,
+        map(roles.get, doc_ids, repeat("all")) if roles is not None else repeat("all"),
+    )
+
+
+def _digested_finish(
+    digested: DigestedRecords,
+    tally: Future[MixtureTally],
+    reference: Callable[[], tuple[str, MixtureTally]],
+) -> tuple[str, MixtureTally]:
+    """The corpus thread's last step: the manifest's tail and hash, the tally's bytes
+    (or the reference path, when the native formatter could not spell a record)."""
+    done = digested.finish()
+    if done is None:
+        return reference()
+    parts, sizes = done
+    prepared = tally.result()
+    prepared.count_bytes(sizes)
+    return "sha256:" + framed_digest_parts(CORPUS_DOMAIN, parts).hex(), prepared
+
+
+def _feeding_records(
+    chunks: Iterator[tuple[int, EncodedChunk]],
+    pool: ThreadPoolExecutor,
+    digested: DigestedRecords,
+    last: Callable[[], None],
+) -> Iterator[tuple[int, EncodedChunk]]:
+    """``chunks`` unchanged; each chunk's digests go to the corpus thread, which formats
+    their records while the next chunks encode; ``last()`` runs once all are sent (while
+    the writer still writes the last chunk)."""
+    try:
+        for k, chunk in chunks:
+            assert chunk.text_digests is not None and chunk.text_sizes is not None
+            pool.submit(digested.add, chunk.text_digests, chunk.text_sizes)
+            yield k, chunk
+        last()
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
 
 
 def _documents(source: Any, reader_options: Mapping[str, Any] | None) -> list[Document]:
@@ -353,24 +439,51 @@ def encode_dataset(
     corpus_tmp = out / f".{CORPUS_NAME}.tmp{os.getpid()}"
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenpact-corpus")
     corpus_job: Future[tuple[str, MixtureTally]] | None = None
+    tally_job: Future[MixtureTally] | None = None
+    # The local encoder hashes each text for the corpus records while it has it in
+    # cache; the corpus thread then formats each chunk's records (no second read of the
+    # texts, which in doc_id order is a cache miss per document).
+    digested = (
+        DigestedRecords(
+            docs, corpus_tmp, revision=corpus_revision, roles=roles, texts=texts, doc_ids=doc_ids
+        )
+        if _DIGESTS_IN_ENCODER
+        and corpus is None
+        and ray_encoder is None
+        and not add_special_tokens
+        and docs
+        else None
+    )
+    reference = functools.partial(
+        _corpus_side,
+        corpus_tmp,
+        docs,
+        texts,
+        doc_ids,
+        corpus,
+        revision=corpus_revision,
+        roles=roles,
+    )
+
+    def submit_corpus_side() -> None:
+        nonlocal corpus_job
+        if digested is None:
+            corpus_job = pool.submit(reference)
+        else:
+            assert tally_job is not None  # started with the first chunk
+            corpus_job = pool.submit(_digested_finish, digested, tally_job, reference)
+        pool.shutdown(wait=False)
 
     def start_side_work() -> None:
         # The corpus manifest (a digest per document) and the mixture's per-document
         # side are made on a second thread while the shards encode (the encoder
         # releases the GIL). Started once the first chunk is queued, so the encoder
         # does not wait for it; stale shards go before any new shard is moved in.
-        nonlocal corpus_job
-        corpus_job = pool.submit(
-            _corpus_side,
-            corpus_tmp,
-            docs,
-            texts,
-            doc_ids,
-            corpus,
-            revision=corpus_revision,
-            roles=roles,
-        )
-        pool.shutdown(wait=False)
+        nonlocal tally_job
+        if digested is None:
+            submit_corpus_side()
+        else:  # the header and columns now; each chunk's records as it is encoded
+            tally_job = pool.submit(_digested_start, digested, doc_ids, roles)
         for stale in out.glob("shard-*"):
             stale.unlink()
 
@@ -379,6 +492,15 @@ def encode_dataset(
         if ray_encoder is not None:
             start_side_work()
             chunks = ray_encoder.chunks(docs, bounds, opts)
+        elif digested is not None:
+            chunks = _feeding_records(
+                _local_chunks(
+                    tokenizer, texts, bounds, opts, started=start_side_work, digests=True
+                ),
+                pool,
+                digested,
+                last=submit_corpus_side,
+            )
         elif docs:
             chunks = _local_chunks(tokenizer, texts, bounds, opts, started=start_side_work)
         else:
@@ -390,6 +512,8 @@ def encode_dataset(
         os.replace(corpus_tmp, out / CORPUS_NAME)
     except BaseException:
         pool.shutdown(wait=True, cancel_futures=True)  # nothing runs before its file goes
+        if digested is not None:
+            digested.close()
         corpus_tmp.unlink(missing_ok=True)
         raise
     lengths = np.concatenate([s.lengths for s in summaries]) if summaries else np.zeros(0, np.int64)

@@ -110,11 +110,14 @@ class MixtureTally:
     belongs to, its UTF-8 bytes), prepared before the token counts exist: the encoder
     prepares it beside the shards and only sums the lengths once they are known."""
 
-    def __init__(self, sources: Iterable[str], roles: Iterable[str], n_bytes: Any) -> None:
+    def __init__(self, sources: Iterable[str], roles: Iterable[str], n_bytes: Any = None) -> None:
+        """``n_bytes`` may come later (:meth:`count_bytes`)."""
         import numpy as np
 
         source_list = list(sources)
         role_list = list(islice(roles, len(source_list)))  # roles may be repeat("all")
+        if n_bytes is None:
+            n_bytes = np.zeros(len(source_list), dtype=np.int64)
         n_bytes = np.asarray(n_bytes, dtype=np.int64)
         if not len(role_list) == len(source_list) == n_bytes.shape[0]:
             raise InvalidInputError(
@@ -134,6 +137,18 @@ class MixtureTally:
         renumber[pair_codes[first]] = np.arange(len(first))
         self._codes = renumber[pair_codes]
         self._docs = np.bincount(self._codes, minlength=len(self._keys))
+        self._bytes = np.zeros(len(self._keys), dtype=np.int64)
+        np.add.at(self._bytes, self._codes, n_bytes)  # exact (bincount weights are floats)
+
+    def count_bytes(self, n_bytes: Any) -> None:
+        """Set each document's UTF-8 bytes (replacing any given before)."""
+        import numpy as np
+
+        n_bytes = np.asarray(n_bytes, dtype=np.int64)
+        if n_bytes.shape[0] != self._codes.shape[0]:
+            raise InvalidInputError(
+                "sources, roles, n_bytes and tokens must have one entry per document"
+            )
         self._bytes = np.zeros(len(self._keys), dtype=np.int64)
         np.add.at(self._bytes, self._codes, n_bytes)  # exact (bincount weights are floats)
 

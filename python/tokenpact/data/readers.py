@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -102,7 +103,10 @@ class _Fields:
                 doc_id = f"{doc_id}#{count}"
         source = self.source or "default"
         if self.source_field is not None and record.get(self.source_field) is not None:
-            source = str(record[self.source_field])
+            # Interned: a few source names shared by many documents are then one object
+            # each, not one per document (memory, and every later pass over the sources
+            # reads a few objects instead of missing the cache on each document's).
+            source = sys.intern(str(record[self.source_field]))
         group = None
         if self.group_field is not None and record.get(self.group_field) is not None:
             group = str(record[self.group_field])

@@ -53,6 +53,10 @@ class EncodedChunk:
     offsets: NDArray[np.int64]
     truncated: NDArray[np.bool_]
     max_id: int | None = None
+    # The SHA-256 of each document's UTF-8 ((n, 32) uint8) and its UTF-8 size, when the
+    # encoder made them (for the corpus manifest; the shard writers ignore them).
+    text_digests: NDArray[np.uint8] | None = None
+    text_sizes: NDArray[np.int64] | None = None
 
     def __post_init__(self) -> None:
         if self.max_id is None and self.ids.size:
