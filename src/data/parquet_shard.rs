@@ -91,6 +91,17 @@ pub struct ParquetShardWriter {
     writer: SerializedFileWriter<HashingFile>,
     doc_ids: Vec<String>,
     done: usize,
+    /// The list column's values and levels, kept across chunks: fresh ~1 MiB buffers
+    /// per chunk cost page faults (the allocator maps and unmaps them every time).
+    scratch: ListScratch,
+}
+
+/// Reused buffers of [`write_token_lists`] (cleared before each use).
+#[derive(Default)]
+struct ListScratch {
+    values: Vec<i32>,
+    def: Vec<i16>,
+    rep: Vec<i16>,
 }
 
 impl ParquetShardWriter {
@@ -157,6 +168,7 @@ impl ParquetShardWriter {
             writer,
             doc_ids,
             done: 0,
+            scratch: ListScratch::default(),
         })
     }
 
@@ -195,7 +207,7 @@ impl ParquetShardWriter {
             .map(|d| ByteArray::from(d.as_bytes().to_vec()))
             .collect();
         write_column::<ByteArrayType>(&mut rg, &names).map_err(err)?;
-        write_token_lists(&mut rg, &ids, offsets).map_err(err)?;
+        write_token_lists(&mut rg, &ids, offsets, &mut self.scratch).map_err(err)?;
         let lengths: Vec<i32> = offsets.windows(2).map(|w| (w[1] - w[0]) as i32).collect();
         write_column::<Int32Type>(&mut rg, &lengths).map_err(err)?;
         write_column::<BoolType>(&mut rg, truncated).map_err(err)?;
@@ -264,22 +276,24 @@ fn write_token_lists(
     rg: &mut SerializedRowGroupWriter<'_, HashingFile>,
     ids: &TokenIds<'_>,
     offsets: &[i64],
+    scratch: &mut ListScratch,
 ) -> Result<(), ParquetError> {
     let mut col = rg
         .next_column()?
         .ok_or_else(|| ParquetError::General("schema has fewer columns than written".into()))?;
     {
         let typed = col.typed::<Int32Type>();
-        let mut values: Vec<i32> = Vec::with_capacity(LEVEL_BATCH);
-        let mut def: Vec<i16> = Vec::with_capacity(LEVEL_BATCH);
-        let mut rep: Vec<i16> = Vec::with_capacity(LEVEL_BATCH);
+        let ListScratch { values, def, rep } = scratch;
+        values.clear();
+        def.clear();
+        rep.clear();
         for w in offsets.windows(2) {
             let (a, b) = (w[0] as usize, w[1] as usize);
             if a == b {
                 def.push(0);
                 rep.push(0);
             } else {
-                ids.extend_i32(&mut values, a, b);
+                ids.extend_i32(values, a, b);
                 def.resize(def.len() + (b - a), 1);
                 let start = rep.len();
                 rep.resize(start + (b - a), 1);
@@ -288,14 +302,14 @@ fn write_token_lists(
             // A batch must end on a document boundary (the writer refuses a batch that
             // starts with repetition level 1), so a long document is one batch.
             if def.len() >= LEVEL_BATCH {
-                typed.write_batch(&values, Some(&def), Some(&rep))?;
+                typed.write_batch(values, Some(def), Some(rep))?;
                 values.clear();
                 def.clear();
                 rep.clear();
             }
         }
         if !def.is_empty() {
-            typed.write_batch(&values, Some(&def), Some(&rep))?;
+            typed.write_batch(values, Some(def), Some(rep))?;
         }
     }
     col.close()
