@@ -104,6 +104,23 @@ impl PyEngine {
         cached_id_list(py, self.ints(py), ids)
     }
 
+    /// Appends `ids` to `list` as the cached ints (no temporary list).
+    pub(crate) fn extend_id_list(
+        &self,
+        py: Python<'_>,
+        list: &Bound<'_, PyList>,
+        ids: &[u32],
+    ) -> PyResult<()> {
+        let ints = self.ints(py);
+        for &i in ids {
+            match ints.get(i as usize) {
+                Some(obj) => list.append(obj.bind(py))?,
+                None => list.append(i)?,
+            }
+        }
+        Ok(())
+    }
+
     fn encode_all(
         &self,
         py: Python<'_>,
