@@ -10,6 +10,7 @@ use super::engine::PyEngine;
 use super::special::PySpecialMatcher;
 use super::to_py;
 use crate::engine::Engine;
+use crate::error::CoreError;
 use crate::pretok::builtin::Builtin;
 use crate::runtime::block_keys::{tokenpact_chain, vllm_chain};
 use crate::runtime::decode::{DecodeFailure, IncrementalDecoder};
@@ -314,13 +315,32 @@ struct StreamingCore {
     out: Vec<u32>,
 }
 
+/// The `out` argument of the `*_into` methods: a Python `list` (typed error otherwise,
+/// raised before the stream moves, so a wrong sink changes nothing).
+fn sink<'a, 'py>(py: Python<'py>, out: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyList>> {
+    out.cast::<PyList>().map_err(|_| {
+        let kind = out
+            .get_type()
+            .name()
+            .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+        to_py(
+            py,
+            CoreError::InvalidInput(format!(
+                "out must be a list that receives the committed IDs, not {kind}; pass a \
+                 list (e.g. out = [])"
+            )),
+        )
+    })
+}
+
 impl StreamingCore {
-    fn run<'py>(
+    /// Runs one step into `self.out` (cleared first); on error `self.out` is not read.
+    fn step(
         &mut self,
-        py: Python<'py>,
+        py: Python<'_>,
         size: usize,
         step: impl FnOnce(&mut StreamEncoder, &mut Vec<u32>) -> crate::error::CoreResult<()> + Send,
-    ) -> PyResult<Bound<'py, PyList>> {
+    ) -> PyResult<()> {
         let (inner, out) = (&mut self.inner, &mut self.out);
         out.clear();
         let result = if size + inner.pending_text().len() < DETACH_BYTES {
@@ -328,12 +348,50 @@ impl StreamingCore {
         } else {
             py.detach(|| step(inner, out))
         };
-        result.map_err(|e| to_py(py, e))?;
+        result.map_err(|e| to_py(py, e))
+    }
+
+    fn run<'py>(
+        &mut self,
+        py: Python<'py>,
+        size: usize,
+        step: impl FnOnce(&mut StreamEncoder, &mut Vec<u32>) -> crate::error::CoreResult<()> + Send,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.step(py, size, step)?;
         if self.out.is_empty() {
             // Most pushes between two scans commit nothing: skip the ID table.
             return Ok(PyList::empty(py));
         }
         self.engine.get().id_list(py, &self.out)
+    }
+
+    /// `run`, appending the IDs to the caller's list instead of returning a new one (no
+    /// temporary list to build, copy from and free per push); returns how many.
+    fn run_into(
+        &mut self,
+        py: Python<'_>,
+        out: &Bound<'_, PyAny>,
+        size: usize,
+        step: impl FnOnce(&mut StreamEncoder, &mut Vec<u32>) -> crate::error::CoreResult<()> + Send,
+    ) -> PyResult<usize> {
+        let list = sink(py, out)?;
+        self.step(py, size, step)?;
+        if !self.out.is_empty() {
+            self.engine.get().extend_id_list(py, list, &self.out)?;
+        }
+        Ok(self.out.len())
+    }
+
+    fn bytes_arg<'py>(data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+        match data.cast::<PyBytes>() {
+            Ok(b) => Ok(b.clone()),
+            Err(_) => data
+                .py()
+                .get_type::<PyBytes>()
+                .call1((data,))?
+                .cast_into::<PyBytes>()
+                .map_err(Into::into),
+        }
     }
 }
 
@@ -377,16 +435,35 @@ impl StreamingCore {
             let data = b.as_bytes();
             return self.run(py, data.len(), |s, out| s.push_bytes(data, out));
         }
-        let data = py
-            .get_type::<PyBytes>()
-            .call1((data,))?
-            .cast_into::<PyBytes>()?;
+        let data = Self::bytes_arg(data)?;
         let data = data.as_bytes();
         self.run(py, data.len(), |s, out| s.push_bytes(data, out))
     }
 
+    /// `push_bytes`, appending the committed IDs to `out` (a list); returns how many.
+    fn push_bytes_into(
+        &mut self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        out: &Bound<'_, PyAny>,
+    ) -> PyResult<usize> {
+        if let Ok(b) = data.cast::<PyBytes>() {
+            let data = b.as_bytes();
+            return self.run_into(py, out, data.len(), |s, ids| s.push_bytes(data, ids));
+        }
+        sink(py, out)?;
+        let data = Self::bytes_arg(data)?;
+        let data = data.as_bytes();
+        self.run_into(py, out, data.len(), |s, ids| s.push_bytes(data, ids))
+    }
+
     fn push<'py>(&mut self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
         self.run(py, text.len(), |s, out| s.push_str(text, out))
+    }
+
+    /// `push`, appending the committed IDs to `out` (a list); returns how many.
+    fn push_into(&mut self, py: Python<'_>, text: &str, out: &Bound<'_, PyAny>) -> PyResult<usize> {
+        self.run_into(py, out, text.len(), |s, ids| s.push_str(text, ids))
     }
 
     fn provisional<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
@@ -395,6 +472,11 @@ impl StreamingCore {
 
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         self.run(py, 0, |s, out| s.finish(out))
+    }
+
+    /// `finish`, appending the rest of the IDs to `out` (a list); returns how many.
+    fn finish_into(&mut self, py: Python<'_>, out: &Bound<'_, PyAny>) -> PyResult<usize> {
+        self.run_into(py, out, 0, |s, ids| s.finish(ids))
     }
 
     fn reset(&mut self) {

@@ -97,6 +97,21 @@ def _surrogate_message(exc: UnicodeEncodeError) -> str:
     return f"the text contains a lone surrogate at {exc.start}; pass valid Unicode text"
 
 
+def _check_sink(out: object) -> None:
+    # The native sink's check and message (src/py/runtime.rs), before the stream moves.
+    if not isinstance(out, list):
+        raise InvalidInputError(
+            f"out must be a list that receives the committed IDs, not {type(out).__name__}; "
+            "pass a list (e.g. out = [])"
+        )
+
+
+def _append(out: list[int], ids: list[int]) -> int:
+    # list.extend, not out.extend: a list subclass's override is bypassed, as natively.
+    list.extend(out, ids)
+    return len(ids)
+
+
 def _local_normalizer(node: dict[str, Any] | None) -> bool:
     if not node:
         return True
@@ -270,6 +285,7 @@ class StreamingEncoder:
             # Hot: one push per transport chunk. The native method has the same contract
             # (typed errors, anything bytes() accepts); binding it skips a Python frame.
             self.push_bytes = self._core.push_bytes  # type: ignore[method-assign]
+            self.push_bytes_into = self._core.push_bytes_into  # type: ignore[method-assign]
         self.reset()
 
     # ------------------------------------------------------------------ public
@@ -321,6 +337,40 @@ class StreamingEncoder:
                 "chunk); decode the transport with the right charset before encoding"
             ) from None
         return self._add(text) if text else []
+
+    # The sinks: the same pushes, appending the committed IDs to the caller's list. A
+    # server's loop ``out += enc.push_bytes(c)`` builds, copies and frees one list per
+    # push (on Llama 3.2 about a tenth of one-shot encode's instructions); these don't.
+    def push_into(self, text: str, out: list[int]) -> int:
+        """:meth:`push`, appending the newly committed IDs to ``out`` (a ``list``);
+        returns how many. On error nothing is appended."""
+        if not isinstance(text, str):
+            raise InvalidInputError("push_into() takes str; use push_bytes_into() for raw UTF-8")
+        _check_sink(out)
+        if self._core is not None:
+            if self._core.mid_character:
+                raise InvalidInputError(_MID_CHARACTER)
+            try:
+                return self._core.push_into(text, out)
+            except UnicodeEncodeError as exc:
+                raise InvalidInputError(_surrogate_message(exc)) from None
+        return _append(out, self.push(text))
+
+    def push_bytes_into(self, data: bytes, out: list[int]) -> int:
+        """:meth:`push_bytes`, appending the newly committed IDs to ``out`` (a
+        ``list``); returns how many. On error nothing is appended."""
+        if self._core is not None:
+            return self._core.push_bytes_into(data, out)
+        _check_sink(out)
+        return _append(out, self.push_bytes(data))
+
+    def finish_into(self, out: list[int]) -> int:
+        """:meth:`finish`, appending the rest of the IDs to ``out`` (a ``list``);
+        returns how many. On error nothing is appended."""
+        _check_sink(out)
+        if self._core is not None:
+            return self._core.finish_into(out)
+        return _append(out, self.finish())
 
     def provisional(self) -> list[int]:
         """IDs of the uncommitted tail as they would be if the stream ended now (an
