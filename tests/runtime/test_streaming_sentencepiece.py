@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from tokenpact.runtime import StreamingEncoder
 
 from .families import family, texts
+from .stream_checks import check_sentencepiece_stream
 
 MISTRAL = ["mistral-sp-v1", "mistral-sp-v3", "mistral-sp-v7"]
 # Every combination of remove_extra_whitespaces and add_dummy_prefix: the tail after a
@@ -106,29 +107,7 @@ def _text(tok, data) -> str:
 @given(data=st.data())
 def test_stream_equals_one_shot_encode(name: str, data) -> None:
     tok = _tok(name)
-    allowed = data.draw(st.sampled_from(["all", ()]), label="allowed")
-    step = data.draw(st.sampled_from([0, 0, 1, 100, 256]), label="scan_step")
-    enc = StreamingEncoder(tok, allowed_special=allowed, scan_step=step)
-    assert enc.rule == "sentencepiece" and enc._core is not None
-    text = _text(tok, data)
-    as_bytes = data.draw(st.booleans(), label="bytes")
-    payload: str | bytes = text.encode() if as_bytes else text
-    sizes = data.draw(st.lists(st.integers(1, 70), min_size=1, max_size=6), label="sizes")
-    out: list[int] = []
-    at, i = 0, 0
-    while at < len(payload):
-        n = sizes[i % len(sizes)]
-        chunk = payload[at : at + n]
-        out += enc.push_bytes(chunk) if isinstance(chunk, bytes) else enc.push(chunk)
-        at, i = at + n, i + 1
-        assert enc.committed == out
-        if not enc._core.mid_character:  # type: ignore[union-attr]
-            received = payload[:at]
-            prefix = received.decode() if isinstance(received, bytes) else received
-            # Committed IDs are final for every continuation, the empty one included.
-            assert out + enc.provisional() == tok.encode(prefix, allowed_special=allowed)
-    out += enc.finish()
-    assert out == tok.encode(text, allowed_special=allowed)
+    check_sentencepiece_stream(tok, data, _text(tok, data))
 
 
 @pytest.mark.parametrize("name", MISTRAL + TRAINED)

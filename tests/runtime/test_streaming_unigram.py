@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from tokenpact.runtime import StreamingEncoder
 
 from .families import texts
+from .stream_checks import check_sentencepiece_stream
 
 GETTEXT = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 GETTEXT = GETTEXT / "parallel-gettext.jsonl.gz"
@@ -114,37 +115,12 @@ def _text(tok, data, pool: tuple[str, ...]) -> str:
     return text
 
 
-def _check_stream(tok, data, text: str) -> None:
-    allowed = data.draw(st.sampled_from(["all", ()]), label="allowed")
-    step = data.draw(st.sampled_from([0, 0, 1, 100, 256]), label="scan_step")
-    enc = StreamingEncoder(tok, allowed_special=allowed, scan_step=step)
-    assert enc.rule == "sentencepiece" and enc._core is not None
-    as_bytes = data.draw(st.booleans(), label="bytes")
-    payload: str | bytes = text.encode() if as_bytes else text
-    sizes = data.draw(st.lists(st.integers(1, 70), min_size=1, max_size=6), label="sizes")
-    out: list[int] = []
-    at, i = 0, 0
-    while at < len(payload):
-        n = sizes[i % len(sizes)]
-        chunk = payload[at : at + n]
-        out += enc.push_bytes(chunk) if isinstance(chunk, bytes) else enc.push(chunk)
-        at, i = at + n, i + 1
-        assert enc.committed == out
-        if not enc._core.mid_character:  # type: ignore[union-attr]
-            received = payload[:at]
-            prefix = received.decode() if isinstance(received, bytes) else received
-            # Committed IDs are final for every continuation, the empty one included.
-            assert out + enc.provisional() == tok.encode(prefix, allowed_special=allowed)
-    out += enc.finish()
-    assert out == tok.encode(text, allowed_special=allowed)
-
-
 @pytest.mark.parametrize("name", UNIGRAM)
 @settings(suppress_health_check=[HealthCheck.too_slow], max_examples=50, deadline=None)
 @given(data=st.data())
 def test_stream_equals_one_shot_encode(name: str, data) -> None:
     tok = _trained(name)
-    _check_stream(tok, data, _text(tok, data, texts()))
+    check_sentencepiece_stream(tok, data, _text(tok, data, texts()))
 
 
 @pytest.mark.parametrize("name", UNIGRAM)
@@ -155,7 +131,7 @@ def test_stream_equals_one_shot_encode_on_every_gettext_language(name: str, data
     if not documents:
         pytest.skip(f"{GETTEXT} is absent (the shared corpora sit beside the checkout)")
     tok = _trained(name)
-    _check_stream(tok, data, _text(tok, data, documents))
+    check_sentencepiece_stream(tok, data, _text(tok, data, documents))
 
 
 @pytest.mark.parametrize("name", UNIGRAM)
