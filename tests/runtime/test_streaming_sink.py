@@ -69,11 +69,28 @@ def _twins(name: str, native: bool, scan_step: int) -> tuple[StreamingEncoder, S
     return pair[0], pair[1]
 
 
+# The byte-fallback file has no pre-tokenizer: every stream of it ends in one BPE piece
+# as long as the text (about 1.5 s per example here), so its two rules get fewer examples.
+_SLOW_CASES = ("mistral-hf-bytefallback", "mistral-hf-bytefallback-hold")
+
+
 @pytest.mark.parametrize("native", [True, False], ids=["native", "reference"])
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(set(CASES) - set(_SLOW_CASES)))
 @settings(suppress_health_check=[HealthCheck.too_slow], max_examples=30, deadline=None)
 @given(data=st.data())
 def test_sink_appends_what_push_returns(name: str, native: bool, data) -> None:
+    _check_sink(name, native, data)
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "reference"])
+@pytest.mark.parametrize("name", _SLOW_CASES)
+@settings(suppress_health_check=[HealthCheck.too_slow], max_examples=6, deadline=None)
+@given(data=st.data())
+def test_sink_appends_what_push_returns_on_one_piece_files(name: str, native: bool, data) -> None:
+    _check_sink(name, native, data)
+
+
+def _check_sink(name: str, native: bool, data) -> None:
     tok, allowed = _case(name)
     step = data.draw(st.sampled_from([0, 1, 100, 256]), label="scan_step")
     pushed, sunk = _twins(name, native, step)
