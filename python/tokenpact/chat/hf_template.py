@@ -65,6 +65,24 @@ def _mode(add_generation_prompt: bool, continue_final_message: bool | str) -> st
     return "prefill" if continue_final_message else "training"
 
 
+def _render_options(
+    add_generation_prompt: bool,
+    continue_final_message: bool | str,
+    tools: Sequence[Any] | None,
+    documents: Sequence[Any] | None,
+    template_kwargs: dict[str, Any],
+) -> tuple[str, dict[str, Any]]:
+    """The mode and the template options of one render call (single or batch)."""
+    options = dict(
+        add_generation_prompt=add_generation_prompt,
+        continue_final_message=continue_final_message,
+        tools=tools,
+        documents=documents,
+        **template_kwargs,
+    )
+    return _mode(add_generation_prompt, continue_final_message), options
+
+
 class ChatTemplate:
     """A Hugging Face chat template bound to a tokenizer; see the module docstring."""
 
@@ -279,13 +297,8 @@ class ChatTemplate:
         for markers the template already wrote (one owner per boundary).
         ``validate=True`` first checks role order and tool pairing of the messages.
         """
-        mode = _mode(add_generation_prompt, continue_final_message)
-        options = dict(
-            add_generation_prompt=add_generation_prompt,
-            continue_final_message=continue_final_message,
-            tools=tools,
-            documents=documents,
-            **template_kwargs,
+        mode, options = _render_options(
+            add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
         rendered = self._prepare(messages, options, mode, validate)
         tokens = self._tokenize(rendered)
@@ -358,13 +371,8 @@ class ChatTemplate:
         while the native engine encodes the previous chunk on ``threads - 1`` worker
         threads (and this one, when it has nothing left to render) without the GIL.
         """
-        mode = _mode(add_generation_prompt, continue_final_message)
-        options = dict(
-            add_generation_prompt=add_generation_prompt,
-            continue_final_message=continue_final_message,
-            tools=tools,
-            documents=documents,
-            **template_kwargs,
+        mode, options = _render_options(
+            add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
         info = self._info
         start = _encode.chunk_encoder(self.tokenizer, info)
@@ -405,13 +413,8 @@ class ChatTemplate:
         what writing shards or packing batches needs, without a Python list per token.
         Record ``i`` equals ``render`` of conversation ``i`` (``.conversation(i)``).
         """
-        mode = _mode(add_generation_prompt, continue_final_message)
-        options = dict(
-            add_generation_prompt=add_generation_prompt,
-            continue_final_message=continue_final_message,
-            tools=tools,
-            documents=documents,
-            **template_kwargs,
+        mode, options = _render_options(
+            add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
         builder = ColumnsBuilder()
         # Looked up per call, as render_batch does (the benchmark swaps it to measure the
