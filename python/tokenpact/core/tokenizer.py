@@ -8,9 +8,9 @@ Example::
     assert tok.decode(ids) == "The cat sleeps."
 
 One concept per module, bound here as methods: the special-token policy
-(:mod:`.special_policy`), structured encoding (:mod:`.structured_encoding`), the peer
-libraries' names (:mod:`.peer_names`). Reading and writing files and hashing are
-services of the layers above (:mod:`.services`).
+(:mod:`.special_policy`), batch encoding (:mod:`.batch_encoding`), structured encoding
+(:mod:`.structured_encoding`), the peer libraries' names (:mod:`.peer_names`). Reading
+and writing files and hashing are services of the layers above (:mod:`.services`).
 """
 
 from __future__ import annotations
@@ -25,17 +25,16 @@ from typing import Any, Literal
 import numpy as np
 
 from .. import _native
-from .._text import _surrogate_error, _text_arg, _texts_arg, _threads_arg
+from .._text import _surrogate_error, _text_arg
 from ..components import Pipeline
 from ..errors import (
     ArtifactError,
     ConfigError,
-    InvalidInputError,
     UnknownTokenError,
 )
 from ..postprocess import apply_single
 from ..special import KNOWN_ROLES, AddedTokenFlags, SpecialToken
-from . import peer_names, special_policy, structured_encoding, token_ids
+from . import batch_encoding, peer_names, special_policy, structured_encoding, token_ids
 from .byte_bpe import merges_spec, ranks_spec, records_spec
 from .engine import Capability, Engine, build_engine, capabilities
 from .provenance import BUILT_IN_MEMORY, Provenance
@@ -384,77 +383,10 @@ class Tokenizer:
             raise _surrogate_error(text, exc) from None
         return self._post(ids) if add_special_tokens else ids
 
-    def _batch_args(
-        self, texts: Iterable[str], allowed_special: SpecialSpec, disallowed_special: SpecialSpec
-    ) -> tuple[list[str], Any]:
-        items = _texts_arg(texts, "encode_batch")
-        allowed, disallowed = self._policy(allowed_special, disallowed_special)
-        try:
-            if disallowed is not None:
-                for t in items:
-                    _check_disallowed(t, disallowed)
-        except UnicodeEncodeError as exc:
-            raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
-        return items, allowed
-
-    def encode_batch(
-        self,
-        texts: Iterable[str],
-        *,
-        allowed_special: SpecialSpec = (),
-        disallowed_special: SpecialSpec = (),
-        add_special_tokens: bool = False,
-        threads: int | None = None,
-    ) -> list[list[int]]:
-        """Encode many texts in parallel (GIL released); same result as ``encode`` each."""
-        items, allowed = self._batch_args(texts, allowed_special, disallowed_special)
-        try:
-            out: list[list[int]] = self._core.encode_batch(items, allowed, _threads_arg(threads))
-        except UnicodeEncodeError as exc:
-            raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
-        return [self._post(ids) for ids in out] if add_special_tokens else out
-
-    def encode_batch_flat(
-        self,
-        texts: Iterable[str],
-        *,
-        allowed_special: SpecialSpec = (),
-        disallowed_special: SpecialSpec = (),
-        threads: int | None = None,
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Encode many texts into flat numpy arrays ``(ids, offsets)``.
-
-        ``ids[offsets[i]:offsets[i + 1]]`` are the IDs of text ``i``; no per-token objects.
-        """
-        items, allowed = self._batch_args(texts, allowed_special, disallowed_special)
-        try:
-            ids, offsets = self._core.encode_batch_flat(items, allowed, _threads_arg(threads))
-        except UnicodeEncodeError as exc:
-            raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
-        return ids, offsets
-
-    def encode_batch_flat_digests(
-        self,
-        texts: Iterable[str],
-        *,
-        allowed_special: SpecialSpec = (),
-        disallowed_special: SpecialSpec = (),
-        threads: int | None = None,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`encode_batch_flat` plus ``(sha256, sizes)``: the SHA-256 of each text's
-        UTF-8 (an ``(n, 32)`` uint8 array) and its UTF-8 size (int64).
-
-        Each text is hashed by the worker that encodes it, while it is in cache; a
-        corpus manifest built from these digests need not read the texts again.
-        """
-        items, allowed = self._batch_args(texts, allowed_special, disallowed_special)
-        try:
-            ids, offsets, digests, sizes = self._core.encode_batch_flat_digests(
-                items, allowed, _threads_arg(threads)
-            )
-        except UnicodeEncodeError as exc:
-            raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
-        return ids, offsets, digests, sizes
+    # ------------------------------------------------------------------ batch encoding
+    encode_batch = batch_encoding.encode_batch
+    encode_batch_flat = batch_encoding.encode_batch_flat
+    encode_batch_flat_digests = batch_encoding.encode_batch_flat_digests
 
     def normalize(self, text: str) -> str:
         """The normalizer's output for ``text`` (``text`` itself when there is none)."""
