@@ -1,7 +1,8 @@
 """CPU time of the native Parquet shard writer alone (no tokenizer), on synthetic
 documents shaped like bench-mixed (13.9 M uint16 IDs below ``--vocab``, ~1 k tokens per
-document, some empty and single-token documents). Thread CPU time (``time.thread_time``), so a loaded
-machine does not inflate it; the best of ``--repeat`` runs is reported.
+document, some empty and single-token documents). Thread CPU time
+(``time.thread_time``), so a loaded machine does not inflate it; the best of
+``--repeat`` runs is reported.
 
     PYTHONPATH=python python benchmarks/profile_parquet_writer.py [--tokens N] [--repeat R]
 """
