@@ -375,4 +375,47 @@ mod tests {
         assert_eq!(&bytes[..4], b"PAR1");
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    fn write_shard(path: &Path, chunks: &[(Vec<u32>, Vec<i64>)]) -> (Vec<ValueEncoding>, String) {
+        let n: usize = chunks.iter().map(|(_, o)| o.len() - 1).sum();
+        let names = (0..n).map(|i| format!("d{i}")).collect();
+        let mut w = ParquetShardWriter::create(path, 32, vec![], names, "t").unwrap();
+        for (ids, offsets) in chunks {
+            let flags = vec![false; offsets.len() - 1];
+            w.write_chunk(TokenIds::U32(ids), offsets, &flags).unwrap();
+        }
+        let encodings = w.value_encodings().to_vec();
+        (encodings, w.finish().unwrap())
+    }
+
+    #[test]
+    fn chooses_per_row_group_and_repeats_its_bytes() {
+        let dir = std::env::temp_dir().join(format!("tp-pq-forms-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let chunks = vec![
+            (
+                (0..4000).map(|i| i % 300).collect(),
+                vec![0, 1000, 1000, 4000],
+            ),
+            ((0..50).collect(), vec![0, 50]),  // distinct IDs: PLAIN
+            (vec![], vec![0, 0, 0]),           // no token: PLAIN
+            (vec![u32::MAX; 64], vec![0, 64]), // past the table: PLAIN
+            (vec![3; 64], vec![0, 10, 64]),    // one distinct ID: 1-bit indices
+        ];
+        let (a, b) = (dir.join("a.parquet"), dir.join("b.parquet"));
+        let (forms, digest) = write_shard(&a, &chunks);
+        assert_eq!(
+            forms,
+            [
+                ValueEncoding::Dictionary { bit_width: 9 },
+                ValueEncoding::Plain,
+                ValueEncoding::Plain,
+                ValueEncoding::Plain,
+                ValueEncoding::Dictionary { bit_width: 1 },
+            ]
+        );
+        assert_eq!(write_shard(&b, &chunks).1, digest);
+        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
