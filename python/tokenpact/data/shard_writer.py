@@ -11,7 +11,7 @@ as the bytes go out); :meth:`ShardWriter.finish` writes the small files (``.idx`
 Uncompressed Parquet shards (the default) are written by the native writer
 (``tokenpact._native.ParquetShardWriter``, Rust, the GIL released), which hashes the file
 as it writes it, like the ``.bin``, and dictionary-encodes the token column per row group
-(bit-packed indices, ~1.8 bytes per token for a 16k vocabulary; PLAIN INT32 where that
+(bit-packed indices, ~1.9 bytes per token for a 16k vocabulary; PLAIN INT32 where that
 does not pay; docs/DATA.md has the rule); a compressed shard (``compression="zstd"`` ...)
 goes through pyarrow's ``ParquetWriter`` (PLAIN pages) and is hashed after closing. Both
 write the same schema, so pyarrow reads either back as the same Arrow table.
