@@ -34,7 +34,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersi
 use parquet::file::reader::{ChunkReader, Length};
 use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 use parquet::schema::parser::parse_message_type;
-use parquet::schema::types::{ColumnDescPtr, ColumnPath};
+use parquet::schema::types::ColumnDescPtr;
 use sha2::{Digest, Sha256};
 
 use super::corpus_records::push_hex;
@@ -187,12 +187,10 @@ impl ParquetShardWriter {
         let props = WriterProperties::builder()
             .set_writer_version(WriterVersion::PARQUET_1_0)
             .set_compression(Compression::UNCOMPRESSED)
+            // The per-document columns: PLAIN pages with min/max statistics. (The token
+            // column is encoded by `parquet_list_pages`, without statistics.)
             .set_dictionary_enabled(false)
             .set_statistics_enabled(EnabledStatistics::Chunk)
-            .set_column_statistics_enabled(
-                ColumnPath::new(vec!["input_ids".into(), "list".into(), "element".into()]),
-                EnabledStatistics::None,
-            )
             // Whole min/max values, as pyarrow writes them (doc IDs may be long).
             .set_statistics_truncate_length(None)
             // pyarrow writes no page index by default; neither do we.
