@@ -7,8 +7,8 @@
 //! * **dictionary form** (the default): a dictionary page with the distinct IDs of the
 //!   chunk in ascending order (PLAIN INT32), then data pages whose values are
 //!   dictionary indices (`RLE_DICTIONARY`: one bit-width byte, then one bit-packed run of
-//!   the RLE/bit-packed hybrid, `ceil(log2(distinct))` bits per token: 14 for a vocabulary
-//!   of 16,384 instead of 32). pyarrow writes integer columns this way by default, so
+//!   the RLE/bit-packed hybrid, `ceil(log2(distinct))` bits per token, at least 1: 14 for
+//!   a vocabulary of 16,384 instead of 32). pyarrow writes integer columns this way by default, so
 //!   every Parquet reader reads it. The dictionary is built with a direct table indexed
 //!   by ID (no hashing): bounded by [`MAX_DICTIONARY_ID`].
 //! * **PLAIN form** (the fallback): data pages with the IDs as little-endian INT32.
@@ -48,7 +48,8 @@ pub struct ListPageEncoder {
     chunk: Vec<u8>,
     /// One page's RLE-encoded repetition and definition levels.
     levels: Vec<u8>,
-    /// ID -> dictionary index (or presence mark while counting), `max_id + 1` entries.
+    /// ID -> dictionary index (or presence mark while counting): 65,536 entries for
+    /// 16-bit IDs, `max_id + 1` for 32-bit ones.
     table: Vec<u32>,
     /// The dictionary: distinct IDs, ascending.
     dict: Vec<u32>,
