@@ -167,6 +167,23 @@ def test_the_same_documents_give_the_same_bytes(tmp_path: Path) -> None:
     assert first == second
 
 
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32])
+def test_duckdb_reads_both_forms(tmp_path: Path, dtype: Any) -> None:
+    duckdb = pytest.importorskip("duckdb")  # its own Parquet decoder, not Arrow's
+    rng = np.random.default_rng(1)
+    groups = [
+        [rng.integers(0, 500, int(n)).tolist() for n in rng.integers(0, 300, 40)] + [[], [7] * 9],
+        [list(range(300))],  # PLAIN
+        [[2**16 - 1] * 5],  # one distinct ID
+    ]
+    path = _write(tmp_path, groups, dtype)
+    rows = duckdb.sql(f"select doc_id, input_ids, length from '{path}'").fetchall()
+    lists = [x for g in groups for x in g]
+    assert [list(r[1]) for r in rows] == lists
+    assert [r[2] for r in rows] == [len(x) for x in lists]
+    assert [r[0] for r in rows] == [f"doc-{i:05d}" for i in range(len(lists))]
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     dtype=st.sampled_from([np.uint16, np.uint32]),
