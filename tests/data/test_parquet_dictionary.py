@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
@@ -208,4 +208,5 @@ def test_random_documents_read_back_identically(
     span = min(top, data.draw(st.sampled_from([1, 2, 64, top])))
     offset = data.draw(st.integers(0, top - span))
     groups = [[[offset + v % span for v in x] for x in g] for g in raw]
-    _check(tmp_path_factory.mktemp("pq"), groups, dtype)
+    for dictionary in _check(tmp_path_factory.mktemp("pq"), groups, dtype):
+        event("dictionary form" if dictionary else "PLAIN form")  # --hypothesis-show-statistics
