@@ -89,7 +89,8 @@ impl HashingFile {
 
 impl Write for HashingFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if self.buffer.len() + buf.len() > WRITE_BUFFER {
+        // Whatever is gathered goes out first: the file's bytes keep the write order.
+        if buf.len() >= WRITE_BUFFER / 4 || self.buffer.len() + buf.len() > WRITE_BUFFER {
             self.drain()?;
         }
         if buf.len() >= WRITE_BUFFER / 4 {
@@ -372,6 +373,41 @@ mod tests {
         assert_eq!(digest, hex(&Sha256::digest(&bytes)));
         assert_eq!(&bytes[..4], b"PAR1");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_sink_keeps_the_order_of_small_and_large_writes() {
+        let path = std::env::temp_dir().join(format!("tp-pq-sink-{}", std::process::id()));
+        let mut sink = HashingFile {
+            file: File::create(&path).unwrap(),
+            sha: Sha256::new(),
+            buffer: Vec::new(),
+        };
+        let mut expected = Vec::new();
+        for (i, size) in [
+            10,
+            WRITE_BUFFER / 4,
+            3,
+            8192,
+            WRITE_BUFFER,
+            1,
+            WRITE_BUFFER - 2,
+            5,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let piece = vec![i as u8; size];
+            sink.write_all(&piece).unwrap();
+            expected.extend_from_slice(&piece);
+        }
+        sink.flush().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), expected);
+        assert_eq!(
+            sink.sha.finalize().as_slice(),
+            Sha256::digest(&expected).as_slice()
+        );
+        std::fs::remove_file(&path).unwrap();
     }
 
     fn write_shard(path: &Path, chunks: &[(Vec<u32>, Vec<i64>)]) -> (Vec<ValueEncoding>, String) {
