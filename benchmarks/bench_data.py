@@ -277,18 +277,43 @@ def part_shards(quick: bool, tok: tp.Tokenizer, docs: list[Document]) -> tuple[s
         "megatron": [],
     }
     native_writer = encode_module.ShardWriter
-    pyarrow_writer = functools.partial(native_writer, native=False)
+    # The writer thread's own CPU (time.thread_time around every ShardWriter call, which
+    # all run on that thread): what writing costs whatever the load.
+    writer_cpu: dict[str, list[float]] = {k: [] for k in runs if k != "flat"}
+    spent = [0.0]
+
+    class TimedWriter(native_writer):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            t = time.thread_time()
+            super().__init__(*args, **kwargs)
+            spent[0] += time.thread_time() - t
+
+        def add(self, chunk: Any) -> None:
+            t = time.thread_time()
+            super().add(chunk)
+            spent[0] += time.thread_time() - t
+
+        def finish(self) -> Any:
+            t = time.thread_time()
+            try:
+                return super().finish()
+            finally:
+                spent[0] += time.thread_time() - t
+
+    pyarrow_writer = functools.partial(TimedWriter, native=False)
 
     def encode(job: str, tmp: str) -> None:
         # "parquet-pyarrow": the same shards through pyarrow's writer (the one the native
         # writer replaced for uncompressed shards), for a same-run comparison.
-        if job == "parquet-pyarrow":
-            encode_module.ShardWriter = pyarrow_writer  # type: ignore[assignment,misc]
+        timed = pyarrow_writer if job == "parquet-pyarrow" else TimedWriter
+        encode_module.ShardWriter = timed  # type: ignore[assignment,misc]
+        spent[0] = 0.0
         try:
             fmt = "megatron" if job == "megatron" else "parquet"
             encode_dataset(docs, tok, Path(tmp) / job, format=fmt, threads=threads, overwrite=True)
         finally:
             encode_module.ShardWriter = native_writer  # type: ignore[misc]
+        writer_cpu[job].append(spent[0])
 
     with tempfile.TemporaryDirectory() as tmp:
         encode_dataset(docs[:200], tok, Path(tmp) / "warm", format="parquet")  # imports
@@ -317,6 +342,7 @@ def part_shards(quick: bool, tok: tp.Tokenizer, docs: list[Document]) -> tuple[s
                 f"{cpu[k]:.2f}",
                 f"{ratios[k][1]:.0%}",
                 f"{min(w for w, _ in runs[k]):.2f}-{max(w for w, _ in runs[k]):.2f}",
+                f"{np.median(writer_cpu[k]):.3f}" if k in writer_cpu else "",
             ]
         )
     table = _common.markdown_table(
@@ -327,6 +353,7 @@ def part_shards(quick: bool, tok: tp.Tokenizer, docs: list[Document]) -> tuple[s
             "CPU s",
             "of flat (CPU)",
             "wall s range",
+            "writer thread CPU s",
         ],
         rows,
     )

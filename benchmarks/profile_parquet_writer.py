@@ -1,7 +1,8 @@
 """CPU time of the native Parquet shard writer alone (no tokenizer), on synthetic
-documents shaped like bench-mixed (13.9 M uint16 IDs, ~1 k tokens per document, some
-empty and single-token documents). Thread CPU time (``time.thread_time``), so a loaded
-machine does not inflate it; the best of ``--repeat`` runs is reported.
+documents shaped like bench-mixed (13.9 M uint16 IDs below ``--vocab``, ~1 k tokens per
+document, some empty and single-token documents). Thread CPU time
+(``time.thread_time``), so a loaded machine does not inflate it; the best of
+``--repeat`` runs is reported.
 
     PYTHONPATH=python python benchmarks/profile_parquet_writer.py [--tokens N] [--repeat R]
 """
@@ -19,7 +20,7 @@ from tokenpact import _native
 
 
 def synthetic_chunks(
-    tokens: int, *, docs_per_chunk: int, seed: int
+    tokens: int, *, docs_per_chunk: int, seed: int, vocab: int = 65_536
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     rng = np.random.default_rng(seed)
     lengths = rng.lognormal(mean=6.3, sigma=1.0, size=tokens // 500 + 16).astype(np.int64)
@@ -30,7 +31,7 @@ def synthetic_chunks(
     for start in range(0, len(lengths), docs_per_chunk):
         part = lengths[start : start + docs_per_chunk]
         offsets = np.concatenate([[0], np.cumsum(part)]).astype(np.int64)
-        ids = rng.integers(0, 65_536, size=int(offsets[-1]), dtype=np.uint16)
+        ids = rng.integers(0, vocab, size=int(offsets[-1]), dtype=np.uint16)
         chunks.append((ids, offsets, np.zeros(len(part), dtype=np.bool_)))
     return chunks
 
@@ -57,8 +58,11 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=13_900_000)
     parser.add_argument("--docs-per-chunk", type=int, default=512)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--vocab", type=int, default=16_384, help="IDs are below this")
     args = parser.parse_args()
-    chunks = synthetic_chunks(args.tokens, docs_per_chunk=args.docs_per_chunk, seed=0)
+    chunks = synthetic_chunks(
+        args.tokens, docs_per_chunk=args.docs_per_chunk, seed=0, vocab=args.vocab
+    )
     n_ids = sum(len(ids) for ids, _, _ in chunks)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "shard.parquet")

@@ -10,10 +10,13 @@
 //!
 //! the schema pyarrow writes for `doc_id: string, input_ids: list<uint16|uint32>,
 //! length: uint32, truncated: bool` (all non-null), so pyarrow reads it back as the same
-//! Arrow table. One row group per call of [`ParquetShardWriter::write_chunk`], PLAIN
-//! pages, no dictionary, no compression, min/max statistics for the per-document columns
-//! only (not over every token). The SHA-256 of the file is computed as the bytes go out,
-//! like Megatron's `.bin`, so the file is never read back.
+//! Arrow table. One row group per call of [`ParquetShardWriter::write_chunk`], no
+//! compression, min/max statistics for the per-document columns only (not over every
+//! token). The per-document columns are PLAIN pages written by the `parquet` crate; the
+//! token column is encoded by [`super::parquet_list_pages`] (a dictionary page and
+//! bit-packed dictionary indices, or PLAIN when that does not pay) and spliced into the
+//! row group. The SHA-256 of the file is computed as the bytes go out, like Megatron's
+//! `.bin`, so the file is never read back.
 //!
 //! The output depends only on the arguments: the same documents give the same bytes.
 
@@ -22,22 +25,25 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use parquet::basic::Compression;
 use parquet::data_type::{BoolType, ByteArray, ByteArrayType, Int32Type};
 use parquet::errors::ParquetError;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+use parquet::file::reader::{ChunkReader, Length};
 use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 use parquet::schema::parser::parse_message_type;
-use parquet::schema::types::ColumnPath;
+use parquet::schema::types::ColumnDescPtr;
 use sha2::{Digest, Sha256};
 
 use super::corpus_records::push_hex;
+use super::parquet_list_pages::{ListPageEncoder, ValueEncoding};
 use crate::error::{CoreError, CoreResult};
 
-/// Levels (one per token, one per empty list) handed to the column writer at a time (at
-/// least; whole documents): bounds the temporary buffers to ~1 MiB plus one document.
-const LEVEL_BATCH: usize = 1 << 17;
+/// Writes shorter than this are gathered in [`HashingFile`]'s buffer (of this size):
+/// the row group writer splices the token column in with `io::copy`, 8 KiB at a time.
+const WRITE_BUFFER: usize = 1 << 20;
 
 /// Token IDs of one chunk, in the dataset's dtype.
 pub enum TokenIds<'a> {
@@ -46,37 +52,85 @@ pub enum TokenIds<'a> {
 }
 
 impl TokenIds<'_> {
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             TokenIds::U16(ids) => ids.len(),
             TokenIds::U32(ids) => ids.len(),
         }
     }
-
-    /// Appends `ids[a..b]` as Parquet INT32 values (unsigned IDs keep their bits).
-    fn extend_i32(&self, out: &mut Vec<i32>, a: usize, b: usize) {
-        match self {
-            TokenIds::U16(ids) => out.extend(ids[a..b].iter().map(|&v| i32::from(v))),
-            TokenIds::U32(ids) => out.extend(ids[a..b].iter().map(|&v| v as i32)),
-        }
-    }
 }
 
-/// Forwards writes to the file and into a SHA-256 of everything written.
+/// Forwards writes to the file and into a SHA-256 of everything written; small writes
+/// are gathered into [`WRITE_BUFFER`]-sized ones (large ones go straight through).
 struct HashingFile {
     file: File,
     sha: Sha256,
+    buffer: Vec<u8>,
+}
+
+impl HashingFile {
+    fn put(&mut self, data: &[u8]) -> io::Result<()> {
+        self.file.write_all(data)?;
+        self.sha.update(data);
+        Ok(())
+    }
+
+    fn drain(&mut self) -> io::Result<()> {
+        if !self.buffer.is_empty() {
+            let buffer = std::mem::take(&mut self.buffer);
+            let done = self.put(&buffer);
+            self.buffer = buffer;
+            self.buffer.clear();
+            done?;
+        }
+        Ok(())
+    }
 }
 
 impl Write for HashingFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.file.write(buf)?;
-        self.sha.update(&buf[..n]);
-        Ok(n)
+        // Whatever is gathered goes out first: the file's bytes keep the write order.
+        if buf.len() >= WRITE_BUFFER / 4 || self.buffer.len() + buf.len() > WRITE_BUFFER {
+            self.drain()?;
+        }
+        if buf.len() >= WRITE_BUFFER / 4 {
+            self.put(buf)?;
+        } else {
+            self.buffer.extend_from_slice(buf);
+        }
+        Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        self.drain()?;
         self.file.flush()
+    }
+}
+
+/// The encoded token column chunk as the row group writer reads it to splice it in.
+struct StagedChunk<'a>(&'a [u8]);
+
+impl Length for StagedChunk<'_> {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+}
+
+impl<'a> ChunkReader for StagedChunk<'a> {
+    type T = &'a [u8];
+
+    fn get_read(&self, start: u64) -> Result<&'a [u8], ParquetError> {
+        self.0
+            .get(start as usize..)
+            .ok_or_else(|| ParquetError::EOF(format!("offset {start} past the column chunk")))
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> Result<Bytes, ParquetError> {
+        let start = start as usize;
+        self.0
+            .get(start..start.saturating_add(length))
+            .map(Bytes::copy_from_slice)
+            .ok_or_else(|| ParquetError::EOF(format!("range {start}+{length} past the chunk")))
     }
 }
 
@@ -91,17 +145,13 @@ pub struct ParquetShardWriter {
     writer: SerializedFileWriter<HashingFile>,
     doc_ids: Vec<String>,
     done: usize,
-    /// The list column's values and levels, kept across chunks: fresh ~1 MiB buffers
-    /// per chunk cost page faults (the allocator maps and unmaps them every time).
-    scratch: ListScratch,
-}
-
-/// Reused buffers of [`write_token_lists`] (cleared before each use).
-#[derive(Default)]
-struct ListScratch {
-    values: Vec<i32>,
-    def: Vec<i16>,
-    rep: Vec<i16>,
+    /// The token column's descriptor.
+    list_column: ColumnDescPtr,
+    /// The token column's encoder, its buffers kept across chunks: fresh multi-MiB
+    /// buffers per chunk cost page faults (the allocator maps and unmaps them each time).
+    lists: ListPageEncoder,
+    /// How each row group's token values were encoded (for tests and reports).
+    encodings: Vec<ValueEncoding>,
 }
 
 impl ParquetShardWriter {
@@ -138,12 +188,10 @@ impl ParquetShardWriter {
         let props = WriterProperties::builder()
             .set_writer_version(WriterVersion::PARQUET_1_0)
             .set_compression(Compression::UNCOMPRESSED)
+            // The per-document columns: PLAIN pages with min/max statistics. (The token
+            // column is encoded by `parquet_list_pages`, without statistics.)
             .set_dictionary_enabled(false)
             .set_statistics_enabled(EnabledStatistics::Chunk)
-            .set_column_statistics_enabled(
-                ColumnPath::new(vec!["input_ids".into(), "list".into(), "element".into()]),
-                EnabledStatistics::None,
-            )
             // Whole min/max values, as pyarrow writes them (doc IDs may be long).
             .set_statistics_truncate_length(None)
             // pyarrow writes no page index by default; neither do we.
@@ -160,16 +208,25 @@ impl ParquetShardWriter {
         let sink = HashingFile {
             file,
             sha: Sha256::new(),
+            buffer: Vec::with_capacity(WRITE_BUFFER),
         };
         let writer = SerializedFileWriter::new(sink, Arc::new(schema), Arc::new(props))
             .map_err(|e| pq_err(path, e))?;
+        let list_column = writer.schema_descr().column(1);
         Ok(Self {
             path: path.to_path_buf(),
             writer,
             doc_ids,
             done: 0,
-            scratch: ListScratch::default(),
+            list_column,
+            lists: ListPageEncoder::default(),
+            encodings: Vec::new(),
         })
+    }
+
+    /// How each row group's token values were encoded so far.
+    pub fn value_encodings(&self) -> &[ValueEncoding] {
+        &self.encodings
     }
 
     /// Documents written so far.
@@ -190,6 +247,9 @@ impl ParquetShardWriter {
             .checked_sub(1)
             .ok_or_else(|| CoreError::InvalidInput("offsets need at least one entry (0)".into()))?;
         check_chunk(offsets, ids.len(), truncated.len(), n)?;
+        if n == 0 {
+            return Ok(()); // no documents, no row group
+        }
         if self.done + n > self.doc_ids.len() {
             return Err(CoreError::InvalidInput(format!(
                 "{}: more encoded records than documents ({} > {})",
@@ -207,7 +267,13 @@ impl ParquetShardWriter {
             .map(|d| ByteArray::from(d.as_bytes().to_vec()))
             .collect();
         write_column::<ByteArrayType>(&mut rg, &names).map_err(err)?;
-        write_token_lists(&mut rg, &ids, offsets, &mut self.scratch).map_err(err)?;
+        let chunk = self
+            .lists
+            .encode(self.list_column.clone(), &ids, offsets)
+            .map_err(err)?;
+        self.encodings.push(chunk.encoding);
+        rg.append_column(&StagedChunk(chunk.bytes), chunk.close)
+            .map_err(err)?;
         let lengths: Vec<i32> = offsets.windows(2).map(|w| (w[1] - w[0]) as i32).collect();
         write_column::<Int32Type>(&mut rg, &lengths).map_err(err)?;
         write_column::<BoolType>(&mut rg, truncated).map_err(err)?;
@@ -230,8 +296,7 @@ impl ParquetShardWriter {
         let path = self.path.clone();
         // `into_inner` writes the footer (metadata) before handing the sink back.
         let mut sink = self.writer.into_inner().map_err(|e| pq_err(&path, e))?;
-        sink.file
-            .flush()
+        sink.flush()
             .map_err(|e| CoreError::Io(format!("closing {}: {e}", path.display())))?;
         Ok(hex(&sink.sha.finalize()))
     }
@@ -267,51 +332,6 @@ fn write_column<T: parquet::data_type::DataType>(
         .next_column()?
         .ok_or_else(|| ParquetError::General("schema has fewer columns than written".into()))?;
     col.typed::<T>().write_batch(values, None, None)?;
-    col.close()
-}
-
-/// The list column: per token a value with definition level 1 and repetition level 0
-/// (first of its document) or 1; an empty list is one level pair (0, 0) and no value.
-fn write_token_lists(
-    rg: &mut SerializedRowGroupWriter<'_, HashingFile>,
-    ids: &TokenIds<'_>,
-    offsets: &[i64],
-    scratch: &mut ListScratch,
-) -> Result<(), ParquetError> {
-    let mut col = rg
-        .next_column()?
-        .ok_or_else(|| ParquetError::General("schema has fewer columns than written".into()))?;
-    {
-        let typed = col.typed::<Int32Type>();
-        let ListScratch { values, def, rep } = scratch;
-        values.clear();
-        def.clear();
-        rep.clear();
-        for w in offsets.windows(2) {
-            let (a, b) = (w[0] as usize, w[1] as usize);
-            if a == b {
-                def.push(0);
-                rep.push(0);
-            } else {
-                ids.extend_i32(values, a, b);
-                def.resize(def.len() + (b - a), 1);
-                let start = rep.len();
-                rep.resize(start + (b - a), 1);
-                rep[start] = 0;
-            }
-            // A batch must end on a document boundary (the writer refuses a batch that
-            // starts with repetition level 1), so a long document is one batch.
-            if def.len() >= LEVEL_BATCH {
-                typed.write_batch(values, Some(def), Some(rep))?;
-                values.clear();
-                def.clear();
-                rep.clear();
-            }
-        }
-        if !def.is_empty() {
-            typed.write_batch(values, Some(def), Some(rep))?;
-        }
-    }
     col.close()
 }
 
@@ -352,6 +372,84 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(digest, hex(&Sha256::digest(&bytes)));
         assert_eq!(&bytes[..4], b"PAR1");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_sink_keeps_the_order_of_small_and_large_writes() {
+        let path = std::env::temp_dir().join(format!("tp-pq-sink-{}", std::process::id()));
+        let mut sink = HashingFile {
+            file: File::create(&path).unwrap(),
+            sha: Sha256::new(),
+            buffer: Vec::new(),
+        };
+        let mut expected = Vec::new();
+        for (i, size) in [
+            10,
+            WRITE_BUFFER / 4,
+            3,
+            8192,
+            WRITE_BUFFER,
+            1,
+            WRITE_BUFFER - 2,
+            5,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let piece = vec![i as u8; size];
+            sink.write_all(&piece).unwrap();
+            expected.extend_from_slice(&piece);
+        }
+        sink.flush().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), expected);
+        assert_eq!(
+            sink.sha.finalize().as_slice(),
+            Sha256::digest(&expected).as_slice()
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    fn write_shard(path: &Path, chunks: &[(Vec<u32>, Vec<i64>)]) -> (Vec<ValueEncoding>, String) {
+        let n: usize = chunks.iter().map(|(_, o)| o.len() - 1).sum();
+        let names = (0..n).map(|i| format!("d{i}")).collect();
+        let mut w = ParquetShardWriter::create(path, 32, vec![], names, "t").unwrap();
+        for (ids, offsets) in chunks {
+            let flags = vec![false; offsets.len() - 1];
+            w.write_chunk(TokenIds::U32(ids), offsets, &flags).unwrap();
+        }
+        let encodings = w.value_encodings().to_vec();
+        (encodings, w.finish().unwrap())
+    }
+
+    #[test]
+    fn chooses_per_row_group_and_repeats_its_bytes() {
+        let dir = std::env::temp_dir().join(format!("tp-pq-forms-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let chunks = vec![
+            (
+                (0..4000).map(|i| i % 300).collect(),
+                vec![0, 1000, 1000, 4000],
+            ),
+            ((0..50).collect(), vec![0, 50]),  // distinct IDs: PLAIN
+            (vec![], vec![0, 0, 0]),           // no token: PLAIN
+            (vec![u32::MAX; 64], vec![0, 64]), // past the table: PLAIN
+            (vec![3; 64], vec![0, 10, 64]),    // one distinct ID: 1-bit indices
+        ];
+        let (a, b) = (dir.join("a.parquet"), dir.join("b.parquet"));
+        let (forms, digest) = write_shard(&a, &chunks);
+        assert_eq!(
+            forms,
+            [
+                ValueEncoding::Dictionary { bit_width: 9 },
+                ValueEncoding::Plain,
+                ValueEncoding::Plain,
+                ValueEncoding::Plain,
+                ValueEncoding::Dictionary { bit_width: 1 },
+            ]
+        );
+        assert_eq!(write_shard(&b, &chunks).1, digest);
+        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

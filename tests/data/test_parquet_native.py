@@ -1,6 +1,6 @@
 """The native Parquet shard writer against pyarrow's: the same Arrow table and schema
 read back, the same row groups and per-document statistics, a digest of the bytes as
-written, and typed errors."""
+written, and typed errors. (The token column's dictionary form: test_parquet_dictionary.)"""
 
 from __future__ import annotations
 
@@ -66,7 +66,17 @@ def _assert_same_shard(ours: Path, ref: Path) -> None:
         for c in range(b.num_columns):
             ca, cb = a.column(c), b.column(c)
             assert ca.compression == cb.compression == "UNCOMPRESSED"
-            assert not ca.has_dictionary_page
+            assert not cb.has_dictionary_page
+            if ca.path_in_schema == "input_ids.list.element":
+                # The token column is ours: a dictionary page and indices, or PLAIN.
+                assert ca.num_values == cb.num_values
+                dictionary = "RLE_DICTIONARY" in ca.encodings
+                assert ca.has_dictionary_page == dictionary
+                assert set(ca.encodings) == (
+                    {"PLAIN", "RLE", "RLE_DICTIONARY"} if dictionary else {"PLAIN", "RLE"}
+                )
+            else:
+                assert not ca.has_dictionary_page
             assert ca.is_stats_set == cb.is_stats_set
             if cb.is_stats_set:
                 sa, sb = ca.statistics, cb.statistics
@@ -213,3 +223,17 @@ def test_abort_removes_the_temporary_file(tmp_path: Path) -> None:
     writer.add(_chunk([[1, 2]], np.uint16))
     writer.abort()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_large_and_small_writes_keep_their_order(tmp_path: Path) -> None:
+    # 40,000 documents with 30-character IDs: the doc_id page (> 1 MiB) reaches the file
+    # sink as one large write after small ones, the token column as 8 KiB pieces.
+    n = 40_000
+    lists = [[i % 5, 7] if i % 3 else [] for i in range(n)]
+    doc_ids = [f"document-{i:08d}-{'x' * 12}" for i in range(n)]
+    chunks = [_chunk(lists[:100], np.uint16), _chunk(lists[100:], np.uint16)]
+    ours, digest = _write(tmp_path / "n", doc_ids, chunks, np.uint16, native=True)
+    ref, _ = _write(tmp_path / "p", doc_ids, chunks, np.uint16, native=False)
+    _assert_same_shard(ours, ref)
+    assert pq.read_table(ours).column("doc_id").to_pylist() == doc_ids
+    assert digest == "sha256:" + hashlib.sha256(ours.read_bytes()).hexdigest()

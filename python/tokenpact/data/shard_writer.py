@@ -10,9 +10,11 @@ as the bytes go out); :meth:`ShardWriter.finish` writes the small files (``.idx`
 
 Uncompressed Parquet shards (the default) are written by the native writer
 (``tokenpact._native.ParquetShardWriter``, Rust, the GIL released), which hashes the file
-as it writes it, like the ``.bin``; a compressed shard (``compression="zstd"`` ...) goes
-through pyarrow's ``ParquetWriter`` and is hashed after closing. Both write the same
-schema, so pyarrow reads either back as the same Arrow table.
+as it writes it, like the ``.bin``, and dictionary-encodes the token column per row group
+(bit-packed indices, ~1.9 bytes per token for a 16k vocabulary; PLAIN INT32 where that
+does not pay; docs/DATA.md has the rule); a compressed shard (``compression="zstd"`` ...)
+goes through pyarrow's ``ParquetWriter`` (PLAIN pages) and is hashed after closing. Both
+write the same schema, so pyarrow reads either back as the same Arrow table.
 
 The writer runs on its own thread in :func:`tokenpact.data.encode_dataset`: the native
 and pyarrow writers, file writes and hashing release the GIL, so they overlap the
@@ -185,11 +187,10 @@ class ShardWriter:
             return
         import pyarrow.parquet as pq
 
-        # No dictionary pages (a dictionary of token IDs buys nothing) and, by default,
-        # no compression: the writer thread competes with the encoder for the cores.
-        # PLAIN pages store uint16 IDs as 4-byte INT32, twice Megatron's .bin;
-        # DELTA_BINARY_PACKED would halve that but cost 10-25% more writer CPU (measured
-        # in the pipeline), so a smaller file is the codec's job (compression=...).
+        # Compressed shards (and the reference writer of the tests): PLAIN pages, no
+        # dictionary, the codec shrinks them. pyarrow's dictionary encoder hashes every
+        # value; the native writer's (uncompressed shards) indexes a direct table.
+        # DELTA_BINARY_PACKED cost 10-25% more writer CPU (measured in the pipeline).
         # Min/max statistics are kept for the per-document columns (doc_id ranges let
         # readers skip row groups) but not computed over every token.
         self._parquet = pq.ParquetWriter(
