@@ -30,7 +30,7 @@ from ..contract import template_hash as _template_hash
 from ..contract.declarations import template_declaration
 from ..errors import TokenpactError
 from . import _encode
-from .batch_render import Stages, note_record, pipeline, render_many, wait_chunk
+from .batch_render import Stages, check_threads, note_record, pipeline, render_many, wait_chunk
 from .columns import ColumnsBuilder, RenderedColumns, add_record
 from .conversation import CONTROL, Conversation, assemble
 from .errors import ChatTemplateError, UntrackedContentError
@@ -49,6 +49,7 @@ from .ownership import (
     response_start,
     tokenize_rendered,
 )
+from .process_render import columns_in_processes, conversations_in_processes
 from .stop import StopPolicy
 from .template_pass import cut_at_tag, run_template, tag_final_message
 
@@ -361,6 +362,7 @@ class ChatTemplate:
         documents: Sequence[Any] | None = None,
         add_special_tokens: bool = False,
         validate: bool = False,
+        processes: bool = False,
         **template_kwargs: Any,
     ) -> list[Conversation]:
         """:meth:`render` of each conversation, on ``threads`` threads (default: the CPUs
@@ -370,10 +372,16 @@ class ChatTemplate:
         "documents": [...]}``. This thread renders chunks of conversations with Jinja
         while the native engine encodes the previous chunk on ``threads - 1`` worker
         threads (and this one, when it has nothing left to render) without the GIL.
+        ``processes=True`` runs ``threads`` forked worker processes instead, each
+        rendering whole chunks (Jinja included) with its copy of this template
+        (:mod:`tokenpact.chat.process_render`; POSIX only).
         """
         mode, options = _render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
+        if processes and check_threads(threads) > 1:
+            keywords = dict(options, add_special_tokens=add_special_tokens, validate=validate)
+            return conversations_in_processes(self, conversations, threads, keywords, mode)
         info = self._info
         start = _encode.chunk_encoder(self.tokenizer, info)
         stages = None
@@ -406,17 +414,24 @@ class ChatTemplate:
         documents: Sequence[Any] | None = None,
         add_special_tokens: bool = False,
         validate: bool = False,
+        processes: bool = False,
         **template_kwargs: Any,
     ) -> RenderedColumns:
         """:meth:`render_batch` as one :class:`~tokenpact.chat.RenderedColumns` of flat
         numpy arrays (IDs, offsets, masks, origin codes, message indices, boundaries):
         what writing shards or packing batches needs, without a Python list per token.
         Record ``i`` equals ``render`` of conversation ``i`` (``.conversation(i)``).
+        ``processes=True``: forked worker processes, as for :meth:`render_batch`.
         """
         mode, options = _render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
         builder = ColumnsBuilder()
+        if processes and check_threads(threads) > 1:
+            keywords = dict(options, add_special_tokens=add_special_tokens, validate=validate)
+            columns = columns_in_processes(self, conversations, threads, keywords, mode)
+            if columns is not None:
+                return columns
         # Looked up per call, as render_batch does (the benchmark swaps it to measure the
         # serial part with the encoding left to the workers).
         start = _encode.chunk_encoder(self.tokenizer, self._info)

@@ -1,0 +1,386 @@
+"""Render a batch on forked worker processes (``render_batch``/``render_columns`` with
+``processes=True``).
+
+The thread pipeline (:mod:`tokenpact.chat.batch_render`) runs the native encoding in
+parallel, but Jinja rendering and input wrapping hold the GIL, so on short records its
+2-thread speedup is bounded by about total / serial (1.4-1.9x measured). Here each of the
+``threads`` workers is a process forked from this one, holding its own copy of the
+compiled template (inherited through the fork, so nothing is pickled but the records),
+and runs the whole single-thread ``render_columns`` on a chunk of records. A chunk comes
+back as the compact columns of :class:`~tokenpact.chat.RenderedColumns` (numpy arrays
+and the per-record tuples); this process only lays the chunks end to end, or, for
+``render_batch``, rebuilds each :class:`Conversation` from its columns with ``tolist``
+(:meth:`RenderedColumns.conversation`, which the tests compare with ``render``).
+
+A pool is forked per template and worker count on first use and kept until the template
+is collected, so a batch pays no fork. Workers are daemon processes; they only ever run
+single-threaded code (``threads=1`` starts no native thread pool), so forking a process
+whose native or Python thread pools are live leaves the children nothing to deadlock on.
+
+Failures keep the serial loop's behaviour: a chunk that fails in a worker (or a worker
+that died) is rendered again here, record by record, so the first failing conversation
+raises its own typed error with the note naming it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import signal
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from multiprocessing.connection import Connection, wait
+from typing import Any, cast
+
+import numpy as np
+
+from .batch_render import check_threads, note_record, split_item
+from .columns import RenderedColumns
+from .conversation import Conversation
+from .errors import ChatTemplateError
+
+# Records per chunk: about 8 chunks per worker, so the last chunks even out the workers'
+# loads, and at most 32, so a chunk's message (pickled records out, columns back) is a
+# small share of its rendering.
+_CHUNKS_PER_WORKER = 8
+_MAX_CHUNK = 32
+# Chunks queued per worker: the next one waits in the pipe while it renders the current.
+_IN_FLIGHT = 2
+
+# The template a worker serves, set only around the fork (the child reads its copy).
+_SERVING: Any = None
+_CLOSE_IN_CHILD: list[Connection] = []
+
+
+def fork_available() -> bool:
+    """Whether this platform can fork worker processes."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _serve(conn: Connection) -> None:
+    """A worker's loop: ``(records, options)`` in, ``(status, cpu seconds, columns)`` out;
+    None stops it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    for inherited in _CLOSE_IN_CHILD:  # so that the parent's exit reads as EOF here
+        inherited.close()
+    template = _SERVING
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        start = time.process_time()
+        records, options = message
+        try:
+            columns = template.render_columns(records, threads=1, **options)
+            payload = pickle.dumps(_pack(columns), protocol=pickle.HIGHEST_PROTOCOL)
+            status = "ok"
+        except BaseException:  # noqa: BLE001 - the parent renders the chunk again
+            payload, status = b"", "failed"
+        conn.send((status, time.process_time() - start, payload))
+
+
+_ARRAYS = (
+    "input_ids",
+    "offsets",
+    "special_tokens_mask",
+    "origin",
+    "message_index",
+    "owner_index",
+    "assistant_mask",
+    "byte_starts",
+    "byte_ends",
+    "prompt_boundary",
+)
+_TUPLES = ("owners", "roles", "texts")
+
+
+def _pack(columns: RenderedColumns) -> tuple[Any, ...]:
+    """The columns that travel (everything but the tokenizer and the shared facts)."""
+    return tuple(getattr(columns, name) for name in (*_ARRAYS, *_TUPLES))
+
+
+class ProcessPool:
+    """``workers`` forked processes serving one template (see the module doc)."""
+
+    def __init__(self, template: Any, workers: int) -> None:
+        global _SERVING
+        context = multiprocessing.get_context("fork")
+        self.connections: list[Connection] = []
+        self.processes: list[Any] = []
+        self.lock = threading.Lock()
+        # CPU seconds the workers reported and records they rendered (benchmarks read them).
+        self.child_cpu = 0.0
+        self.child_records = 0
+        self.broken = False
+        _SERVING = template
+        try:
+            for _ in range(workers):
+                parent_end, child_end = context.Pipe(duplex=True)
+                _CLOSE_IN_CHILD.append(parent_end)
+                process = context.Process(
+                    target=_serve, args=(child_end,), daemon=True, name="tokenpact-chat-render"
+                )
+                process.start()
+                child_end.close()
+                self.connections.append(parent_end)
+                self.processes.append(process)
+        finally:
+            _SERVING = None
+            _CLOSE_IN_CHILD.clear()
+        self._finalizer = weakref.finalize(self, _close, self.connections, self.processes)
+
+    def close(self) -> None:
+        """Stop the workers (also when the pool is collected)."""
+        self._finalizer()
+
+    def run(
+        self, chunks: list[list[Any]], options: dict[str, Any], local: Callable[[int], Any]
+    ) -> Iterator[tuple[int, Any, bool]]:
+        """Every chunk once, as ``(index, result, packed)``: the workers take chunks from
+        the front and send back packed columns (``packed``; None when the chunk failed),
+        while this process renders chunks from the back with ``local(index)`` between
+        collecting the workers' replies."""
+        with self.lock:
+            try:
+                yield from self._run(chunks, options, local)
+            except BaseException:
+                # Left early (the caller failed, or an interrupt): replies may still be
+                # in the pipes, so this pool is not used again.
+                self.broken = True
+                raise
+
+    def _run(
+        self, chunks: list[list[Any]], options: dict[str, Any], local: Callable[[int], Any]
+    ) -> Iterator[tuple[int, Any, bool]]:
+        queued: dict[Connection, list[int]] = {c: [] for c in self.connections}
+        todo = deque(range(len(chunks)))
+        alive = set(self.connections)
+
+        def lose(conn: Connection) -> None:
+            """A worker that died: its chunks go back to the queue, the pool is replaced
+            on the next call."""
+            alive.discard(conn)
+            todo.extendleft(reversed(queued.pop(conn)))
+            self.broken = True
+
+        def feed(conn: Connection) -> None:
+            while conn in alive and len(queued[conn]) < _IN_FLIGHT and todo:
+                index = todo.popleft()
+                try:
+                    conn.send((chunks[index], options))
+                except (OSError, ValueError):
+                    todo.appendleft(index)
+                    lose(conn)
+                    return
+                queued[conn].append(index)
+
+        for conn in self.connections:
+            feed(conn)
+        while True:
+            busy = [c for c in alive if queued[c]]
+            if not todo and not busy:
+                return
+            # With chunks left, only look (this process renders one next); else block.
+            for ready in wait(busy, 0 if todo else None) if busy else []:
+                conn = cast(Connection, ready)
+                try:
+                    status, cpu, payload = conn.recv()
+                except (EOFError, OSError):
+                    lose(conn)
+                    continue
+                index = queued[conn].pop(0)
+                self.child_cpu += cpu
+                self.child_records += len(chunks[index])
+                feed(conn)  # before the caller's work on this chunk: keep the worker busy
+                yield index, (pickle.loads(payload) if status == "ok" else None), True
+            if todo:
+                index = todo.pop()
+                yield index, local(index), False
+
+
+def _close(connections: list[Connection], processes: list[Any]) -> None:
+    for conn in connections:
+        try:
+            conn.send(None)
+            conn.close()
+        except (OSError, ValueError):
+            pass
+    for process in processes:
+        process.join(timeout=1.0)
+        if process.is_alive():
+            process.terminate()
+
+
+_POOLS: weakref.WeakKeyDictionary[Any, dict[int, ProcessPool]] = weakref.WeakKeyDictionary()
+_POOLS_LOCK = threading.Lock()
+
+
+def pool_for(template: Any, workers: int) -> ProcessPool:
+    """The live pool of ``workers`` processes serving ``template`` (forked on first use
+    and again after a worker died or the process forked)."""
+    with _POOLS_LOCK:
+        pools = _POOLS.setdefault(template, {})
+        pool = pools.get(workers)
+        if pool is not None and (pool.broken or _forked_since(pool)):
+            pool.close()
+            pool = None
+        if pool is None:
+            pool = pools[workers] = ProcessPool(template, workers)
+        return pool
+
+
+def _forked_since(pool: ProcessPool) -> bool:
+    """A pool inherited by a forked child is not that child's to use."""
+    return any(p._parent_pid != os.getpid() for p in pool.processes)
+
+
+def render_processes(
+    template: Any,
+    conversations: Sequence[Any],
+    threads: int | None,
+    options: dict[str, Any],
+    mode: str,
+    *,
+    here: Callable[[list[Any]], Any],
+    convert: Callable[[RenderedColumns], Any],
+) -> list[Any]:
+    """Each chunk of ``conversations`` rendered by ``threads - 1`` forked workers or by
+    ``here(chunk)`` on this thread, as each of them is free, in order: a worker's chunk
+    comes back as columns, which ``convert`` turns into what ``here`` returns.
+    ``options``: ``render_columns``'s keywords other than ``threads``; ``mode``: theirs.
+    """
+    if not fork_available():
+        raise ChatTemplateError(
+            "processes=True needs the 'fork' start method, which this platform lacks; "
+            "use threads only (processes=False)"
+        )
+    workers = check_threads(threads)
+    items = list(conversations)
+    for k, item in enumerate(items):
+        split_item(item, k)  # the serial loop's typed error for a malformed record
+    if not items:
+        return []
+    size = max(1, min(_MAX_CHUNK, -(-len(items) // (workers * _CHUNKS_PER_WORKER))))
+    chunks = [items[k : k + size] for k in range(0, len(items), size)]
+    out: list[Any] = [None] * len(chunks)
+    failed = []
+
+    def local(index: int) -> Any:
+        try:
+            return here(chunks[index])
+        except Exception:  # noqa: BLE001 - rendered again in order below, raising then
+            return None
+
+    for index, result, packed in pool_for(template, workers - 1).run(chunks, options, local):
+        if result is None:
+            failed.append(index)
+        else:
+            out[index] = convert(_unpack(template, result, mode)) if packed else result
+    for index in sorted(failed):  # in order: the first failing record raises
+        out[index] = convert(_render_here(template, chunks[index], index * size, options))
+    return out
+
+
+def _render_here(
+    template: Any, chunk: list[Any], first: int, options: dict[str, Any]
+) -> RenderedColumns:
+    """A chunk a worker could not render, rendered here record by record, so that the
+    first failing record raises its own error, named as the serial loop names it."""
+    for k, item in enumerate(chunk):
+        try:
+            template.render_columns([item], threads=1, **options)
+        except Exception as exc:
+            note_record(exc, first + k)
+            raise
+    columns: RenderedColumns = template.render_columns(chunk, threads=1, **options)
+    return columns
+
+
+def _unpack(template: Any, packed: tuple[Any, ...], mode: str) -> RenderedColumns:
+    """A worker's columns with the facts this process holds (tokenizer, hashes, mode)."""
+    fields = dict(zip((*_ARRAYS, *_TUPLES), packed, strict=True))
+    return RenderedColumns(
+        **fields,
+        stop_ids=template._stop_ids(),
+        tokenizer_hash=template.tokenizer.semantic_hash,
+        template_hash=template.template_hash,
+        mode=mode,
+        tokenizer=template.tokenizer,
+    )
+
+
+def conversations_in_processes(
+    template: Any,
+    conversations: Sequence[Any],
+    threads: int | None,
+    options: dict[str, Any],
+    mode: str,
+) -> list[Conversation]:
+    """``render_batch`` with forked workers: a worker's chunk is rebuilt here from its
+    columns as it arrives; this thread's own chunks are rendered as ``render`` does."""
+
+    def here(chunk: list[Any]) -> list[Conversation]:
+        return template.render_batch(chunk, threads=1, **options)  # type: ignore[no-any-return]
+
+    def convert(columns: RenderedColumns) -> list[Conversation]:
+        return columns.to_conversations()
+
+    parts = render_processes(
+        template, conversations, threads, options, mode, here=here, convert=convert
+    )
+    return [conv for part in parts for conv in part]
+
+
+def columns_in_processes(
+    template: Any,
+    conversations: Sequence[Any],
+    threads: int | None,
+    options: dict[str, Any],
+    mode: str,
+) -> RenderedColumns | None:
+    """``render_columns`` with forked workers (None for no records)."""
+
+    def here(chunk: list[Any]) -> RenderedColumns:
+        return template.render_columns(chunk, threads=1, **options)  # type: ignore[no-any-return]
+
+    parts = render_processes(
+        template, conversations, threads, options, mode, here=here, convert=lambda c: c
+    )
+    return concatenate(parts) if parts else None
+
+
+def concatenate(parts: list[RenderedColumns]) -> RenderedColumns:
+    """The chunks' columns end to end (at least one chunk)."""
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    lengths = [len(p.input_ids) for p in parts]
+    bases = np.cumsum([0, *lengths[:-1]])
+    offsets = np.concatenate(
+        [first.offsets[:1], *[p.offsets[1:] + base for p, base in zip(parts, bases, strict=True)]]
+    )
+    arrays: dict[str, Any] = {
+        name: np.concatenate([getattr(p, name) for p in parts])
+        for name in _ARRAYS
+        if name != "offsets"
+    }
+    tuples: dict[str, Any] = {
+        name: tuple(x for p in parts for x in getattr(p, name)) for name in _TUPLES
+    }
+    return RenderedColumns(
+        **arrays,
+        offsets=offsets,
+        **tuples,
+        stop_ids=first.stop_ids,
+        tokenizer_hash=first.tokenizer_hash,
+        template_hash=first.template_hash,
+        mode=first.mode,
+        tokenizer=first.tokenizer,
+    )
