@@ -15,6 +15,7 @@ rebuilds that :class:`Conversation` (the tests compare them field by field).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -145,8 +146,49 @@ class RenderedColumns:
         )
 
     def to_conversations(self) -> list[Conversation]:
-        """Every record as a :class:`Conversation` (what ``render_batch`` returns)."""
-        return [self.conversation(i) for i in range(len(self))]
+        """Every record as a :class:`Conversation` (what ``render_batch`` returns).
+
+        The same records as :meth:`conversation`, built the way ``render`` builds them:
+        ``message_index`` and ``owner_index`` on first read, one stop policy per prompt
+        length (the process path of ``render_batch`` rebuilds its conversations here,
+        on the calling thread, so this is its serial part).
+        """
+        names = np.array(self.origin_names, dtype=object)
+        bounds = self.offsets.tolist()
+        policies: dict[int, StopPolicy] = {}
+        out = []
+        for i, boundary in enumerate(self.prompt_boundary.tolist()):
+            a, b = bounds[i], bounds[i + 1]
+            policy = policies.get(boundary)
+            if policy is None:
+                policy = policies[boundary] = StopPolicy(boundary, self.stop_ids)
+            out.append(
+                assemble(
+                    tokenizer=self.tokenizer,
+                    columns=(
+                        self.input_ids[a:b].tolist(),
+                        self.special_tokens_mask[a:b].tolist(),
+                        names[self.origin[a:b]].tolist(),
+                    ),
+                    index_columns=functools.partial(
+                        _index_lists, self.message_index[a:b], self.owner_index[a:b]
+                    ),
+                    owners=(),
+                    owner_labels=self.owners[i],
+                    assistant_mask=self.assistant_mask[a:b].tolist(),
+                    prompt_boundary=boundary,
+                    stop_policy=policy,
+                    template_hash=self.template_hash,
+                    mode=self.mode,
+                    roles=self.roles[i],
+                    text=self.texts[i],
+                    byte_offsets=(
+                        self.byte_starts[a:b].astype(np.int64),
+                        self.byte_ends[a:b].astype(np.int64),
+                    ),
+                )
+            )
+        return out
 
     def to_record_table(self, sample_ids: Sequence[str] | None = None) -> Any:
         """A :class:`tokenpact.batch.RecordTable` for ``collate_padded`` / ``collate_packed``
@@ -165,6 +207,10 @@ class RenderedColumns:
             owner_codes=self.origin.astype(np.int16),
             owner_names=self.origin_names,
         )
+
+
+def _index_lists(message: np.ndarray, owner: np.ndarray) -> tuple[list[int], list[int]]:
+    return message.tolist(), owner.tolist()
 
 
 class ColumnsBuilder:

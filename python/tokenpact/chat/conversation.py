@@ -396,6 +396,7 @@ def assemble(
     | tuple[list[int], list[int], list[str]],
     index_columns: Callable[[], tuple[list[int], list[int]]] | None = None,
     owners: Sequence[Owner],
+    owner_labels: tuple[str, ...] | None = None,
     assistant_mask: list[int],
     prompt_boundary: int,
     stop_policy: StopPolicy,
@@ -407,7 +408,8 @@ def assemble(
 ) -> Conversation:
     """Assemble a Conversation from its per-token lists: ``columns`` is ``(input_ids,
     special_tokens_mask, origin, message_index, owner_index)``, or its first three when
-    ``index_columns`` builds the other two (on first read of either)."""
+    ``index_columns`` builds the other two (on first read of either); ``owner_labels``,
+    when given, are the owners' labels (``owners`` is then not read)."""
     if index_columns is None:
         input_ids, special, origin, message_index, owner_index = columns  # type: ignore[misc]
     else:
@@ -426,7 +428,7 @@ def assemble(
         input_ids=input_ids,
         special_tokens_mask=special,
         origin=origin,
-        owners=tuple([o.label for o in owners]),
+        owners=tuple([o.label for o in owners]) if owner_labels is None else owner_labels,
         assistant_mask=assistant_mask,
         prompt_boundary=int(prompt_boundary),
         stop_policy=stop_policy,

@@ -28,6 +28,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import struct
 import threading
 import time
 import weakref
@@ -43,17 +44,21 @@ from .columns import RenderedColumns
 from .conversation import Conversation
 from .errors import ChatTemplateError
 
-# Records per chunk: about 8 chunks per worker, so the last chunks even out the workers'
-# loads, and at most 32, so a chunk's message (pickled records out, columns back) is a
-# small share of its rendering.
-_CHUNKS_PER_WORKER = 8
+# Records per chunk: the records left over twice the participants (guided scheduling:
+# chunks shrink towards the end, so the workers and this thread finish together), at
+# most 32, so a chunk's message (pickled records out, columns back) is a small share of
+# its rendering.
 _MAX_CHUNK = 32
 # Chunks queued per worker: the next one waits in the pipe while it renders the current.
 _IN_FLIGHT = 2
 
 # The template a worker serves, set only around the fork (the child reads its copy).
 _SERVING: Any = None
+# Whether the calling thread renders chunks too (benchmarks turn it off to measure what
+# it spends on the workers' chunks alone: sending, unpacking, rebuilding).
+PARENT_RENDERS = True
 _CLOSE_IN_CHILD: list[Connection] = []
+_CPU = struct.Struct("<d")
 
 
 def fork_available() -> bool:
@@ -80,10 +85,10 @@ def _serve(conn: Connection) -> None:
         try:
             columns = template.render_columns(records, threads=1, **options)
             payload = pickle.dumps(_pack(columns), protocol=pickle.HIGHEST_PROTOCOL)
-            status = "ok"
         except BaseException:  # noqa: BLE001 - the parent renders the chunk again
-            payload, status = b"", "failed"
-        conn.send((status, time.process_time() - start, payload))
+            payload = b""  # empty: failed
+        # One frame: the CPU seconds this chunk took (8 bytes), then the pickled columns.
+        conn.send_bytes(_CPU.pack(time.process_time() - start) + payload)
 
 
 _ARRAYS = (
@@ -141,15 +146,15 @@ class ProcessPool:
         self._finalizer()
 
     def run(
-        self, chunks: list[list[Any]], options: dict[str, Any], local: Callable[[int], Any]
-    ) -> Iterator[tuple[int, Any, bool]]:
-        """Every chunk once, as ``(index, result, packed)``: the workers take chunks from
-        the front and send back packed columns (``packed``; None when the chunk failed),
-        while this process renders chunks from the back with ``local(index)`` between
-        collecting the workers' replies."""
+        self, items: list[Any], options: dict[str, Any], local: Callable[[int, int], Any]
+    ) -> Iterator[tuple[int, int, Any, bool]]:
+        """Every record once, in chunks ``(start, end, result, packed)``: the workers
+        take chunks from the front and send back packed columns (``packed``; None when
+        the chunk failed), while this process renders chunks from the back with
+        ``local(start, end)`` between collecting the workers' replies."""
         with self.lock:
             try:
-                yield from self._run(chunks, options, local)
+                yield from self._run(items, options, local)
             except BaseException:
                 # Left early (the caller failed, or an interrupt): replies may still be
                 # in the pipes, so this pool is not used again.
@@ -157,52 +162,68 @@ class ProcessPool:
                 raise
 
     def _run(
-        self, chunks: list[list[Any]], options: dict[str, Any], local: Callable[[int], Any]
-    ) -> Iterator[tuple[int, Any, bool]]:
-        queued: dict[Connection, list[int]] = {c: [] for c in self.connections}
-        todo = deque(range(len(chunks)))
+        self, items: list[Any], options: dict[str, Any], local: Callable[[int, int], Any]
+    ) -> Iterator[tuple[int, int, Any, bool]]:
+        queued: dict[Connection, deque[tuple[int, int]]] = {c: deque() for c in self.connections}
         alive = set(self.connections)
+        front, back = 0, len(items)  # records [front, back) are not handed out yet
+        retry: list[tuple[int, int]] = []  # the chunks of a worker that died
+
+        def size() -> int:
+            return max(1, min(_MAX_CHUNK, (back - front) // (2 * (len(alive) + 1))))
 
         def lose(conn: Connection) -> None:
-            """A worker that died: its chunks go back to the queue, the pool is replaced
+            """A worker that died: this process renders its chunks; the pool is replaced
             on the next call."""
             alive.discard(conn)
-            todo.extendleft(reversed(queued.pop(conn)))
+            retry.extend(queued.pop(conn))
             self.broken = True
 
         def feed(conn: Connection) -> None:
-            while conn in alive and len(queued[conn]) < _IN_FLIGHT and todo:
-                index = todo.popleft()
+            nonlocal front
+            while conn in alive and len(queued[conn]) < _IN_FLIGHT and front < back:
+                chunk = (front, min(back, front + size()))
                 try:
-                    conn.send((chunks[index], options))
+                    conn.send((items[chunk[0] : chunk[1]], options))
                 except (OSError, ValueError):
-                    todo.appendleft(index)
                     lose(conn)
                     return
-                queued[conn].append(index)
+                queued[conn].append(chunk)
+                front = chunk[1]
 
         for conn in self.connections:
             feed(conn)
         while True:
             busy = [c for c in alive if queued[c]]
-            if not todo and not busy:
+            left = retry or front < back
+            if not left and not busy:
                 return
-            # With chunks left, only look (this process renders one next); else block.
-            for ready in wait(busy, 0 if todo else None) if busy else []:
+            mine = left and (PARENT_RENDERS or not busy)
+            # With a chunk to render here next, only look; else block.
+            for ready in wait(busy, 0 if mine else None) if busy else []:
                 conn = cast(Connection, ready)
                 try:
-                    status, cpu, payload = conn.recv()
+                    frame = conn.recv_bytes()
                 except (EOFError, OSError):
                     lose(conn)
                     continue
-                index = queued[conn].pop(0)
+                start, end = queued[conn].popleft()
+                (cpu,) = _CPU.unpack_from(frame)
                 self.child_cpu += cpu
-                self.child_records += len(chunks[index])
+                self.child_records += end - start
                 feed(conn)  # before the caller's work on this chunk: keep the worker busy
-                yield index, (pickle.loads(payload) if status == "ok" else None), True
-            if todo:
-                index = todo.pop()
-                yield index, local(index), False
+                packed = (
+                    pickle.loads(memoryview(frame)[_CPU.size :]) if len(frame) > _CPU.size else None
+                )
+                yield start, end, packed, True
+            if mine and retry:
+                start, end = retry.pop()
+            elif mine and front < back:  # feeding the workers above may have taken the last
+                start, end = back - size(), back
+                back = start
+            else:
+                continue
+            yield start, end, local(start, end), False
 
 
 def _close(connections: list[Connection], processes: list[Any]) -> None:
@@ -264,28 +285,27 @@ def render_processes(
     workers = check_threads(threads)
     items = list(conversations)
     for k, item in enumerate(items):
-        split_item(item, k)  # the serial loop's typed error for a malformed record
+        if type(item) is not list:  # a plain message list is always well formed here
+            split_item(item, k)  # the serial loop's typed error for a malformed record
     if not items:
         return []
-    size = max(1, min(_MAX_CHUNK, -(-len(items) // (workers * _CHUNKS_PER_WORKER))))
-    chunks = [items[k : k + size] for k in range(0, len(items), size)]
-    out: list[Any] = [None] * len(chunks)
+    out: dict[int, tuple[int, Any]] = {}
     failed = []
 
-    def local(index: int) -> Any:
+    def local(start: int, end: int) -> Any:
         try:
-            return here(chunks[index])
+            return here(items[start:end])
         except Exception:  # noqa: BLE001 - rendered again in order below, raising then
             return None
 
-    for index, result, packed in pool_for(template, workers - 1).run(chunks, options, local):
+    for start, end, result, packed in pool_for(template, workers - 1).run(items, options, local):
         if result is None:
-            failed.append(index)
+            failed.append((start, end))
         else:
-            out[index] = convert(_unpack(template, result, mode)) if packed else result
-    for index in sorted(failed):  # in order: the first failing record raises
-        out[index] = convert(_render_here(template, chunks[index], index * size, options))
-    return out
+            out[start] = end, convert(_unpack(template, result, mode)) if packed else result
+    for start, end in sorted(failed):  # in order: the first failing record raises
+        out[start] = end, convert(_render_here(template, items[start:end], start, options))
+    return [out[start][1] for start in sorted(out)]
 
 
 def _render_here(
