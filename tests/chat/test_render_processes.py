@@ -47,6 +47,7 @@ def test_processes_equal_render_on_hostile_multilingual_records(
     columns = template.render_columns(records, threads=threads, processes=True)
     assert columns.mode == "training" and columns.template_hash == template.template_hash
     assert columns.tokenizer is template.tokenizer
+    assert columns.input_ids.flags.writeable and columns.origin.flags.writeable
     assert_columns_equal(columns, serial)
 
 

@@ -45,10 +45,12 @@ from .conversation import Conversation
 from .errors import ChatTemplateError
 
 # Records per chunk: the records left over twice the participants (guided scheduling:
-# chunks shrink towards the end, so the workers and this thread finish together), at
-# most 32, so a chunk's message (pickled records out, columns back) is a small share of
-# its rendering.
-_MAX_CHUNK = 32
+# chunks shrink towards the end, so the workers and this thread finish together),
+# between 8 and 64: each chunk costs a fixed ~0.1-0.2 ms (one render_columns call and
+# its layout, a message each way), which a 1-record chunk of a short conversation
+# (~0.1-0.3 ms) would double.
+_MIN_CHUNK = 8
+_MAX_CHUNK = 64
 # Chunks queued per worker: the next one waits in the pipe while it renders the current.
 _IN_FLIGHT = 2
 
@@ -59,6 +61,7 @@ _SERVING: Any = None
 PARENT_RENDERS = True
 _CLOSE_IN_CHILD: list[Connection] = []
 _CPU = struct.Struct("<d")
+_LENGTH = struct.Struct("<q")
 
 
 def fork_available() -> bool:
@@ -84,7 +87,7 @@ def _serve(conn: Connection) -> None:
         records, options = message
         try:
             columns = template.render_columns(records, threads=1, **options)
-            payload = pickle.dumps(_pack(columns), protocol=pickle.HIGHEST_PROTOCOL)
+            payload = _pack(columns)
         except BaseException:  # noqa: BLE001 - the parent renders the chunk again
             payload = b""  # empty: failed
         # One frame: the CPU seconds this chunk took (8 bytes), then the pickled columns.
@@ -106,9 +109,30 @@ _ARRAYS = (
 _TUPLES = ("owners", "roles", "texts")
 
 
-def _pack(columns: RenderedColumns) -> tuple[Any, ...]:
-    """The columns that travel (everything but the tokenizer and the shared facts)."""
-    return tuple(getattr(columns, name) for name in (*_ARRAYS, *_TUPLES))
+def _pack(columns: RenderedColumns) -> bytes:
+    """The columns that travel (all but the tokenizer and the facts both sides hold), as
+    one frame: the pickled dtypes, lengths and per-record tuples, then each array's raw
+    bytes (pickling a dozen small numpy arrays per chunk cost more than the data)."""
+    arrays = [np.ascontiguousarray(getattr(columns, name)) for name in _ARRAYS]
+    header = pickle.dumps(
+        ([(a.dtype.str, a.size) for a in arrays], [getattr(columns, n) for n in _TUPLES]),
+        protocol=pickle.HIGHEST_PROTOCOL,
+    )
+    return b"".join([_LENGTH.pack(len(header)), header, *[a.tobytes() for a in arrays]])
+
+
+def _unpack_fields(frame: bytearray, at: int) -> dict[str, Any]:
+    """:func:`_pack`'s fields from ``frame[at:]`` (the arrays are views of ``frame``)."""
+    (size,) = _LENGTH.unpack_from(frame, at)
+    at += _LENGTH.size
+    shapes, tuples = pickle.loads(memoryview(frame)[at : at + size])
+    at += size
+    fields: dict[str, Any] = dict(zip(_TUPLES, tuples, strict=True))
+    for name, (dtype, count) in zip(_ARRAYS, shapes, strict=True):
+        array = np.frombuffer(frame, dtype=dtype, count=count, offset=at)
+        fields[name] = array
+        at += array.nbytes
+    return fields
 
 
 class ProcessPool:
@@ -170,7 +194,8 @@ class ProcessPool:
         retry: list[tuple[int, int]] = []  # the chunks of a worker that died
 
         def size() -> int:
-            return max(1, min(_MAX_CHUNK, (back - front) // (2 * (len(alive) + 1))))
+            share = (back - front) // (2 * (len(alive) + 1))
+            return max(min(_MIN_CHUNK, _MAX_CHUNK), min(_MAX_CHUNK, share))
 
         def lose(conn: Connection) -> None:
             """A worker that died: this process renders its chunks; the pool is replaced
@@ -212,14 +237,13 @@ class ProcessPool:
                 self.child_cpu += cpu
                 self.child_records += end - start
                 feed(conn)  # before the caller's work on this chunk: keep the worker busy
-                packed = (
-                    pickle.loads(memoryview(frame)[_CPU.size :]) if len(frame) > _CPU.size else None
-                )
+                # A writable copy: the arrays of the result are views of it.
+                packed = bytearray(frame) if len(frame) > _CPU.size else None
                 yield start, end, packed, True
             if mine and retry:
                 start, end = retry.pop()
             elif mine and front < back:  # feeding the workers above may have taken the last
-                start, end = back - size(), back
+                start, end = max(front, back - size()), back
                 back = start
             else:
                 continue
@@ -323,11 +347,10 @@ def _render_here(
     return columns
 
 
-def _unpack(template: Any, packed: tuple[Any, ...], mode: str) -> RenderedColumns:
+def _unpack(template: Any, frame: bytearray, mode: str) -> RenderedColumns:
     """A worker's columns with the facts this process holds (tokenizer, hashes, mode)."""
-    fields = dict(zip((*_ARRAYS, *_TUPLES), packed, strict=True))
     return RenderedColumns(
-        **fields,
+        **_unpack_fields(frame, _CPU.size),
         stop_ids=template._stop_ids(),
         tokenizer_hash=template.tokenizer.semantic_hash,
         template_hash=template.template_hash,
