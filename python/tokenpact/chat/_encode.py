@@ -205,8 +205,19 @@ def chunk_encoder(tok: Any, info: TokenizerFacts) -> ChunkEncoder | None:
     core = getattr(tok, "_core", None)
     if core is None or info.matcher is None:
         return None
+    # One encoder per tokenizer: building it copies the control table (one flag per ID),
+    # which a batch call of a few records (a chunk of processes=True) would pay each time.
+    found = _CHUNK_ENCODERS.get(info)
+    if found is not None and found[0] is core:
+        return found[1]
     from .. import _native
     from .conversation import KINDS
 
     encoder = _native.ChatChunkEncoder(core, info.matcher, info.is_control, list(KINDS))
+    _CHUNK_ENCODERS[info] = (core, encoder.start)
     return encoder.start
+
+
+_CHUNK_ENCODERS: weakref.WeakKeyDictionary[TokenizerFacts, tuple[Any, ChunkEncoder]] = (
+    weakref.WeakKeyDictionary()
+)
