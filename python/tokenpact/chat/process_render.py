@@ -121,8 +121,9 @@ def _pack(columns: RenderedColumns) -> bytes:
     return b"".join([_LENGTH.pack(len(header)), header, *[a.tobytes() for a in arrays]])
 
 
-def _unpack_fields(frame: bytearray, at: int) -> dict[str, Any]:
-    """:func:`_pack`'s fields from ``frame[at:]`` (the arrays are views of ``frame``)."""
+def _unpack_fields(frame: bytes, at: int) -> dict[str, Any]:
+    """:func:`_pack`'s fields from ``frame[at:]`` (the arrays are read-only views of
+    ``frame``: :func:`concatenate` copies them into the result)."""
     (size,) = _LENGTH.unpack_from(frame, at)
     at += _LENGTH.size
     shapes, tuples = pickle.loads(memoryview(frame)[at : at + size])
@@ -237,8 +238,7 @@ class ProcessPool:
                 self.child_cpu += cpu
                 self.child_records += end - start
                 feed(conn)  # before the caller's work on this chunk: keep the worker busy
-                # A writable copy: the arrays of the result are views of it.
-                packed = bytearray(frame) if len(frame) > _CPU.size else None
+                packed = frame if len(frame) > _CPU.size else None
                 yield start, end, packed, True
             if mine and retry:
                 start, end = retry.pop()
@@ -347,7 +347,7 @@ def _render_here(
     return columns
 
 
-def _unpack(template: Any, frame: bytearray, mode: str) -> RenderedColumns:
+def _unpack(template: Any, frame: bytes, mode: str) -> RenderedColumns:
     """A worker's columns with the facts this process holds (tokenizer, hashes, mode)."""
     return RenderedColumns(
         **_unpack_fields(frame, _CPU.size),
@@ -400,8 +400,8 @@ def columns_in_processes(
 
 
 def concatenate(parts: list[RenderedColumns]) -> RenderedColumns:
-    """The chunks' columns end to end (at least one chunk)."""
-    if len(parts) == 1:
+    """The chunks' columns end to end (at least one chunk), in fresh writable arrays."""
+    if len(parts) == 1 and parts[0].input_ids.flags.writeable:  # rendered here
         return parts[0]
     first = parts[0]
     lengths = [len(p.input_ids) for p in parts]
