@@ -24,6 +24,7 @@ raises its own typed error with the note naming it.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import pickle
@@ -62,6 +63,7 @@ PARENT_RENDERS = True
 _CLOSE_IN_CHILD: list[Connection] = []
 _CPU = struct.Struct("<d")
 _LENGTH = struct.Struct("<q")
+_PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 
 def fork_available() -> bool:
@@ -70,27 +72,28 @@ def fork_available() -> bool:
 
 
 def _serve(conn: Connection) -> None:
-    """A worker's loop: ``(records, options)`` in, ``(status, cpu seconds, columns)`` out;
-    None stops it."""
+    """A worker's loop: pickled ``(records, options)`` in, one frame out (the chunk's CPU
+    seconds, then its packed columns, absent when the chunk failed); an empty message
+    stops it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     for inherited in _CLOSE_IN_CHILD:  # so that the parent's exit reads as EOF here
         inherited.close()
     template = _SERVING
     while True:
         try:
-            message = conn.recv()
+            message = conn.recv_bytes()
         except (EOFError, OSError):
             return
-        if message is None:
+        if not message:  # the pool is closing
             return
         start = time.process_time()
-        records, options = message
         try:
+            records, options = pickle.loads(message)
             columns = template.render_columns(records, threads=1, **options)
             payload = _pack(columns)
         except BaseException:  # noqa: BLE001 - the parent renders the chunk again
             payload = b""  # empty: failed
-        # One frame: the CPU seconds this chunk took (8 bytes), then the pickled columns.
+        # One frame: the CPU seconds this chunk took (8 bytes), then the packed columns.
         conn.send_bytes(_CPU.pack(time.process_time() - start) + payload)
 
 
@@ -116,7 +119,7 @@ def _pack(columns: RenderedColumns) -> bytes:
     arrays = [np.ascontiguousarray(getattr(columns, name)) for name in _ARRAYS]
     header = pickle.dumps(
         ([(a.dtype.str, a.size) for a in arrays], [getattr(columns, n) for n in _TUPLES]),
-        protocol=pickle.HIGHEST_PROTOCOL,
+        protocol=_PROTOCOL,
     )
     return b"".join([_LENGTH.pack(len(header)), header, *[a.tobytes() for a in arrays]])
 
@@ -210,7 +213,7 @@ class ProcessPool:
             while conn in alive and len(queued[conn]) < _IN_FLIGHT and front < back:
                 chunk = (front, min(back, front + size()))
                 try:
-                    conn.send((items[chunk[0] : chunk[1]], options))
+                    conn.send_bytes(pickle.dumps((items[chunk[0] : chunk[1]], options), _PROTOCOL))
                 except (OSError, ValueError):
                     lose(conn)
                     return
@@ -253,7 +256,7 @@ class ProcessPool:
 def _close(connections: list[Connection], processes: list[Any]) -> None:
     for conn in connections:
         try:
-            conn.send(None)
+            conn.send_bytes(b"")
             conn.close()
         except (OSError, ValueError):
             pass
@@ -415,7 +418,8 @@ def concatenate(parts: list[RenderedColumns]) -> RenderedColumns:
         if name != "offsets"
     }
     tuples: dict[str, Any] = {
-        name: tuple(x for p in parts for x in getattr(p, name)) for name in _TUPLES
+        name: tuple(itertools.chain.from_iterable(getattr(p, name) for p in parts))
+        for name in _TUPLES
     }
     return RenderedColumns(
         **arrays,
