@@ -178,3 +178,50 @@ def test_without_fork(deepseek: ChatModel, tp: ModuleType, monkeypatch: pytest.M
         deepseek.template.render_batch([good, good], threads=2, processes=True)
     # One thread needs no worker: the serial loop, on any platform.
     assert deepseek.template.render_batch([good], threads=1, processes=True)[0].input_ids
+
+
+class _Unpicklable:
+    """A template variable that pickle refuses (a lock inside)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.lock = threading.Lock()
+
+    def __str__(self) -> str:
+        return "unpicklable"
+
+
+def test_unpicklable_inputs_render_here(deepseek: ChatModel) -> None:
+    """Chunks that cannot be sent to a worker are rendered on the calling thread."""
+    from tokenpact.chat import process_render
+
+    template = deepseek.template
+    records = hostile_records(deepseek, 10, seed=11)
+    value = _Unpicklable()
+    serial = [template.render(m, note=value) for m in records]
+    sent = process_render.pool_for(template, 1).child_records
+    assert_same(template.render_batch(records, threads=2, processes=True, note=value), serial)
+    assert process_render.pool_for(template, 1).child_records == sent  # none went out
+    columns = template.render_columns(records, threads=2, processes=True, note=value)
+    assert_columns_equal(columns, serial)
+
+
+def test_a_changed_template_is_forked_again(deepseek: ChatModel, tp: ModuleType) -> None:
+    """The workers hold a copy of the template made at the fork: changing its limits
+    afterwards forks a new pool, so the batch still behaves as the serial loop."""
+    from tokenpact.chat import process_render
+
+    template = tp.chat.ChatTemplate(
+        deepseek.template.source, deepseek.tok, special_tokens=deepseek.template.special_tokens
+    )
+    records = hostile_records(deepseek, 6, seed=12)
+    serial = [template.render(m) for m in records]
+    assert_same(template.render_batch(records, threads=2, processes=True), serial)
+    first = process_render.pool_for(template, 1)
+    template.limits = tp.chat.TemplateLimits(max_output_chars=10)
+    with pytest.raises(tp.chat.TemplateLimitError):
+        template.render(records[0])
+    with pytest.raises(tp.chat.TemplateLimitError):
+        template.render_batch(records, threads=2, processes=True)
+    assert process_render.pool_for(template, 1) is not first

@@ -167,7 +167,9 @@ class ProcessPool:
         finally:
             _SERVING = None
             _CLOSE_IN_CHILD.clear()
-        self._finalizer = weakref.finalize(self, _close, self.connections, self.processes)
+        self.pid = os.getpid()
+        self.served = _served(template)
+        self._finalizer = weakref.finalize(self, _close, self.connections, self.processes, self.pid)
 
     def close(self) -> None:
         """Stop the workers (also when the pool is collected)."""
@@ -212,13 +214,19 @@ class ProcessPool:
             nonlocal front
             while conn in alive and len(queued[conn]) < _IN_FLIGHT and front < back:
                 chunk = (front, min(back, front + size()))
+                front = chunk[1]
                 try:
-                    conn.send_bytes(pickle.dumps((items[chunk[0] : chunk[1]], options), _PROTOCOL))
+                    message = pickle.dumps((items[chunk[0] : chunk[1]], options), _PROTOCOL)
+                except Exception:  # noqa: BLE001 - an object pickle refuses: render it here
+                    retry.append(chunk)
+                    continue
+                try:
+                    conn.send_bytes(message)
                 except (OSError, ValueError):
+                    retry.append(chunk)
                     lose(conn)
                     return
                 queued[conn].append(chunk)
-                front = chunk[1]
 
         for conn in self.connections:
             feed(conn)
@@ -253,7 +261,9 @@ class ProcessPool:
             yield start, end, local(start, end), False
 
 
-def _close(connections: list[Connection], processes: list[Any]) -> None:
+def _close(connections: list[Connection], processes: list[Any], pid: int) -> None:
+    if os.getpid() != pid:  # a forked copy of the pool: the workers are the parent's
+        return
     for conn in connections:
         try:
             conn.send_bytes(b"")
@@ -276,17 +286,24 @@ def pool_for(template: Any, workers: int) -> ProcessPool:
     with _POOLS_LOCK:
         pools = _POOLS.setdefault(template, {})
         pool = pools.get(workers)
-        if pool is not None and (pool.broken or _forked_since(pool)):
-            pool.close()
+        if pool is not None and pool.pid != os.getpid():
+            pool = None  # inherited through a fork: the parent's workers, not ours to stop
+        elif pool is not None and (pool.broken or pool.served != _served(template)):
+            pool.close()  # a worker died, or the template changed since the fork
             pool = None
         if pool is None:
             pool = pools[workers] = ProcessPool(template, workers)
         return pool
 
 
-def _forked_since(pool: ProcessPool) -> bool:
-    """A pool inherited by a forked child is not that child's to use."""
-    return any(p._parent_pid != os.getpid() for p in pool.processes)
+def _served(template: Any) -> tuple[Any, ...]:
+    """What a worker's copy of ``template`` holds and could go stale after the fork."""
+    return (
+        template.limits,
+        id(template.tokenizer),
+        template.template_hash,
+        tuple(template.special_tokens.items()),
+    )
 
 
 def render_processes(
