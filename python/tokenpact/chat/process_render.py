@@ -7,10 +7,12 @@ parallel, but Jinja rendering and input wrapping hold the GIL, so on short recor
 ``threads`` workers is a process forked from this one, holding its own copy of the
 compiled template (inherited through the fork, so nothing is pickled but the records),
 and runs the whole single-thread ``render_columns`` on a chunk of records. A chunk comes
-back as the compact columns of :class:`~tokenpact.chat.RenderedColumns` (numpy arrays
-and the per-record tuples); this process only lays the chunks end to end, or, for
-``render_batch``, rebuilds each :class:`Conversation` from its columns with ``tolist``
-(:meth:`RenderedColumns.conversation`, which the tests compare with ``render``).
+back as the compact columns of :class:`~tokenpact.chat.RenderedColumns` (one frame of raw
+array bytes and the per-record tuples). ``threads - 1`` workers take chunks from the
+front of the batch while this thread renders chunks from the back, and lays the workers'
+chunks end to end or, for ``render_batch``, rebuilds each :class:`Conversation` from
+its columns (:meth:`RenderedColumns.to_conversations`, which the tests compare with
+``render``).
 
 A pool is forked per template and worker count on first use and kept until the template
 is collected, so a batch pays no fork. Workers are daemon processes; they only ever run
@@ -79,8 +81,12 @@ def _serve(conn: Connection) -> None:
     for inherited in _CLOSE_IN_CHILD:  # so that the parent's exit reads as EOF here
         inherited.close()
     template = _SERVING
+    parent = os.getppid()
     while True:
         try:
+            while not conn.poll(1.0):
+                if os.getppid() != parent:  # the parent was killed: nobody to serve
+                    return
             message = conn.recv_bytes()
         except (EOFError, OSError):
             return
@@ -153,6 +159,11 @@ class ProcessPool:
         self.child_records = 0
         self.broken = False
         _SERVING = template
+        # Every pool's parent ends, this one's as they are made: a worker closes its
+        # copies, so that each worker sees EOF when this process goes.
+        _CLOSE_IN_CHILD.extend(
+            c for pools in _POOLS.values() for p in pools.values() for c in p.connections
+        )
         try:
             for _ in range(workers):
                 parent_end, child_end = context.Pipe(duplex=True)
