@@ -372,9 +372,9 @@ class ChatTemplate:
         "documents": [...]}``. This thread renders chunks of conversations with Jinja
         while the native engine encodes the previous chunk on ``threads - 1`` worker
         threads (and this one, when it has nothing left to render) without the GIL.
-        ``processes=True`` runs ``threads`` forked worker processes instead, each
-        rendering whole chunks (Jinja included) with its copy of this template
-        (:mod:`tokenpact.chat.process_render`; POSIX only).
+        ``processes=True`` runs ``threads - 1`` forked worker processes beside this
+        thread instead, each rendering whole chunks (Jinja included) with its copy of
+        this template (:mod:`tokenpact.chat.process_render`; POSIX only).
         """
         mode, options = _render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
