@@ -198,7 +198,7 @@ def chunk_encoder(tok: Any, info: TokenizerFacts) -> ChunkEncoder | None:
     """``start(texts, spans, span_kinds, threads)``: the native encoder of a chunk of
     rendered texts (codepoint ``spans`` flat per text, content excluded from control
     matching, each span's owner kind code), which returns a job at once and encodes on
-    worker threads; ``job.wait()`` gives, per text, ``(encoded, trusted)``: what
+    worker threads; ``job.wait(lists=False)`` gives, per text, ``(encoded, codes)``: what
     :func:`~tokenpact.chat.ownership.owned_tokens` takes. None when this tokenizer goes
     through the public encode path (no native engine, or no control spellings), where
     ``render_batch`` uses Python threads instead."""

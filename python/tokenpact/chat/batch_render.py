@@ -224,7 +224,8 @@ def wait_chunk(job: Any, size: int, **options: Any) -> list[Any]:
 def _collect(stages: Stages, chunk: list[Any], job: Any, first: int) -> list[Conversation]:
     """The conversations of a chunk, in order, once its encoding is done."""
     out = []
-    encoded = wait_chunk(job, len(chunk))
+    # Kind codes, not lists: the conversations build their lists on first read.
+    encoded = wait_chunk(job, len(chunk), lists=False)
     for k, ((messages, opts, rendered), result) in enumerate(zip(chunk, encoded, strict=True)):
         try:
             out.append(stages.finish(messages, opts, rendered, stages.tokens(rendered, result)))

@@ -338,7 +338,8 @@ class ChatTemplate:
             boundary = response_start(tokens, mask, rendered, regions)
         return assemble(
             tokenizer=self.tokenizer,
-            columns=tokens.trusted_columns(),
+            # Built on first read (see Conversation.__getattr__), as the index columns.
+            columns=tokens.trusted_columns,
             index_columns=tokens.index_columns,
             owners=rendered.owners,
             assistant_mask=mask,
@@ -520,7 +521,7 @@ class ChatTemplate:
                     [[owners[o].kind for *_, o in spans]],
                     1,
                 )
-                (result,) = job.wait()
+                (result,) = job.wait(lists=False)
             except (UnicodeEncodeError, TokenpactError):
                 pass  # the path below raises the error that names the fix
             else:

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _encode
 from ._encode import TokenizerFacts
-from .conversation import CONTROL, KINDS, TEMPLATE, Owner
+from .conversation import CONTROL, KINDS, TEMPLATE, Owner, token_lists
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,10 @@ class Tokens:
     owner_message: tuple[int, ...]  # each owner's message index (or -1)
     info: TokenizerFacts
     shift: int = 0
-    # input_ids, special_tokens_mask and origin from the native chunk encoder of
-    # render_batch (tokens classified on its worker threads as trusted_columns
-    # classifies them); handed over by the first trusted_columns() call.
-    trusted: tuple[list[int], list[int], list[str]] | None = None
+    # Each token's kind code from the native chunk encoder (classified on its worker
+    # threads as trusted_columns classifies them): trusted_columns() reads the lists off
+    # these arrays in three numpy calls.
+    codes: np.ndarray | None = None
 
     def runs(self) -> list[tuple[int, int, int]]:
         """``(lo, hi, owner)`` per content span, overlaps given to the earlier span."""
@@ -112,10 +112,9 @@ class Tokens:
         template runs are short (role headers, separators) and classified token by token,
         content runs are filled by list repetition (a native version was measured slower:
         it must convert every element, where repetition only copies one reference).
-        Lists the native chunk encoder built are handed over once."""
-        if self.trusted is not None and not self.shift:
-            trusted, self.trusted = self.trusted, None
-            return trusted
+        With the native encoder's kind codes, three numpy conversions instead."""
+        if self.codes is not None and not self.shift:
+            return token_lists(self.ids, self.codes)
         ids = self.ids.tolist()
         control = self.info.control_set
         special: list[int] = []
@@ -185,13 +184,13 @@ def owned_tokens(
     rendered: RenderedText,
     info: TokenizerFacts,
     encoded: tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[int], list[int]],
-    trusted: tuple[list[int], list[int], list[str]] | None = None,
+    codes: np.ndarray | None = None,
 ) -> Tokens:
     """:class:`Tokens` from an encoding of ``rendered.text``: ``(ids, starts, ends,
     span_bytes, span_lo, span_hi)`` with the content spans in UTF-8 bytes (flat) and the
     token range overlapping each, as :func:`tokenize_rendered` or the native chunk
-    encoder of ``render_batch`` computes them; ``trusted``: the native encoder's
-    ``(input_ids, special_tokens_mask, origin)``."""
+    encoder of ``render_batch`` computes them; ``codes``: the native encoder's kind code
+    of each token (``ChatEncodeJob.wait(lists=False)``)."""
     ids, starts, ends, flat, lo, hi = encoded
     owners = rendered.owners
     return Tokens(
@@ -207,7 +206,7 @@ def owned_tokens(
         tuple([o.message_index for o in owners]),
         info,
         0,
-        trusted,
+        codes,
     )
 
 
