@@ -30,6 +30,7 @@ from .ownership import (
     add_post_processor_markers,
     assistant_ranges,
     generation_mask,
+    in_spans,
     message_regions,
     owned_tokens,
     response_start,
@@ -443,7 +444,7 @@ def _add_plain(
             run_message.append(message)
             pos = hi
     for lo, hi in regions.values():
-        while hi < n and int(ids[hi]) in stops and not _in_content(span_lo, span_hi, hi):
+        while hi < n and int(ids[hi]) in stops and not in_spans(span_lo, span_hi, hi):
             hi += 1
         if lo < hi:
             builder.mask_lo.append(base + lo)
@@ -462,16 +463,6 @@ def _add_plain(
     builder.owners.append(tuple([o.label for o in owners]))
     builder.roles.append(roles)
     builder.texts.append(rendered.text)
-
-
-def _in_content(span_lo: list[int], span_hi: list[int], token: int) -> bool:
-    """:meth:`Tokens.in_content` on the native encoding's token ranges."""
-    for lo, hi in zip(span_lo, span_hi, strict=True):
-        if lo > token:
-            return False
-        if token < hi:
-            return True
-    return False
 
 
 def _fill_runs(total: int, lo: list[int], hi: list[int], values: list[int]) -> NDArray[np.int32]:

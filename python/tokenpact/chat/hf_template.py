@@ -30,7 +30,15 @@ from ..contract import template_hash as _template_hash
 from ..contract.declarations import template_declaration
 from ..errors import TokenpactError
 from . import _encode
-from .batch_render import Stages, check_threads, note_record, pipeline, render_many, wait_chunk
+from .batch_render import (
+    Stages,
+    check_threads,
+    finish_encoded,
+    note_record,
+    pipeline,
+    render_many,
+    wait_chunk,
+)
 from .columns import ColumnsBuilder, RenderedColumns, add_record
 from .conversation import CONTROL, Conversation, assemble
 from .errors import ChatTemplateError, UntrackedContentError
@@ -383,20 +391,14 @@ class ChatTemplate:
         if processes and check_threads(threads) > 1:
             keywords = dict(options, add_special_tokens=add_special_tokens, validate=validate)
             return conversations_in_processes(self, conversations, threads, keywords, mode)
-        info = self._info
-        start = _encode.chunk_encoder(self.tokenizer, info)
+        start = _encode.chunk_encoder(self.tokenizer, self._info)
         stages = None
         if start is not None:
             stages = Stages(
                 prepare=lambda messages, opts: self._prepare(messages, opts, mode, validate),
                 start=start,
-                tokens=lambda rendered, result: (
-                    self._tokenize(rendered)
-                    if result is None
-                    else owned_tokens(rendered, info, *result)
-                ),
-                finish=lambda messages, opts, rendered, tokens: self._finish(
-                    messages, opts, rendered, tokens, mode, add_special_tokens
+                finish=lambda messages, opts, rendered, result: finish_encoded(
+                    self, messages, opts, rendered, result, mode, add_special_tokens
                 ),
             )
         render = functools.partial(
@@ -449,7 +451,6 @@ class ChatTemplate:
             stages = Stages(
                 prepare=lambda messages, opts: self._prepare(messages, opts, mode, validate),
                 start=start,
-                tokens=lambda rendered, result: self._tokenize(rendered),
                 finish=lambda *args: None,  # type: ignore[arg-type,return-value]
             )
 

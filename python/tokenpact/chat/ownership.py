@@ -354,3 +354,53 @@ def response_start(
         regions = message_regions(tokens, rendered, "assistant")
     region = regions.get(len(rendered.roles) - 1)
     return region[0] if region else n
+
+
+def plain_mask_and_boundary(
+    rendered: RenderedText,
+    ids: np.ndarray,
+    span_lo: list[int],
+    span_hi: list[int],
+    stops: tuple[int, ...],
+    training: bool,
+) -> tuple[list[int], int]:
+    """:func:`assistant_mask` and the boundary (:func:`response_start` when
+    ``training``, else the length) of a record without ``{% generation %}`` spans or
+    post-processor markers, in one pass over the spans of the native encoding
+    (``span_lo``/``span_hi``: the token range of each content span): what
+    ``render_batch`` needs per record without building :class:`Tokens` (the tests
+    compare every record with ``render``)."""
+    owners = rendered.owners
+    roles = rendered.roles
+    n_roles = len(roles)
+    regions: dict[int, list[int]] = {}
+    for (*_, o), lo, hi in zip(rendered.spans, span_lo, span_hi, strict=True):
+        message = owners[o].message_index
+        if lo < hi and 0 <= message < n_roles and roles[message] == "assistant":
+            region = regions.get(message)
+            if region is None:
+                regions[message] = [lo, hi]
+            else:
+                region[0], region[1] = min(region[0], lo), max(region[1], hi)
+    n = len(ids)
+    mask = [0] * n
+    for lo, hi in regions.values():
+        while hi < n and int(ids[hi]) in stops and not in_spans(span_lo, span_hi, hi):
+            hi += 1
+        if lo < hi:
+            mask[lo:hi] = [1] * (hi - lo)
+    boundary = n
+    if training and n_roles and roles[-1] == "assistant":
+        last = regions.get(n_roles - 1)
+        boundary = last[0] if last else n
+    return mask, boundary
+
+
+def in_spans(span_lo: list[int], span_hi: list[int], token: int) -> bool:
+    """:meth:`Tokens.in_content` on bare token ranges."""
+    for lo, hi in zip(span_lo, span_hi, strict=True):
+        if lo > token:
+            return False
+        if token < hi:
+            return True
+    return False
