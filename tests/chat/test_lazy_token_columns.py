@@ -127,3 +127,73 @@ def test_token_lists_from_kind_codes(tp: ModuleType) -> None:
     got = token_lists(ids, codes)
     assert got == ([5, 70000, 3, 9], [1, 0, 0, 0], ["control", "template", "content", "tools"])
     assert all(a is KINDS[c] for a, c in zip(got[2], codes.tolist(), strict=True))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"add_generation_prompt": True}, {"continue_final_message": True}],
+    ids=["training", "generation", "prefill"],
+)
+def test_batch_fast_finish_equals_render(chat_model: ChatModel, options: dict[str, bool]) -> None:
+    """The common record's finish (mask ranges and boundary from one pass over the native
+    spans, no Tokens) gives ``render``'s conversation in every mode."""
+    records = _records(chat_model)
+    if options.get("add_generation_prompt"):
+        records = [r[:-1] if r[-1]["role"] == "assistant" else r for r in records]
+        records = [r for r in records if r]
+    if options:
+        records = [r for r in records if _renders_with(chat_model, r, options)]
+    assert len(records) >= 3
+    batch = chat_model.template.render_batch(records, threads=2, **options)
+    fast = 0
+    for messages, conv in zip(records, batch, strict=True):
+        fast += "_build_assistant_mask" in conv.__dict__
+        want = chat_model.template.render(messages, **options)
+        assert conv.to_json() == want.to_json()
+        assert conv.text == want.text and conv.roles == want.roles
+        assert conv.byte_offsets is not None and want.byte_offsets is not None
+        assert all(
+            np.array_equal(a, b) for a, b in zip(conv.byte_offsets, want.byte_offsets, strict=True)
+        )
+    assert fast >= len(records) // 2  # most records took the fast finish
+
+
+def _renders_with(model: ChatModel, messages: object, options: dict[str, bool]) -> bool:
+    try:
+        model.template.render(messages, **options)
+    except ValueError:
+        return False
+    return True
+
+
+def test_plain_ranges_equal_the_token_path(chat_model: ChatModel) -> None:
+    """``plain_ranges_and_boundary`` against ``assistant_ranges`` and ``response_start``
+    on the same native encoding."""
+    from tokenpact.chat import _encode
+    from tokenpact.chat.ownership import (
+        assistant_ranges,
+        owned_tokens,
+        plain_ranges_and_boundary,
+        response_start,
+    )
+
+    template = chat_model.template
+    start = _encode.chunk_encoder(template.tokenizer, template._info)
+    if start is None:
+        pytest.skip("no native chunk encoder for this tokenizer")
+    stops = template._stop_ids()
+    for messages in _records(chat_model):
+        rendered = template.render_text(messages)
+        spans = [x for a, b, _ in rendered.spans for x in (a, b)]
+        kinds = [rendered.owners[o].kind for *_, o in rendered.spans]
+        ((encoded, _),) = start([rendered.text], [spans], [kinds], 1).wait(lists=False)
+        tokens = owned_tokens(rendered, template._info, encoded)
+        ids, _, _, _, lo, hi = encoded
+        for training in (False, True):
+            ranges, boundary = plain_ranges_and_boundary(rendered, ids, lo, hi, stops, training)
+            assert ranges == assistant_ranges(tokens, rendered, stops)
+            mask = [0] * len(ids)
+            for a, b in ranges:
+                mask[a:b] = [1] * (b - a)
+            want = response_start(tokens, mask, rendered) if training else len(ids)
+            assert boundary == want

@@ -26,9 +26,9 @@ from typing import Any
 
 from ..errors import TokenpactError
 from ._encode import ChunkEncoder
-from .conversation import Conversation, assemble, token_lists
+from .conversation import Conversation, assemble, mask_list, token_lists
 from .errors import ChatTemplateError
-from .ownership import RenderedText, owned_tokens, plain_mask_and_boundary
+from .ownership import RenderedText, owned_tokens, plain_ranges_and_boundary
 
 _CHUNK = 8  # conversations per task of the thread fallback: amortizes the executor's cost
 # Pipeline chunks close at this many rendered characters or conversations: small enough
@@ -116,9 +116,9 @@ def finish_encoded(
     """``template._finish`` of a chunk's native result ``(encoded, codes)`` (None: encoded
     alone here). The common SFT record (no control spelling in the inputs, no markers, no
     ``{% generation %}`` blocks) builds no :class:`~tokenpact.chat.ownership.Tokens`: its
-    mask and boundary come from one pass over the spans, its per-token lists from the
-    arrays on first read; this runs on the thread that holds the GIL while the native
-    threads encode, so it is the batch's serial part."""
+    mask ranges and boundary come from one pass over the spans, its per-token lists
+    (mask included) are built on first read; this runs on the thread that holds the GIL
+    while the native threads encode, so it is the batch's serial part."""
     if (
         result is None
         or rendered.control_in_input is not None
@@ -137,7 +137,7 @@ def finish_encoded(
     encoded, codes = result
     ids, starts, ends, _, span_lo, span_hi = encoded
     stops = template._stop_ids()
-    mask, boundary = plain_mask_and_boundary(
+    ranges, boundary = plain_ranges_and_boundary(
         rendered, ids, span_lo, span_hi, stops, mode == "training"
     )
     info = template._info
@@ -146,7 +146,7 @@ def finish_encoded(
         columns=functools.partial(token_lists, ids, codes),
         index_columns=lambda: owned_tokens(rendered, info, encoded).index_columns(),
         owners=rendered.owners,
-        assistant_mask=mask,
+        assistant_mask=functools.partial(mask_list, len(ids), ranges),
         prompt_boundary=boundary,
         stop_policy=template._stop_policy(boundary, stops),
         template_hash=template.template_hash,

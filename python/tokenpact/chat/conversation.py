@@ -49,9 +49,11 @@ _ROLE_PART = {
 # dict holds, under each builder's key, a function returning that group's lists in order.
 _INDEX_BUILDER = "_build_index_columns"
 _TOKEN_BUILDER = "_build_token_columns"
+_MASK_BUILDER = "_build_assistant_mask"
 _LAZY_GROUPS: dict[str, tuple[str, ...]] = {
     _INDEX_BUILDER: ("message_index", "owner_index"),
     _TOKEN_BUILDER: ("input_ids", "special_tokens_mask", "origin"),
+    _MASK_BUILDER: ("assistant_mask",),
 }
 _BUILDER_OF = {name: key for key, names in _LAZY_GROUPS.items() for name in names}
 
@@ -92,9 +94,10 @@ class Conversation:
         # Only called for attributes missing from the instance. The per-token lists of a
         # rendered conversation are built on first read, by the builders ``assemble``
         # left: ``message_index`` and ``owner_index`` (most callers never read them), and
-        # ``input_ids``, ``special_tokens_mask`` and ``origin`` from the token arrays
-        # (so that ``render_batch``'s calling thread, which holds the GIL while native
-        # threads encode, does not spend it on lists the caller may never read).
+        # ``input_ids``, ``special_tokens_mask`` and ``origin`` from the token arrays,
+        # and ``assistant_mask`` from its token ranges (so that ``render_batch``'s calling
+        # thread, which holds the GIL while native threads encode, spends it neither on
+        # lists the caller may never read nor on the collector traversing them).
         key = _BUILDER_OF.get(name)
         build = None if key is None else self.__dict__.get(key)
         if build is None:
@@ -370,6 +373,15 @@ def token_lists(ids: np.ndarray, codes: np.ndarray) -> tuple[list[int], list[int
     )
 
 
+def mask_list(length: int, ranges: list[tuple[int, int]]) -> tuple[list[int]]:
+    """The assistant mask of ``length`` tokens, 1 on the token ``ranges`` (a 1-tuple: the
+    lazily built field group of :func:`assemble`)."""
+    mask = [0] * length
+    for lo, hi in ranges:
+        mask[lo:hi] = [1] * (hi - lo)
+    return (mask,)
+
+
 def build(
     *,
     tokenizer: Any,
@@ -418,7 +430,7 @@ def assemble(
     index_columns: Callable[[], tuple[list[int], list[int]]] | None = None,
     owners: Sequence[Owner],
     owner_labels: tuple[str, ...] | None = None,
-    assistant_mask: list[int],
+    assistant_mask: list[int] | Callable[[], tuple[list[int]]],
     prompt_boundary: int,
     stop_policy: StopPolicy,
     template_hash: str,
@@ -431,8 +443,9 @@ def assemble(
     special_tokens_mask, origin, message_index, owner_index)``, or its first three when
     ``index_columns`` builds the other two (on first read of either), or a function
     returning those three (called on first read of any of them: with ``index_columns``
-    only); ``owner_labels``, when given, are the owners' labels (``owners`` is then not
-    read)."""
+    only); ``assistant_mask`` the mask or a function returning it in a 1-tuple (called
+    on first read); ``owner_labels``, when given, are the owners' labels (``owners`` is
+    then not read)."""
     conv = object.__new__(Conversation)
     if index_columns is None:
         input_ids, special, origin, message_index, owner_index = columns  # type: ignore[misc]
@@ -445,6 +458,10 @@ def assemble(
             input_ids, special, origin = columns  # type: ignore[misc]
     if not callable(columns):
         conv.__dict__.update(input_ids=input_ids, special_tokens_mask=special, origin=origin)
+    if callable(assistant_mask):
+        conv.__dict__[_MASK_BUILDER] = assistant_mask
+    else:
+        conv.__dict__["assistant_mask"] = assistant_mask
     if stop_policy.prompt_length != prompt_boundary:
         stop_policy = stop_policy.with_prompt_length(int(prompt_boundary))
     # The frozen dataclass's __init__ sets its 16 fields one object.__setattr__ at a time,
@@ -452,7 +469,6 @@ def assemble(
     # they go into the instance dict in one update (same fields, same defaults).
     conv.__dict__.update(
         owners=tuple([o.label for o in owners]) if owner_labels is None else owner_labels,
-        assistant_mask=assistant_mask,
         prompt_boundary=int(prompt_boundary),
         stop_policy=stop_policy,
         tokenizer_hash=tokenizer.semantic_hash,

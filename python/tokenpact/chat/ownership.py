@@ -356,15 +356,15 @@ def response_start(
     return region[0] if region else n
 
 
-def plain_mask_and_boundary(
+def plain_ranges_and_boundary(
     rendered: RenderedText,
     ids: np.ndarray,
     span_lo: list[int],
     span_hi: list[int],
     stops: tuple[int, ...],
     training: bool,
-) -> tuple[list[int], int]:
-    """:func:`assistant_mask` and the boundary (:func:`response_start` when
+) -> tuple[list[tuple[int, int]], int]:
+    """:func:`assistant_ranges` and the boundary (:func:`response_start` when
     ``training``, else the length) of a record without ``{% generation %}`` spans or
     post-processor markers, in one pass over the spans of the native encoding
     (``span_lo``/``span_hi``: the token range of each content span): what
@@ -383,17 +383,16 @@ def plain_mask_and_boundary(
             else:
                 region[0], region[1] = min(region[0], lo), max(region[1], hi)
     n = len(ids)
-    mask = [0] * n
+    ranges = []
     for lo, hi in regions.values():
         while hi < n and int(ids[hi]) in stops and not in_spans(span_lo, span_hi, hi):
             hi += 1
-        if lo < hi:
-            mask[lo:hi] = [1] * (hi - lo)
+        ranges.append((lo, hi))
     boundary = n
     if training and n_roles and roles[-1] == "assistant":
         last = regions.get(n_roles - 1)
         boundary = last[0] if last else n
-    return mask, boundary
+    return ranges, boundary
 
 
 def in_spans(span_lo: list[int], span_hi: list[int], token: int) -> bool:
