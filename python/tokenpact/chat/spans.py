@@ -73,7 +73,7 @@ def concat(pieces: Iterable[object]) -> str:
     This replaces Jinja's ``environment.concat``: every buffer (macros, call blocks,
     ``{% set %}`` blocks, filter blocks) is joined through it.
     """
-    parts = pieces if type(pieces) is list else list(pieces)
+    parts = pieces if type(pieces) is list or type(pieces) is tuple else list(pieces)
     if SpanStr not in map(type, parts):  # template text only: no Python-level loop
         return "".join(parts)  # type: ignore[arg-type]
     if len(parts) == 1:
