@@ -16,7 +16,11 @@ script measures CPU time instead and projects the ratio two free cores would giv
 
 Both projections leave out what two busy cores cost each other (shared caches and memory
 bandwidth: the 2-way CPU per record exceeds ``t1`` when both cores are busy); the table
-prints the measured 2-way CPU beside them. Best of ``--rounds`` interleaved rounds::
+prints the measured 2-way CPU beside them. The conversations of ``render_batch`` build
+their per-token lists on first read; "lists read later" is the CPU per record of reading
+``input_ids``, ``special_tokens_mask``, ``origin`` and ``assistant_mask`` of every
+conversation after the batch (on the caller's thread, outside the measured batch).
+Best of ``--rounds`` interleaved rounds::
 
     PYTHONPATH=python nice python benchmarks/profile_chat_batch.py --rounds 5
     PYTHONPATH=python python benchmarks/profile_chat_batch.py --models glm-4 --regimes short
@@ -69,9 +73,14 @@ def measure(
         keep("wall1", time.perf_counter() - w)
         keep("t1", time.process_time() - c)
         w, c = time.perf_counter(), time.process_time()
-        run(records, threads=2)
+        out = run(records, threads=2)
         keep("wall_threads", time.perf_counter() - w)
         keep("threads2", time.process_time() - c)
+        if isinstance(out, list):  # conversations build their per-token lists on first read
+            m = time.thread_time()
+            for conv in out:
+                _ = (conv.input_ids, conv.special_tokens_mask, conv.origin, conv.assistant_mask)
+            keep("read", time.thread_time() - m)
         with encoding_left_to_workers():
             m = time.thread_time()
             run(records, threads=2)
@@ -98,12 +107,14 @@ def row(name: str, regime: str, result: str, n: int, m: dict[str, float]) -> lis
     threads = t1 / max(s, t1 / 2)
     processes = (t1 + c - o) / c if o < c else t1 / o
     us = [f"{x * 1e6:,.0f}" for x in (t1, s, m["threads2"], c, o, m["processes2"])]
+    read = f"{m['read'] * 1e6:,.0f}" if "read" in m else "-"
     return [
         name,
         regime,
         result,
         str(n),
         *us,
+        read,
         f"{threads:.2f}x",
         f"{processes:.2f}x",
         f"{m['wall1'] / m['wall_threads']:.2f}x",
@@ -123,6 +134,7 @@ COLUMNS = [
     "processes: worker c us/rec",
     "processes: caller o us/rec",
     "processes: 2-way CPU us/rec",
+    "lists read later us/rec",
     "threads projected",
     "processes projected",
     "threads wall",
