@@ -81,6 +81,7 @@ def measure(
             for conv in out:
                 _ = (conv.input_ids, conv.special_tokens_mask, conv.origin, conv.assistant_mask)
             keep("read", time.thread_time() - m)
+        del out
         with encoding_left_to_workers():
             m = time.thread_time()
             run(records, threads=2)

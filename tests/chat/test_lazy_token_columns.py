@@ -197,3 +197,15 @@ def test_plain_ranges_equal_the_token_path(chat_model: ChatModel) -> None:
                 mask[a:b] = [1] * (b - a)
             want = response_start(tokens, mask, rendered) if training else len(ids)
             assert boundary == want
+
+
+def test_to_conversations_builds_lists_on_first_read(chat_model: ChatModel) -> None:
+    """``RenderedColumns.to_conversations`` (the process path of ``render_batch``) keeps
+    views of the columns and builds each list on first read, equal to ``render``."""
+    records = _records(chat_model)[:8]
+    convs = chat_model.template.render_columns(records, threads=1).to_conversations()
+    for messages, conv in zip(records, convs, strict=True):
+        assert "input_ids" not in conv.__dict__ and "assistant_mask" not in conv.__dict__
+        want = chat_model.template.render(messages)
+        assert conv.to_json() == want.to_json()
+        assert all(type(i) is int for i in conv.input_ids + conv.assistant_mask)

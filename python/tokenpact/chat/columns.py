@@ -150,9 +150,10 @@ class RenderedColumns:
         """Every record as a :class:`Conversation` (what ``render_batch`` returns).
 
         The same records as :meth:`conversation`, built the way ``render`` builds them:
-        ``message_index`` and ``owner_index`` on first read, one stop policy per prompt
-        length (the process path of ``render_batch`` rebuilds its conversations here,
-        on the calling thread, so this is its serial part).
+        every per-token list on first read (from views of these arrays, which the
+        conversations keep alive until then), one stop policy per prompt length (the
+        process path of ``render_batch`` rebuilds its conversations here, on the calling
+        thread, so this is its serial part).
         """
         names = np.array(self.origin_names, dtype=object)
         bounds = self.offsets.tolist()
@@ -166,17 +167,19 @@ class RenderedColumns:
             out.append(
                 assemble(
                     tokenizer=self.tokenizer,
-                    columns=(
-                        self.input_ids[a:b].tolist(),
-                        self.special_tokens_mask[a:b].tolist(),
-                        names[self.origin[a:b]].tolist(),
+                    columns=functools.partial(
+                        _token_lists,
+                        self.input_ids[a:b],
+                        self.special_tokens_mask[a:b],
+                        names,
+                        self.origin[a:b],
                     ),
                     index_columns=functools.partial(
                         _index_lists, self.message_index[a:b], self.owner_index[a:b]
                     ),
                     owners=(),
                     owner_labels=self.owners[i],
-                    assistant_mask=self.assistant_mask[a:b].tolist(),
+                    assistant_mask=functools.partial(_mask_lists, self.assistant_mask[a:b]),
                     prompt_boundary=boundary,
                     stop_policy=policy,
                     template_hash=self.template_hash,
@@ -212,6 +215,16 @@ class RenderedColumns:
 
 def _index_lists(message: np.ndarray, owner: np.ndarray) -> tuple[list[int], list[int]]:
     return message.tolist(), owner.tolist()
+
+
+def _token_lists(
+    ids: np.ndarray, special: np.ndarray, names: np.ndarray, origin: np.ndarray
+) -> tuple[list[int], list[int], list[str]]:
+    return ids.tolist(), special.tolist(), names[origin].tolist()
+
+
+def _mask_lists(mask: np.ndarray) -> tuple[list[int]]:
+    return (mask.tolist(),)
 
 
 class ColumnsBuilder:
