@@ -256,7 +256,7 @@ def _start(stages: Stages, chunk: list[Any], threads: int) -> Any:
     lone surrogate): then each record is encoded alone, raising its own typed error."""
     texts = [rendered.text for _, _, rendered in chunk]
     spans = [[x for a, b, _ in rendered.spans for x in (a, b)] for _, _, rendered in chunk]
-    kinds = [[r.owners[o].kind for *_, o in r.spans] for _, _, r in chunk]
+    kinds = [[r.owners[o].kind for _, _, o in r.spans] for _, _, r in chunk]
     try:
         return stages.start(texts, spans, kinds, threads)
     except UnicodeEncodeError:

@@ -441,7 +441,7 @@ def _add_plain(
     pos = 0
     run_lo, run_hi = builder.run_lo, builder.run_hi
     run_owner, run_message = builder.run_owner, builder.run_message
-    for (*_, o), lo, hi in zip(rendered.spans, span_lo, span_hi, strict=True):
+    for (_, _, o), lo, hi in zip(rendered.spans, span_lo, span_hi, strict=True):
         message = owners[o].message_index
         if lo < hi and 0 <= message < n_roles and roles[message] == "assistant":
             region = regions.get(message)

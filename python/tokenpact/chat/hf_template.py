@@ -519,7 +519,7 @@ class ChatTemplate:
                 job = start(
                     [rendered.text],
                     [[x for a, b, _ in spans for x in (a, b)]],
-                    [[owners[o].kind for *_, o in spans]],
+                    [[owners[o].kind for _, _, o in spans]],
                     1,
                 )
                 (result,) = job.wait(lists=False)

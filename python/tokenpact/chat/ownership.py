@@ -199,7 +199,7 @@ def owned_tokens(
         ends,
         flat[0::2],
         flat[1::2],
-        [o for *_, o in rendered.spans],
+        [o for _, _, o in rendered.spans],
         lo,
         hi,
         tuple([o.kind for o in owners]),
@@ -374,7 +374,7 @@ def plain_ranges_and_boundary(
     roles = rendered.roles
     n_roles = len(roles)
     regions: dict[int, list[int]] = {}
-    for (*_, o), lo, hi in zip(rendered.spans, span_lo, span_hi, strict=True):
+    for (_, _, o), lo, hi in zip(rendered.spans, span_lo, span_hi, strict=True):
         message = owners[o].message_index
         if lo < hi and 0 <= message < n_roles and roles[message] == "assistant":
             region = regions.get(message)
