@@ -25,7 +25,9 @@ wall-clock ratio is printed beside it.
 The second table measures ``render_batch(conversations, threads=2)`` against
 ``threads=1`` on SFT-style records (training mode, ending with an assistant answer): wall
 time, CPU time of the process and CPU time of the calling thread (the serial part of the
-pipeline), from which the ratio on two free cores is projected; only the render_batch
+pipeline), from which the ratio on two free cores is projected, for ``render_batch`` and
+``render_columns`` on threads and with ``processes=True`` (a forked worker process
+beside the calling thread; ``--no-processes`` skips those rows); only the render_batch
 table, quickly::
 
     python benchmarks/bench_chat.py --batch-only --models deepseek-v3 qwen-2.5 --rounds 3
@@ -218,6 +220,27 @@ def encoding_left_to_workers() -> Iterator[None]:
         _encode.chunk_encoder = real  # type: ignore[assignment]
 
 
+@contextlib.contextmanager
+def parent_renders_nothing() -> Iterator[None]:
+    """While active, ``processes=True`` leaves every chunk to the worker processes, so
+    the calling thread's CPU time is exactly its share that does not parallelize
+    (sending records, unpacking columns, rebuilding conversations)."""
+    from tokenpact.chat import process_render
+
+    process_render.PARENT_RENDERS = False
+    try:
+        yield
+    finally:
+        process_render.PARENT_RENDERS = True
+
+
+def worker_cpu(template: Any) -> float:
+    """CPU seconds the template's worker processes reported so far (``threads=2``)."""
+    from tokenpact.chat import process_render
+
+    return process_render.pool_for(template, 1).child_cpu
+
+
 def batch_rows(name: str, texts: list[str], args: argparse.Namespace) -> list[list[Any]]:
     """render_batch on 2 threads vs 1, SFT records (training mode)."""
     _, template, _ = load(name)
@@ -242,17 +265,33 @@ def batch_rows(name: str, texts: list[str], args: argparse.Namespace) -> list[li
             a.to_json() == b.to_json()
             for a, b in zip(serial, columns.to_conversations(), strict=True)
         )
-        for label, run, identical in (
-            ("lists", template.render_batch, same),
-            ("columns", template.render_columns, same_columns),
-        ):
+        cases: list[tuple[str, Callable[..., Any], bool, bool]] = [
+            ("lists", template.render_batch, same, False),
+            ("columns", template.render_columns, same_columns, False),
+        ]
+        if not args.no_processes:
+            in_processes = template.render_batch(records, threads=2, processes=True)
+            columns = template.render_columns(records, threads=2, processes=True)
+            same_processes = all(
+                a.to_json() == b.to_json() and a.input_ids == b.input_ids
+                for a, b in zip(serial, in_processes, strict=True)
+            )
+            same_columns = all(
+                a.to_json() == b.to_json()
+                for a, b in zip(serial, columns.to_conversations(), strict=True)
+            )
+            cases += [
+                ("lists, processes", template.render_batch, same_processes, True),
+                ("columns, processes", template.render_columns, same_columns, True),
+            ]
+        for label, run, identical, processes in cases:
             rows.append(
                 [
                     name,
                     regime,
                     label,
                     count,
-                    *_pair(run, records, args.rounds),
+                    *_pair(run, records, args.rounds, template if processes else None),
                     "yes" if identical else "NO",
                 ]
             )
@@ -260,25 +299,33 @@ def batch_rows(name: str, texts: list[str], args: argparse.Namespace) -> list[li
     return rows
 
 
-def _pair(run: Callable[..., Any], records: Any, rounds: int) -> list[str]:
-    """``run(records, threads=2)`` vs ``threads=1``: the timing cells of a row."""
+def _pair(run: Callable[..., Any], records: Any, rounds: int, processes: Any = None) -> list[str]:
+    """``run(records, threads=2)`` vs ``threads=1``: the timing cells of a row
+    (``processes``: the template, when the 2-way run is ``processes=True``)."""
     # Best of each measure over interleaved rounds: wall time and CPU time of the process
     # (all threads) on 1 and 2 threads, and the CPU time of the calling thread when it
     # leaves all encoding to the worker (the pipeline's serial part). Under load the wall
     # ratio shows contention, not the overlap; the CPU times give what two free cores
-    # would do: serial CPU / max(serial part, serial CPU / 2).
+    # would do: serial CPU / max(serial part, serial CPU / 2). With worker processes the
+    # 2-way CPU adds the CPU the worker reports, and the serial part is the calling
+    # thread's CPU when it renders nothing itself (sending, unpacking, rebuilding).
     count = len(records)
     best = {t: [float("inf")] * 2 for t in (1, 2)}
     main2 = float("inf")
+    two: dict[str, Any] = {"processes": True} if processes is not None else {}
+    leave_it = parent_renders_nothing if processes is not None else encoding_left_to_workers
     for _ in range(rounds):
         for threads in (1, 2):
+            child = worker_cpu(processes) if processes is not None else 0.0
             w, c = time.perf_counter(), time.process_time()
-            run(records, threads=threads)
+            run(records, threads=threads, **(two if threads == 2 else {}))
             measured = (time.perf_counter() - w, time.process_time() - c)
+            if processes is not None:
+                measured = (measured[0], measured[1] + worker_cpu(processes) - child)
             best[threads] = [min(x, y) for x, y in zip(best[threads], measured, strict=True)]
-        with encoding_left_to_workers():
+        with leave_it():
             m = time.thread_time()
-            run(records, threads=2)
+            run(records, threads=2, **two)
             main2 = min(main2, time.thread_time() - m)
     (wall1, cpu1), (wall2, cpu2) = best[1], best[2]
     projected = cpu1 / max(main2, max(cpu1, cpu2) / 2)
@@ -318,7 +365,11 @@ BATCH_NOTE = (
     "chunk on a worker thread (and on the calling thread when it has nothing left to "
     "render). CPU us/conv: CPU time of the process per conversation. Serial part: CPU time "
     "of the thread that called `render_batch` when it leaves all encoding to the worker "
-    "(rendering, bookkeeping, building the results). Projected = 1-thread CPU / "
+    "(rendering, bookkeeping, building the results). Results `..., processes`: "
+    "`processes=True`, one forked worker process rendering whole chunks (Jinja included) "
+    "beside the calling thread; its CPU adds the worker's, and its serial part is the "
+    "calling thread's CPU when it leaves every chunk to the worker (sending records, "
+    "unpacking columns, rebuilding conversations). Projected = 1-thread CPU / "
     "max(serial part, larger CPU / 2): the wall ratio two free cores give when the overlap "
     "is perfect. The wall ratio itself is only meaningful at a load average well under the "
     "CPU count."
@@ -360,6 +411,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--records", type=int, default=36_000, help="corpus records to load")
     parser.add_argument("--no-batch", action="store_true", help="skip the render_batch table")
     parser.add_argument("--batch-only", action="store_true", help="only the render_batch table")
+    parser.add_argument(
+        "--no-processes", action="store_true", help="skip the processes=True batch rows"
+    )
     parser.add_argument("--write-docs", action="store_true", help="update docs/PERFORMANCE.md")
     args = parser.parse_args(argv)
     if args.batch_only and (args.no_batch or args.write_docs):

@@ -198,15 +198,26 @@ def chunk_encoder(tok: Any, info: TokenizerFacts) -> ChunkEncoder | None:
     """``start(texts, spans, span_kinds, threads)``: the native encoder of a chunk of
     rendered texts (codepoint ``spans`` flat per text, content excluded from control
     matching, each span's owner kind code), which returns a job at once and encodes on
-    worker threads; ``job.wait()`` gives, per text, ``(encoded, trusted)``: what
+    worker threads; ``job.wait(lists=False)`` gives, per text, ``(encoded, codes)``: what
     :func:`~tokenpact.chat.ownership.owned_tokens` takes. None when this tokenizer goes
     through the public encode path (no native engine, or no control spellings), where
     ``render_batch`` uses Python threads instead."""
     core = getattr(tok, "_core", None)
     if core is None or info.matcher is None:
         return None
+    # One encoder per tokenizer: building it copies the control table (one flag per ID),
+    # which a batch call of a few records (a chunk of processes=True) would pay each time.
+    found = _CHUNK_ENCODERS.get(info)
+    if found is not None and found[0] is core:
+        return found[1]
     from .. import _native
     from .conversation import KINDS
 
     encoder = _native.ChatChunkEncoder(core, info.matcher, info.is_control, list(KINDS))
+    _CHUNK_ENCODERS[info] = (core, encoder.start)
     return encoder.start
+
+
+_CHUNK_ENCODERS: weakref.WeakKeyDictionary[TokenizerFacts, tuple[Any, ChunkEncoder]] = (
+    weakref.WeakKeyDictionary()
+)

@@ -16,6 +16,7 @@ serial loop would.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -25,9 +26,9 @@ from typing import Any
 
 from ..errors import TokenpactError
 from ._encode import ChunkEncoder
-from .conversation import Conversation
+from .conversation import Conversation, assemble, mask_list, token_lists
 from .errors import ChatTemplateError
-from .ownership import RenderedText, Tokens
+from .ownership import RenderedText, owned_tokens, plain_ranges_and_boundary
 
 _CHUNK = 8  # conversations per task of the thread fallback: amortizes the executor's cost
 # Pipeline chunks close at this many rendered characters or conversations: small enough
@@ -92,15 +93,68 @@ class Stages:
 
     ``prepare(messages, options)`` validates and renders (GIL); ``start(texts, spans,
     threads)`` starts the native encoding of a chunk (see ``_encode.chunk_encoder``);
-    ``tokens(rendered, encoded)`` owns a native result's tokens, or encodes ``rendered``
-    alone when ``encoded`` is None; ``finish(messages, options, rendered, tokens)`` builds
-    the conversation (masks, boundary, trust checks) exactly as ``render`` does.
+    ``finish(messages, options, rendered, result)`` builds the conversation (masks,
+    boundary, trust checks) exactly as ``render`` does from the chunk's native result
+    for ``rendered`` (``(encoded, codes)``), or encodes ``rendered`` alone when
+    ``result`` is None (:func:`finish_encoded`).
     """
 
     prepare: Callable[[Sequence[Any], dict[str, Any]], RenderedText]
     start: ChunkEncoder
-    tokens: Callable[[RenderedText, Any], Tokens]
-    finish: Callable[[Sequence[Any], dict[str, Any], RenderedText, Tokens], Conversation]
+    finish: Callable[[Sequence[Any], dict[str, Any], RenderedText, Any], Conversation]
+
+
+def finish_encoded(
+    template: Any,
+    messages: Sequence[Any],
+    options: dict[str, Any],
+    rendered: RenderedText,
+    result: Any,
+    mode: str,
+    add_special_tokens: bool,
+) -> Conversation:
+    """``template._finish`` of a chunk's native result ``(encoded, codes)`` (None: encoded
+    alone here). The common SFT record (no control spelling in the inputs, no markers, no
+    ``{% generation %}`` blocks) builds no :class:`~tokenpact.chat.ownership.Tokens`: its
+    mask ranges and boundary come from one pass over the spans, its per-token lists
+    (mask included) are built on first read; this runs on the thread that holds the GIL
+    while the native threads encode, so it is the batch's serial part."""
+    if (
+        result is None
+        or rendered.control_in_input is not None
+        or add_special_tokens
+        or rendered.generation_spans
+    ):
+        info = template._info
+        tokens = (
+            template._tokenize(rendered)
+            if result is None
+            else owned_tokens(rendered, info, *result)
+        )
+        return template._finish(  # type: ignore[no-any-return]
+            messages, options, rendered, tokens, mode, add_special_tokens
+        )
+    encoded, codes = result
+    ids, starts, ends, _, span_lo, span_hi = encoded
+    stops = template._stop_ids()
+    ranges, boundary = plain_ranges_and_boundary(
+        rendered, ids, span_lo, span_hi, stops, mode == "training"
+    )
+    info = template._info
+    return assemble(
+        tokenizer=template.tokenizer,
+        columns=functools.partial(token_lists, ids, codes),
+        index_columns=lambda: owned_tokens(rendered, info, encoded).index_columns(),
+        owners=rendered.owners,
+        assistant_mask=functools.partial(mask_list, len(ids), ranges),
+        prompt_boundary=boundary,
+        stop_policy=template._stop_policy(boundary, stops),
+        template_hash=template.template_hash,
+        mode=mode,
+        roles=rendered.roles,
+        text=rendered.text,
+        byte_offsets=(starts, ends),
+    )
 
 
 def check_threads(threads: int | None) -> int:
@@ -202,7 +256,7 @@ def _start(stages: Stages, chunk: list[Any], threads: int) -> Any:
     lone surrogate): then each record is encoded alone, raising its own typed error."""
     texts = [rendered.text for _, _, rendered in chunk]
     spans = [[x for a, b, _ in rendered.spans for x in (a, b)] for _, _, rendered in chunk]
-    kinds = [[r.owners[o].kind for *_, o in r.spans] for _, _, r in chunk]
+    kinds = [[r.owners[o].kind for _, _, o in r.spans] for _, _, r in chunk]
     try:
         return stages.start(texts, spans, kinds, threads)
     except UnicodeEncodeError:
@@ -224,10 +278,11 @@ def wait_chunk(job: Any, size: int, **options: Any) -> list[Any]:
 def _collect(stages: Stages, chunk: list[Any], job: Any, first: int) -> list[Conversation]:
     """The conversations of a chunk, in order, once its encoding is done."""
     out = []
-    encoded = wait_chunk(job, len(chunk))
+    # Kind codes, not lists: the conversations build their lists on first read.
+    encoded = wait_chunk(job, len(chunk), lists=False)
     for k, ((messages, opts, rendered), result) in enumerate(zip(chunk, encoded, strict=True)):
         try:
-            out.append(stages.finish(messages, opts, rendered, stages.tokens(rendered, result)))
+            out.append(stages.finish(messages, opts, rendered, result))
         except Exception as exc:
             note_record(exc, first + k)
             raise

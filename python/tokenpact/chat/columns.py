@@ -15,6 +15,7 @@ rebuilds that :class:`Conversation` (the tests compare them field by field).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -29,6 +30,7 @@ from .ownership import (
     add_post_processor_markers,
     assistant_ranges,
     generation_mask,
+    in_spans,
     message_regions,
     owned_tokens,
     response_start,
@@ -145,8 +147,52 @@ class RenderedColumns:
         )
 
     def to_conversations(self) -> list[Conversation]:
-        """Every record as a :class:`Conversation` (what ``render_batch`` returns)."""
-        return [self.conversation(i) for i in range(len(self))]
+        """Every record as a :class:`Conversation` (what ``render_batch`` returns).
+
+        The same records as :meth:`conversation`, built the way ``render`` builds them:
+        every per-token list on first read (from views of these arrays, which the
+        conversations keep alive until then), one stop policy per prompt length (the
+        process path of ``render_batch`` rebuilds its conversations here, on the calling
+        thread, so this is its serial part).
+        """
+        names = np.array(self.origin_names, dtype=object)
+        bounds = self.offsets.tolist()
+        policies: dict[int, StopPolicy] = {}
+        out = []
+        for i, boundary in enumerate(self.prompt_boundary.tolist()):
+            a, b = bounds[i], bounds[i + 1]
+            policy = policies.get(boundary)
+            if policy is None:
+                policy = policies[boundary] = StopPolicy(boundary, self.stop_ids)
+            out.append(
+                assemble(
+                    tokenizer=self.tokenizer,
+                    columns=functools.partial(
+                        _token_lists,
+                        self.input_ids[a:b],
+                        self.special_tokens_mask[a:b],
+                        names,
+                        self.origin[a:b],
+                    ),
+                    index_columns=functools.partial(
+                        _index_lists, self.message_index[a:b], self.owner_index[a:b]
+                    ),
+                    owners=(),
+                    owner_labels=self.owners[i],
+                    assistant_mask=functools.partial(_mask_lists, self.assistant_mask[a:b]),
+                    prompt_boundary=boundary,
+                    stop_policy=policy,
+                    template_hash=self.template_hash,
+                    mode=self.mode,
+                    roles=self.roles[i],
+                    text=self.texts[i],
+                    byte_offsets=(
+                        self.byte_starts[a:b].astype(np.int64),
+                        self.byte_ends[a:b].astype(np.int64),
+                    ),
+                )
+            )
+        return out
 
     def to_record_table(self, sample_ids: Sequence[str] | None = None) -> Any:
         """A :class:`tokenpact.batch.RecordTable` for ``collate_padded`` / ``collate_packed``
@@ -165,6 +211,20 @@ class RenderedColumns:
             owner_codes=self.origin.astype(np.int16),
             owner_names=self.origin_names,
         )
+
+
+def _index_lists(message: np.ndarray, owner: np.ndarray) -> tuple[list[int], list[int]]:
+    return message.tolist(), owner.tolist()
+
+
+def _token_lists(
+    ids: np.ndarray, special: np.ndarray, names: np.ndarray, origin: np.ndarray
+) -> tuple[list[int], list[int], list[str]]:
+    return ids.tolist(), special.tolist(), names[origin].tolist()
+
+
+def _mask_lists(mask: np.ndarray) -> tuple[list[int]]:
+    return (mask.tolist(),)
 
 
 class ColumnsBuilder:
@@ -381,7 +441,7 @@ def _add_plain(
     pos = 0
     run_lo, run_hi = builder.run_lo, builder.run_hi
     run_owner, run_message = builder.run_owner, builder.run_message
-    for (*_, o), lo, hi in zip(rendered.spans, span_lo, span_hi, strict=True):
+    for (_, _, o), lo, hi in zip(rendered.spans, span_lo, span_hi, strict=True):
         message = owners[o].message_index
         if lo < hi and 0 <= message < n_roles and roles[message] == "assistant":
             region = regions.get(message)
@@ -397,7 +457,7 @@ def _add_plain(
             run_message.append(message)
             pos = hi
     for lo, hi in regions.values():
-        while hi < n and int(ids[hi]) in stops and not _in_content(span_lo, span_hi, hi):
+        while hi < n and int(ids[hi]) in stops and not in_spans(span_lo, span_hi, hi):
             hi += 1
         if lo < hi:
             builder.mask_lo.append(base + lo)
@@ -416,16 +476,6 @@ def _add_plain(
     builder.owners.append(tuple([o.label for o in owners]))
     builder.roles.append(roles)
     builder.texts.append(rendered.text)
-
-
-def _in_content(span_lo: list[int], span_hi: list[int], token: int) -> bool:
-    """:meth:`Tokens.in_content` on the native encoding's token ranges."""
-    for lo, hi in zip(span_lo, span_hi, strict=True):
-        if lo > token:
-            return False
-        if token < hi:
-            return True
-    return False
 
 
 def _fill_runs(total: int, lo: list[int], hi: list[int], values: list[int]) -> NDArray[np.int32]:

@@ -45,9 +45,17 @@ _ROLE_PART = {
 }
 
 
-# Conversation fields built on first read (see Conversation.__getattr__).
-_INDEX_COLUMNS = frozenset({"message_index", "owner_index"})
+# Conversation fields built on first read (see Conversation.__getattr__): the instance
+# dict holds, under each builder's key, a function returning that group's lists in order.
 _INDEX_BUILDER = "_build_index_columns"
+_TOKEN_BUILDER = "_build_token_columns"
+_MASK_BUILDER = "_build_assistant_mask"
+_LAZY_GROUPS: dict[str, tuple[str, ...]] = {
+    _INDEX_BUILDER: ("message_index", "owner_index"),
+    _TOKEN_BUILDER: ("input_ids", "special_tokens_mask", "origin"),
+    _MASK_BUILDER: ("assistant_mask",),
+}
+_BUILDER_OF = {name: key for key, names in _LAZY_GROUPS.items() for name in names}
 
 
 class Owner(NamedTuple):
@@ -83,22 +91,27 @@ class Conversation:
         return len(self.input_ids)
 
     def __getattr__(self, name: str) -> Any:
-        # Only called for attributes missing from the instance: ``message_index`` and
-        # ``owner_index`` of a rendered conversation are built on first read (most
-        # callers read only IDs, masks and origins), by the builder ``assemble`` left.
-        build = self.__dict__.get(_INDEX_BUILDER) if name in _INDEX_COLUMNS else None
+        # Only called for attributes missing from the instance. The per-token lists of a
+        # rendered conversation are built on first read, by the builders ``assemble``
+        # left: ``message_index`` and ``owner_index`` (most callers never read them), and
+        # ``input_ids``, ``special_tokens_mask`` and ``origin`` from the token arrays,
+        # and ``assistant_mask`` from its token ranges (so that ``render_batch``'s calling
+        # thread, which holds the GIL while native threads encode, spends it neither on
+        # lists the caller may never read nor on the collector traversing them).
+        key = _BUILDER_OF.get(name)
+        build = None if key is None else self.__dict__.get(key)
         if build is None:
             raise AttributeError(f"'Conversation' object has no attribute {name!r}")
-        message_index, owner_index = build()
         # Two threads reading at once both build the same lists; either result stands.
-        self.__dict__.update(message_index=message_index, owner_index=owner_index)
-        self.__dict__.pop(_INDEX_BUILDER, None)
+        self.__dict__.update(zip(_LAZY_GROUPS[key], build(), strict=True))  # type: ignore[index]
+        self.__dict__.pop(key, None)  # type: ignore[arg-type]
         return self.__dict__[name]
 
     def __getstate__(self) -> dict[str, Any]:
-        # Pickles and copies hold the built lists, not the builder (and its token arrays).
-        if _INDEX_BUILDER in self.__dict__:
-            _ = self.message_index
+        # Pickles and copies hold the built lists, not the builders (and their arrays).
+        for key, names in _LAZY_GROUPS.items():
+            if key in self.__dict__:
+                getattr(self, names[0])
         return dict(self.__dict__)
 
     def __repr__(self) -> str:
@@ -350,6 +363,25 @@ def _plain_marker_problems(conv: Conversation, tok: Any, info: Any, marker_re: A
     return out
 
 
+def token_lists(ids: np.ndarray, codes: np.ndarray) -> tuple[list[int], list[int], list[str]]:
+    """``input_ids``, ``special_tokens_mask`` and ``origin`` from the token IDs and each
+    token's kind code (the origin labels are the shared strings of ``KINDS``)."""
+    return (
+        ids.tolist(),
+        (codes == CONTROL).view(np.int8).tolist(),
+        _KIND_ARRAY[codes].tolist(),
+    )
+
+
+def mask_list(length: int, ranges: list[tuple[int, int]]) -> tuple[list[int]]:
+    """The assistant mask of ``length`` tokens, 1 on the token ``ranges`` (a 1-tuple: the
+    lazily built field group of :func:`assemble`)."""
+    mask = [0] * length
+    for lo, hi in ranges:
+        mask[lo:hi] = [1] * (hi - lo)
+    return (mask,)
+
+
 def build(
     *,
     tokenizer: Any,
@@ -393,10 +425,12 @@ def assemble(
     *,
     tokenizer: Any,
     columns: tuple[list[int], list[int], list[str], list[int], list[int]]
-    | tuple[list[int], list[int], list[str]],
+    | tuple[list[int], list[int], list[str]]
+    | Callable[[], tuple[list[int], list[int], list[str]]],
     index_columns: Callable[[], tuple[list[int], list[int]]] | None = None,
     owners: Sequence[Owner],
-    assistant_mask: list[int],
+    owner_labels: tuple[str, ...] | None = None,
+    assistant_mask: list[int] | Callable[[], tuple[list[int]]],
     prompt_boundary: int,
     stop_policy: StopPolicy,
     template_hash: str,
@@ -407,27 +441,34 @@ def assemble(
 ) -> Conversation:
     """Assemble a Conversation from its per-token lists: ``columns`` is ``(input_ids,
     special_tokens_mask, origin, message_index, owner_index)``, or its first three when
-    ``index_columns`` builds the other two (on first read of either)."""
+    ``index_columns`` builds the other two (on first read of either), or a function
+    returning those three (called on first read of any of them: with ``index_columns``
+    only); ``assistant_mask`` the mask or a function returning it in a 1-tuple (called
+    on first read); ``owner_labels``, when given, are the owners' labels (``owners`` is
+    then not read)."""
+    conv = object.__new__(Conversation)
     if index_columns is None:
         input_ids, special, origin, message_index, owner_index = columns  # type: ignore[misc]
+        conv.__dict__.update(message_index=message_index, owner_index=owner_index)
     else:
-        input_ids, special, origin = columns  # type: ignore[misc]
+        conv.__dict__[_INDEX_BUILDER] = index_columns
+        if callable(columns):
+            conv.__dict__[_TOKEN_BUILDER] = columns
+        else:
+            input_ids, special, origin = columns  # type: ignore[misc]
+    if not callable(columns):
+        conv.__dict__.update(input_ids=input_ids, special_tokens_mask=special, origin=origin)
+    if callable(assistant_mask):
+        conv.__dict__[_MASK_BUILDER] = assistant_mask
+    else:
+        conv.__dict__["assistant_mask"] = assistant_mask
     if stop_policy.prompt_length != prompt_boundary:
         stop_policy = stop_policy.with_prompt_length(int(prompt_boundary))
     # The frozen dataclass's __init__ sets its 16 fields one object.__setattr__ at a time,
     # a measurable share of a short conversation's cost; the values are final here, so
     # they go into the instance dict in one update (same fields, same defaults).
-    conv = object.__new__(Conversation)
-    if index_columns is None:
-        conv.__dict__.update(message_index=message_index, owner_index=owner_index)
-    else:
-        conv.__dict__[_INDEX_BUILDER] = index_columns
     conv.__dict__.update(
-        input_ids=input_ids,
-        special_tokens_mask=special,
-        origin=origin,
-        owners=tuple([o.label for o in owners]),
-        assistant_mask=assistant_mask,
+        owners=tuple([o.label for o in owners]) if owner_labels is None else owner_labels,
         prompt_boundary=int(prompt_boundary),
         stop_policy=stop_policy,
         tokenizer_hash=tokenizer.semantic_hash,

@@ -30,7 +30,15 @@ from ..contract import template_hash as _template_hash
 from ..contract.declarations import template_declaration
 from ..errors import TokenpactError
 from . import _encode
-from .batch_render import Stages, note_record, pipeline, render_many, wait_chunk
+from .batch_render import (
+    Stages,
+    check_threads,
+    finish_encoded,
+    note_record,
+    pipeline,
+    render_many,
+    wait_chunk,
+)
 from .columns import ColumnsBuilder, RenderedColumns, add_record
 from .conversation import CONTROL, Conversation, assemble
 from .errors import ChatTemplateError, UntrackedContentError
@@ -49,6 +57,7 @@ from .ownership import (
     response_start,
     tokenize_rendered,
 )
+from .process_render import columns_in_processes, conversations_in_processes
 from .stop import StopPolicy
 from .template_pass import cut_at_tag, run_template, tag_final_message
 
@@ -337,7 +346,8 @@ class ChatTemplate:
             boundary = response_start(tokens, mask, rendered, regions)
         return assemble(
             tokenizer=self.tokenizer,
-            columns=tokens.trusted_columns(),
+            # Built on first read (see Conversation.__getattr__), as the index columns.
+            columns=tokens.trusted_columns,
             index_columns=tokens.index_columns,
             owners=rendered.owners,
             assistant_mask=mask,
@@ -361,6 +371,7 @@ class ChatTemplate:
         documents: Sequence[Any] | None = None,
         add_special_tokens: bool = False,
         validate: bool = False,
+        processes: bool = False,
         **template_kwargs: Any,
     ) -> list[Conversation]:
         """:meth:`render` of each conversation, on ``threads`` threads (default: the CPUs
@@ -370,24 +381,24 @@ class ChatTemplate:
         "documents": [...]}``. This thread renders chunks of conversations with Jinja
         while the native engine encodes the previous chunk on ``threads - 1`` worker
         threads (and this one, when it has nothing left to render) without the GIL.
+        ``processes=True`` runs ``threads - 1`` forked worker processes beside this
+        thread instead, each rendering whole chunks (Jinja included) with its copy of
+        this template (:mod:`tokenpact.chat.process_render`; POSIX only).
         """
         mode, options = _render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
-        info = self._info
-        start = _encode.chunk_encoder(self.tokenizer, info)
+        if processes and check_threads(threads) > 1:
+            keywords = dict(options, add_special_tokens=add_special_tokens, validate=validate)
+            return conversations_in_processes(self, conversations, threads, keywords, mode)
+        start = _encode.chunk_encoder(self.tokenizer, self._info)
         stages = None
         if start is not None:
             stages = Stages(
                 prepare=lambda messages, opts: self._prepare(messages, opts, mode, validate),
                 start=start,
-                tokens=lambda rendered, result: (
-                    self._tokenize(rendered)
-                    if result is None
-                    else owned_tokens(rendered, info, *result)
-                ),
-                finish=lambda messages, opts, rendered, tokens: self._finish(
-                    messages, opts, rendered, tokens, mode, add_special_tokens
+                finish=lambda messages, opts, rendered, result: finish_encoded(
+                    self, messages, opts, rendered, result, mode, add_special_tokens
                 ),
             )
         render = functools.partial(
@@ -406,17 +417,24 @@ class ChatTemplate:
         documents: Sequence[Any] | None = None,
         add_special_tokens: bool = False,
         validate: bool = False,
+        processes: bool = False,
         **template_kwargs: Any,
     ) -> RenderedColumns:
         """:meth:`render_batch` as one :class:`~tokenpact.chat.RenderedColumns` of flat
         numpy arrays (IDs, offsets, masks, origin codes, message indices, boundaries):
         what writing shards or packing batches needs, without a Python list per token.
         Record ``i`` equals ``render`` of conversation ``i`` (``.conversation(i)``).
+        ``processes=True``: forked worker processes, as for :meth:`render_batch`.
         """
         mode, options = _render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
         builder = ColumnsBuilder()
+        if processes and check_threads(threads) > 1:
+            keywords = dict(options, add_special_tokens=add_special_tokens, validate=validate)
+            columns = columns_in_processes(self, conversations, threads, keywords, mode)
+            if columns is not None:
+                return columns
         # Looked up per call, as render_batch does (the benchmark swaps it to measure the
         # serial part with the encoding left to the workers).
         start = _encode.chunk_encoder(self.tokenizer, self._info)
@@ -433,7 +451,6 @@ class ChatTemplate:
             stages = Stages(
                 prepare=lambda messages, opts: self._prepare(messages, opts, mode, validate),
                 start=start,
-                tokens=lambda rendered, result: self._tokenize(rendered),
                 finish=lambda *args: None,  # type: ignore[arg-type,return-value]
             )
 
@@ -502,10 +519,10 @@ class ChatTemplate:
                 job = start(
                     [rendered.text],
                     [[x for a, b, _ in spans for x in (a, b)]],
-                    [[owners[o].kind for *_, o in spans]],
+                    [[owners[o].kind for _, _, o in spans]],
                     1,
                 )
-                (result,) = job.wait()
+                (result,) = job.wait(lists=False)
             except (UnicodeEncodeError, TokenpactError):
                 pass  # the path below raises the error that names the fix
             else:

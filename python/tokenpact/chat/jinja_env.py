@@ -389,8 +389,9 @@ class SpanEnvironment(ImmutableSandboxedEnvironment):
         are joined in one pass, which gives the same text and spans as the fold."""
         if len(terms) == 2:  # one ``+``: SpanStr's own operators are the fast path
             return _bounded_add(*terms)
-        if set(map(type, terms)) <= _STR_TYPES:
-            out = concat(list(terms))
+        # (issuperset over the types: no set built; concat takes the tuple as is)
+        if _STR_TYPES.issuperset(map(type, terms)):
+            out = concat(terms)
             if len(out) > _BUDGET.max_chars:
                 raise limits.too_large(len(out), "a string or list")
             return out

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _encode
 from ._encode import TokenizerFacts
-from .conversation import CONTROL, KINDS, TEMPLATE, Owner
+from .conversation import CONTROL, KINDS, TEMPLATE, Owner, token_lists
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,10 @@ class Tokens:
     owner_message: tuple[int, ...]  # each owner's message index (or -1)
     info: TokenizerFacts
     shift: int = 0
-    # input_ids, special_tokens_mask and origin from the native chunk encoder of
-    # render_batch (tokens classified on its worker threads as trusted_columns
-    # classifies them); handed over by the first trusted_columns() call.
-    trusted: tuple[list[int], list[int], list[str]] | None = None
+    # Each token's kind code from the native chunk encoder (classified on its worker
+    # threads as trusted_columns classifies them): trusted_columns() reads the lists off
+    # these arrays in three numpy calls.
+    codes: np.ndarray | None = None
 
     def runs(self) -> list[tuple[int, int, int]]:
         """``(lo, hi, owner)`` per content span, overlaps given to the earlier span."""
@@ -112,10 +112,9 @@ class Tokens:
         template runs are short (role headers, separators) and classified token by token,
         content runs are filled by list repetition (a native version was measured slower:
         it must convert every element, where repetition only copies one reference).
-        Lists the native chunk encoder built are handed over once."""
-        if self.trusted is not None and not self.shift:
-            trusted, self.trusted = self.trusted, None
-            return trusted
+        With the native encoder's kind codes, three numpy conversions instead."""
+        if self.codes is not None and not self.shift:
+            return token_lists(self.ids, self.codes)
         ids = self.ids.tolist()
         control = self.info.control_set
         special: list[int] = []
@@ -185,13 +184,13 @@ def owned_tokens(
     rendered: RenderedText,
     info: TokenizerFacts,
     encoded: tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[int], list[int]],
-    trusted: tuple[list[int], list[int], list[str]] | None = None,
+    codes: np.ndarray | None = None,
 ) -> Tokens:
     """:class:`Tokens` from an encoding of ``rendered.text``: ``(ids, starts, ends,
     span_bytes, span_lo, span_hi)`` with the content spans in UTF-8 bytes (flat) and the
     token range overlapping each, as :func:`tokenize_rendered` or the native chunk
-    encoder of ``render_batch`` computes them; ``trusted``: the native encoder's
-    ``(input_ids, special_tokens_mask, origin)``."""
+    encoder of ``render_batch`` computes them; ``codes``: the native encoder's kind code
+    of each token (``ChatEncodeJob.wait(lists=False)``)."""
     ids, starts, ends, flat, lo, hi = encoded
     owners = rendered.owners
     return Tokens(
@@ -200,14 +199,14 @@ def owned_tokens(
         ends,
         flat[0::2],
         flat[1::2],
-        [o for *_, o in rendered.spans],
+        [o for _, _, o in rendered.spans],
         lo,
         hi,
         tuple([o.kind for o in owners]),
         tuple([o.message_index for o in owners]),
         info,
         0,
-        trusted,
+        codes,
     )
 
 
@@ -355,3 +354,52 @@ def response_start(
         regions = message_regions(tokens, rendered, "assistant")
     region = regions.get(len(rendered.roles) - 1)
     return region[0] if region else n
+
+
+def plain_ranges_and_boundary(
+    rendered: RenderedText,
+    ids: np.ndarray,
+    span_lo: list[int],
+    span_hi: list[int],
+    stops: tuple[int, ...],
+    training: bool,
+) -> tuple[list[tuple[int, int]], int]:
+    """:func:`assistant_ranges` and the boundary (:func:`response_start` when
+    ``training``, else the length) of a record without ``{% generation %}`` spans or
+    post-processor markers, in one pass over the spans of the native encoding
+    (``span_lo``/``span_hi``: the token range of each content span): what
+    ``render_batch`` needs per record without building :class:`Tokens` (the tests
+    compare every record with ``render``)."""
+    owners = rendered.owners
+    roles = rendered.roles
+    n_roles = len(roles)
+    regions: dict[int, list[int]] = {}
+    for (_, _, o), lo, hi in zip(rendered.spans, span_lo, span_hi, strict=True):
+        message = owners[o].message_index
+        if lo < hi and 0 <= message < n_roles and roles[message] == "assistant":
+            region = regions.get(message)
+            if region is None:
+                regions[message] = [lo, hi]
+            else:
+                region[0], region[1] = min(region[0], lo), max(region[1], hi)
+    n = len(ids)
+    ranges = []
+    for lo, hi in regions.values():
+        while hi < n and int(ids[hi]) in stops and not in_spans(span_lo, span_hi, hi):
+            hi += 1
+        ranges.append((lo, hi))
+    boundary = n
+    if training and n_roles and roles[-1] == "assistant":
+        last = regions.get(n_roles - 1)
+        boundary = last[0] if last else n
+    return ranges, boundary
+
+
+def in_spans(span_lo: list[int], span_hi: list[int], token: int) -> bool:
+    """:meth:`Tokens.in_content` on bare token ranges."""
+    for lo, hi in zip(span_lo, span_hi, strict=True):
+        if lo > token:
+            return False
+        if token < hi:
+            return True
+    return False

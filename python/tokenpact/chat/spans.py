@@ -73,21 +73,32 @@ def concat(pieces: Iterable[object]) -> str:
     This replaces Jinja's ``environment.concat``: every buffer (macros, call blocks,
     ``{% set %}`` blocks, filter blocks) is joined through it.
     """
-    parts = pieces if type(pieces) is list else list(pieces)
+    parts = pieces if type(pieces) is list or type(pieces) is tuple else list(pieces)
     if SpanStr not in map(type, parts):  # template text only: no Python-level loop
         return "".join(parts)  # type: ignore[arg-type]
     if len(parts) == 1:
         return parts[0]  # type: ignore[return-value]  # a lone SpanStr (immutable) as is
+    # The hottest join of real templates ('<|user|>' + content + '<|eot|>' and output
+    # buffers): most SpanStr pieces hold one span, moved without a comprehension.
     spans: list[Span] = []
     pos = 0
     for part in parts:
         if type(part) is SpanStr:
-            if pos:
-                spans += [(a + pos, b + pos, o) for a, b, o in part._spans]
+            moved = part._spans
+            if not pos:
+                spans += moved
+            elif len(moved) == 1:
+                a, b, o = moved[0]
+                spans.append((a + pos, b + pos, o))
             else:
-                spans += part._spans
+                spans += [(a + pos, b + pos, o) for a, b, o in moved]
         pos += len(part)  # type: ignore[arg-type]
-    return make("".join(parts), spans)  # type: ignore[arg-type]
+    text = "".join(parts)  # type: ignore[arg-type]
+    if not spans:
+        return text
+    out = str.__new__(SpanStr, text)  # make(), inlined
+    out._spans = tuple(spans)
+    return out
 
 
 def str_join(values: Iterable[object]) -> str:

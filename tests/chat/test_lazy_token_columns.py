@@ -1,0 +1,211 @@
+"""Conversations build ``input_ids``, ``special_tokens_mask`` and ``origin`` on first
+read (``render`` and ``render_batch``): the values equal the eagerly built lists of the
+reference path, every way they can be read (attribute, ``len``, ``to_json``, pickling,
+``dataclasses.replace``, copies), and reading one of them builds all three once."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from .conftest import ChatModel
+from .conversations import conversations
+
+TOKEN_COLUMNS = ("input_ids", "special_tokens_mask", "origin")
+ALL_COLUMNS = (*TOKEN_COLUMNS, "message_index", "owner_index", "assistant_mask")
+
+
+def _records(model: ChatModel) -> list[list[dict[str, object]]]:
+    find = model.template._info.find_control_spelling
+    cases = conversations(model.name, lambda t: find(t) is not None, count=40)
+    out = []
+    for messages, options in cases:
+        if options:
+            continue
+        try:
+            model.template.render(messages)
+        except ValueError:
+            continue
+        out.append(messages)
+    return out
+
+
+def _reference(model: ChatModel, messages: list[dict[str, object]]) -> dict[str, list[object]]:
+    """The per-token lists from the Python reference (``tokenize_rendered`` and the
+    run-by-run ``Tokens.trusted_columns``), never from the native kind codes."""
+    from tokenpact.chat.ownership import tokenize_rendered
+
+    template = model.template
+    rendered = template.render_text(messages)
+    tokens = tokenize_rendered(template.tokenizer, template._info, rendered)
+    assert tokens.codes is None
+    ids, special, origin = tokens.trusted_columns()
+    message, owner = tokens.index_columns()
+    return dict(
+        input_ids=ids,
+        special_tokens_mask=special,
+        origin=origin,
+        message_index=message,
+        owner_index=owner,
+    )
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_lazy_columns_equal_the_reference_lists(chat_model: ChatModel, threads: int) -> None:
+    records = _records(chat_model)
+    assert len(records) >= 5
+    batch = chat_model.template.render_batch(records, threads=threads)
+    for messages, conv in zip(records, batch, strict=True):
+        assert "input_ids" not in conv.__dict__  # not built yet
+        want = _reference(chat_model, messages)
+        for name, values in want.items():
+            got = getattr(conv, name)
+            assert type(got) is list and got == values, name
+        assert all(type(i) is int for i in conv.input_ids)
+        assert all(type(s) is int for s in conv.special_tokens_mask)
+        assert set(conv.origin) <= {"control", "template", "content", "document", "tools"}
+        assert conv.special_tokens_mask == [int(o == "control") for o in conv.origin]
+
+
+def test_one_read_builds_the_three_lists_once(deepseek: ChatModel) -> None:
+    conv = deepseek.template.render([{"role": "user", "content": "Hi there"}])
+    assert not any(name in conv.__dict__ for name in TOKEN_COLUMNS)
+    n = len(conv)  # len reads input_ids
+    assert all(name in conv.__dict__ for name in TOKEN_COLUMNS)
+    ids = conv.input_ids
+    assert conv.input_ids is ids and len(ids) == n  # built once, then a plain field
+    assert "_build_token_columns" not in conv.__dict__
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        pytest.param(copy.copy, id="copy"),
+        pytest.param(lambda c: dataclasses.replace(c), id="replace"),
+    ],
+)
+def test_copies_hold_the_built_lists(deepseek: ChatModel, read: object) -> None:
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Two plus two?"},
+        {"role": "assistant", "content": "Four."},
+    ]
+    fresh = deepseek.template.render(messages)
+    other = read(deepseek.template.render(messages))  # type: ignore[operator]
+    for name in ALL_COLUMNS:
+        assert getattr(other, name) == getattr(fresh, name), name
+    assert other.to_json() == fresh.to_json()
+
+
+def test_pickled_state_holds_the_built_lists(deepseek: ChatModel) -> None:
+    messages = [{"role": "user", "content": "Two plus two?"}]
+    fresh = deepseek.template.render(messages)
+    state = deepseek.template.render(messages).__getstate__()
+    assert not any(key.startswith("_build") for key in state)
+    state.pop("tokenizer")  # the tokenizer field itself does not pickle
+    loaded = pickle.loads(pickle.dumps(state))
+    for name in ALL_COLUMNS:
+        assert loaded[name] == getattr(fresh, name), name
+
+
+def test_unknown_attribute_still_raises(deepseek: ChatModel) -> None:
+    conv = deepseek.template.render([{"role": "user", "content": "Hi"}])
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = conv.nope  # type: ignore[attr-defined]
+
+
+def test_token_lists_from_kind_codes(tp: ModuleType) -> None:
+    from tokenpact.chat.conversation import KINDS, token_lists
+
+    ids = np.array([5, 70000, 3, 9], dtype=np.uint32)
+    codes = np.array([0, 1, 2, 4], dtype=np.uint8)
+    got = token_lists(ids, codes)
+    assert got == ([5, 70000, 3, 9], [1, 0, 0, 0], ["control", "template", "content", "tools"])
+    assert all(a is KINDS[c] for a, c in zip(got[2], codes.tolist(), strict=True))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"add_generation_prompt": True}, {"continue_final_message": True}],
+    ids=["training", "generation", "prefill"],
+)
+def test_batch_fast_finish_equals_render(chat_model: ChatModel, options: dict[str, bool]) -> None:
+    """The common record's finish (mask ranges and boundary from one pass over the native
+    spans, no Tokens) gives ``render``'s conversation in every mode."""
+    records = _records(chat_model)
+    if options.get("add_generation_prompt"):
+        records = [r[:-1] if r[-1]["role"] == "assistant" else r for r in records]
+        records = [r for r in records if r]
+    if options:
+        records = [r for r in records if _renders_with(chat_model, r, options)]
+    assert len(records) >= 3
+    batch = chat_model.template.render_batch(records, threads=2, **options)
+    fast = 0
+    for messages, conv in zip(records, batch, strict=True):
+        fast += "_build_assistant_mask" in conv.__dict__
+        want = chat_model.template.render(messages, **options)
+        assert conv.to_json() == want.to_json()
+        assert conv.text == want.text and conv.roles == want.roles
+        assert conv.byte_offsets is not None and want.byte_offsets is not None
+        assert all(
+            np.array_equal(a, b) for a, b in zip(conv.byte_offsets, want.byte_offsets, strict=True)
+        )
+    assert fast >= len(records) // 2  # most records took the fast finish
+
+
+def _renders_with(model: ChatModel, messages: object, options: dict[str, bool]) -> bool:
+    try:
+        model.template.render(messages, **options)
+    except ValueError:
+        return False
+    return True
+
+
+def test_plain_ranges_equal_the_token_path(chat_model: ChatModel) -> None:
+    """``plain_ranges_and_boundary`` against ``assistant_ranges`` and ``response_start``
+    on the same native encoding."""
+    from tokenpact.chat import _encode
+    from tokenpact.chat.ownership import (
+        assistant_ranges,
+        owned_tokens,
+        plain_ranges_and_boundary,
+        response_start,
+    )
+
+    template = chat_model.template
+    start = _encode.chunk_encoder(template.tokenizer, template._info)
+    if start is None:
+        pytest.skip("no native chunk encoder for this tokenizer")
+    stops = template._stop_ids()
+    for messages in _records(chat_model):
+        rendered = template.render_text(messages)
+        spans = [x for a, b, _ in rendered.spans for x in (a, b)]
+        kinds = [rendered.owners[o].kind for *_, o in rendered.spans]
+        ((encoded, _),) = start([rendered.text], [spans], [kinds], 1).wait(lists=False)
+        tokens = owned_tokens(rendered, template._info, encoded)
+        ids, _, _, _, lo, hi = encoded
+        for training in (False, True):
+            ranges, boundary = plain_ranges_and_boundary(rendered, ids, lo, hi, stops, training)
+            assert ranges == assistant_ranges(tokens, rendered, stops)
+            mask = [0] * len(ids)
+            for a, b in ranges:
+                mask[a:b] = [1] * (b - a)
+            want = response_start(tokens, mask, rendered) if training else len(ids)
+            assert boundary == want
+
+
+def test_to_conversations_builds_lists_on_first_read(chat_model: ChatModel) -> None:
+    """``RenderedColumns.to_conversations`` (the process path of ``render_batch``) keeps
+    views of the columns and builds each list on first read, equal to ``render``."""
+    records = _records(chat_model)[:8]
+    convs = chat_model.template.render_columns(records, threads=1).to_conversations()
+    for messages, conv in zip(records, convs, strict=True):
+        assert "input_ids" not in conv.__dict__ and "assistant_mask" not in conv.__dict__
+        want = chat_model.template.render(messages)
+        assert conv.to_json() == want.to_json()
+        assert all(type(i) is int for i in conv.input_ids + conv.assistant_mask)
