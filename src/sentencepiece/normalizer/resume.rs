@@ -22,7 +22,7 @@
 //! the end, and `finish_normalize` applies it). `Resume` records where the final steps
 //! end, so the next scan goes on from there.
 
-use super::{Normalizer, GENERAL, PLAIN, PLAIN_BEFORE_ASCII, SPACE, SPACE_SYMBOL};
+use super::{Normalizer, PLAIN, PLAIN_BEFORE_ASCII, SPACE, SPACE_SYMBOL};
 
 /// Where the normalization of a growing sentence stands.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -186,6 +186,11 @@ impl Normalizer {
     /// `copy_plain` from `st.consumed` without the offset map, recording cuts (`Resume::
     /// cut`); `streaming`: stop before a `PLAIN_BEFORE_ASCII` byte whose next byte has
     /// not arrived. Returns the bytes consumed.
+    ///
+    /// The same steps as `copy_plain`, with the `PLAIN_BEFORE_ASCII` test moved out of
+    /// the per-byte loop: such a byte is copied unless a non-ASCII byte follows, and every
+    /// non-ASCII byte is `GENERAL`, so a run of copied bytes is scanned with one table
+    /// lookup per byte and only its last byte is looked at again where the run stops.
     #[inline]
     fn copy_final(
         &self,
@@ -195,39 +200,50 @@ impl Normalizer {
         streaming: bool,
     ) -> usize {
         let rest = &input[st.consumed..];
+        let class = &self.class;
+        let copied = |b: u8| matches!(class[b as usize], PLAIN | PLAIN_BEFORE_ASCII);
         let ws = self.whitespace();
+        let (mut prev_space, mut cut) = (st.prev_space, st.cut);
         let (mut i, mut from) = (0, 0);
-        while i < rest.len() {
-            match self.class[rest[i] as usize] {
-                PLAIN => {}
-                PLAIN_BEFORE_ASCII => match rest.get(i + 1) {
-                    Some(&c) if c < 0x80 => {}
-                    None if !streaming => {}
-                    _ => break,
-                },
-                SPACE => {
-                    if from < i {
-                        out.extend_from_slice(&rest[from..i]);
-                        st.prev_space = false;
-                    }
-                    if !st.prev_space {
-                        if !out.is_empty() && !out.ends_with(SPACE_SYMBOL) {
-                            st.cut = Some((out.len(), st.consumed + i));
-                        }
-                        out.extend_from_slice(ws);
-                        st.prev_space = self.cfg.remove_extra_whitespaces;
-                    }
-                    from = i + 1;
+        loop {
+            while i < rest.len() && copied(rest[i]) {
+                i += 1;
+            }
+            let Some(&b) = rest.get(i) else {
+                // The run reaches the end: a last PLAIN_BEFORE_ASCII byte waits for the
+                // byte after it (at the end of the sentence it is copied).
+                if streaming && i > from && class[rest[i - 1] as usize] == PLAIN_BEFORE_ASCII {
+                    i -= 1;
                 }
-                GENERAL => break,
-                _ => unreachable!("byte classes are GENERAL, PLAIN, PLAIN_BEFORE_ASCII, SPACE"),
+                break;
+            };
+            if class[b as usize] != SPACE {
+                // GENERAL: a rule may start at a PLAIN_BEFORE_ASCII byte before a
+                // non-ASCII one, so that byte is a general step too.
+                if b >= 0x80 && i > from && class[rest[i - 1] as usize] == PLAIN_BEFORE_ASCII {
+                    i -= 1;
+                }
+                break;
+            }
+            if from < i {
+                out.extend_from_slice(&rest[from..i]);
+                prev_space = false;
+            }
+            if !prev_space {
+                if !out.is_empty() && !out.ends_with(SPACE_SYMBOL) {
+                    cut = Some((out.len(), st.consumed + i));
+                }
+                out.extend_from_slice(ws);
+                prev_space = self.cfg.remove_extra_whitespaces;
             }
             i += 1;
+            from = i;
         }
         if from < i {
             out.extend_from_slice(&rest[from..i]);
-            st.prev_space = false;
+            prev_space = false;
         }
+        (st.prev_space, st.cut) = (prev_space, cut);
         i
     }
 }
