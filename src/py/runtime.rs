@@ -495,7 +495,7 @@ impl StreamingCore {
 
     #[getter]
     fn committed<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        self.engine.get().id_list(py, self.inner.committed())
+        self.engine.get().id_list(py, &self.inner.committed())
     }
 }
 

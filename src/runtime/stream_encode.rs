@@ -17,8 +17,8 @@
 //!   `Whitespace` cuts right before the last ASCII whitespace character (WordPiece),
 //!   `Metaspace` right before the last ASCII space, `Specials` nowhere,
 //!   `SentencePiece` right before the last `▁` (an ASCII space) that follows another
-//!   character in the normalized text, once every normalizer step before it has read
-//!   only bytes that arrived (see `SpmCut`).
+//!   character in the normalized text, once every normalizer step before it is final
+//!   (no byte after the text that arrived can change it; see `SpmCut`).
 //!
 //! Which rule is exact for a tokenizer is decided in Python (`commit_rule`); this module
 //! only runs it.
@@ -32,6 +32,7 @@ use crate::special::SpecialMatcher;
 use crate::tokenizer::CoreTokenizer;
 
 use super::stream_guards::Guards;
+use super::stream_record::Record;
 use super::stream_sentencepiece::SpmCut;
 
 /// UTF-8 bytes of undecided text up to which every push rescans (as in Python).
@@ -110,7 +111,7 @@ pub struct StreamEncoder {
     /// Scratch: the ends of the final pre-tokens of the last scan.
     ends: Vec<usize>,
     /// Every ID committed since the last `reset` (finish included).
-    committed: Vec<u32>,
+    committed: Record,
 }
 
 /// The error for invalid UTF-8 at `bytes[at]`, `skew` bytes into the chunk as Python
@@ -192,7 +193,7 @@ impl StreamEncoder {
             scanned: 0,
             scan_step,
             ends: Vec::new(),
-            committed: Vec::new(),
+            committed: Record::default(),
         })
     }
 
@@ -211,8 +212,9 @@ impl StreamEncoder {
         }
     }
 
-    pub fn committed(&self) -> &[u32] {
-        &self.committed
+    /// Every ID committed since the last `reset` (finish included).
+    pub fn committed(&self) -> Vec<u32> {
+        self.committed.to_vec()
     }
 
     pub fn pending_text(&self) -> &str {
@@ -346,7 +348,7 @@ impl StreamEncoder {
         }
         let start = out.len();
         let result = self.encode_pending(0, self.pending.len(), out);
-        self.committed.extend_from_slice(&out[start..]);
+        self.committed.extend(&out[start..]);
         self.clear_pending();
         result
     }
@@ -415,7 +417,7 @@ impl StreamEncoder {
         }
         if start > 0 {
             self.pending.drain(..start);
-            self.committed.extend_from_slice(&out[first..]);
+            self.committed.extend(&out[first..]);
         }
         self.scanned = self.pending.len();
         Ok(())

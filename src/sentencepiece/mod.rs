@@ -18,6 +18,7 @@ use crate::error::{CoreError, CoreResult};
 use crate::special::{SpecialMatcher, Untrusted};
 pub(crate) use decode::push_unescaped;
 pub use decode::DecodePiece;
+pub use normalizer::Resume;
 use normalizer::{Normalizer, NormalizerConfig, SPACE_SYMBOL};
 use trie::PieceTrie;
 use unigram::Unigram;
@@ -436,10 +437,23 @@ impl SentencePieceCore {
         })
     }
 
-    /// The normalized text with, per normalized byte, the input offset of the normalizer
-    /// step that wrote it (plus one final entry), as `encode` computes it.
-    pub fn normalize_with_map(&self, text: &[u8], out: &mut Vec<u8>, map: &mut Vec<u32>) {
-        self.normalizer.normalize(text, out, Some(map));
+    /// For streaming encoders: appends the normalized text of the steps of `text` from
+    /// `st` on that no continuation can change (`normalizer::Resume`; `reach` from
+    /// `stream_cut`).
+    pub fn normalize_final_steps(
+        &self,
+        text: &[u8],
+        reach: usize,
+        st: &mut Resume,
+        out: &mut Vec<u8>,
+    ) {
+        self.normalizer.normalize_final_steps(text, reach, st, out);
+    }
+
+    /// For streaming encoders: `text` is the whole sentence; completes its normalized
+    /// text in `out` from `st` (`normalize` of it, from a sentence start).
+    pub fn finish_normalize(&self, text: &[u8], st: &mut Resume, out: &mut Vec<u8>) {
+        self.normalizer.finish_normalize(text, st, out);
     }
 
     /// The IDs of already normalized text: `encode`'s segmentation and ID mapping

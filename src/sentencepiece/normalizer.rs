@@ -4,6 +4,9 @@
 
 use std::sync::OnceLock;
 
+mod resume;
+pub use resume::Resume;
+
 use super::trie::{DartsArray, PieceTrie};
 use crate::error::{CoreError, CoreResult};
 

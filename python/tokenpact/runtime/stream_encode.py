@@ -32,7 +32,8 @@ until :meth:`StreamingEncoder.finish`):
   treats the first segment differently.
 - ``sentencepiece`` (SentencePiece ``.model`` files, BPE or Unigram, native only):
   a sentence is cut right before an ASCII space that follows another character once
-  every normalizer step before it has read only bytes that arrived; no piece spans the
+  every normalizer step before it is final (no later byte can change it; the native
+  normalizer resumes after those steps at the next scan); no piece spans the
   ``▁`` there, BPE merges each side alone the same, and Unigram's Viterbi continues
   from the best path's f32 score carried across the cut
   (``src/runtime/stream_sentencepiece.rs``). Recognized spellings are hard boundaries
