@@ -265,8 +265,17 @@ def batch_rows(name: str, texts: list[str], args: argparse.Namespace) -> list[li
             a.to_json() == b.to_json()
             for a, b in zip(serial, columns.to_conversations(), strict=True)
         )
+
+        def batch_and_read(batch: Any, **options: Any) -> Any:
+            # What SFT preparation does next: read each record's IDs and training mask
+            # (built on first read, on the calling thread, so they count here).
+            out = template.render_batch(batch, **options)
+            read = [(c.input_ids, c.assistant_mask) for c in out]
+            return out, read
+
         cases: list[tuple[str, Callable[..., Any], bool, bool]] = [
             ("lists", template.render_batch, same, False),
+            ("lists, read", batch_and_read, same, False),
             ("columns", template.render_columns, same_columns, False),
         ]
         if not args.no_processes:
@@ -357,7 +366,9 @@ BATCH_COLUMNS = [
     "identical",
 ]
 BATCH_NOTE = (
-    "`render_batch(records, threads=2)` vs `threads=1` (result `lists`: Conversations) and "
+    "`render_batch(records, threads=2)` vs `threads=1` (result `lists`: Conversations; "
+    "`lists, read` also reads each one's `input_ids` and `assistant_mask`, built on first "
+    "read) and "
     "`render_columns(records, threads=2)` vs `threads=1` (result `columns`: one "
     "RenderedColumns of numpy arrays), training mode (SFT records ending "
     "with an assistant answer); best of the interleaved rounds. The calling thread renders "
