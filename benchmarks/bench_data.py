@@ -322,9 +322,9 @@ def part_shards(quick: bool, tok: tp.Tokenizer, docs: list[Document]) -> tuple[s
             runs["flat"].append(
                 _wall_and_cpu(lambda: tok.encode_batch_flat(texts, threads=threads))
             )
-            # The order rotates: the job right after the flat call paid ~0.05-0.1 CPU-s
-            # more in a fixed order (measured with either format first), a bias this
-            # spreads over the jobs instead of charging it to one format.
+            # The order rotates: with a fixed one, Parquet (always right after the flat
+            # call) paid up to 0.1 CPU-s more than Megatron in some runs and none with
+            # Megatron first; rotating spreads any such position bias over the jobs.
             for job in jobs[r % 3 :] + jobs[: r % 3]:
                 runs[job].append(_wall_and_cpu(lambda job=job: encode(job, tmp)))
     wall = {k: float(np.median([w for w, _ in v])) for k, v in runs.items()}
