@@ -261,9 +261,9 @@ def part_shards(quick: bool, tok: tp.Tokenizer, docs: list[Document]) -> tuple[s
     """encode_dataset against encode_batch_flat on the same documents and thread count.
 
     The whole bench-mixed corpus unless ``quick`` (then ``docs``). Rounds alternate the
-    three jobs, so load from other jobs that drifts during the run hits all of them;
-    the medians are reported, in wall time and in CPU time (a job that waits for a core
-    on a shared machine is not charged for the wait in CPU time).
+    three jobs in a rotating order, so load from other jobs that drifts during the run
+    hits all of them; the medians are reported, in wall time and in CPU time (a job that
+    waits for a core on a shared machine is not charged for the wait in CPU time).
     """
     if not quick:
         docs = bench_docs(None)
@@ -317,11 +317,15 @@ def part_shards(quick: bool, tok: tp.Tokenizer, docs: list[Document]) -> tuple[s
 
     with tempfile.TemporaryDirectory() as tmp:
         encode_dataset(docs[:200], tok, Path(tmp) / "warm", format="parquet")  # imports
-        for _ in range(3 if quick else 7):
+        jobs = ("parquet", "parquet-pyarrow", "megatron")
+        for r in range(3 if quick else 7):
             runs["flat"].append(
                 _wall_and_cpu(lambda: tok.encode_batch_flat(texts, threads=threads))
             )
-            for job in ("parquet", "parquet-pyarrow", "megatron"):
+            # The order rotates: with a fixed one, Parquet (always right after the flat
+            # call) paid up to 0.1 CPU-s more than Megatron in some runs and none with
+            # Megatron first; rotating spreads any such position bias over the jobs.
+            for job in jobs[r % 3 :] + jobs[: r % 3]:
                 runs[job].append(_wall_and_cpu(lambda job=job: encode(job, tmp)))
     wall = {k: float(np.median([w for w, _ in v])) for k, v in runs.items()}
     cpu = {k: float(np.median([c for _, c in v])) for k, v in runs.items()}

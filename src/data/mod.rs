@@ -4,6 +4,7 @@
 pub mod corpus_records;
 pub mod lsh;
 pub mod minhash;
+pub mod parquet_bit_pack;
 pub mod parquet_list_pages;
 pub mod parquet_shard;
 pub mod permute;

@@ -138,12 +138,61 @@ fn pq_err(path: &Path, err: ParquetError) -> CoreError {
     CoreError::Io(format!("writing Parquet shard {}: {err}", path.display()))
 }
 
+/// The shard's document IDs, UTF-8 end to end in one buffer with the end of each: the
+/// `doc_id` column's values are zero-copy slices of it (no allocation per document,
+/// as a `String` per ID and a copy of each per row group cost).
+pub struct DocIds {
+    bytes: Bytes,
+    ends: Vec<usize>,
+}
+
+impl DocIds {
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The IDs `range` as the column writer takes them (slices of the buffer).
+    fn values(&self, range: std::ops::Range<usize>) -> Vec<ByteArray> {
+        let mut start = if range.start == 0 {
+            0
+        } else {
+            self.ends[range.start - 1]
+        };
+        self.ends[range]
+            .iter()
+            .map(|&end| {
+                let value = ByteArray::from(self.bytes.slice(start..end));
+                start = end;
+                value
+            })
+            .collect()
+    }
+}
+
+impl<S: AsRef<str>> FromIterator<S> for DocIds {
+    fn from_iter<I: IntoIterator<Item = S>>(ids: I) -> Self {
+        let (mut bytes, mut ends) = (Vec::new(), Vec::new());
+        for id in ids {
+            bytes.extend_from_slice(id.as_ref().as_bytes());
+            ends.push(bytes.len());
+        }
+        Self {
+            bytes: Bytes::from(bytes),
+            ends,
+        }
+    }
+}
+
 /// Writes one Parquet shard row group by row group; [`Self::finish`] writes the footer
 /// and returns the file's SHA-256 (hex).
 pub struct ParquetShardWriter {
     path: std::path::PathBuf,
     writer: SerializedFileWriter<HashingFile>,
-    doc_ids: Vec<String>,
+    doc_ids: DocIds,
     done: usize,
     /// The token column's descriptor.
     list_column: ColumnDescPtr,
@@ -162,7 +211,7 @@ impl ParquetShardWriter {
         path: &Path,
         id_bits: u8,
         metadata: Vec<(String, String)>,
-        doc_ids: Vec<String>,
+        doc_ids: DocIds,
         created_by: &str,
     ) -> CoreResult<Self> {
         if id_bits != 16 && id_bits != 32 {
@@ -258,14 +307,10 @@ impl ParquetShardWriter {
                 self.doc_ids.len()
             )));
         }
-        let doc_ids = &self.doc_ids[self.done..self.done + n];
         let path = self.path.clone();
         let err = |e| pq_err(&path, e);
         let mut rg = self.writer.next_row_group().map_err(err)?;
-        let names: Vec<ByteArray> = doc_ids
-            .iter()
-            .map(|d| ByteArray::from(d.as_bytes().to_vec()))
-            .collect();
+        let names = self.doc_ids.values(self.done..self.done + n);
         write_column::<ByteArrayType>(&mut rg, &names).map_err(err)?;
         let chunk = self
             .lists
@@ -351,7 +396,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("a.parquet");
         let mut w =
-            ParquetShardWriter::create(&path, 16, vec![], vec!["a".into(), "b".into()], "t")
+            ParquetShardWriter::create(&path, 16, vec![], ["a", "b"].into_iter().collect(), "t")
                 .unwrap();
         let ids = [1u16, 2, 3];
         assert!(w

@@ -5,9 +5,10 @@ use std::sync::Mutex;
 
 use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
 
 use super::to_py;
-use crate::data::parquet_shard::{ParquetShardWriter, TokenIds};
+use crate::data::parquet_shard::{DocIds, ParquetShardWriter, TokenIds};
 use crate::error::CoreError;
 
 /// Token IDs as handed over by numpy: uint16 or uint32, one dimension.
@@ -39,12 +40,16 @@ impl PyParquetShardWriter {
         py: Python<'_>,
         path: PathBuf,
         id_bits: u8,
-        doc_ids: Vec<String>,
+        doc_ids: Vec<PyBackedStr>,
         metadata: Vec<(String, String)>,
         created_by: &str,
     ) -> PyResult<Self> {
         let writer = py
-            .detach(|| ParquetShardWriter::create(&path, id_bits, metadata, doc_ids, created_by))
+            .detach(|| {
+                // The IDs' UTF-8 (cached by Python) copied into one buffer.
+                let doc_ids: DocIds = doc_ids.iter().map(|d| &**d).collect();
+                ParquetShardWriter::create(&path, id_bits, metadata, doc_ids, created_by)
+            })
             .map_err(|e| to_py(py, e))?;
         Ok(Self {
             inner: Mutex::new(Some(writer)),
