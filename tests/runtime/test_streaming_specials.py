@@ -265,7 +265,7 @@ def test_scan_step_must_be_a_byte_count() -> None:
 
 
 def test_streams_share_one_matcher_per_spelling_set() -> None:
-    """The native matcher is built once per tokenizer and (spelling, ID) list: streams
+    """The native matcher is built once per tokenizer and set of spellings: streams
     with other spellings get their own, interleaved streams stay independent, and the
     cache entry goes with the tokenizer."""
     import gc
@@ -280,7 +280,7 @@ def test_streams_share_one_matcher_per_spelling_set() -> None:
         (StreamingEncoder(tok, allowed_special=one_spelling, scan_step=0), one_spelling),
         (StreamingEncoder(tok, allowed_special="all", scan_step=0), "all"),
     ]
-    assert len(stream_encode._MATCHERS[tok]) == 2
+    assert len(stream_encode._SPELLINGS[tok]) == 2
     text = "x <|end|>! y <|end|>? <|endoftext|> z <|im_start|>"
     got: list[list[int]] = [[] for _ in streams]
     for i in range(0, len(text), 3):  # interleaved pushes
