@@ -16,6 +16,9 @@ valgrind).
 
 Command: ``PYTHONPATH=python python benchmarks/stream_instructions.py`` (needs valgrind;
 about 5 minutes).
+``--scan-step N`` sets the streams' ``scan_step`` (the fixed cost per scan is the
+difference between two steps); ``--allowed-special all`` recognizes every special and
+added spelling in ``encode`` and in the stream alike (the stream's guards and matcher).
 """
 
 from __future__ import annotations
