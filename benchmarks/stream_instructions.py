@@ -16,6 +16,9 @@ valgrind).
 
 Command: ``PYTHONPATH=python python benchmarks/stream_instructions.py`` (needs valgrind;
 about 5 minutes).
+``--scan-step N`` sets the streams' ``scan_step`` (the fixed cost per scan is the
+difference between two steps); ``--allowed-special all`` recognizes every special and
+added spelling in ``encode`` and in the stream alike (the stream's guards and matcher).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tokenpact as tp  # noqa: E402
 from _common import corpus_path, load_texts, markdown_table, use_repo_tests  # noqa: E402
 from tokenpact.runtime import StreamingEncoder  # noqa: E402
+from tokenpact.runtime.stream_encode import DEFAULT_SCAN_STEP  # noqa: E402
 
 MODES = ("encode", "push", "sink")
 MODELS = ("llama3.2", "mistral-v3-model", "unigram-model")
@@ -57,18 +61,22 @@ def _load(model: str, unigram_path: str | None) -> Any:
     )
 
 
-def _measured(model: str, mode: str, unigram_path: str | None, size: int) -> None:
+def _measured(
+    model: str, mode: str, unigram_path: str | None, size: int, scan_step: int, specials: str
+) -> None:
     """The child under valgrind: warm up, then run the counted call once."""
     tok = _load(model, unigram_path)
     text = _text(size)
     data = text.encode()
     chunks = [data[i : i + 64] for i in range(0, len(data), 64)]
 
+    allowed: Any = "all" if specials == "all" else ()
+
     def encode(_: Any, __: Any) -> list[int]:
-        return tok.encode(text)
+        return tok.encode(text, allowed_special=allowed)
 
     def push(_: Any, __: Any) -> list[int]:
-        enc = StreamingEncoder(tok)
+        enc = StreamingEncoder(tok, scan_step=scan_step, allowed_special=allowed)
         out: list[int] = []
         push_bytes = enc.push_bytes
         for c in chunks:
@@ -77,7 +85,7 @@ def _measured(model: str, mode: str, unigram_path: str | None, size: int) -> Non
         return out
 
     def sink(_: Any, __: Any) -> list[int]:
-        enc = StreamingEncoder(tok)
+        enc = StreamingEncoder(tok, scan_step=scan_step, allowed_special=allowed)
         out: list[int] = []
         push_bytes_into = enc.push_bytes_into
         for c in chunks:
@@ -86,13 +94,15 @@ def _measured(model: str, mode: str, unigram_path: str | None, size: int) -> Non
         return out
 
     fn = {"encode": encode, "push": push, "sink": sink}[mode]
-    expected = tok.encode(text)
+    expected = tok.encode(text, allowed_special=allowed)
     assert fn(None, None) == expected  # warm: caches, the ints table, lazy tables
     result = functools.reduce(fn, [None], None)  # counted
     assert result == expected
 
 
-def _count(model: str, mode: str, unigram_path: str | None, size: int) -> int:
+def _count(
+    model: str, mode: str, unigram_path: str | None, size: int, scan_step: int, specials: str
+) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
         env = {**os.environ, "PYTHONHASHSEED": "0", "RAYON_NUM_THREADS": "1"}
@@ -109,6 +119,10 @@ def _count(model: str, mode: str, unigram_path: str | None, size: int) -> int:
             mode,
             "--size",
             str(size),
+            "--scan-step",
+            str(scan_step),
+            "--allowed-special",
+            specials,
         ]
         if unigram_path:
             cmd += ["--unigram-model", unigram_path]
@@ -122,11 +136,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size", type=int, default=200_000, help="text bytes")
     parser.add_argument("--models", nargs="*", default=list(MODELS), choices=MODELS)
+    parser.add_argument(
+        "--scan-step", type=int, default=DEFAULT_SCAN_STEP, help="StreamingEncoder scan_step"
+    )
+    parser.add_argument(
+        "--allowed-special",
+        choices=("none", "all"),
+        default="none",
+        help="all: recognize every special and added spelling (encode and stream alike)",
+    )
     parser.add_argument("--unigram-model", help="a trained .model (else trained here)")
     parser.add_argument("--child", nargs=2, metavar=("MODEL", "MODE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        _measured(args.child[0], args.child[1], args.unigram_model, args.size)
+        _measured(
+            args.child[0],
+            args.child[1],
+            args.unigram_model,
+            args.size,
+            args.scan_step,
+            args.allowed_special,
+        )
         return
     unigram = args.unigram_model
     if "unigram-model" in args.models and unigram is None:
@@ -139,7 +169,9 @@ def main() -> None:
     for model in args.models:
         counts = {}
         for mode in MODES:
-            counts[mode] = _count(model, mode, unigram, args.size)
+            counts[mode] = _count(
+                model, mode, unigram, args.size, args.scan_step, args.allowed_special
+            )
             print(f"{model} {mode}: {counts[mode] / 1e6:.2f} M", file=sys.stderr)
         one = counts["encode"]
         rows.append(

@@ -3,8 +3,6 @@
 
 use std::sync::Arc;
 
-use rustc_hash::FxHashSet;
-
 use crate::error::{CoreError, CoreResult};
 use crate::special::SpecialMatcher;
 
@@ -12,8 +10,12 @@ use crate::special::SpecialMatcher;
 /// position where a spelling may still complete needs.
 pub(super) struct Guards {
     pub(super) matcher: Arc<SpecialMatcher>,
-    /// Every proper, non-empty prefix of a spelling.
-    prefixes: FxHashSet<Box<[u8]>>,
+    /// Indices of the spellings in byte order: the spellings that extend a text form
+    /// the run right after it, so "is this a proper prefix of a spelling" is a binary
+    /// search. (A hash set of every proper prefix answered the same, but building it
+    /// cost a stream with all 256 Llama 3.2 specials about 2M instructions per stream,
+    /// more than encoding 10 kB; sorting is a few thousand.)
+    sorted: Vec<usize>,
     /// Bytes a spelling starts with: only there can a held-back tail begin.
     first: [bool; 256],
     /// Bytes of the longest spelling.
@@ -32,20 +34,24 @@ impl Guards {
                     .into(),
             ));
         }
-        let mut prefixes = FxHashSet::default();
         let mut first = [false; 256];
         let mut longest = 0;
         for c in &matcher.contents {
             let b = c.as_bytes();
-            first[b[0] as usize] = true;
-            longest = longest.max(b.len());
-            for k in 1..b.len() {
-                prefixes.insert(b[..k].into());
+            // A spelling is never empty (`SpecialMatcher::new` refuses one); `get` keeps
+            // a panic out of the stream either way.
+            if let Some(&b0) = b.first() {
+                first[b0 as usize] = true;
             }
+            longest = longest.max(b.len());
         }
+        let contents = &matcher.contents;
+        let mut sorted: Vec<usize> = (0..contents.len()).collect();
+        // Usually sorted already (Python passes the spellings in order): one linear pass.
+        sorted.sort_by(|&a, &b| contents[a].as_bytes().cmp(contents[b].as_bytes()));
         Ok(Guards {
             matcher,
-            prefixes,
+            sorted,
             first,
             longest,
             through,
@@ -61,9 +67,21 @@ impl Guards {
             .find(|&p| {
                 self.first[bytes[p] as usize]
                     && buf.is_char_boundary(p)
-                    && self.prefixes.contains(&bytes[p..])
+                    && self.proper_prefix(&bytes[p..])
             })
             .unwrap_or(bytes.len())
+    }
+
+    /// Whether `text` is a proper prefix of a spelling: the first spelling after `text`
+    /// in byte order (a spelling equal to `text` sorts before it) starts with it.
+    fn proper_prefix(&self, text: &[u8]) -> bool {
+        let contents = &self.matcher.contents;
+        let after = self
+            .sorted
+            .partition_point(|&k| contents[k].as_bytes() <= text);
+        self.sorted
+            .get(after)
+            .is_some_and(|&k| contents[k].as_bytes().starts_with(text))
     }
 
     /// At `start`, where a complete spelling was found: its end when it is the only
@@ -114,6 +132,31 @@ mod tests {
         let nested = guards(&["<|end|>", "<|end|>!"]);
         assert_eq!(nested.held_tail("x<|end|>"), 1);
         assert_eq!(g.held_tail("é<|"), "é".len());
+    }
+
+    #[test]
+    fn proper_prefixes_match_the_set_of_every_prefix() {
+        // Out of order, nested, sharing prefixes, multi-byte: the binary search agrees
+        // with the set of every proper prefix on every substring of the spellings.
+        let spellings = [
+            "<|end|>!", "<|eot|>", "<|end|>", "<s>", "</s>", "éa", "é", "<",
+        ];
+        let g = guards(&spellings);
+        let prefixes: std::collections::HashSet<&[u8]> = spellings
+            .iter()
+            .flat_map(|s| (1..s.len()).map(move |k| &s.as_bytes()[..k]))
+            .collect();
+        for s in spellings {
+            let b = s.as_bytes();
+            for i in 0..b.len() {
+                for j in i + 1..=b.len() {
+                    let text = &b[i..j];
+                    assert_eq!(g.proper_prefix(text), prefixes.contains(text), "{text:?}");
+                }
+            }
+        }
+        assert!(!g.proper_prefix(b"<|x"));
+        assert!(!g.proper_prefix(b"zz"));
     }
 
     #[test]

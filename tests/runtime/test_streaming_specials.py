@@ -262,3 +262,34 @@ def test_scan_step_must_be_a_byte_count() -> None:
     for bad in (-1, 1.5, True):
         with pytest.raises(ConfigError, match="scan_step"):
             StreamingEncoder(_get("llama3.2"), scan_step=bad)  # type: ignore[arg-type]
+
+
+def test_streams_share_one_matcher_per_spelling_set() -> None:
+    """The native matcher is built once per tokenizer and set of spellings: streams
+    with other spellings get their own, interleaved streams stay independent, and the
+    cache entry goes with the tokenizer."""
+    import gc
+    import weakref
+
+    from tokenpact.runtime import stream_encode
+
+    tok = _nested()
+    one_spelling = {"<|end|>"}
+    streams = [
+        (StreamingEncoder(tok, allowed_special="all", scan_step=0), "all"),
+        (StreamingEncoder(tok, allowed_special=one_spelling, scan_step=0), one_spelling),
+        (StreamingEncoder(tok, allowed_special="all", scan_step=0), "all"),
+    ]
+    assert len(stream_encode._SPELLINGS[tok]) == 2
+    text = "x <|end|>! y <|end|>? <|endoftext|> z <|im_start|>"
+    got: list[list[int]] = [[] for _ in streams]
+    for i in range(0, len(text), 3):  # interleaved pushes
+        for (enc, _), ids in zip(streams, got, strict=True):
+            ids += enc.push(text[i : i + 3])
+    for (enc, allowed), ids in zip(streams, got, strict=True):
+        assert ids + enc.finish() == tok.encode(text, allowed_special=allowed)
+    assert got[0] != got[1]  # the single-spelling stream reads "<|endoftext|>" as text
+    ref = weakref.ref(tok)
+    del tok, streams, enc
+    gc.collect()
+    assert ref() is None  # the cache holds no strong reference to the tokenizer
