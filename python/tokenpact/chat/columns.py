@@ -30,9 +30,9 @@ from .ownership import (
     add_post_processor_markers,
     assistant_ranges,
     generation_mask,
-    in_spans,
     message_regions,
     owned_tokens,
+    plain_ranges_and_boundary,
     response_start,
 )
 from .stop import StopPolicy
@@ -120,31 +120,10 @@ class RenderedColumns:
     def conversation(self, i: int) -> Conversation:
         """Record ``i`` as the :class:`Conversation` that ``render`` returns for it."""
         i = self._index(i)
-        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
         boundary = int(self.prompt_boundary[i])
         names = np.array(self.origin_names, dtype=object)
-        return assemble(
-            tokenizer=self.tokenizer,
-            columns=(
-                self.input_ids[a:b].tolist(),
-                self.special_tokens_mask[a:b].tolist(),
-                names[self.origin[a:b]].tolist(),
-                self.message_index[a:b].tolist(),
-                self.owner_index[a:b].tolist(),
-            ),
-            owners=[Owner(0, -1, label) for label in self.owners[i]],
-            assistant_mask=self.assistant_mask[a:b].tolist(),
-            prompt_boundary=boundary,
-            stop_policy=StopPolicy(boundary, self.stop_ids),
-            template_hash=self.template_hash,
-            mode=self.mode,
-            roles=self.roles[i],
-            text=self.texts[i],
-            byte_offsets=(
-                self.byte_starts[a:b].astype(np.int64),
-                self.byte_ends[a:b].astype(np.int64),
-            ),
-        )
+        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
+        return self._assemble(i, a, b, names, StopPolicy(boundary, self.stop_ids))
 
     def to_conversations(self) -> list[Conversation]:
         """Every record as a :class:`Conversation` (what ``render_batch`` returns).
@@ -160,39 +139,43 @@ class RenderedColumns:
         policies: dict[int, StopPolicy] = {}
         out = []
         for i, boundary in enumerate(self.prompt_boundary.tolist()):
-            a, b = bounds[i], bounds[i + 1]
             policy = policies.get(boundary)
             if policy is None:
                 policy = policies[boundary] = StopPolicy(boundary, self.stop_ids)
-            out.append(
-                assemble(
-                    tokenizer=self.tokenizer,
-                    columns=functools.partial(
-                        _token_lists,
-                        self.input_ids[a:b],
-                        self.special_tokens_mask[a:b],
-                        names,
-                        self.origin[a:b],
-                    ),
-                    index_columns=functools.partial(
-                        _index_lists, self.message_index[a:b], self.owner_index[a:b]
-                    ),
-                    owners=(),
-                    owner_labels=self.owners[i],
-                    assistant_mask=functools.partial(_mask_lists, self.assistant_mask[a:b]),
-                    prompt_boundary=boundary,
-                    stop_policy=policy,
-                    template_hash=self.template_hash,
-                    mode=self.mode,
-                    roles=self.roles[i],
-                    text=self.texts[i],
-                    byte_offsets=(
-                        self.byte_starts[a:b].astype(np.int64),
-                        self.byte_ends[a:b].astype(np.int64),
-                    ),
-                )
-            )
+            out.append(self._assemble(i, bounds[i], bounds[i + 1], names, policy))
         return out
+
+    def _assemble(
+        self, i: int, a: int, b: int, names: np.ndarray, policy: StopPolicy
+    ) -> Conversation:
+        """Record ``i`` (tokens ``a:b``) as a :class:`Conversation` whose per-token lists
+        are built on first read."""
+        return assemble(
+            tokenizer=self.tokenizer,
+            columns=functools.partial(
+                _token_lists,
+                self.input_ids[a:b],
+                self.special_tokens_mask[a:b],
+                names,
+                self.origin[a:b],
+            ),
+            index_columns=functools.partial(
+                _index_lists, self.message_index[a:b], self.owner_index[a:b]
+            ),
+            owners=(),
+            owner_labels=self.owners[i],
+            assistant_mask=functools.partial(_mask_lists, self.assistant_mask[a:b]),
+            prompt_boundary=policy.prompt_length,
+            stop_policy=policy,
+            template_hash=self.template_hash,
+            mode=self.mode,
+            roles=self.roles[i],
+            text=self.texts[i],
+            byte_offsets=(
+                self.byte_starts[a:b].astype(np.int64),
+                self.byte_ends[a:b].astype(np.int64),
+            ),
+        )
 
     def to_record_table(self, sample_ids: Sequence[str] | None = None) -> Any:
         """A :class:`tokenpact.batch.RecordTable` for ``collate_padded`` / ``collate_packed``
@@ -429,43 +412,28 @@ def _add_plain(
     """:func:`add_record` of the common SFT record (no control spelling in the inputs,
     no post-processor markers, no generation blocks) straight from the native encoding:
     the runs of :meth:`Tokens.runs`, the regions of :func:`message_regions`, the ranges
-    of :func:`assistant_ranges` and the boundary of :func:`response_start`, in one pass
-    over the spans (the tests compare every record with ``render``)."""
+    of :func:`assistant_ranges` and the boundary of :func:`response_start`
+    (:func:`plain_ranges_and_boundary`, shared with ``render_batch``), from the spans'
+    token ranges (the tests compare every record with ``render``)."""
     (ids, starts, ends, _, span_lo, span_hi), codes = result
     owners = rendered.owners
-    roles = rendered.roles
-    n_roles = len(roles)
     base = builder.total
     n = len(ids)
-    regions: dict[int, list[int]] = {}
     pos = 0
     run_lo, run_hi = builder.run_lo, builder.run_hi
     run_owner, run_message = builder.run_owner, builder.run_message
     for (_, _, o), lo, hi in zip(rendered.spans, span_lo, span_hi, strict=True):
-        message = owners[o].message_index
-        if lo < hi and 0 <= message < n_roles and roles[message] == "assistant":
-            region = regions.get(message)
-            if region is None:
-                regions[message] = [lo, hi]
-            else:
-                region[0], region[1] = min(region[0], lo), max(region[1], hi)
         start = lo if lo > pos else pos
         if start < hi:
             run_lo.append(base + start)
             run_hi.append(base + hi)
             run_owner.append(o)
-            run_message.append(message)
+            run_message.append(owners[o].message_index)
             pos = hi
-    for lo, hi in regions.values():
-        while hi < n and int(ids[hi]) in stops and not in_spans(span_lo, span_hi, hi):
-            hi += 1
-        if lo < hi:
-            builder.mask_lo.append(base + lo)
-            builder.mask_hi.append(base + hi)
-    boundary = n
-    if training and n_roles and roles[-1] == "assistant":
-        last = regions.get(n_roles - 1)
-        boundary = last[0] if last else n
+    ranges, boundary = plain_ranges_and_boundary(rendered, ids, span_lo, span_hi, stops, training)
+    for lo, hi in ranges:
+        builder.mask_lo.append(base + lo)
+        builder.mask_hi.append(base + hi)
     builder.ids.append(ids)
     builder.codes.append(codes)
     builder.starts.append(starts)
@@ -474,7 +442,7 @@ def _add_plain(
     builder.total += n
     builder.boundaries.append(boundary)
     builder.owners.append(tuple([o.label for o in owners]))
-    builder.roles.append(roles)
+    builder.roles.append(rendered.roles)
     builder.texts.append(rendered.text)
 
 
