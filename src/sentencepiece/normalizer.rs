@@ -257,6 +257,30 @@ impl Normalizer {
         }
     }
 
+    /// Writes one matched step's replacement `sp` through `push` as SentencePiece does:
+    /// without its leading spaces right after a space (`prev_space`), each space as U+2581
+    /// when spaces are escaped. Returns the new `prev_space` (unchanged when nothing is
+    /// left to write). Shared by `normalize` and the stream's resume, which must agree
+    /// byte for byte.
+    fn emit_step(&self, mut sp: &[u8], prev_space: bool, mut push: impl FnMut(&[u8])) -> bool {
+        if prev_space {
+            while let [b' ', tail @ ..] = sp {
+                sp = tail;
+            }
+        }
+        if sp.is_empty() {
+            return prev_space;
+        }
+        if self.cfg.escape_whitespaces && sp.contains(&b' ') {
+            for b in sp.chunks(1) {
+                push(if b == b" " { SPACE_SYMBOL } else { b });
+            }
+        } else {
+            push(sp);
+        }
+        sp.last() == Some(&b' ')
+    }
+
     fn push(&self, out: &mut Vec<u8>, map: &mut Option<&mut Vec<u32>>, bytes: &[u8], orig: usize) {
         out.extend_from_slice(bytes);
         if let Some(m) = map {
@@ -365,26 +389,10 @@ impl Normalizer {
             if rest.is_empty() {
                 break;
             }
-            let (mut sp, n) = self.prefix(rest);
-            if prev_space {
-                while let [b' ', tail @ ..] = sp {
-                    sp = tail;
-                }
-            }
-            if !sp.is_empty() {
-                if cfg.escape_whitespaces && sp.contains(&b' ') {
-                    for &b in sp {
-                        if b == b' ' {
-                            self.push(out, &mut map, SPACE_SYMBOL, consumed);
-                        } else {
-                            self.push(out, &mut map, &[b], consumed);
-                        }
-                    }
-                } else {
-                    self.push(out, &mut map, sp, consumed);
-                }
-                prev_space = sp.last() == Some(&b' ');
-            }
+            let (sp, n) = self.prefix(rest);
+            prev_space = self.emit_step(sp, prev_space, |bytes| {
+                self.push(out, &mut map, bytes, consumed)
+            });
             consumed += n;
             rest = &rest[n..];
             if !cfg.remove_extra_whitespaces {

@@ -142,26 +142,8 @@ impl Normalizer {
             if at == len || !reaches(at) {
                 return;
             }
-            let (mut sp, n) = self.prefix(&input[at..]);
-            if st.prev_space {
-                while let [b' ', tail @ ..] = sp {
-                    sp = tail;
-                }
-            }
-            if !sp.is_empty() {
-                if cfg.escape_whitespaces && sp.contains(&b' ') {
-                    for &b in sp {
-                        if b == b' ' {
-                            out.extend_from_slice(SPACE_SYMBOL);
-                        } else {
-                            out.push(b);
-                        }
-                    }
-                } else {
-                    out.extend_from_slice(sp);
-                }
-                st.prev_space = sp.last() == Some(&b' ');
-            }
+            let (sp, n) = self.prefix(&input[at..]);
+            st.prev_space = self.emit_step(sp, st.prev_space, |bytes| out.extend_from_slice(bytes));
             st.consumed += n;
             if !cfg.remove_extra_whitespaces {
                 st.prev_space = false;
