@@ -293,3 +293,22 @@ def test_streams_share_one_matcher_per_spelling_set() -> None:
     del tok, streams, enc
     gc.collect()
     assert ref() is None  # the cache holds no strong reference to the tokenizer
+
+
+def test_matcher_cache_is_bounded_per_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Requests choose the allowed spellings, so the sets kept per tokenizer are capped
+    (oldest dropped first), and a dropped set still streams correctly when it returns."""
+    from tokenpact.runtime import stream_encode
+
+    tok = _nested()
+    spellings = sorted(tok.special_tokens)
+    sets = [{a, b} for a in spellings for b in spellings if a < b]
+    sets += [{a} for a in spellings]
+    assert len(sets) > 3
+    monkeypatch.setattr(stream_encode, "_SETS_PER_TOKENIZER", 3)
+    for allowed in sets:
+        StreamingEncoder(tok, allowed_special=allowed, scan_step=0)
+        assert len(stream_encode._SPELLINGS[tok]) <= 3
+    text = "a <|end|> b <|endoftext|> c <|im_start|>"
+    enc = StreamingEncoder(tok, allowed_special=sets[0], scan_step=0)
+    assert enc.push(text) + enc.finish() == tok.encode(text, allowed_special=sets[0])

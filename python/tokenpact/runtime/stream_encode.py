@@ -95,6 +95,9 @@ WORDPIECE_SPLITS = frozenset({"BertPreTokenizer", "Whitespace", "WhitespaceSplit
 # 256 specials recognized about 2.6M instructions, more than encoding 10 kB; a server
 # opens a stream per request. Both are immutable and shared (as the tokenizer's own
 # per-set matchers are); the entry goes with the tokenizer.
+# Sets kept per tokenizer (oldest dropped first): a server's requests pick the allowed
+# spellings, so the distinct sets are the client's to choose.
+_SETS_PER_TOKENIZER = 32
 _SPELLINGS: weakref.WeakKeyDictionary[Any, dict[frozenset[str], tuple[tuple[str, ...], Any]]] = (
     weakref.WeakKeyDictionary()
 )
@@ -111,6 +114,8 @@ def _spellings(
         by_set = {}
     found = by_set.get(allowed)
     if found is None:
+        if len(by_set) >= _SETS_PER_TOKENIZER:  # requests choose the sets: keep it bounded
+            del by_set[next(iter(by_set))]
         guards = tuple(sorted(allowed, key=len, reverse=True))
         matcher = _native.SpecialMatcher(sorted((g, ids[g]) for g in guards)) if guards else None
         found = by_set[allowed] = (guards, matcher)
