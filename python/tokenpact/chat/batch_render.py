@@ -28,7 +28,7 @@ from ..errors import TokenpactError
 from ._encode import ChunkEncoder
 from .conversation import Conversation, assemble, mask_list, token_lists
 from .errors import ChatTemplateError
-from .ownership import RenderedText, owned_tokens, plain_ranges_and_boundary
+from .ownership import RenderedText, is_plain_record, owned_tokens, plain_ranges_and_boundary
 
 _CHUNK = 8  # conversations per task of the thread fallback: amortizes the executor's cost
 # Pipeline chunks close at this many rendered characters or conversations: small enough
@@ -119,12 +119,7 @@ def finish_encoded(
     mask ranges and boundary come from one pass over the spans, its per-token lists
     (mask included) are built on first read; this runs on the thread that holds the GIL
     while the native threads encode, so it is the batch's serial part."""
-    if (
-        result is None
-        or rendered.control_in_input is not None
-        or add_special_tokens
-        or rendered.generation_spans
-    ):
+    if not is_plain_record(rendered, result, add_special_tokens):
         info = template._info
         tokens = (
             template._tokenize(rendered)

@@ -30,6 +30,7 @@ from .ownership import (
     add_post_processor_markers,
     assistant_ranges,
     generation_mask,
+    is_plain_record,
     message_regions,
     owned_tokens,
     plain_ranges_and_boundary,
@@ -356,12 +357,7 @@ def add_record(
 ) -> None:
     """``ChatTemplate._finish`` for the columnar result: the same checks, masks and boundary, kept
     as per-record facts (the per-token kind codes come from the native workers)."""
-    if (
-        result is not None
-        and rendered.control_in_input is None
-        and not add_special_tokens
-        and not rendered.generation_spans
-    ):
+    if is_plain_record(rendered, result, add_special_tokens):
         _add_plain(builder, rendered, result, template._stop_ids(), mode == "training")
         return
     if result is None:

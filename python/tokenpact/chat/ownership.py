@@ -356,6 +356,18 @@ def response_start(
     return region[0] if region else n
 
 
+def is_plain_record(rendered: RenderedText, result: Any, add_special_tokens: bool) -> bool:
+    """Whether a record with the chunk's native ``result`` (None: not encoded there) is
+    the common SFT record that :func:`plain_ranges_and_boundary` finishes: no control
+    spelling in the inputs, no post-processor markers, no ``{% generation %}`` blocks."""
+    return (
+        result is not None
+        and rendered.control_in_input is None
+        and not add_special_tokens
+        and not rendered.generation_spans
+    )
+
+
 def plain_ranges_and_boundary(
     rendered: RenderedText,
     ids: np.ndarray,
