@@ -24,6 +24,7 @@ pub mod runtime;
 pub mod sentencepiece;
 pub mod special;
 pub mod thread_cache;
+pub mod thread_regex;
 pub mod tokenizer;
 pub mod unigram;
 pub mod wordpiece;

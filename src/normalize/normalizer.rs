@@ -9,10 +9,12 @@ use super::tables::tables;
 use super::unicode::{decomposed, normalize_items, Form};
 use super::NormalizedString;
 use crate::error::{CoreError, CoreResult};
+use crate::thread_regex::ThreadRegex;
 
 pub enum Pattern {
     String(String),
-    Regex(Box<fancy_regex::Regex>),
+    /// Searched through a per-thread clone (see `thread_regex`).
+    Regex(Box<ThreadRegex>),
 }
 
 impl Pattern {
@@ -27,14 +29,17 @@ impl Pattern {
             // HF finds nothing in an empty string, and keeps empty matches elsewhere
             // (`(?<=\S)\z` inserts at the end).
             Pattern::Regex(_) if text.is_empty() => Ok(Vec::new()),
-            Pattern::Regex(re) => re
-                .find_iter(text)
-                .map(|m| {
-                    m.map(|m| (m.start(), m.end())).map_err(|e| {
-                        CoreError::InvalidInput(format!("Replace regex failed on this input: {e}"))
+            Pattern::Regex(re) => re.with(|re| {
+                re.find_iter(text)
+                    .map(|m| {
+                        m.map(|m| (m.start(), m.end())).map_err(|e| {
+                            CoreError::InvalidInput(format!(
+                                "Replace regex failed on this input: {e}"
+                            ))
+                        })
                     })
-                })
-                .collect(),
+                    .collect()
+            }),
         }
     }
 
@@ -50,7 +55,7 @@ impl Pattern {
                 .map_err(|e| {
                     CoreError::Artifact(format!("{what}: cannot compile regex {r:?}: {e}"))
                 })?;
-            return Ok(Pattern::Regex(Box::new(re)));
+            return Ok(Pattern::Regex(Box::new(ThreadRegex::new(re))));
         }
         Err(CoreError::Artifact(format!(
             "{what}: pattern must be {{\"String\": ...}} or {{\"Regex\": ...}}, got {node}"

@@ -7,13 +7,15 @@ pub mod hf;
 pub mod rewrite;
 
 use crate::error::{CoreError, CoreResult};
+use crate::thread_regex::ThreadRegex;
 use builtin::Builtin;
 use hf::HfScanner;
 
-/// A pre-tokenizer: a hand-written scanner for a named pattern, or a general regex.
+/// A pre-tokenizer: a hand-written scanner for a named pattern, or a general regex
+/// (searched through a per-thread clone, see `thread_regex`).
 pub enum Pretokenizer {
     Builtin(Builtin),
-    Regex(Box<fancy_regex::Regex>),
+    Regex(Box<ThreadRegex>),
     Hf(HfScanner),
 }
 
@@ -59,7 +61,7 @@ impl Pretokenizer {
                      fix the regex or use a named pattern (gpt2, gpt4, o200k, llama3)"
                 ))
             })?;
-        Ok(Pretokenizer::Regex(Box::new(re)))
+        Ok(Pretokenizer::Regex(Box::new(ThreadRegex::new(re))))
     }
 
     /// Calls `emit(start, end)` with byte offsets of every non-empty pre-token, in order.
@@ -74,7 +76,7 @@ impl Pretokenizer {
                 h.split(text, emit);
                 Ok(())
             }
-            Pretokenizer::Regex(re) => {
+            Pretokenizer::Regex(re) => re.with(|re| {
                 for m in re.find_iter(text) {
                     let m = m.map_err(|e| {
                         CoreError::InvalidInput(format!(
@@ -87,7 +89,7 @@ impl Pretokenizer {
                     }
                 }
                 Ok(())
-            }
+            }),
         }
     }
 
