@@ -209,6 +209,9 @@ def encoding_left_to_workers() -> Iterator[None]:
         def wait(self, **options: Any) -> Any:
             return self.job.wait(help=False, **options)
 
+        def done(self) -> bool:
+            return self.job.done()  # type: ignore[no-any-return]
+
     def workers_only(tok: Any, info: Any) -> Any:
         start = real(tok, info)
         return None if start is None else (lambda *a: Job(start(*a)))

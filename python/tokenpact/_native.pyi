@@ -405,6 +405,10 @@ class OutputEngineCore:
     def held(self) -> str: ...
 
 # ---------------------------------------------------------------- chat (src/py/chat_encode.rs)
+def chat_token_lists(
+    ids: np.ndarray, codes: np.ndarray, kinds: list[str] | tuple[str, ...]
+) -> tuple[list[int], list[int], list[str]]: ...
+
 @final
 class ChatEncodeJob:
     """A chunk of rendered chat texts being encoded on worker threads."""
@@ -417,6 +421,7 @@ class ChatEncodeJob:
             tuple[list[int], list[int], list[str]] | np.ndarray,
         ]
     ]: ...
+    def done(self) -> bool: ...
     def __len__(self) -> int: ...
 
 @final

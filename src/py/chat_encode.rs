@@ -189,6 +189,16 @@ impl PyChatEncodeJob {
         Ok(out)
     }
 
+    /// Whether every record of the chunk is encoded (``wait`` would not block). The
+    /// pipeline's calling thread polls it to do its own GIL work while workers encode.
+    fn done(&self) -> bool {
+        self.chunk
+            .finished
+            .lock()
+            .map(|finished| *finished >= self.chunk.texts.len())
+            .unwrap_or(true)
+    }
+
     /// Number of texts in the chunk.
     fn __len__(&self) -> usize {
         self.chunk.texts.len()
@@ -297,7 +307,51 @@ impl PyChatChunkEncoder {
     }
 }
 
+/// ``(input_ids, special_tokens_mask, origin)`` of a rendered conversation from its IDs
+/// and each token's kind code: what ``wait(lists=True)`` returns, built on a
+/// conversation's first read of a lazy list (one call instead of three numpy
+/// conversions). ``kinds`` are the origin labels by kind code; a code without a label is
+/// an error.
+#[pyfunction]
+fn chat_token_lists<'py>(
+    py: Python<'py>,
+    ids: PyReadonlyArray1<'py, u32>,
+    codes: PyReadonlyArray1<'py, u8>,
+    kinds: Vec<Bound<'py, PyString>>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let ids = ids.as_slice()?;
+    let codes = codes.as_slice()?;
+    if ids.len() != codes.len() {
+        return Err(to_py(
+            py,
+            CoreError::Config(format!(
+                "chat_token_lists: {} IDs but {} kind codes",
+                ids.len(),
+                codes.len()
+            )),
+        ));
+    }
+    if let Some(&bad) = codes.iter().find(|&&c| c as usize >= kinds.len()) {
+        return Err(to_py(
+            py,
+            CoreError::Config(format!(
+                "chat_token_lists: kind code {bad} has no label ({} labels)",
+                kinds.len()
+            )),
+        ));
+    }
+    PyTuple::new(
+        py,
+        [
+            PyList::new(py, ids)?.into_any(),
+            PyList::new(py, codes.iter().map(|&c| u32::from(c == CONTROL)))?.into_any(),
+            PyList::new(py, codes.iter().map(|&c| kinds[c as usize].clone()))?.into_any(),
+        ],
+    )
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(chat_token_lists, m)?)?;
     m.add_class::<PyChatEncodeJob>()?;
     m.add_class::<PyChatChunkEncoder>()
 }

@@ -61,7 +61,9 @@ def test_lazy_columns_equal_the_reference_lists(chat_model: ChatModel, threads: 
     assert len(records) >= 5
     batch = chat_model.template.render_batch(records, threads=threads)
     for messages, conv in zip(records, batch, strict=True):
-        assert "input_ids" not in conv.__dict__  # not built yet
+        if threads == 1:
+            assert "input_ids" not in conv.__dict__  # not built yet
+        # (threads=2: the calling thread builds lists while the workers encode)
         want = _reference(chat_model, messages)
         for name, values in want.items():
             got = getattr(conv, name)

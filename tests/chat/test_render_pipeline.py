@@ -298,3 +298,103 @@ def test_wait_without_helping_gives_the_same_records(deepseek: ChatModel, thread
     for (a, ta), (b, tb) in zip(helped, alone, strict=True):
         assert all(np.array_equal(x, y) for x, y in zip(a[:3], b[:3], strict=True))
         assert a[3:] == b[3:] and ta == tb
+
+
+def test_job_reports_done(deepseek: ChatModel) -> None:
+    """``ChatEncodeJob.done()`` (polled by the pipeline) turns True once every record is
+    encoded, without a ``wait``; ``wait`` then returns the records at once."""
+    import time
+
+    from tokenpact.chat import _encode
+
+    template = deepseek.template
+    start = _encode.chunk_encoder(template.tokenizer, template._info)
+    assert start is not None
+    job = start(["plain text"] * 8, [[]] * 8, [[]] * 8, 2)
+    deadline = time.monotonic() + 60
+    while not job.done() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert job.done() is True
+    assert len(job.wait()) == 8 and job.done() is True
+
+
+class _SlowJob:
+    """A chunk job that reports itself unfinished until it is waited for."""
+
+    def __init__(self, job: Any, polls: list[int]) -> None:
+        self.job, self.polls = job, polls
+
+    def done(self) -> bool:
+        self.polls.append(1)
+        return False
+
+    def wait(self, **options: Any) -> Any:
+        return self.job.wait(**options)
+
+
+def test_lists_built_while_the_workers_encode(
+    deepseek: ChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a chunk's encoding runs, the calling thread builds the per-token lists of the
+    conversations it collected before (here every chunk looks unfinished, so every earlier
+    chunk is built); the last chunk stays lazy; every record equals ``render``."""
+    from tokenpact.chat import _encode, batch_render
+
+    real = _encode.chunk_encoder
+    polls: list[int] = []
+
+    def slow(tok: Any, info: Any) -> Any:
+        start = real(tok, info)
+        return None if start is None else (lambda *a: _SlowJob(start(*a), polls))
+
+    monkeypatch.setattr(_encode, "chunk_encoder", slow)
+    monkeypatch.setattr(batch_render, "_PIPELINE_RECORDS", 3)
+    template = deepseek.template
+    records = [
+        [
+            {"role": "user", "content": f"question {k} " * (k + 1)},
+            {"role": "assistant", "content": f"answer {k}"},
+        ]
+        for k in range(10)
+    ]
+    batch = template.render_batch(records, threads=2)
+    built = ["_build_token_columns" not in c.__dict__ for c in batch]
+    masks = ["_build_assistant_mask" not in c.__dict__ for c in batch]
+    assert polls and built == masks == [True] * 9 + [False]
+    assert all("input_ids" in c.__dict__ for c in batch[:9])
+    assert_same(batch, [template.render(m) for m in records])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    ids=st.lists(st.integers(0, 2**32 - 1), max_size=300),
+    seed=st.integers(0, 2**16),
+)
+def test_native_token_lists_equal_the_numpy_conversion(ids: list[int], seed: int) -> None:
+    from tokenpact import _native
+    from tokenpact.chat.conversation import _KIND_ARRAY, CONTROL, KINDS
+
+    rng = random.Random(seed)
+    id_array = np.array(ids, dtype=np.uint32)
+    codes = np.array([rng.randrange(len(KINDS)) for _ in ids], dtype=np.uint8)
+    got = _native.chat_token_lists(id_array, codes, KINDS)
+    want = (
+        id_array.tolist(),
+        (codes == CONTROL).view(np.int8).tolist(),
+        _KIND_ARRAY[codes].tolist(),
+    )
+    assert got == want
+    assert all(a is b for a, b in zip(got[2], want[2], strict=True))  # shared labels
+
+
+def test_native_token_lists_reject_bad_input(tp: ModuleType) -> None:
+    from tokenpact import _native
+    from tokenpact.chat.conversation import KINDS
+
+    ids = np.array([1, 2, 3], dtype=np.uint32)
+    with pytest.raises(tp.errors.ConfigError, match="3 IDs but 2 kind codes"):
+        _native.chat_token_lists(ids, np.array([0, 1], dtype=np.uint8), KINDS)
+    with pytest.raises(tp.errors.ConfigError, match="kind code 5 has no label"):
+        _native.chat_token_lists(ids, np.array([0, 1, 5], dtype=np.uint8), KINDS)
+    with pytest.raises(TypeError):
+        _native.chat_token_lists(ids.astype(np.int64), np.zeros(3, np.uint8), KINDS)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from typing import Any
 
 from ..errors import TokenpactError
 from ._encode import ChunkEncoder
-from .conversation import Conversation, assemble, mask_list, token_lists
+from .conversation import Conversation, assemble, mask_list, prebuild, token_lists
 from .errors import ChatTemplateError
 from .ownership import RenderedText, is_plain_record, owned_tokens, plain_ranges_and_boundary
 
@@ -188,7 +189,7 @@ def render_many(
     if threads == 1 or len(items) < 2:
         return [render(messages, **{**options, **extra}) for messages, extra in items]
     if stages is not None:
-        return _pipelined(stages, items, threads, options, _collect)
+        return _pipelined(stages, items, threads, options, _ListCollector())
     return _threaded(render, items, threads, options)
 
 
@@ -270,18 +271,40 @@ def wait_chunk(job: Any, size: int, **options: Any) -> list[Any]:
     return [None] * size
 
 
-def _collect(stages: Stages, chunk: list[Any], job: Any, first: int) -> list[Conversation]:
-    """The conversations of a chunk, in order, once its encoding is done."""
-    out = []
-    # Kind codes, not lists: the conversations build their lists on first read.
-    encoded = wait_chunk(job, len(chunk), lists=False)
-    for k, ((messages, opts, rendered), result) in enumerate(zip(chunk, encoded, strict=True)):
-        try:
-            out.append(stages.finish(messages, opts, rendered, result))
-        except Exception as exc:
-            note_record(exc, first + k)
-            raise
-    return out
+class _ListCollector:
+    """``render_batch``'s ``collect``: a chunk's conversations, in order, once its encoding
+    is done.
+
+    The conversations build their per-token lists on first read. When this thread comes to
+    collect a chunk whose encoding is still running, it builds the lists (``input_ids``
+    and the rest of its group, ``assistant_mask``) of the conversations it collected
+    before, until the job is done: otherwise it would help encode, work the native threads
+    do anyway, and the caller would build every list after the batch returns, on one
+    thread. When this thread is the bottleneck (the job is done by the time it comes),
+    nothing is built early and the lists stay lazy.
+    """
+
+    def __init__(self) -> None:
+        self._unbuilt: deque[Conversation] = deque()
+
+    def __call__(
+        self, stages: Stages, chunk: list[Any], job: Any, first: int
+    ) -> list[Conversation]:
+        unbuilt = self._unbuilt
+        if job is not None:
+            while unbuilt and not job.done():
+                prebuild(unbuilt.popleft())
+        out = []
+        # Kind codes, not lists: the conversations build their lists on first read.
+        encoded = wait_chunk(job, len(chunk), lists=False)
+        for k, ((messages, opts, rendered), result) in enumerate(zip(chunk, encoded, strict=True)):
+            try:
+                out.append(stages.finish(messages, opts, rendered, result))
+            except Exception as exc:
+                note_record(exc, first + k)
+                raise
+        unbuilt.extend(out)
+        return out
 
 
 def _threaded(
