@@ -46,7 +46,7 @@ from .hf_config import SPECIAL_TOKEN_NAMES, read_template, token_string
 from .hf_inputs import Tracker, plain_data, wrap_documents, wrap_messages, wrap_tools
 from .jinja_env import compile_template, has_generation_blocks
 from .limits import DEFAULT_LIMITS, TemplateLimits
-from .messages import as_messages, validate_messages
+from .messages import as_messages, validate_messages, validate_plain
 from .ownership import (
     RenderedText,
     Tokens,
@@ -317,7 +317,7 @@ class ChatTemplate:
         self, messages: Sequence[Any], options: dict[str, Any], mode: str, validate: bool
     ) -> RenderedText:
         """``render`` up to the rendered text: validation and the template run."""
-        if validate:
+        if validate and not validate_plain(messages, mode):
             validate_messages(as_messages(messages), mode=mode)
         return self._render(messages, options, defang=False)
 
