@@ -3,7 +3,7 @@
 use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyList, PyString};
 use rustc_hash::FxHashSet;
 
 use super::engine::PyEngine;
@@ -382,7 +382,21 @@ impl StreamingCore {
         Ok(self.out.len())
     }
 
-    fn bytes_arg<'py>(data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    /// `data` as bytes (anything `bytes()` accepts), except text: a `str` is a typed
+    /// error naming `method` and the text method `instead` (not `bytes()`'s TypeError).
+    fn bytes_arg<'py>(
+        data: &Bound<'py, PyAny>,
+        method: &str,
+        instead: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        if data.is_instance_of::<PyString>() {
+            return Err(to_py(
+                data.py(),
+                CoreError::InvalidInput(format!(
+                    "{method}() takes bytes (raw UTF-8), not str; use {instead}() for text"
+                )),
+            ));
+        }
         match data.cast::<PyBytes>() {
             Ok(b) => Ok(b.clone()),
             Err(_) => data
@@ -435,7 +449,7 @@ impl StreamingCore {
             let data = b.as_bytes();
             return self.run(py, data.len(), |s, out| s.push_bytes(data, out));
         }
-        let data = Self::bytes_arg(data)?;
+        let data = Self::bytes_arg(data, "push_bytes", "push")?;
         let data = data.as_bytes();
         self.run(py, data.len(), |s, out| s.push_bytes(data, out))
     }
@@ -452,7 +466,7 @@ impl StreamingCore {
             return self.run_into(py, out, data.len(), |s, ids| s.push_bytes(data, ids));
         }
         sink(py, out)?;
-        let data = Self::bytes_arg(data)?;
+        let data = Self::bytes_arg(data, "push_bytes_into", "push_into")?;
         let data = data.as_bytes();
         self.run_into(py, out, data.len(), |s, ids| s.push_bytes(data, ids))
     }

@@ -142,6 +142,22 @@ def test_a_sink_that_is_not_a_list_is_a_typed_error_and_changes_nothing(native, 
 
 
 @pytest.mark.parametrize("native", [True, False], ids=["native", "reference"])
+def test_text_given_to_the_byte_pushes_is_a_typed_error(native: bool) -> None:
+    """``push_bytes("text")`` names the str method on both paths (not the binding's bare
+    TypeError) and changes nothing; ``str`` subclasses too."""
+    enc, twin = _twins("llama3.2", native, 0)
+    for data in ("Hello", type("Text", (str,), {})("Hello")):
+        for call, push in (
+            (lambda d: enc.push_bytes(d), "push"),
+            (lambda d: enc.push_bytes_into(d, []), "push_into"),
+        ):
+            with pytest.raises(InvalidInputError, match=f"not str; use {push}\\(\\)"):
+                call(data)
+            assert enc.pending_text == twin.pending_text and enc.committed == twin.committed
+    assert enc.push_bytes(b"Hello") == twin.push_bytes(b"Hello")
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "reference"])
 def test_a_list_subclass_is_a_list(native: bool) -> None:
     class Ids(list):
         def append(self, item):  # pragma: no cover - must not be called

@@ -126,6 +126,9 @@ _MID_CHARACTER = (
     "push() after push_bytes() left an incomplete UTF-8 character; finish the character "
     "with push_bytes()"
 )
+# A str given where raw UTF-8 is expected: a typed error naming the str method, not the
+# binding's bare TypeError.
+_NOT_BYTES = "{}() takes bytes (raw UTF-8), not str; use {}() for text"
 
 
 def _surrogate_message(exc: UnicodeEncodeError) -> str:
@@ -359,6 +362,8 @@ class StreamingEncoder:
         """Add raw UTF-8 split anywhere (a code point may arrive in pieces)."""
         if self._core is not None:
             return self._core.push_bytes(data)
+        if isinstance(data, str):
+            raise InvalidInputError(_NOT_BYTES.format("push_bytes", "push"))
         try:
             text = self._utf8.decode(bytes(data), final=False)
         except UnicodeDecodeError as exc:
@@ -392,6 +397,8 @@ class StreamingEncoder:
         if self._core is not None:
             return self._core.push_bytes_into(data, out)
         _check_sink(out)
+        if isinstance(data, str):  # (the native method checks the sink first too)
+            raise InvalidInputError(_NOT_BYTES.format("push_bytes_into", "push_into"))
         return _append(out, self.push_bytes(data))
 
     def finish_into(self, out: list[int]) -> int:
