@@ -27,12 +27,21 @@ pub fn engine(
     spelled.sort_unstable();
     spelled.dedup();
     let alphabet: Vec<&str> = spelled.iter().map(String::as_str).collect();
-    let id_of = |s: &str| alphabet.binary_search(&s).expect("in the alphabet") as u32;
-    let char_ids: FxHashMap<char, u32> = distinct
-        .iter()
-        .map(|&c| (c, id_of(c.encode_utf8(&mut [0; 4]))))
-        .collect();
-    let eow_id = id_of(eow);
+    // IDs are alphabet positions, read off in one pass (every character and the marker
+    // are in the alphabet by construction, so no lookup can miss).
+    let mut char_ids: FxHashMap<char, u32> = FxHashMap::default();
+    let mut eow_id = 0u32;
+    for (id, symbol) in alphabet.iter().enumerate() {
+        let mut chars = symbol.chars();
+        if let (Some(c), None) = (chars.next(), chars.next()) {
+            if distinct.contains(&c) {
+                char_ids.insert(c, id as u32);
+            }
+        }
+        if *symbol == eow {
+            eow_id = id as u32;
+        }
+    }
     let units = words
         .iter()
         .map(|(w, f)| {

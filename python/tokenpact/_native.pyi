@@ -351,6 +351,9 @@ def block_keys_tokenpact(ids: np.ndarray, block_size: int, namespace: bytes) -> 
 def block_keys_vllm(
     ids: np.ndarray, block_size: int, none_hash: bytes, extra_first: bytes, extra_rest: bytes
 ) -> bytes: ...
+
+DEFAULT_SCAN_STEP: int
+
 def final_pretoken_prefix(text: str, name: str) -> int | None: ...
 
 @final

@@ -514,6 +514,8 @@ impl StreamingCore {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The Python wrapper's default reads this, so the two cannot drift apart.
+    m.add("DEFAULT_SCAN_STEP", DEFAULT_SCAN_STEP)?;
     m.add_class::<StreamingCore>()?;
     m.add_class::<IncrementalDecoderCore>()?;
     m.add_class::<StopScannerCore>()?;

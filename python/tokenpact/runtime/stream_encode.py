@@ -75,8 +75,8 @@ __all__ = ["StreamingEncoder"]
 
 BUILTIN_PATTERNS = frozenset({"gpt2", "gpt4", "cl100k", "o200k", "llama3"})
 SCAN_ALWAYS_BELOW = 4096
-# New bytes between two scans by default (the native side's DEFAULT_SCAN_STEP).
-DEFAULT_SCAN_STEP = 256
+# New bytes between two scans by default: the native core's constant.
+DEFAULT_SCAN_STEP: int = _native.DEFAULT_SCAN_STEP
 
 Rule = Literal["pretokens", "whitespace", "metaspace", "specials", "sentencepiece", "hold"]
 
