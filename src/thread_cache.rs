@@ -27,12 +27,24 @@ pub fn with_model_cache<C: ModelCache + 'static, R>(
     uid: u64,
     f: impl FnOnce(&mut C) -> R,
 ) -> R {
+    with_bounded_cache(caches, uid, MODELS_PER_THREAD, f)
+}
+
+/// [`with_model_cache`] keeping at most `capacity` caches per thread (for small entries
+/// a thread needs more of at once, such as the regex clones of `thread_regex`).
+#[inline]
+pub fn with_bounded_cache<C: ModelCache + 'static, R>(
+    caches: &'static LocalKey<RefCell<Vec<C>>>,
+    uid: u64,
+    capacity: usize,
+    f: impl FnOnce(&mut C) -> R,
+) -> R {
     caches.with(|cell| {
         let mut caches = cell.borrow_mut();
         if caches.first().map(|c| c.model_uid()) != Some(uid) {
             match caches.iter().position(|c| c.model_uid() == uid) {
                 Some(at) => caches[..=at].rotate_right(1),
-                None if caches.len() < MODELS_PER_THREAD => caches.insert(0, C::new_for(uid)),
+                None if caches.len() < capacity => caches.insert(0, C::new_for(uid)),
                 None => {
                     let mut oldest = caches.pop().unwrap_or_else(|| C::new_for(uid));
                     oldest.reset_for(uid);

@@ -8,9 +8,10 @@
 //! threads than on one). Cloning a regex gives it a fresh pool (the compiled program is
 //! shared or copied, the caches are not), so each thread here searches its own clone.
 //!
-//! A thread keeps the clones of its `CLONES_PER_THREAD` most recently used regexes, most
-//! recent first, so memory per thread stays bounded however many tokenizers a process
-//! loads; an evicted clone is rebuilt on next use (a cheap copy, caches start empty).
+//! A thread keeps the clones of its `CLONES_PER_THREAD` most recently used regexes (the
+//! per-thread selection of `thread_cache`, which the memo caches use too), so memory per
+//! thread stays bounded however many tokenizers a process loads; an evicted clone is
+//! rebuilt on next use (a cheap copy, caches start empty).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -18,13 +19,37 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use fancy_regex::Regex;
 
-/// Regexes whose clones one thread keeps at once.
+use crate::thread_cache::{with_bounded_cache, ModelCache};
+
+/// Regexes whose clones one thread keeps at once (a tokenizer may hold several: DeepSeek-V3
+/// has three split patterns).
 pub const CLONES_PER_THREAD: usize = 8;
 
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 
+/// One thread's clone of the regex `uid`, made on first use.
+struct RegexClone {
+    uid: u64,
+    re: Option<Rc<Regex>>,
+}
+
+impl ModelCache for RegexClone {
+    fn new_for(uid: u64) -> RegexClone {
+        RegexClone { uid, re: None }
+    }
+
+    fn reset_for(&mut self, uid: u64) {
+        self.uid = uid;
+        self.re = None;
+    }
+
+    fn model_uid(&self) -> u64 {
+        self.uid
+    }
+}
+
 thread_local! {
-    static CLONES: RefCell<Vec<(u64, Rc<Regex>)>> = const { RefCell::new(Vec::new()) };
+    static CLONES: RefCell<Vec<RegexClone>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A regex shared by threads; `with` hands each thread its own clone.
@@ -44,17 +69,8 @@ impl ThreadRegex {
     /// Runs `f` with this thread's clone of the regex. The thread-local list is not
     /// borrowed while `f` runs, so `f` may search other `ThreadRegex`es.
     pub fn with<R>(&self, f: impl FnOnce(&Regex) -> R) -> R {
-        let clone = CLONES.with(|cell| {
-            let mut clones = cell.borrow_mut();
-            match clones.iter().position(|(uid, _)| *uid == self.uid) {
-                Some(0) => {}
-                Some(at) => clones[..=at].rotate_right(1),
-                None => {
-                    clones.truncate(CLONES_PER_THREAD - 1);
-                    clones.insert(0, (self.uid, Rc::new(self.re.clone())));
-                }
-            }
-            Rc::clone(&clones[0].1)
+        let clone = with_bounded_cache(&CLONES, self.uid, CLONES_PER_THREAD, |entry| {
+            Rc::clone(entry.re.get_or_insert_with(|| Rc::new(self.re.clone())))
         });
         f(&clone)
     }

@@ -157,19 +157,8 @@ impl PyChatEncodeJob {
             let (record, codes) = result
                 .ok_or_else(|| PyRuntimeError::new_err("a chat encode worker stopped"))?
                 .map_err(|e| to_py(py, e))?;
-            // Fresh ints for the IDs, as ndarray.tolist() makes them (the engine's cached
-            // ints measured no faster here); 0/1 and the five labels are shared objects.
             let columns = if lists {
-                PyTuple::new(
-                    py,
-                    [
-                        PyList::new(py, &record.ids)?.into_any(),
-                        PyList::new(py, codes.iter().map(|&c| u32::from(c == CONTROL)))?.into_any(),
-                        PyList::new(py, codes.iter().map(|&c| kinds[c as usize].clone()))?
-                            .into_any(),
-                    ],
-                )?
-                .into_any()
+                trusted_lists(py, &record.ids, &codes, &kinds)?.into_any()
             } else {
                 codes.into_pyarray(py).into_any()
             };
@@ -340,6 +329,18 @@ fn chat_token_lists<'py>(
             )),
         ));
     }
+    trusted_lists(py, ids, codes, &kinds)
+}
+
+/// The three trusted lists from IDs and kind codes (every code below `kinds.len()`).
+/// Fresh ints for the IDs, as ndarray.tolist() makes them (the engine's cached ints
+/// measured no faster here); 0/1 and the five labels are shared objects.
+fn trusted_lists<'py>(
+    py: Python<'py>,
+    ids: &[u32],
+    codes: &[u8],
+    kinds: &[Bound<'py, PyString>],
+) -> PyResult<Bound<'py, PyTuple>> {
     PyTuple::new(
         py,
         [

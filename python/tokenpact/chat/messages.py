@@ -242,11 +242,9 @@ def validate_plain(messages: Any, mode: str) -> bool:
         elif previous == "system" or previous == "assistant":  # an assistant message
             return False
         previous = role
-    if mode == "training":
-        return previous == "assistant"
-    if mode == "generation":
-        return previous == "user"
-    return previous == "assistant"  # prefill (no tool calls here)
+    # generation ends with a user message; training and prefill (no tool calls here)
+    # with an assistant one.
+    return previous == ("user" if mode == "generation" else "assistant")
 
 
 def validate_messages(messages: Sequence[Message], *, mode: str = "training") -> None:
