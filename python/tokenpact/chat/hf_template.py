@@ -145,6 +145,15 @@ class ChatTemplate:
         self._end_of_turn: tuple[int, ...] | None = None
         self._policies: dict[int, StopPolicy] = {}
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled as its sources, tokenizer (see ``tokenpact.core.pickling``), named
+        special tokens, name and limits; the templates are compiled again on unpickling,
+        so the template hash is the same."""
+        rebuild = functools.partial(
+            ChatTemplate, special_tokens=self.special_tokens, name=self.name, limits=self.limits
+        )
+        return rebuild, (dict(self._sources), self.tokenizer)
+
     # ------------------------------------------------------------------ loading
     @classmethod
     def from_hf(

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from .pickling import Reduced, reduce_frozen
+
 
 @dataclass(frozen=True, eq=False)
 class Provenance:
@@ -36,6 +38,10 @@ class Provenance:
         freeze = object.__setattr__
         freeze(self, "source", MappingProxyType(dict(self.source)))
         freeze(self, "files", MappingProxyType(dict(self.files)))
+
+    def __reduce__(self) -> Reduced:
+        """Pickle as the constructor's arguments (the read-only views as dicts)."""
+        return reduce_frozen(self)
 
     def with_training(self, training: Mapping[str, Any] | None) -> Provenance:
         return replace(self, training=training)

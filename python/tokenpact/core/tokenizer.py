@@ -37,6 +37,7 @@ from ..special import KNOWN_ROLES, AddedTokenFlags, SpecialToken
 from . import batch_encoding, peer_names, special_policy, structured_encoding, token_ids
 from .byte_bpe import merges_spec, ranks_spec, records_spec
 from .engine import Capability, Engine, build_engine, capabilities
+from .pickling import Reduced, reduce_tokenizer
 from .provenance import BUILT_IN_MEMORY, Provenance
 from .services import services
 from .spec import TokenizerSpec
@@ -65,6 +66,7 @@ class Tokenizer:
         provenance = BUILT_IN_MEMORY if provenance is None else provenance
         self._spec = spec
         self._provenance = provenance
+        self._given_engine = engine  # pickled as is; a built engine is rebuilt instead
         # Any: the optional methods beyond the Engine protocol are declared capabilities.
         self._core: Any = build_engine(spec, label=provenance.label) if engine is None else engine
         self._capabilities = capabilities(spec)
@@ -82,6 +84,22 @@ class Tokenizer:
         self._special_id_set = frozenset(self._special_ids.values())
         self._added_id_set = frozenset(self._added.values())
         self._matchers: dict[frozenset[str], Any] = {}
+
+    # ------------------------------------------------------------------ pickling
+    def __reduce__(self) -> Reduced:
+        """Pickled as spec, provenance and semantic hash; the engine is rebuilt and the
+        hash checked on unpickling (:mod:`.pickling`)."""
+        return reduce_tokenizer(self)
+
+    def _pickle_kwargs(self) -> dict[str, Any]:
+        """Constructor keywords a subclass needs beyond spec, engine and provenance."""
+        return {}
+
+    def __copy__(self) -> Tokenizer:
+        return self  # immutable: a copy would behave identically
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tokenizer:
+        return self
 
     # Derived tables, computed on first use (they are vocabulary-sized).
     _token_strings = cached_property(peer_names.token_strings)

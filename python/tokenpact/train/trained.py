@@ -165,6 +165,13 @@ class CharBpeTokenizer(Tokenizer):
         self._char_merges = tuple((a, b) for a, b in merges)
         self._end_of_word = end_of_word
 
+    def _pickle_kwargs(self) -> dict[str, Any]:
+        return {
+            "pieces": self._char_pieces,
+            "merges": self._char_merges,
+            "end_of_word": self._end_of_word,
+        }
+
     @property
     def char_pieces(self) -> list[str]:
         """The piece of every model ID, spelled as trained (``w</w>``)."""
