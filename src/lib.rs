@@ -11,6 +11,7 @@ pub mod data;
 pub mod decoder;
 pub mod engine;
 pub mod error;
+pub mod fork_guard;
 pub mod hf_unigram;
 pub mod id_space;
 pub mod model;

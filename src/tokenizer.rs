@@ -114,7 +114,11 @@ impl CoreTokenizer {
     fn encode_segment(&self, text: &str, first: bool, out: &mut Vec<u32>) -> CoreResult<()> {
         let normalized = self.normalized(text, first)?;
         let text = normalized.as_ref().map_or(text, |n| n.text.as_str());
-        if text.len() >= PARALLEL_MIN_BYTES && rayon::current_num_threads() > 1 {
+        // In a forked child, off any pool, the global pool has no threads: serial.
+        if text.len() >= PARALLEL_MIN_BYTES
+            && rayon::current_num_threads() > 1
+            && crate::fork_guard::parallel_ok()
+        {
             return self.encode_normalized_parallel(text, out);
         }
         self.encode_normalized(text, out)

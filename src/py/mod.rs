@@ -47,15 +47,34 @@ pub(crate) fn max_threads() -> usize {
     rayon::current_num_threads().max(1)
 }
 
+/// The pools of this process by size. A forked child inherits the parent's entries but
+/// not their threads (`crate::fork_guard`), so they are forgotten there, never dropped:
+/// dropping a pool signals threads that do not exist, through locks they may have held.
+struct Pools {
+    owner: u32,
+    pools: Vec<(usize, Arc<rayon::ThreadPool>)>,
+}
+
 fn pool(n: usize) -> PyResult<Arc<rayon::ThreadPool>> {
     let n = n.min(max_threads());
-    type Pools = Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>;
-    static POOLS: OnceLock<Pools> = OnceLock::new();
-    let mut pools = POOLS
-        .get_or_init(|| Mutex::new(Vec::new()))
+    static POOLS: OnceLock<Mutex<Pools>> = OnceLock::new();
+    let mut registry = POOLS
+        .get_or_init(|| {
+            Mutex::new(Pools {
+                owner: std::process::id(),
+                pools: Vec::new(),
+            })
+        })
         .lock()
         .map_err(|_| PyRuntimeError::new_err("thread pool registry poisoned"))?;
-    if let Some((_, p)) = pools.iter().find(|(k, _)| *k == n) {
+    let pid = std::process::id();
+    if registry.owner != pid {
+        for inherited in registry.pools.drain(..) {
+            std::mem::forget(inherited);
+        }
+        registry.owner = pid;
+    }
+    if let Some((_, p)) = registry.pools.iter().find(|(k, _)| *k == n) {
         return Ok(p.clone());
     }
     let p = Arc::new(
@@ -64,28 +83,32 @@ fn pool(n: usize) -> PyResult<Arc<rayon::ThreadPool>> {
             .build()
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
     );
-    pools.push((n, p.clone()));
+    registry.pools.push((n, p.clone()));
     Ok(p)
 }
 
-/// Runs `f` in a rayon pool of `threads` workers (the global pool when None or 0).
+/// Runs `f` in a rayon pool of `threads` workers (the global pool when None or 0; a
+/// pool of this process in a forked child, where the global one has no threads).
 pub(crate) fn in_pool<R: Send>(
     threads: Option<usize>,
     f: impl FnOnce() -> R + Send,
 ) -> PyResult<R> {
     match threads {
-        None | Some(0) => Ok(f()),
+        None | Some(0) if !crate::fork_guard::global_pool_unusable() => Ok(f()),
+        None | Some(0) => Ok(pool(max_threads())?.install(f)),
         Some(n) => Ok(pool(n)?.install(f)),
     }
 }
 
-/// Queues `job` on the pool of `threads` workers (the global pool when None or 0).
+/// Queues `job` on the pool of `threads` workers (the global pool when None or 0, as
+/// in `in_pool`).
 pub(crate) fn spawn_in_pool(
     threads: Option<usize>,
     job: impl FnOnce() + Send + 'static,
 ) -> PyResult<()> {
     match threads {
-        None | Some(0) => rayon::spawn(job),
+        None | Some(0) if !crate::fork_guard::global_pool_unusable() => rayon::spawn(job),
+        None | Some(0) => pool(max_threads())?.spawn(job),
         Some(n) => pool(n)?.spawn(job),
     }
     Ok(())
@@ -136,6 +159,7 @@ fn id_space_limit(entries: usize) -> usize {
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    crate::fork_guard::claim_global_pool();
     bpe::register(m)?;
     bpe_train::register(m)?;
     chat_encode::register(m)?;

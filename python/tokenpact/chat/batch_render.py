@@ -336,6 +336,19 @@ _MAX_POOLS = 4
 _POOLS_LOCK = threading.Lock()
 
 
+def _forget_pools_after_fork() -> None:
+    """A forked child has none of the pools' threads, and an executor whose dead workers
+    still count would queue work that never runs: the child starts its own pools (and
+    a fresh lock, in case a parent thread held it at the fork)."""
+    global _POOLS_LOCK
+    _POOLS.clear()
+    _POOLS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_forget_pools_after_fork)
+
+
 def _submit(threads: int, run: Callable[[int], Any], starts: range) -> list[Future[Any]]:
     """``run(start)`` for each start on a long-lived pool of ``threads`` workers.
 
