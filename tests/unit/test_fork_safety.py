@@ -74,7 +74,9 @@ def test_long_text_and_flat_batches_in_the_child(tok: Any) -> None:
     long_text = " ".join(TEXTS) * 250  # over 1 MB: pre-tokenized whole, pieces in parallel
     assert len(long_text.encode()) >= 1 << 20
     want = (tok.encode(long_text), tok.encode_batch_flat(TEXTS)[0].tolist())
-    got = _in_forked_child(lambda: (tok.encode(long_text), tok.encode_batch_flat(TEXTS)[0].tolist()))
+    got = _in_forked_child(
+        lambda: (tok.encode(long_text), tok.encode_batch_flat(TEXTS)[0].tolist())
+    )
     assert got == want
 
 

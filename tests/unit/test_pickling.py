@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import multiprocessing
+import os
 import pickle
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -228,3 +229,39 @@ def test_datasets_map_with_worker_processes(tmp_path: Path) -> None:
     assert mapped["ids"] == [tok.encode(t) for t in texts]
     again = data.map(encode, batched=True, batch_size=8, num_proc=2)
     assert again._fingerprint == mapped._fingerprint  # a stable hash: the cache works
+
+
+_DIGESTS = """
+import hashlib, pickle, sys
+sys.path.insert(0, sys.argv[1])
+import test_pickling as t
+for kind in ("trained-bpe", "trained-unigram", "hf-llama-3"):
+    print(kind, hashlib.sha256(pickle.dumps(t.BUILDERS[kind]())).hexdigest())
+"""
+
+
+def test_pickles_are_byte_identical_across_processes() -> None:
+    """``datasets`` caches a map by the function's pickled bytes: a tokenizer that pickles
+    differently in every process (a set in string-hash order, a timestamp) would miss
+    the cache on every run. Two processes with different hash seeds agree."""
+    import subprocess
+    import sys
+
+    here = str(Path(__file__).parent)
+    tests = str(Path(__file__).parent.parent)
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [tests, env.get("PYTHONPATH")]))
+        run = subprocess.run(
+            [sys.executable, "-c", _DIGESTS, here],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+            check=False,
+        )
+        assert run.returncode == 0, run.stderr
+        outputs.append(run.stdout)
+    assert outputs[0] == outputs[1]
+    assert len(outputs[0].splitlines()) == 3
