@@ -56,6 +56,14 @@ def _llama3_hf() -> Any:
     return tp.Tokenizer.load(peer_data.llama3_hf_json())
 
 
+def _deepseek_v3_hf() -> Any:
+    return tp.Tokenizer.load(peer_data.deepseek_v3_files()[0])
+
+
+def _bert_hf() -> Any:
+    return tp.Tokenizer.load(peer_data.minilm_tokenizer_json())
+
+
 def _cl100k() -> Any:
     return tp.Tokenizer.from_tiktoken(peer_data.cl100k_tiktoken(), pattern="cl100k")
 
@@ -79,6 +87,8 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "trained-char-bpe": _char_bpe,
     "trained-wordpiece": _wordpiece,
     "hf-llama-3": _llama3_hf,
+    "hf-deepseek-v3": _deepseek_v3_hf,
+    "hf-bert-wordpiece": _bert_hf,
     "tiktoken-cl100k": _cl100k,
     "sentencepiece-mistral": _sentencepiece,
     "tekken": _tekken,
@@ -159,15 +169,25 @@ def test_a_pickle_whose_behaviour_changed_is_refused() -> None:
     """Another tokenpact version on the receiving side (simulated: a sender's hash that
     this side cannot reproduce) is a typed error, not a worker encoding other IDs."""
     tok = _bpe()
-    rebuild, args = tok.__reduce__()
-    forged = (*args[:-1], "sha256:" + "0" * 64)
+    rebuild, (cls, state, expected) = tok.__reduce__()
+    assert rebuild(cls, state, expected).encode(PROBES[0]) == tok.encode(PROBES[0])
     with pytest.raises(ContractError, match="semantic hash"):
-        rebuild(*forged)
+        rebuild(cls, state, "sha256:" + "0" * 64)
     # A spec changed in transit (one merge dropped) is caught the same way.
-    spec = args[1]
+    spec, engine, provenance, kwargs = pickle.loads(state)
     dropped = spec.replace(model=type(spec.model)(spec.model.merges[:-1]))
+    altered = pickle.dumps((dropped, engine, provenance, kwargs))
     with pytest.raises(ContractError, match="differs from the sender"):
-        pickling.rebuild_tokenizer(args[0], dropped, None, args[3], {}, tok.semantic_hash)
+        pickling.rebuild_tokenizer(cls, altered, expected)
+
+
+def test_pickling_again_reuses_the_state() -> None:
+    """The state is pickled once per tokenizer: datasets pickles the map function (the
+    tokenizer with it) on every map call to fingerprint it."""
+    tok = _llama3_hf()
+    first = pickle.dumps(tok)
+    assert pickle.dumps(tok) == first
+    assert tok.__reduce__()[1][1] is tok.__reduce__()[1][1]
 
 
 def test_copies_are_the_same_immutable_tokenizer() -> None:
