@@ -35,21 +35,23 @@ def reduce_frozen(obj: Any) -> Reduced:
     return type(obj), tuple(dict(v) if isinstance(v, MappingProxyType) else v for v in values)
 
 
-def reduce_tokenizer(tok: Any) -> Reduced:
-    """``tok.__reduce__()``: :func:`rebuild_tokenizer` and its arguments.
+def pickled_state(tok: Any) -> bytes:
+    """What builds ``tok`` (spec, its caller's engine or None, provenance, the extra
+    constructor keywords of its class) as one bytes object; the Tokenizer keeps it
+    (a cached property), so it is pickled once per tokenizer.
 
-    The spec and provenance travel as one bytes object, pickled once per tokenizer by
-    the C pickler and kept: ``datasets`` pickles a map's function with dill, a
-    pure-Python pickler, to fingerprint it on every ``map`` call and again to send it to
-    each worker. Walking Llama 3's spec that way took 3.5 s per pickling; now the first
-    pickling takes 0.16 s and each later one 3 ms.
+    One bytes object, pickled by the C pickler: ``datasets`` pickles a map's function
+    with dill, a pure-Python pickler, to fingerprint it on every ``map`` call and again
+    to send it to each worker. Walking Llama 3's spec that way took 3.5 s per pickling;
+    now the first pickling takes 0.16 s and each later one 3 ms.
     """
-    state = tok.__dict__.get("_pickled_state")
-    if state is None:
-        parts = (tok._spec, tok._given_engine, tok._provenance, tok._pickle_kwargs())
-        state = pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)
-        tok.__dict__["_pickled_state"] = state
-    return rebuild_tokenizer, (type(tok), state, tok.semantic_hash)
+    parts = (tok._spec, tok._given_engine, tok._provenance, tok._pickle_kwargs())
+    return pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def reduce_tokenizer(tok: Any) -> Reduced:
+    """``tok.__reduce__()``: :func:`rebuild_tokenizer` and its arguments."""
+    return rebuild_tokenizer, (type(tok), tok._pickled_state, tok.semantic_hash)
 
 
 def rebuild_tokenizer(cls: type[Any], state: bytes, expected_hash: str) -> Any:

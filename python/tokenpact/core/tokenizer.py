@@ -37,7 +37,7 @@ from ..special import KNOWN_ROLES, AddedTokenFlags, SpecialToken
 from . import batch_encoding, peer_names, special_policy, structured_encoding, token_ids
 from .byte_bpe import merges_spec, ranks_spec, records_spec
 from .engine import Capability, Engine, build_engine, capabilities
-from .pickling import Reduced, reduce_tokenizer
+from .pickling import Reduced, pickled_state, reduce_tokenizer
 from .provenance import BUILT_IN_MEMORY, Provenance
 from .services import services
 from .spec import TokenizerSpec
@@ -100,6 +100,9 @@ class Tokenizer:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Tokenizer:
         return self
+
+    # What a pickle of this tokenizer carries, built on first pickling and kept.
+    _pickled_state = cached_property(pickled_state)
 
     # Derived tables, computed on first use (they are vocabulary-sized).
     _token_strings = cached_property(peer_names.token_strings)
