@@ -57,17 +57,17 @@ struct Pools {
 
 fn pool(n: usize) -> PyResult<Arc<rayon::ThreadPool>> {
     let n = n.min(max_threads());
+    let pid = std::process::id();
     static POOLS: OnceLock<Mutex<Pools>> = OnceLock::new();
     let mut registry = POOLS
         .get_or_init(|| {
             Mutex::new(Pools {
-                owner: std::process::id(),
+                owner: pid,
                 pools: Vec::new(),
             })
         })
         .lock()
         .map_err(|_| PyRuntimeError::new_err("thread pool registry poisoned"))?;
-    let pid = std::process::id();
     if registry.owner != pid {
         for inherited in registry.pools.drain(..) {
             std::mem::forget(inherited);
@@ -87,29 +87,38 @@ fn pool(n: usize) -> PyResult<Arc<rayon::ThreadPool>> {
     Ok(p)
 }
 
-/// Runs `f` in a rayon pool of `threads` workers (the global pool when None or 0; a
-/// pool of this process in a forked child, where the global one has no threads).
+/// The pool that runs work asked for on `threads` workers: None for rayon's global pool
+/// (`threads` None or 0), except in a forked child, where the global pool has no threads
+/// and a pool of this process stands in for it.
+fn pool_for(threads: Option<usize>) -> PyResult<Option<Arc<rayon::ThreadPool>>> {
+    match threads {
+        Some(n) if n > 0 => pool(n).map(Some),
+        _ if crate::fork_guard::global_pool_unusable() => pool(max_threads()).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// Runs `f` in a rayon pool of `threads` workers (the global pool when None or 0; see
+/// `pool_for`).
 pub(crate) fn in_pool<R: Send>(
     threads: Option<usize>,
     f: impl FnOnce() -> R + Send,
 ) -> PyResult<R> {
-    match threads {
-        None | Some(0) if !crate::fork_guard::global_pool_unusable() => Ok(f()),
-        None | Some(0) => Ok(pool(max_threads())?.install(f)),
-        Some(n) => Ok(pool(n)?.install(f)),
-    }
+    Ok(match pool_for(threads)? {
+        Some(p) => p.install(f),
+        None => f(),
+    })
 }
 
-/// Queues `job` on the pool of `threads` workers (the global pool when None or 0, as
-/// in `in_pool`).
+/// Queues `job` on the pool of `threads` workers (the global pool when None or 0; see
+/// `pool_for`).
 pub(crate) fn spawn_in_pool(
     threads: Option<usize>,
     job: impl FnOnce() + Send + 'static,
 ) -> PyResult<()> {
-    match threads {
-        None | Some(0) if !crate::fork_guard::global_pool_unusable() => rayon::spawn(job),
-        None | Some(0) => pool(max_threads())?.spawn(job),
-        Some(n) => pool(n)?.spawn(job),
+    match pool_for(threads)? {
+        Some(p) => p.spawn(job),
+        None => rayon::spawn(job),
     }
     Ok(())
 }
