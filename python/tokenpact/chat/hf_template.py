@@ -41,6 +41,7 @@ from .batch_render import (
 )
 from .columns import ColumnsBuilder, RenderedColumns, add_record
 from .conversation import CONTROL, Conversation, assemble
+from .end_of_turn import end_of_turn_ids
 from .errors import ChatTemplateError, UntrackedContentError
 from .hf_config import SPECIAL_TOKEN_NAMES, read_template, token_string
 from .hf_inputs import Tracker, plain_data, wrap_documents, wrap_messages, wrap_tools
@@ -574,31 +575,9 @@ class ChatTemplate:
         return policy
 
     def _stop_ids(self) -> tuple[int, ...]:
-        """EOS plus the control token that closes an assistant turn (found by a probe)."""
+        """EOS plus the control token that closes an assistant turn (probed once)."""
         if self._end_of_turn is None:
-            found: list[int] = []
-            eos = self.special_tokens.get("eos_token")
-            for spelling in (eos,):
-                if spelling is not None:
-                    i = self.tokenizer.special_tokens.get(spelling)
-                    if i is not None:
-                        found.append(int(i))
-            try:
-                probe = self.render_text(
-                    [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
-                )
-                tokens = self._tokenize(probe)
-                answer = [
-                    t
-                    for t, o in enumerate(tokens.owner.tolist())
-                    if o >= 0 and probe.owners[o].message_index == 1
-                ]
-                after = answer[-1] + 1 if answer else len(tokens.ids)
-                if after < len(tokens.ids) and tokens.kinds[after] == CONTROL:
-                    found.append(int(tokens.ids[after]))
-            except Exception:  # noqa: BLE001 - best effort: a template may reject the probe
-                pass  # then only EOS stops generation
-            self._end_of_turn = tuple(dict.fromkeys(found))
+            self._end_of_turn = end_of_turn_ids(self)
         return self._end_of_turn
 
     def __repr__(self) -> str:
