@@ -6,6 +6,7 @@
 pub mod bpe;
 pub mod char_bpe;
 pub mod chat_encode;
+pub mod chat_template;
 pub mod corpus;
 pub mod data;
 pub mod decoder;

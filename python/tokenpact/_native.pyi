@@ -19,6 +19,20 @@ def pretokenize(
 ) -> list[tuple[int, int]]: ...
 
 @final
+class NativeChatTemplate:
+    """A chat template compiled for the native engine (src/chat_template, binding
+    src/py/chat_template.rs). The constructor raises ValueError when the engine does not
+    run the template; ``render`` returns ``(text, spans)`` (code points, sorted) or the
+    reason (a str) it declined, and then the Python engine renders."""
+
+    def __new__(
+        cls, source: str, span_type: type, env_globals: dict[str, Any]
+    ) -> NativeChatTemplate: ...
+    def render(
+        self, context: dict[str, Any], max_iterations: int, max_chars: int
+    ) -> tuple[str, list[tuple[int, int, int]]] | str: ...
+
+@final
 class SpecialMatcher:
     def __new__(
         cls,

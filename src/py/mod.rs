@@ -12,6 +12,7 @@ use crate::error::CoreError;
 mod bpe;
 mod bpe_train;
 mod chat_encode;
+mod chat_template;
 mod data;
 mod data_blocks;
 mod dropout;
@@ -172,6 +173,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bpe::register(m)?;
     bpe_train::register(m)?;
     chat_encode::register(m)?;
+    chat_template::register(m)?;
     data::register(m)?;
     data_blocks::register(m)?;
     dropout::register(m)?;

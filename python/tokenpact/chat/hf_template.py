@@ -60,7 +60,7 @@ from .ownership import (
 )
 from .process_render import columns_in_processes, conversations_in_processes
 from .stop import StopPolicy
-from .template_pass import cut_at_tag, run_template, tag_final_message
+from .template_pass import cut_at_tag, native_template, render_pass, tag_final_message
 
 # render()'s own options; any other keyword is a template variable.
 _RENDER_OPTIONS = frozenset(
@@ -117,6 +117,10 @@ class ChatTemplate:
         self._compiled: dict[str, tuple[jinja2.Template, dict[str, Any]]] = {}
         for key, src in sources.items():
             self._compiled[key] = (compile_template(src), {})
+        # The native engine's compiled templates (None where it does not run one).
+        self._native = {
+            key: native_template(src, self._compiled[key][0]) for key, src in sources.items()
+        }
         if not isinstance(limits, TemplateLimits):
             raise ChatTemplateError("limits must be a tokenpact.chat.TemplateLimits")
         self.limits = limits
@@ -280,7 +284,7 @@ class ChatTemplate:
             if continue_final_message
             else None
         )
-        text, spans, generation = run_template(template, context, self.limits)
+        text, spans, generation = render_pass(self._native[key], template, context, self.limits)
         spans.sort()
         if final is not None:
             text, spans, generation = cut_at_tag(text, spans, generation, final)

@@ -5,16 +5,25 @@ size, recursion); the pieces it yields that are :class:`~tokenpact.chat.spans.Sp
 carry the content spans (and ``{% generation %}`` spans), which are shifted to their
 place in the joined output. Any failure becomes a typed error.
 
+:func:`render_pass` runs the native engine first when the template compiled for it
+(:func:`native_template`): a Rust evaluator over minijinja's parse with Jinja's CPython
+semantics and the same span tracking, which renders exactly what the run below renders
+or declines (a construct, value or error it does not model, every error a template
+raises included); a declined render runs here. ``TOKENPACT_NATIVE_TEMPLATES=0`` turns it
+off.
+
 transformers' ``continue_final_message`` is also here: it tags the final message's text
 before the run and cuts the output after that text once the run is over.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import jinja2
 
+from .. import _native
 from ..errors import TokenpactError
 from .errors import ChatTemplateError
 from .jinja_env import GENERATION_OWNER, render_context
@@ -27,6 +36,33 @@ _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 Spans = list[tuple[int, int, int]]
 GenerationSpans = list[tuple[int, int]]
+
+
+def native_enabled() -> bool:
+    """Whether templates render natively (``TOKENPACT_NATIVE_TEMPLATES`` is not ``0``)."""
+    return os.environ.get("TOKENPACT_NATIVE_TEMPLATES", "1") != "0"
+
+
+def native_template(source: str, template: jinja2.Template) -> Any:
+    """The native engine's compiled ``source``, or None when it does not run this template
+    (a construct it does not model, ``{% generation %}`` blocks) or is turned off."""
+    if not native_enabled():
+        return None
+    try:
+        return _native.NativeChatTemplate(source, SpanStr, template.environment.globals)
+    except ValueError:
+        return None
+
+
+def render_pass(
+    native: Any, template: jinja2.Template, context: dict[str, Any], limits: TemplateLimits
+) -> tuple[str, Spans, GenerationSpans]:
+    """:func:`run_template`'s result, from the native engine when it renders."""
+    if native is not None:
+        out = native.render(context, limits.max_loop_iterations, limits.max_output_chars)
+        if type(out) is tuple:
+            return out[0], out[1], []
+    return run_template(template, context, limits)
 
 
 def run_template(

@@ -1,0 +1,435 @@
+//! The template tree this engine runs: minijinja's parse, lowered into owned nodes.
+//!
+//! Lowering refuses (at compile time) every construct this engine does not model:
+//! template inheritance and includes, blocks, filter/call/with/autoescape blocks,
+//! `{% do %}` (Jinja without the `do` extension rejects it), recursive loops, macros
+//! defined inside another block, and splatted arguments. String literals are re-read from the source with Python's escape
+//! rules, which Jinja's lexer applies.
+
+use std::sync::Arc;
+
+use minijinja::machinery::ast as mj;
+
+use super::value::{decline, Res, Value};
+
+#[derive(Debug)]
+pub enum Stmt {
+    Raw(String),
+    Emit(Expr),
+    For(Box<ForLoop>),
+    If(Box<Expr>, Vec<Stmt>, Vec<Stmt>),
+    Set(Target, Expr),
+    SetBlock(Target, Option<Expr>, Vec<Stmt>),
+    Macro(Arc<MacroDef>),
+    Break,
+    Continue,
+}
+
+#[derive(Debug)]
+pub struct ForLoop {
+    pub target: Target,
+    pub iter: Expr,
+    pub filter: Option<Expr>,
+    pub body: Vec<Stmt>,
+    pub else_body: Vec<Stmt>,
+}
+
+#[derive(Debug)]
+pub struct MacroDef {
+    pub name: String,
+    pub params: Vec<String>,
+    /// Defaults of the last `defaults.len()` parameters.
+    pub defaults: Vec<Expr>,
+    pub body: Vec<Stmt>,
+}
+
+#[derive(Debug)]
+pub enum Target {
+    Name(String),
+    /// `{% set ns.attr = ... %}`
+    Attr(String, String),
+    Tuple(Vec<String>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    FloorDiv,
+    Rem,
+    Pow,
+    Concat,
+    And,
+    Or,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Lte,
+    Gt,
+    Gte,
+    In,
+    NotIn,
+}
+
+#[derive(Debug)]
+pub enum Arg {
+    Pos(Expr),
+    Kw(String, Expr),
+}
+
+#[derive(Debug)]
+pub enum Expr {
+    Var(String),
+    Const(Value),
+    Slice(Box<[Option<Expr>; 4]>),
+    Not(Box<Expr>),
+    Neg(Box<Expr>),
+    Bin(BinOp, Box<Expr>, Box<Expr>),
+    Compare(Box<Expr>, Vec<(CmpOp, Expr)>),
+    IfExpr(Box<Expr>, Box<Expr>, Option<Box<Expr>>),
+    Filter(String, Box<Expr>, Vec<Arg>),
+    Test(String, Box<Expr>, Vec<Arg>),
+    Attr(Box<Expr>, String),
+    Item(Box<Expr>, Box<Expr>),
+    Call(Box<Expr>, Vec<Arg>),
+    List(Vec<Expr>),
+    Tuple(Vec<Expr>),
+    Map(Vec<(Expr, Expr)>),
+}
+
+/// Parses `source` as Jinja with `trim_blocks` and `lstrip_blocks` (transformers'
+/// environment) and lowers it.
+pub fn compile(source: &str) -> Res<Vec<Stmt>> {
+    let mut builder = minijinja::syntax::SyntaxConfig::builder();
+    builder
+        .trim_blocks(true)
+        .lstrip_blocks(true)
+        .keep_trailing_newline(false);
+    let syntax = builder
+        .build()
+        .map_err(|e| super::value::Decline(e.to_string()))?;
+    let tree = minijinja::machinery::parse(source, "<chat template>", syntax)
+        .map_err(|e| super::value::Decline(format!("parse: {e}")))?;
+    let lower = Lower { source };
+    match &tree {
+        mj::Stmt::Template(t) => lower.stmts(&t.children, 0),
+        _ => decline("not a template"),
+    }
+}
+
+struct Lower<'s> {
+    source: &'s str,
+}
+
+impl Lower<'_> {
+    fn stmts(&self, nodes: &[mj::Stmt<'_>], depth: usize) -> Res<Vec<Stmt>> {
+        nodes.iter().map(|n| self.stmt(n, depth)).collect()
+    }
+
+    fn stmt(&self, node: &mj::Stmt<'_>, depth: usize) -> Res<Stmt> {
+        Ok(match node {
+            mj::Stmt::EmitRaw(r) => Stmt::Raw(r.raw.to_string()),
+            mj::Stmt::EmitExpr(e) => Stmt::Emit(self.expr(&e.expr)?),
+            mj::Stmt::ForLoop(f) => {
+                if f.recursive {
+                    return decline("recursive loop");
+                }
+                Stmt::For(Box::new(ForLoop {
+                    target: self.target(&f.target)?,
+                    iter: self.expr(&f.iter)?,
+                    filter: f.filter_expr.as_ref().map(|e| self.expr(e)).transpose()?,
+                    body: self.stmts(&f.body, depth + 1)?,
+                    else_body: self.stmts(&f.else_body, depth + 1)?,
+                }))
+            }
+            mj::Stmt::IfCond(c) => Stmt::If(
+                Box::new(self.expr(&c.expr)?),
+                self.stmts(&c.true_body, depth)?,
+                self.stmts(&c.false_body, depth)?,
+            ),
+            mj::Stmt::Set(s) => Stmt::Set(self.target(&s.target)?, self.expr(&s.expr)?),
+            mj::Stmt::SetBlock(s) => Stmt::SetBlock(
+                self.target(&s.target)?,
+                s.filter.as_ref().map(|e| self.expr(e)).transpose()?,
+                self.stmts(&s.body, depth + 1)?,
+            ),
+            mj::Stmt::Macro(m) => {
+                if depth > 0 {
+                    return decline("a macro defined inside a block");
+                }
+                let mut params = Vec::new();
+                for arg in &m.args {
+                    match arg {
+                        mj::Expr::Var(v) => params.push(v.id.to_string()),
+                        _ => return decline("a macro parameter that is not a name"),
+                    }
+                }
+                // (`caller`, `varargs` and `kwargs` decline where they are read.)
+                let body = self.stmts(&m.body, depth + 1)?;
+                let defaults = m
+                    .defaults
+                    .iter()
+                    .map(|e| self.expr(e))
+                    .collect::<Res<_>>()?;
+                Stmt::Macro(Arc::new(MacroDef {
+                    name: m.name.to_string(),
+                    params,
+                    defaults,
+                    body,
+                }))
+            }
+            mj::Stmt::Continue(_) => Stmt::Continue,
+            mj::Stmt::Break(_) => Stmt::Break,
+            _ => return decline("a statement this engine does not run"),
+        })
+    }
+
+    fn target(&self, e: &mj::Expr<'_>) -> Res<Target> {
+        Ok(match e {
+            mj::Expr::Var(v) => Target::Name(v.id.to_string()),
+            mj::Expr::GetAttr(a) => match &a.expr {
+                mj::Expr::Var(v) => Target::Attr(v.id.to_string(), a.name.to_string()),
+                _ => return decline("an assignment target"),
+            },
+            mj::Expr::Tuple(_) | mj::Expr::List(_) => {
+                let items = match e {
+                    mj::Expr::Tuple(t) => &t.items,
+                    mj::Expr::List(l) => &l.items,
+                    _ => unreachable!(),
+                };
+                let mut names = Vec::new();
+                for item in items {
+                    match item {
+                        mj::Expr::Var(v) => names.push(v.id.to_string()),
+                        _ => return decline("a nested unpacking target"),
+                    }
+                }
+                Target::Tuple(names)
+            }
+            _ => return decline("an assignment target"),
+        })
+    }
+
+    fn args(&self, args: &[mj::CallArg<'_>]) -> Res<Vec<Arg>> {
+        args.iter()
+            .map(|a| match a {
+                mj::CallArg::Pos(e) => Ok(Arg::Pos(self.expr(e)?)),
+                mj::CallArg::Kwarg(name, e) => Ok(Arg::Kw(name.to_string(), self.expr(e)?)),
+                _ => decline("a splatted argument"),
+            })
+            .collect()
+    }
+
+    fn boxed(&self, e: &mj::Expr<'_>) -> Res<Box<Expr>> {
+        Ok(Box::new(self.expr(e)?))
+    }
+
+    fn opt(&self, e: &Option<mj::Expr<'_>>) -> Res<Option<Expr>> {
+        e.as_ref().map(|e| self.expr(e)).transpose()
+    }
+
+    fn expr(&self, e: &mj::Expr<'_>) -> Res<Expr> {
+        Ok(match e {
+            mj::Expr::Var(v) => Expr::Var(v.id.to_string()),
+            mj::Expr::Const(c) => Expr::Const(self.constant(&c.value, c.span())?),
+            mj::Expr::Slice(s) => Expr::Slice(Box::new([
+                Some(self.expr(&s.expr)?),
+                self.opt(&s.start)?,
+                self.opt(&s.stop)?,
+                self.opt(&s.step)?,
+            ])),
+            mj::Expr::UnaryOp(u) => match u.op {
+                mj::UnaryOpKind::Not => Expr::Not(self.boxed(&u.expr)?),
+                mj::UnaryOpKind::Neg => Expr::Neg(self.boxed(&u.expr)?),
+            },
+            mj::Expr::BinOp(b) => {
+                let (l, r) = (self.boxed(&b.left)?, self.boxed(&b.right)?);
+                let cmp = |op| Expr::Compare(l, vec![(op, *r)]);
+                let bin = |op| Ok(Expr::Bin(op, self.boxed(&b.left)?, self.boxed(&b.right)?));
+                match b.op {
+                    mj::BinOpKind::Eq => cmp(CmpOp::Eq),
+                    mj::BinOpKind::Ne => cmp(CmpOp::Ne),
+                    mj::BinOpKind::Lt => cmp(CmpOp::Lt),
+                    mj::BinOpKind::Lte => cmp(CmpOp::Lte),
+                    mj::BinOpKind::Gt => cmp(CmpOp::Gt),
+                    mj::BinOpKind::Gte => cmp(CmpOp::Gte),
+                    mj::BinOpKind::In => cmp(CmpOp::In),
+                    mj::BinOpKind::ScAnd => bin(BinOp::And)?,
+                    mj::BinOpKind::ScOr => bin(BinOp::Or)?,
+                    mj::BinOpKind::Add => bin(BinOp::Add)?,
+                    mj::BinOpKind::Sub => bin(BinOp::Sub)?,
+                    mj::BinOpKind::Mul => bin(BinOp::Mul)?,
+                    mj::BinOpKind::Div => bin(BinOp::Div)?,
+                    mj::BinOpKind::FloorDiv => bin(BinOp::FloorDiv)?,
+                    mj::BinOpKind::Rem => bin(BinOp::Rem)?,
+                    mj::BinOpKind::Pow => bin(BinOp::Pow)?,
+                    mj::BinOpKind::Concat => bin(BinOp::Concat)?,
+                }
+            }
+            mj::Expr::Compare(c) => {
+                let mut ops = Vec::new();
+                for op in &c.ops {
+                    let kind = match op.op {
+                        mj::CompareOpKind::Eq => CmpOp::Eq,
+                        mj::CompareOpKind::Ne => CmpOp::Ne,
+                        mj::CompareOpKind::Lt => CmpOp::Lt,
+                        mj::CompareOpKind::Lte => CmpOp::Lte,
+                        mj::CompareOpKind::Gt => CmpOp::Gt,
+                        mj::CompareOpKind::Gte => CmpOp::Gte,
+                        mj::CompareOpKind::In => CmpOp::In,
+                        mj::CompareOpKind::NotIn => CmpOp::NotIn,
+                    };
+                    ops.push((kind, self.expr(&op.expr)?));
+                }
+                Expr::Compare(self.boxed(&c.expr)?, ops)
+            }
+            mj::Expr::IfExpr(i) => Expr::IfExpr(
+                self.boxed(&i.test_expr)?,
+                self.boxed(&i.true_expr)?,
+                i.false_expr.as_ref().map(|e| self.boxed(e)).transpose()?,
+            ),
+            mj::Expr::Filter(f) => match &f.expr {
+                Some(inner) => {
+                    Expr::Filter(f.name.to_string(), self.boxed(inner)?, self.args(&f.args)?)
+                }
+                None => return decline("a filter block"),
+            },
+            mj::Expr::Test(t) => Expr::Test(
+                t.name.to_string(),
+                self.boxed(&t.expr)?,
+                self.args(&t.args)?,
+            ),
+            mj::Expr::GetAttr(a) => Expr::Attr(self.boxed(&a.expr)?, a.name.to_string()),
+            mj::Expr::GetItem(g) => {
+                Expr::Item(self.boxed(&g.expr)?, self.boxed(&g.subscript_expr)?)
+            }
+            mj::Expr::Call(c) => Expr::Call(self.boxed(&c.expr)?, self.args(&c.args)?),
+            mj::Expr::List(l) => {
+                Expr::List(l.items.iter().map(|e| self.expr(e)).collect::<Res<_>>()?)
+            }
+            mj::Expr::Tuple(t) => {
+                Expr::Tuple(t.items.iter().map(|e| self.expr(e)).collect::<Res<_>>()?)
+            }
+            mj::Expr::Map(m) => {
+                let mut pairs = Vec::new();
+                for (k, v) in m.keys.iter().zip(m.values.iter()) {
+                    pairs.push((self.expr(k)?, self.expr(v)?));
+                }
+                Expr::Map(pairs)
+            }
+        })
+    }
+
+    /// A literal, read back from its source text: numbers from minijinja's value (after
+    /// checking the text says int or float), strings with Python's escapes.
+    fn constant(&self, value: &minijinja::Value, span: minijinja::machinery::Span) -> Res<Value> {
+        let raw = self
+            .source
+            .get(span.start_offset as usize..span.end_offset as usize)
+            .unwrap_or("");
+        let kind = value.kind();
+        use minijinja::value::ValueKind;
+        Ok(match kind {
+            ValueKind::None => Value::None,
+            ValueKind::Bool => Value::Bool(value.is_true()),
+            ValueKind::Number => {
+                let text = raw.trim();
+                let is_float = text.contains(['.', 'e', 'E']);
+                if is_float {
+                    Value::Float(
+                        f64::try_from(value.clone())
+                            .map_err(|_| super::value::Decline("a float literal".into()))?,
+                    )
+                } else {
+                    match value.as_i64() {
+                        Some(i) => Value::Int(i),
+                        None => return decline("an integer literal beyond 64 bits"),
+                    }
+                }
+            }
+            ValueKind::String => {
+                let text = python_string_literals(raw)?;
+                if Some(text.as_str()) != value.as_str() && !raw.contains('\\') {
+                    return decline("a string literal read differently");
+                }
+                Value::str(text)
+            }
+            _ => return decline("a literal of an unexpected kind"),
+        })
+    }
+}
+
+/// The value of one or more adjacent Python string literals (`'a' "b"`), as Jinja's lexer
+/// reads them (Python's `unicode-escape` rules).
+fn python_string_literals(raw: &str) -> Res<String> {
+    let mut out = String::new();
+    let mut chars = raw.trim().chars().peekable();
+    let mut seen = false;
+    while let Some(quote) = chars.next() {
+        if quote.is_whitespace() {
+            continue;
+        }
+        if quote != '\'' && quote != '"' {
+            return decline("string literal text");
+        }
+        seen = true;
+        loop {
+            let c = chars
+                .next()
+                .ok_or_else(|| super::value::Decline("string end".into()))?;
+            if c == quote {
+                break;
+            }
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            let e = chars
+                .next()
+                .ok_or_else(|| super::value::Decline("string end".into()))?;
+            match e {
+                '\n' => {}
+                '\\' => out.push('\\'),
+                '\'' => out.push('\''),
+                '"' => out.push('"'),
+                'a' => out.push('\u{7}'),
+                'b' => out.push('\u{8}'),
+                'f' => out.push('\u{c}'),
+                'n' => out.push('\n'),
+                'r' => out.push('\r'),
+                't' => out.push('\t'),
+                'v' => out.push('\u{b}'),
+                'x' | 'u' | 'U' => {
+                    let n = match e {
+                        'x' => 2,
+                        'u' => 4,
+                        _ => 8,
+                    };
+                    let hex: String = (0..n).filter_map(|_| chars.next()).collect();
+                    let code = u32::from_str_radix(&hex, 16)
+                        .ok()
+                        .filter(|_| hex.len() == n)
+                        .and_then(char::from_u32)
+                        .ok_or_else(|| super::value::Decline("a bad escape".into()))?;
+                    out.push(code);
+                }
+                '0'..='7' => return decline("an octal escape"),
+                'N' => return decline("a named escape"),
+                other => {
+                    out.push('\\');
+                    out.push(other);
+                }
+            }
+        }
+    }
+    if !seen {
+        return decline("an empty string literal source");
+    }
+    Ok(out)
+}

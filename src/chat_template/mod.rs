@@ -1,0 +1,94 @@
+//! A native engine for Hugging Face chat templates with content-span tracking.
+//!
+//! minijinja parses the template; the evaluator here runs it with the semantics of Jinja
+//! on CPython (what `transformers` runs) and with the Python tracker's spans
+//! (`tokenpact.chat.spans`), so its output text and content spans equal the Python
+//! engine's. It either renders exactly or declines ([`value::Decline`]) and the caller
+//! renders with the Python engine: constructs, values and errors it does not model
+//! (including every error a template raises) decline, so it never changes a result.
+
+pub mod ast;
+mod clock;
+mod eval;
+mod filters;
+mod ops;
+pub mod pyjson;
+mod strings;
+pub mod value;
+
+use std::collections::HashMap;
+
+pub use eval::Limits;
+use value::{Res, Value};
+
+/// The modules the evaluator calls into, under one name.
+mod builtins {
+    pub use super::filters::{call_global, filter, test};
+    pub use super::ops::{binary, get_attr, get_item, iterate, negate, slice};
+    pub use super::strings::call_method;
+}
+
+/// A compiled chat template.
+#[derive(Debug)]
+pub struct NativeTemplate {
+    body: Vec<ast::Stmt>,
+}
+
+/// A render: the text and its content spans `(start, end, owner)` in code points,
+/// sorted, as the Python engine reports them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered {
+    pub text: String,
+    pub spans: Vec<(usize, usize, i32)>,
+}
+
+impl NativeTemplate {
+    /// Compiles `source`, or declines when it uses what this engine does not run.
+    pub fn compile(source: &str) -> Res<NativeTemplate> {
+        Ok(NativeTemplate {
+            body: ast::compile(source)?,
+        })
+    }
+
+    /// Renders with `context` (the template's variables).
+    pub fn render(&self, context: HashMap<String, Value>, limits: Limits) -> Res<Rendered> {
+        let out = eval::Eval::new(context, limits).run(&self.body)?;
+        let mut spans = to_code_points(&out.text, &out.spans);
+        spans.sort_unstable();
+        Ok(Rendered {
+            text: out.text,
+            spans,
+        })
+    }
+}
+
+/// Byte spans as code-point spans.
+fn to_code_points(text: &str, spans: &[value::Span]) -> Vec<(usize, usize, i32)> {
+    if text.is_ascii() {
+        return spans
+            .iter()
+            .map(|&(a, b, o)| (a as usize, b as usize, o))
+            .collect();
+    }
+    let mut bounds: Vec<usize> = spans
+        .iter()
+        .flat_map(|&(a, b, _)| [a as usize, b as usize])
+        .collect();
+    bounds.sort_unstable();
+    bounds.dedup();
+    let mut index = HashMap::with_capacity(bounds.len());
+    let mut next = bounds.iter().peekable();
+    for (chars, (byte, _)) in text.char_indices().chain([(text.len(), ' ')]).enumerate() {
+        while let Some(&&b) = next.peek() {
+            if b > byte {
+                break;
+            }
+            index.insert(b, chars);
+            next.next();
+        }
+    }
+    spans
+        .iter()
+        .map(|&(a, b, o)| (index[&(a as usize)], index[&(b as usize)], o))
+        .collect()
+}

@@ -1,0 +1,350 @@
+//! Methods templates call on strings and dicts, with the spans the Python tracker
+//! (`tokenpact.chat.spans.SpanStr`) gives: strip/split/replace/case mapping keep where
+//! content characters went; methods the tracker does not override (`join`, `find`)
+//! return plain values, as on CPython.
+
+use std::sync::Arc;
+
+use super::value::{decline, dict_get, py_space, Res, SStr, Value};
+
+/// Methods modelled here (any other str method declines).
+pub const METHODS: &[&str] = &[
+    "strip",
+    "lstrip",
+    "rstrip",
+    "split",
+    "rsplit",
+    "startswith",
+    "endswith",
+    "replace",
+    "upper",
+    "lower",
+    "removeprefix",
+    "removesuffix",
+    "find",
+    "join",
+];
+
+fn text_arg<'a>(v: Option<&'a Value>, what: &str) -> Res<Option<&'a str>> {
+    match v {
+        None | Some(Value::None) => Ok(None),
+        Some(Value::Str(s)) => Ok(Some(&s.text)),
+        Some(_) => decline(format!("{what} argument that is not a str")),
+    }
+}
+
+/// Byte range left after stripping `chars` (None: whitespace) from the chosen ends.
+fn strip_range(text: &str, chars: Option<&str>, left: bool, right: bool) -> (usize, usize) {
+    let strip = |c: char| match chars {
+        None => py_space(c),
+        Some(set) => set.contains(c),
+    };
+    let mut lo = 0;
+    if left {
+        lo = text.len() - text.trim_start_matches(strip).len();
+    }
+    let mut hi = text.len();
+    if right {
+        hi = text.trim_end_matches(strip).len().max(lo);
+    }
+    (lo, hi)
+}
+
+pub fn strip(s: &SStr, chars: Option<&str>, left: bool, right: bool) -> SStr {
+    let (lo, hi) = strip_range(&s.text, chars, left, right);
+    s.slice(lo, hi)
+}
+
+/// `s.split(sep, maxsplit)` as byte ranges of the pieces.
+fn split_ranges(text: &str, sep: Option<&str>, maxsplit: i64) -> Res<Vec<(usize, usize)>> {
+    let mut out = Vec::new();
+    match sep {
+        Some("") => return decline("empty separator"),
+        Some(sep) => {
+            let mut pos = 0;
+            while maxsplit < 0 || (out.len() as i64) < maxsplit {
+                match text[pos..].find(sep) {
+                    Some(at) => {
+                        out.push((pos, pos + at));
+                        pos += at + sep.len();
+                    }
+                    None => break,
+                }
+            }
+            out.push((pos, text.len()));
+        }
+        None => {
+            let mut iter = text.char_indices().peekable();
+            loop {
+                while let Some(&(_, c)) = iter.peek() {
+                    if !py_space(c) {
+                        break;
+                    }
+                    iter.next();
+                }
+                let Some(&(start, _)) = iter.peek() else {
+                    break;
+                };
+                if maxsplit >= 0 && out.len() as i64 == maxsplit {
+                    out.push((start, text.len()));
+                    break;
+                }
+                let mut end = text.len();
+                for (i, c) in iter.by_ref() {
+                    if py_space(c) {
+                        end = i;
+                        break;
+                    }
+                }
+                out.push((start, end));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn pieces(s: &SStr, ranges: &[(usize, usize)]) -> Value {
+    Value::List(Arc::new(
+        ranges
+            .iter()
+            .map(|&(a, b)| Value::sstr(s.slice(a, b)))
+            .collect(),
+    ))
+}
+
+/// `s.replace(old, new, count)`: the pieces between matches keep their spans, and so
+/// does `new` (the tracker splits and joins).
+pub fn replace(s: &SStr, old: &str, new: &SStr, count: i64) -> Res<SStr> {
+    if old.is_empty() {
+        // The tracker hands this rare case to str.replace: the result is untracked.
+        let n = if count < 0 {
+            usize::MAX
+        } else {
+            count as usize
+        };
+        let mut text = String::new();
+        let mut inserted = 0;
+        for (k, c) in s.text.chars().enumerate() {
+            if inserted < n && k <= s.text.len() {
+                text.push_str(&new.text);
+                inserted += 1;
+            }
+            text.push(c);
+        }
+        if inserted < n {
+            text.push_str(&new.text);
+        }
+        return Ok(SStr::plain(text));
+    }
+    let ranges = split_ranges(&s.text, Some(old), count)?;
+    // A plain receiver is a plain str in Python: str.replace keeps no spans of `new`.
+    let new = if s.spans.is_empty() {
+        &SStr::plain(new.text.clone())
+    } else {
+        new
+    };
+    let mut out = SStr::default();
+    for (k, &(a, b)) in ranges.iter().enumerate() {
+        if k > 0 {
+            out.push(new);
+        }
+        out.push(&s.slice(a, b));
+    }
+    Ok(out)
+}
+
+/// Case mapping, modelled for ASCII text only (Unicode versions differ).
+fn ascii_case(s: &SStr, upper: bool) -> Res<SStr> {
+    if !s.text.is_ascii() {
+        return decline("case mapping of non-ASCII text");
+    }
+    let text = if upper {
+        s.text.to_ascii_uppercase()
+    } else {
+        s.text.to_ascii_lowercase()
+    };
+    Ok(SStr {
+        text,
+        spans: s.spans.clone(),
+    })
+}
+
+pub fn upper(s: &SStr) -> Res<SStr> {
+    ascii_case(s, true)
+}
+
+pub fn lower(s: &SStr) -> Res<SStr> {
+    ascii_case(s, false)
+}
+
+fn int_arg(v: Option<&Value>, default: i64) -> Res<i64> {
+    match v {
+        None => Ok(default),
+        Some(Value::Int(i)) => Ok(*i),
+        Some(Value::Bool(b)) => Ok(i64::from(*b)),
+        Some(_) => decline("an int argument"),
+    }
+}
+
+fn affix_test(s: &str, arg: Option<&Value>, starts: bool) -> Res<bool> {
+    let test = |p: &str| {
+        if starts {
+            s.starts_with(p)
+        } else {
+            s.ends_with(p)
+        }
+    };
+    match arg {
+        Some(Value::Str(p)) => Ok(test(&p.text)),
+        Some(Value::Tuple(items)) => {
+            for item in items.iter() {
+                match item {
+                    Value::Str(p) if test(&p.text) => return Ok(true),
+                    Value::Str(_) => {}
+                    _ => return decline("a non-str prefix"),
+                }
+            }
+            Ok(false)
+        }
+        _ => decline("startswith/endswith argument"),
+    }
+}
+
+fn str_method(s: &SStr, name: &str, pos: &[Value], kw: &[(String, Value)]) -> Res<Value> {
+    let kwarg = |k: &str| kw.iter().find(|(n, _)| n == k).map(|(_, v)| v);
+    let allowed: &[&str] = if matches!(name, "split" | "rsplit") {
+        &["sep", "maxsplit"]
+    } else {
+        &[]
+    };
+    if kw.iter().any(|(k, _)| !allowed.contains(&k.as_str())) {
+        return decline(format!("keyword arguments to str.{name}"));
+    }
+    let arity = |n: usize| {
+        if pos.len() > n {
+            decline(format!("str.{name} arguments"))
+        } else {
+            Ok(())
+        }
+    };
+    Ok(match name {
+        "strip" | "lstrip" | "rstrip" => {
+            arity(1)?;
+            let chars = text_arg(pos.first(), "strip")?;
+            Value::sstr(strip(s, chars, name != "rstrip", name != "lstrip"))
+        }
+        "split" | "rsplit" => {
+            arity(2)?;
+            let sep = text_arg(pos.first().or(kwarg("sep")), "split")?;
+            let maxsplit = int_arg(pos.get(1).or(kwarg("maxsplit")), -1)?;
+            if name == "rsplit" && maxsplit >= 0 {
+                return decline("rsplit with maxsplit");
+            }
+            pieces(s, &split_ranges(&s.text, sep, maxsplit)?)
+        }
+        "startswith" | "endswith" => {
+            arity(1)?;
+            Value::Bool(affix_test(&s.text, pos.first(), name == "startswith")?)
+        }
+        "replace" => {
+            arity(3)?;
+            let (Some(Value::Str(old)), Some(Value::Str(new))) = (pos.first(), pos.get(1)) else {
+                return decline("replace arguments");
+            };
+            Value::sstr(replace(s, &old.text, new, int_arg(pos.get(2), -1)?)?)
+        }
+        "upper" | "lower" => {
+            arity(0)?;
+            Value::sstr(if name == "upper" {
+                upper(s)?
+            } else {
+                lower(s)?
+            })
+        }
+        "removeprefix" | "removesuffix" => {
+            arity(1)?;
+            let Some(Value::Str(affix)) = pos.first() else {
+                return decline("affix argument");
+            };
+            let a = &affix.text;
+            if name == "removeprefix" && s.text.starts_with(a.as_str()) {
+                Value::sstr(s.slice(a.len(), s.text.len()))
+            } else if name == "removesuffix" && !a.is_empty() && s.text.ends_with(a.as_str()) {
+                Value::sstr(s.slice(0, s.text.len() - a.len()))
+            } else {
+                Value::Str(Arc::new(s.clone()))
+            }
+        }
+        "find" => {
+            arity(1)?;
+            let Some(Value::Str(sub)) = pos.first() else {
+                return decline("find argument");
+            };
+            match s.text.find(sub.text.as_str()) {
+                Some(at) => Value::Int(s.text[..at].chars().count() as i64),
+                None => Value::Int(-1),
+            }
+        }
+        "join" => {
+            arity(1)?;
+            // str.join is not overridden by the tracker: a plain result.
+            let items = super::ops::iterate(pos.first().unwrap_or(&Value::Undefined))?;
+            let mut parts = Vec::with_capacity(items.len());
+            for item in &items {
+                match item.as_text() {
+                    Some(t) => parts.push(t),
+                    None => return decline("join of a non-str item"),
+                }
+            }
+            Value::str(parts.join(&s.text))
+        }
+        _ => return decline(format!("str.{name}")),
+    })
+}
+
+fn dict_method(
+    pairs: &[(Value, Value)],
+    name: &str,
+    pos: &[Value],
+    kw: &[(String, Value)],
+) -> Res<Value> {
+    if !kw.is_empty() {
+        return decline("keyword arguments to a dict method");
+    }
+    Ok(match (name, pos.len()) {
+        ("get", 1 | 2) => {
+            dict_get(pairs, &pos[0])?.unwrap_or_else(|| pos.get(1).cloned().unwrap_or(Value::None))
+        }
+        ("items", 0) => Value::View(Arc::new(
+            pairs
+                .iter()
+                .map(|(k, v)| Value::Tuple(Arc::new(vec![k.clone(), v.clone()])))
+                .collect(),
+        )),
+        ("keys", 0) => Value::View(Arc::new(pairs.iter().map(|(k, _)| k.clone()).collect())),
+        ("values", 0) => Value::View(Arc::new(pairs.iter().map(|(_, v)| v.clone()).collect())),
+        _ => return decline(format!("dict.{name}")),
+    })
+}
+
+/// `obj.name(*pos, **kw)`.
+pub fn call_method(obj: &Value, name: &str, pos: &[Value], kw: &[(String, Value)]) -> Res<Value> {
+    match obj {
+        Value::Str(s) => {
+            if !super::ops::STR_ATTRS.contains(&name) {
+                return decline("a call of an undefined attribute");
+            }
+            str_method(s, name, pos, kw)
+        }
+        Value::Dict(pairs) => {
+            if !matches!(name, "get" | "items" | "keys" | "values") {
+                return decline(format!("dict.{name}"));
+            }
+            dict_method(pairs, name, pos, kw)
+        }
+        other => match super::ops::get_attr(other, name)? {
+            Value::Method(m) => call_method(&m.0, &m.1, pos, kw),
+            _ => decline(format!("a call of {}.{name}", other.type_name())),
+        },
+    }
+}

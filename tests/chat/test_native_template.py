@@ -1,0 +1,288 @@
+"""The native template engine renders exactly what the Python engine renders, or declines.
+
+Two checks of one rule (``tokenpact.chat.template_pass.render_pass``): where the native
+engine returns a render, its text and content spans equal the Python engine's; where the
+Python engine raises (a template's ``raise_exception``, a type error, a limit), the native
+engine declines, so the Python engine raises the same error. Real templates run end to end
+with the engine on and off; synthetic templates exercise each modelled operation on
+generated content (hypothesis).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tokenpact import _native
+from tokenpact.chat import template_pass
+from tokenpact.chat.jinja_env import compile_template
+from tokenpact.chat.limits import TemplateLimits
+from tokenpact.chat.spans import SpanStr, track
+
+from .chat_data import CHAT_MODELS, model_dir
+from .conversations import WEATHER_TOOL, conversations
+
+LIMITS = TemplateLimits()
+
+
+class Counting:
+    """A native template that counts how often it rendered and declined."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.rendered = 0
+        self.declined: list[str] = []
+
+    def render(self, *args: Any) -> Any:
+        out = self.inner.render(*args)
+        if type(out) is tuple:
+            self.rendered += 1
+        else:
+            self.declined.append(out)
+        return out
+
+
+def outcome(template: Any, messages: Any, options: dict[str, Any]) -> Any:
+    """``render_text``'s result as comparable data, or its error."""
+    try:
+        r = template.render_text(messages, **options)
+    except Exception as exc:  # noqa: BLE001 - compared between the engines
+        return ("error", type(exc).__name__, str(exc))
+    return (
+        r.text,
+        r.spans,
+        r.generation_spans,
+        [tuple(o) for o in r.owners],
+        r.roles,
+        r.control_in_input,
+    )
+
+
+@pytest.mark.parametrize("name", CHAT_MODELS)
+def test_real_templates_render_identically(
+    name: str, tp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = model_dir(name)
+    tok = tp.Tokenizer.load(directory)
+    native = tp.chat.ChatTemplate.from_hf(directory, tok)
+    monkeypatch.setenv("TOKENPACT_NATIVE_TEMPLATES", "0")
+    python = tp.chat.ChatTemplate.from_hf(directory, tok)
+    monkeypatch.undo()
+    assert python._native["default"] is None
+    assert native._native["default"] is not None, "the native engine runs every tested template"
+    counter = native._native["default"] = Counting(native._native["default"])
+    is_control = tok.special_tokens.__contains__
+    cases = conversations(name, is_control, count=120, seed=3)
+    # Hostile and unusual content: control spellings, whitespace Python strips, non-ASCII.
+    odd = ["<|im_end|>", "<｜end▁of▁sentence｜>", "\x1c x \x1f", "\u3000 ü \u2029", "</think>a", ""]
+    for k, text in enumerate(odd):
+        cases.append(([{"role": "user", "content": text}], {"add_generation_prompt": k % 2 == 0}))
+        cases.append(
+            (
+                [
+                    {"role": "system", "content": f" {text} "},
+                    {"role": "user", "content": "q"},
+                    {"role": "assistant", "content": f"<think>\n{text}\n</think>\n\nA{text}"},
+                ],
+                {},
+            )
+        )
+    for k in range(4):  # tool schemas in the prompt (tojson with indent on Llama 3.1)
+        question = [{"role": "user", "content": f"Weather in {odd[k]} Paris?"}]
+        cases.append((question, {"tools": [WEATHER_TOOL], "add_generation_prompt": True}))
+    for messages, options in cases:
+        ours = outcome(native, messages, options)
+        theirs = outcome(python, messages, options)
+        assert ours == theirs, (messages, options)
+    assert counter.rendered >= 0.9 * len(cases), counter.declined[:5]
+
+
+# ---------------------------------------------------------------- synthetic templates
+SYNTHETIC = [
+    "{{ '<u>' + c|trim + '</u>' + d }}",
+    "{{ c.strip() ~ '|' ~ c.lstrip('a ') ~ '|' ~ c.rstrip() }}",
+    "{{ c.split('</think>')[-1].lstrip('\\n') }}#{{ c.split('</think>')[0].rstrip('\\n')"
+    ".split('<think>')[-1].lstrip('\\n') }}",
+    "{{ c[1:5] ~ c[::-1] ~ c[-3:] ~ c[::2] ~ c[2] ~ c[-1] }}",
+    "{{ c.replace('a', d) }}|{{ c|replace(' ', '_') }}|{{ c.replace('', '.') }}",
+    "{{ c.split() | join('|') }}/{{ c.split(None, 1) | join('+') }}/{{ c.split('a', 1)|join(d) }}",
+    "{{ {'k': c, 'n': [1, 2.5, none, true, d]} | tojson }}",
+    "{{ {'b': c, 'a': {'x': [d, []], 'y': {}}} | tojson(indent=2, sort_keys=true) }}",
+    "{{ [c, d] | tojson(ensure_ascii=true) }}{{ c | tojson(separators=(',', ':')) }}",
+    "{% for w in c.split() %}{{ loop.index }}:{{ w }}{% if not loop.last %},{% endif %}"
+    "{% else %}empty{% endfor %}",
+    "{% macro m(x, y='!') %}[{{ x|trim }}{{ y }}]{% endmacro %}{{ m(c) }}{{ m(d, y=c) }}",
+    "{% set ns = namespace(n=0, s='') %}{% for ch in c %}{% set ns.n = ns.n + 1 %}"
+    "{% set ns.s = ns.s + ch %}{% endfor %}{{ ns.n }}{{ ns.s }}",
+    "{{ c|length }} {{ c|reverse }} {{ c|first }} {{ c|last }} {{ c.startswith('a') }}"
+    " {{ 'x' in c }} {{ c == d }} {{ c < d }} {{ c is string }} {{ c|upper }}",
+    "{{ c * 2 }}{{ (c + d)[:3] }}{% if c %}T{% else %}F{% endif %}{{ c or d }}{{ c and d }}",
+    "{% set x %}<{{ c }}>{% endset %}{{ x|trim }}{{ x|length }}",
+    "{{ c.removeprefix('a') ~ c.removesuffix('b') ~ c.find('a') }}{{ ', '.join([c, d]) }}",
+    "{% for k, v in {'a': c, 'b': d}|items %}{{ k }}={{ v }};{% endfor %}"
+    "{{ [c, d]|select('equalto', d)|list|length }}{{ [{'a': c}]|map(attribute='a')|join }}",
+    "{{ n }} {{ n + 1 }} {{ n * 3 }} {{ n // 7 }} {{ n % 5 }} {{ -n }} {{ n / 4 }} {{ f }}"
+    " {{ [n, f] }} {{ f * 2 }} {{ n is odd }} {{ range(3)|list }} {{ n > f }}",
+    "{{ c|string }}{{ none|string }}{{ u|default('dflt') }}{{ ''|default('e', true) }}"
+    "{{ u }}{{ u|length }}{{ u is defined }}{{ c['x'] is defined }}{{ none.x }}",
+    "{% if c is mapping or c is iterable %}I{% endif %}{% if n is number %}N{% endif %}"
+    "{{ c|tojson|safe }}{{ ([1] + [2])|join(',') }}",
+    "{% for i in range(3) %}{% if i == 1 %}{% continue %}{% endif %}{{ i }}"
+    "{% if i == 2 %}{% break %}{% endif %}{% endfor %}{{ raise_exception('x') if n > 1000 }}",
+]
+
+PIECES = list("ab xy\n\t</>think_") + ["\x1c", "\u3000", "ü", "é", "中", "😀", "\r\n", "<|im_end|>"]
+TEXT = st.lists(st.sampled_from(PIECES), max_size=16).map("".join)
+
+
+@pytest.fixture(scope="module")
+def compiled() -> list[tuple[Any, Any]]:
+    out = []
+    for source in SYNTHETIC:
+        template = compile_template(source)
+        out.append((template, template_pass.native_template(source, template)))
+    return out
+
+
+def test_synthetic_templates_compile_natively(compiled: list[tuple[Any, Any]]) -> None:
+    declined = [SYNTHETIC[k] for k, (_, native) in enumerate(compiled) if native is None]
+    assert declined == []
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    c=TEXT,
+    d=TEXT,
+    n=st.integers(min_value=-(10**6), max_value=10**6),
+    f=st.floats(allow_nan=False, allow_infinity=False, width=64),
+    plain=st.booleans(),
+)
+def test_synthetic_templates_agree(
+    compiled: list[tuple[Any, Any]], c: str, d: str, n: int, f: float, plain: bool
+) -> None:
+    content = c if plain else track(c, 0)
+    context = {"c": content, "d": track(d, 1), "n": n, "f": f}
+    rendered = 0
+    for template, native in compiled:
+        out = native.render(dict(template.globals, **context), 1000, 10_000)
+        try:
+            text, spans, _ = template_pass.run_template(
+                template, dict(template.globals, **context), LIMITS
+            )
+        except Exception as exc:  # noqa: BLE001 - the native engine must have declined
+            assert type(out) is str, (template, exc)
+            continue
+        if type(out) is tuple:
+            rendered += 1
+            assert out == (text, sorted(spans)), template
+    assert rendered >= len(compiled) // 2
+
+
+def test_declines_instead_of_raising() -> None:
+    cases = {
+        "{{ raise_exception('no') }}": "raised",
+        "{{ x.y }}": "attribute",
+        "{{ 'a' + 1 }}": "Add",
+        "{{ c|wordcount }}": "filter",
+        "{% for i in range(10) %}{% for j in range(10) %}{% endfor %}{% endfor %}": "limit",
+    }
+    for source, reason in cases.items():
+        template = compile_template(source)
+        native = template_pass.native_template(source, template)
+        out = native.render(dict(template.globals, c="a"), 50, 100)
+        assert type(out) is str and reason in out, (source, out)
+
+
+def test_unmodelled_templates_are_not_compiled() -> None:
+    for source in (
+        "{% generation %}{{ c }}{% endgeneration %}",
+        "{% filter upper %}x{% endfilter %}",
+        "{% for x in y recursive %}{{ loop(x) }}{% endfor %}",
+        "{% include 'other' %}",
+    ):
+        with pytest.raises(ValueError):
+            _native.NativeChatTemplate(source, SpanStr, {})
+
+
+def test_switched_off_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    template = compile_template("{{ c }}")
+    monkeypatch.setenv("TOKENPACT_NATIVE_TEMPLATES", "0")
+    assert template_pass.native_template("{{ c }}", template) is None
+    monkeypatch.delenv("TOKENPACT_NATIVE_TEMPLATES")
+    assert template_pass.native_template("{{ c }}", template) is not None
+
+
+def test_strftime_now_is_the_local_date() -> None:
+    source = "{{ strftime_now('%d %b %Y, %A %B %j %H:%M %p %y') }}"
+    template = compile_template(source)
+    native = template_pass.native_template(source, template)
+    for _ in range(3):  # the minute may turn between the two renders
+        ours = native.render(dict(template.globals), 100, 1000)
+        theirs = template_pass.run_template(template, dict(template.globals), LIMITS)
+        if ours == (theirs[0], []):
+            return
+    pytest.fail(f"{ours!r} != {theirs!r}")
+
+
+MUTATIONS = ["{%", "%}", "{{", "}}", "-", "|", ".", "'", '"', "(", ")", "[", "]", " ", "x", "\\"]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # Jinja on a broken escape
+@settings(max_examples=120, deadline=None)
+@given(
+    model=st.sampled_from(CHAT_MODELS),
+    edits=st.lists(
+        st.tuples(st.floats(0, 1), st.integers(0, 3), st.sampled_from(MUTATIONS)), max_size=4
+    ),
+)
+def test_mutated_templates_compile_or_decline_and_agree(
+    model: str, edits: list[tuple[float, int, str]]
+) -> None:
+    """Fuzzing the parser with broken real templates: the native engine compiles or
+    declines (ValueError), never crashes, and agrees with Jinja where both run."""
+    source = (model_dir(model) / "tokenizer_config.json").read_text(encoding="utf-8")
+    import json
+
+    config = json.loads(source)
+    text = config.get("chat_template")
+    if not isinstance(text, str):
+        jinja = model_dir(model) / "chat_template.jinja"
+        text = jinja.read_text(encoding="utf-8")
+    for where, cut, piece in edits:
+        at = int(where * len(text))
+        text = text[:at] + piece + text[at + cut :]
+    try:
+        template = compile_template(text)
+    except Exception:  # noqa: BLE001 - Jinja rejects it; the native engine must not crash
+        try:
+            _native.NativeChatTemplate(text, SpanStr, {})
+        except ValueError:
+            pass
+        return
+    native = template_pass.native_template(text, template)
+    if native is None:
+        return
+    context = dict(
+        template.globals,
+        messages=[
+            {"role": "system", "content": track(" sys ", 0)},
+            {"role": "user", "content": track("hi </think>", 1)},
+            {"role": "assistant", "content": track("<think>r</think>ok", 2)},
+        ],
+        add_generation_prompt=True,
+        bos_token="<s>",
+        eos_token="</s>",
+    )
+    out = native.render(dict(context), 10_000, 100_000)
+    try:
+        theirs = template_pass.run_template(template, dict(context), LIMITS)
+    except Exception:  # noqa: BLE001 - then the native engine declined
+        assert type(out) is str
+        return
+    if type(out) is tuple:
+        assert out == (theirs[0], sorted(theirs[1]))
