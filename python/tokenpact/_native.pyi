@@ -31,6 +31,17 @@ class NativeChatTemplate:
     def render(
         self, context: dict[str, Any], max_iterations: int, max_chars: int
     ) -> tuple[str, list[tuple[int, int, int]]] | str: ...
+    def prepare(
+        self, context: dict[str, Any], max_iterations: int, max_chars: int
+    ) -> NativeRenderInput | str: ...
+
+@final
+class NativeRenderInput:
+    """A render prepared by ``NativeChatTemplate.prepare`` for a chunk job's worker
+    (``ChatChunkEncoder.start(..., renders=...)``); runs once."""
+
+    @property
+    def size(self) -> int: ...
 
 @final
 class SpecialMatcher:
@@ -456,4 +467,5 @@ class ChatChunkEncoder:
         spans: list[list[int]],
         span_kinds: list[list[int]],
         threads: int,
+        renders: list[NativeRenderInput | None] | None = None,
     ) -> ChatEncodeJob: ...

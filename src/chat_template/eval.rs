@@ -283,7 +283,7 @@ impl Eval {
             }
             Expr::Bin(op, l, r) => {
                 let (left, right) = (self.expr(l)?, self.expr(r)?);
-                let out = builtins::binary(*op, &left, &right)?;
+                let out = builtins::binary(*op, left, &right)?;
                 self.check_built(&out)?;
                 Ok(out)
             }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use super::eval::{contains, Eval};
 use super::ops::{get_item, iterate, pick_chars};
 use super::pyjson::{dumps, JsonOptions};
-use super::strings::{lower, replace, strip, upper};
+use super::strings::{lower, replace, strip, strip_shared, upper};
 use super::value::{decline, to_plain_str, to_sstr, Global, Res, SStr, Value};
 
 /// Jinja's `range` limit in the sandbox (`MAX_RANGE`).
@@ -189,7 +189,10 @@ pub fn filter(
                 Some(Value::Str(s)) => Some(s.text.clone()),
                 Some(_) => return decline("trim chars"),
             };
-            Value::sstr(strip(&soft_str(&value)?, chars.as_deref(), true, true))
+            match &value {
+                Value::Str(s) => strip_shared(s, chars.as_deref(), true, true),
+                other => Value::sstr(strip(&soft_str(other)?, chars.as_deref(), true, true)),
+            }
         }
         "length" | "count" => {
             no_args()?;

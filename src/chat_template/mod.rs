@@ -62,7 +62,8 @@ impl NativeTemplate {
     }
 }
 
-/// Byte spans as code-point spans.
+/// Byte spans as code-point spans: span ends in order, each char count taken from the
+/// previous one by counting the UTF-8 lead bytes in between.
 fn to_code_points(text: &str, spans: &[value::Span]) -> Vec<(usize, usize, i32)> {
     if text.is_ascii() {
         return spans
@@ -70,25 +71,25 @@ fn to_code_points(text: &str, spans: &[value::Span]) -> Vec<(usize, usize, i32)>
             .map(|&(a, b, o)| (a as usize, b as usize, o))
             .collect();
     }
+    let bytes = text.as_bytes();
     let mut bounds: Vec<usize> = spans
         .iter()
         .flat_map(|&(a, b, _)| [a as usize, b as usize])
         .collect();
     bounds.sort_unstable();
     bounds.dedup();
-    let mut index = HashMap::with_capacity(bounds.len());
-    let mut next = bounds.iter().peekable();
-    for (chars, (byte, _)) in text.char_indices().chain([(text.len(), ' ')]).enumerate() {
-        while let Some(&&b) = next.peek() {
-            if b > byte {
-                break;
-            }
-            index.insert(b, chars);
-            next.next();
-        }
-    }
+    let (mut at, mut chars) = (0usize, 0usize);
+    let points: Vec<usize> = bounds
+        .iter()
+        .map(|&b| {
+            chars += bytes[at..b].iter().filter(|&&x| x & 0xC0 != 0x80).count();
+            at = b;
+            chars
+        })
+        .collect();
+    let point = |b: u32| points[bounds.binary_search(&(b as usize)).expect("a span bound")];
     spans
         .iter()
-        .map(|&(a, b, o)| (index[&(a as usize)], index[&(b as usize)], o))
+        .map(|&(a, b, o)| (point(a), point(b), o))
         .collect()
 }

@@ -131,10 +131,27 @@ fn repeat(s: &SStr, count: i64) -> Res<Value> {
 }
 
 /// A binary operator other than `and`/`or`.
-pub fn binary(op: BinOp, l: &Value, r: &Value) -> Res<Value> {
-    if op == BinOp::Concat {
-        return Ok(concat(&to_sstr(l)?, &to_sstr(r)?));
+pub fn binary(op: BinOp, l: Value, r: &Value) -> Res<Value> {
+    // `a + b` and `a ~ b` on strings: append to `a` in place when this is its only
+    // reference (the left end of a chain `'<|x|>' + role + '\n' + content`), so a chain
+    // copies each piece once, as Python's one-pass join of the chain does.
+    match (op, l) {
+        (BinOp::Add | BinOp::Concat, Value::Str(a))
+            if matches!(r, Value::Str(_)) || op == BinOp::Concat =>
+        {
+            let mut out = Arc::try_unwrap(a).unwrap_or_else(|shared| (*shared).clone());
+            match r {
+                Value::Str(b) => out.push(b),
+                other => out.push(&to_sstr(other)?),
+            }
+            Ok(Value::sstr(out))
+        }
+        (BinOp::Concat, left) => Ok(concat(&to_sstr(&left)?, &to_sstr(r)?)),
+        (_, left) => arithmetic(op, &left, r),
     }
+}
+
+fn arithmetic(op: BinOp, l: &Value, r: &Value) -> Res<Value> {
     if let (Some(a), Some(b)) = (int_like(l), int_like(r)) {
         return int_op(op, a, b);
     }
@@ -148,7 +165,6 @@ pub fn binary(op: BinOp, l: &Value, r: &Value) -> Res<Value> {
         };
     }
     match (op, l, r) {
-        (BinOp::Add, Value::Str(a), Value::Str(b)) => Ok(concat(a, b)),
         (BinOp::Add, Value::List(a), Value::List(b)) => Ok(Value::List(Arc::new(
             a.iter().chain(b.iter()).cloned().collect(),
         ))),

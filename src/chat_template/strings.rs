@@ -55,6 +55,15 @@ pub fn strip(s: &SStr, chars: Option<&str>, left: bool, right: bool) -> SStr {
     s.slice(lo, hi)
 }
 
+/// `strip` of a shared string: the same string (no copy) when nothing is stripped.
+pub fn strip_shared(s: &Arc<SStr>, chars: Option<&str>, left: bool, right: bool) -> Value {
+    let (lo, hi) = strip_range(&s.text, chars, left, right);
+    if lo == 0 && hi == s.text.len() {
+        return Value::Str(s.clone());
+    }
+    Value::sstr(s.slice(lo, hi))
+}
+
 /// `s.split(sep, maxsplit)` as byte ranges of the pieces.
 fn split_ranges(text: &str, sep: Option<&str>, maxsplit: i64) -> Res<Vec<(usize, usize)>> {
     let mut out = Vec::new();
@@ -210,7 +219,7 @@ fn affix_test(s: &str, arg: Option<&Value>, starts: bool) -> Res<bool> {
     }
 }
 
-fn str_method(s: &SStr, name: &str, pos: &[Value], kw: &[(String, Value)]) -> Res<Value> {
+fn str_method(s: &Arc<SStr>, name: &str, pos: &[Value], kw: &[(String, Value)]) -> Res<Value> {
     let kwarg = |k: &str| kw.iter().find(|(n, _)| n == k).map(|(_, v)| v);
     let allowed: &[&str] = if matches!(name, "split" | "rsplit") {
         &["sep", "maxsplit"]
@@ -231,7 +240,7 @@ fn str_method(s: &SStr, name: &str, pos: &[Value], kw: &[(String, Value)]) -> Re
         "strip" | "lstrip" | "rstrip" => {
             arity(1)?;
             let chars = text_arg(pos.first(), "strip")?;
-            Value::sstr(strip(s, chars, name != "rstrip", name != "lstrip"))
+            strip_shared(s, chars, name != "rstrip", name != "lstrip")
         }
         "split" | "rsplit" => {
             arity(2)?;
@@ -272,7 +281,7 @@ fn str_method(s: &SStr, name: &str, pos: &[Value], kw: &[(String, Value)]) -> Re
             } else if name == "removesuffix" && !a.is_empty() && s.text.ends_with(a.as_str()) {
                 Value::sstr(s.slice(0, s.text.len() - a.len()))
             } else {
-                Value::Str(Arc::new(s.clone()))
+                Value::Str(s.clone())
             }
         }
         "find" => {

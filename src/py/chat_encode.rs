@@ -19,10 +19,12 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
+use super::chat_template::{PyNativeRenderInput, RenderInput};
 use super::engine::PyEngine;
 use super::special::PySpecialMatcher;
 use super::{max_threads, spawn_in_pool, to_py};
 use crate::chat_encode::{encode_rendered, token_kinds, RenderedEncoding, CONTROL};
+use crate::chat_template::Rendered;
 use crate::engine::Engine;
 use crate::error::{CoreError, CoreResult};
 use crate::special::SpecialMatcher;
@@ -37,14 +39,28 @@ struct Shared {
 /// One record's encoding and the kind code of each of its tokens.
 type Encoded = (RenderedEncoding, Vec<u8>);
 
+/// What a worker made of one record.
+enum Outcome {
+    /// A text rendered by the caller, encoded.
+    Encoded(Encoded),
+    /// Rendered here by the native template engine, then encoded.
+    Rendered(Encoded, Rendered),
+    /// The native engine declined: the caller renders this record with Jinja.
+    Declined,
+}
+
 struct Chunk {
     shared: Arc<Shared>,
     texts: Vec<String>,
     spans: Vec<Vec<usize>>,
+    /// Per record, the kind code of each content span (a rendered text) or of each
+    /// owner (a record the native engine renders here).
     span_kinds: Vec<Vec<u8>>,
+    /// Per record, the native render to run first (records the caller rendered: None).
+    renders: Vec<Mutex<Option<RenderInput>>>,
     helpers: usize,
     next: AtomicUsize,
-    results: Mutex<Vec<Option<CoreResult<Encoded>>>>,
+    results: Mutex<Vec<Option<CoreResult<Outcome>>>>,
     finished: Mutex<usize>,
     all_done: Condvar,
 }
@@ -58,22 +74,15 @@ impl Chunk {
                 return;
             }
             // A panic must not leave the waiter counting forever, nor reach Python.
-            let shared = &self.shared;
-            let result = catch_unwind(AssertUnwindSafe(|| {
-                let record = encode_rendered(
-                    &shared.engine,
-                    &self.texts[i],
-                    shared.matcher.as_deref(),
-                    &self.spans[i],
-                )?;
-                let kinds = token_kinds(
-                    &record.ids,
-                    &record.span_lo,
-                    &record.span_hi,
-                    &self.span_kinds[i],
-                    &shared.is_control,
-                );
-                Ok((record, kinds))
+            let render = self
+                .renders
+                .get(i)
+                .and_then(|slot| slot.lock().ok()?.take());
+            let result = catch_unwind(AssertUnwindSafe(|| match render {
+                None => self
+                    .encode(&self.texts[i], &self.spans[i], &self.span_kinds[i])
+                    .map(Outcome::Encoded),
+                Some(input) => self.render_and_encode(input, &self.span_kinds[i]),
             }))
             .unwrap_or_else(|_| {
                 Err(CoreError::InvalidInput(format!(
@@ -91,6 +100,38 @@ impl Chunk {
                 }
             }
         }
+    }
+
+    fn encode(&self, text: &str, spans: &[usize], span_kinds: &[u8]) -> CoreResult<Encoded> {
+        let shared = &self.shared;
+        let record = encode_rendered(&shared.engine, text, shared.matcher.as_deref(), spans)?;
+        let kinds = token_kinds(
+            &record.ids,
+            &record.span_lo,
+            &record.span_hi,
+            span_kinds,
+            &shared.is_control,
+        );
+        Ok((record, kinds))
+    }
+
+    /// Renders natively, then encodes with the content spans the render reports, their
+    /// kinds looked up by owner (a decline, or an owner without a kind, is `Declined`).
+    fn render_and_encode(&self, input: RenderInput, owner_kinds: &[u8]) -> CoreResult<Outcome> {
+        let Ok(rendered) = input.run() else {
+            return Ok(Outcome::Declined);
+        };
+        let mut flat = Vec::with_capacity(2 * rendered.spans.len());
+        let mut kinds = Vec::with_capacity(rendered.spans.len());
+        for &(a, b, owner) in &rendered.spans {
+            let Some(&kind) = usize::try_from(owner).ok().and_then(|o| owner_kinds.get(o)) else {
+                return Ok(Outcome::Declined);
+            };
+            flat.extend([a, b]);
+            kinds.push(kind);
+        }
+        let encoded = self.encode(&rendered.text, &flat, &kinds)?;
+        Ok(Outcome::Rendered(encoded, rendered))
     }
 
     fn wait_all(&self) {
@@ -154,9 +195,17 @@ impl PyChatEncodeJob {
             encoder.kinds.iter().map(|k| k.bind(py).clone()).collect();
         let out = PyList::empty(py);
         for result in results {
-            let (record, codes) = result
+            let outcome = result
                 .ok_or_else(|| PyRuntimeError::new_err("a chat encode worker stopped"))?
                 .map_err(|e| to_py(py, e))?;
+            let ((record, codes), rendered) = match outcome {
+                Outcome::Declined => {
+                    out.append(py.None())?;
+                    continue;
+                }
+                Outcome::Encoded(encoded) => (encoded, None),
+                Outcome::Rendered(encoded, rendered) => (encoded, Some(rendered)),
+            };
             let columns = if lists {
                 trusted_lists(py, &record.ids, &codes, &kinds)?.into_any()
             } else {
@@ -173,7 +222,15 @@ impl PyChatEncodeJob {
                     PyList::new(py, record.span_hi)?.into_any(),
                 ],
             )?;
-            out.append(PyTuple::new(py, [encoded.into_any(), columns.into_any()])?)?;
+            let item = match rendered {
+                None => PyTuple::new(py, [encoded.into_any(), columns])?,
+                Some(r) => {
+                    let text = PyString::new(py, &r.text).into_any();
+                    let spans = PyList::new(py, r.spans)?.into_any();
+                    PyTuple::new(py, [encoded.into_any(), columns, text, spans])?
+                }
+            };
+            out.append(item)?;
         }
         Ok(out)
     }
@@ -232,13 +289,18 @@ impl PyChatChunkEncoder {
     /// Starts encoding `texts` (rendered chat templates) with the control spellings
     /// recognized outside the codepoint spans `spans[i]` (flat `[start0, end0, ...]`)
     /// of each text, whose kind codes are `span_kinds[i]`, on `threads` threads counting
-    /// the caller of `wait()`.
+    /// the caller of `wait()`. A record with `renders[i]` (a `NativeRenderInput`) is
+    /// rendered by the native template engine first: its text and spans are ignored and
+    /// `span_kinds[i]` gives the kind code of each owner; `wait()` then also returns its
+    /// text and spans, or None when the engine declined it.
+    #[pyo3(signature = (texts, spans, span_kinds, threads, renders=None))]
     fn start(
         slf: &Bound<'_, Self>,
         texts: Vec<String>,
         spans: Vec<Vec<usize>>,
         span_kinds: Vec<Vec<u8>>,
         threads: usize,
+        renders: Option<Vec<Option<PyRef<'_, PyNativeRenderInput>>>>,
     ) -> PyResult<PyChatEncodeJob> {
         let py = slf.py();
         if spans.len() != texts.len() || span_kinds.len() != texts.len() {
@@ -253,10 +315,27 @@ impl PyChatChunkEncoder {
                 )),
             ));
         }
+        let renders: Vec<Option<RenderInput>> = match renders {
+            None => Vec::new(),
+            Some(r) if r.len() == texts.len() => r
+                .iter()
+                .map(|x| x.as_ref().and_then(|input| input.take()))
+                .collect(),
+            Some(r) => {
+                return Err(to_py(
+                    py,
+                    CoreError::Config(format!("{} renders for {} texts", r.len(), texts.len())),
+                ))
+            }
+        };
+        let rendered_here = |i: usize| renders.get(i).is_some_and(Option::is_some);
         let bad = spans
             .iter()
             .zip(&span_kinds)
-            .position(|(s, k)| s.len() != 2 * k.len() || k.iter().any(|&c| c > 4));
+            .enumerate()
+            .position(|(i, (s, k))| {
+                (!rendered_here(i) && s.len() != 2 * k.len()) || k.iter().any(|&c| c > 4)
+            });
         if let Some(bad) = bad {
             return Err(to_py(
                 py,
@@ -279,6 +358,7 @@ impl PyChatChunkEncoder {
             texts,
             spans,
             span_kinds,
+            renders: renders.into_iter().map(Mutex::new).collect(),
             helpers,
             next: AtomicUsize::new(0),
             results: Mutex::new((0..n).map(|_| None).collect()),

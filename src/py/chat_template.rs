@@ -5,14 +5,14 @@
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
 
 use crate::chat_template::value::{decline, Res, SStr, Value};
-use crate::chat_template::{Limits, NativeTemplate};
+use crate::chat_template::{Limits, NativeTemplate, Rendered};
 
 /// Deepest nesting of context data converted (the Python inputs bound it lower).
 const MAX_DEPTH: usize = 64;
@@ -27,28 +27,52 @@ pub(crate) struct PyNativeChatTemplate {
     env_globals: Py<PyDict>,
 }
 
-/// A `SpanStr`'s code-point spans as byte spans of its text.
-fn byte_spans(text: &str, spans: &Bound<'_, PyAny>) -> PyResult<Vec<(u32, u32, i32)>> {
+/// A `SpanStr`'s code-point spans as byte spans of its text (one pass over the text
+/// up to the last bound; a span over the whole string, the common case, needs none).
+fn byte_spans(
+    text: &str,
+    chars: usize,
+    spans: &Bound<'_, PyAny>,
+) -> PyResult<Vec<(u32, u32, i32)>> {
     let spans: Vec<(usize, usize, i32)> = spans.extract()?;
-    let starts: Option<Vec<usize>> = if text.is_ascii() {
-        None
-    } else {
-        let mut s: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
-        s.push(text.len());
-        Some(s)
-    };
-    let at = |i: usize| -> PyResult<u32> {
-        let byte = match &starts {
-            None if i <= text.len() => i,
-            Some(s) if i < s.len() => s[i],
-            _ => return Err(PyValueError::new_err("a span beyond its string")),
-        };
-        Ok(byte as u32)
-    };
-    spans
+    let too_far = || PyValueError::new_err("a span beyond its string");
+    if text.is_ascii() {
+        return spans
+            .into_iter()
+            .map(|(a, b, o)| {
+                if b <= text.len() {
+                    Ok((a as u32, b as u32, o))
+                } else {
+                    Err(too_far())
+                }
+            })
+            .collect();
+    }
+    if let [(0, b, o)] = spans[..] {
+        if b == chars {
+            return Ok(vec![(0, text.len() as u32, o)]);
+        }
+    }
+    let mut bounds: Vec<usize> = spans.iter().flat_map(|&(a, b, _)| [a, b]).collect();
+    bounds.sort_unstable();
+    bounds.dedup();
+    let mut bytes = Vec::with_capacity(bounds.len());
+    let mut chars = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([text.len()])
+        .enumerate();
+    for &bound in &bounds {
+        match chars.by_ref().find(|&(k, _)| k == bound) {
+            Some((_, byte)) => bytes.push(byte as u32),
+            None => return Err(too_far()),
+        }
+    }
+    let byte = |c: usize| bytes[bounds.binary_search(&c).expect("a span bound")];
+    Ok(spans
         .into_iter()
-        .map(|(a, b, o)| Ok((at(a)?, at(b)?, o)))
-        .collect()
+        .map(|(a, b, o)| (byte(a), byte(b), o))
+        .collect())
 }
 
 impl PyNativeChatTemplate {
@@ -62,7 +86,7 @@ impl PyNativeChatTemplate {
         }
         if obj.get_type().is(self.span_type.bind(py)) {
             let text = obj.cast::<PyString>()?.to_str()?.to_string();
-            let spans = byte_spans(&text, &obj.getattr("_spans")?)?;
+            let spans = byte_spans(&text, obj.len()?, &obj.getattr("_spans")?)?;
             return Ok(Ok(Value::sstr(SStr { text, spans })));
         }
         if obj.is_none() {
@@ -149,8 +173,49 @@ impl PyNativeChatTemplate {
         max_iterations: i64,
         max_chars: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let input = match self.render_input(context, max_iterations, max_chars)? {
+            Ok(input) => input,
+            Err(d) => return Ok(PyString::new(py, &d.0).into_any()),
+        };
+        match input.run() {
+            Ok(r) => Ok((r.text, r.spans).into_pyobject(py)?.into_any()),
+            Err(d) => Ok(PyString::new(py, &d.0).into_any()),
+        }
+    }
+
+    /// `context` converted for a render on a worker thread (`ChatChunkEncoder.start`'s
+    /// `renders`), or the reason (a str) the engine declines it.
+    fn prepare<'py>(
+        &self,
+        py: Python<'py>,
+        context: &Bound<'py, PyDict>,
+        max_iterations: i64,
+        max_chars: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match self.render_input(context, max_iterations, max_chars)? {
+            Ok(input) => {
+                let size = input.vars.values().map(text_size).sum();
+                let input = PyNativeRenderInput {
+                    inner: Mutex::new(Some(input)),
+                    size,
+                };
+                Ok(Bound::new(py, input)?.into_any())
+            }
+            Err(d) => Ok(PyString::new(py, &d.0).into_any()),
+        }
+    }
+}
+
+impl PyNativeChatTemplate {
+    /// The context as engine values (the environment's own globals left out).
+    fn render_input(
+        &self,
+        context: &Bound<'_, PyDict>,
+        max_iterations: i64,
+        max_chars: usize,
+    ) -> PyResult<Res<RenderInput>> {
         let mut vars = HashMap::with_capacity(context.len());
-        let env_globals = self.env_globals.bind(py);
+        let env_globals = self.env_globals.bind(context.py());
         for (k, v) in context.iter() {
             if let Some(g) = env_globals.get_item(&k)? {
                 if g.is(&v) {
@@ -158,17 +223,17 @@ impl PyNativeChatTemplate {
                 }
             }
             let Ok(name) = k.cast_exact::<PyString>() else {
-                return Ok(PyString::new(py, "a context key that is not a str").into_any());
+                return Ok(decline("a context key that is not a str"));
             };
             // A value Python cannot hand over (a lone surrogate) declines: the Python
             // engine renders it and raises its own typed error.
             let value = match self.convert(&v, 0) {
                 Ok(Ok(value)) => value,
-                Ok(Err(d)) => return Ok(PyString::new(py, &d.0).into_any()),
-                Err(_) => return Ok(PyString::new(py, "a value that is not valid text").into_any()),
+                Ok(Err(d)) => return Ok(Err(d)),
+                Err(_) => return Ok(decline("a value that is not valid text")),
             };
             let Ok(name) = name.to_str() else {
-                return Ok(PyString::new(py, "a context key that is not valid text").into_any());
+                return Ok(decline("a context key that is not valid text"));
             };
             vars.insert(name.to_string(), value);
         }
@@ -176,16 +241,61 @@ impl PyNativeChatTemplate {
             max_iterations,
             max_chars,
         };
-        let template = self.inner.clone();
-        let result = catch_unwind(AssertUnwindSafe(|| template.render(vars, limits)));
-        match result {
-            Ok(Ok(r)) => Ok((r.text, r.spans).into_pyobject(py)?.into_any()),
-            Ok(Err(d)) => Ok(PyString::new(py, &d.0).into_any()),
-            Err(_) => Ok(PyString::new(py, "the native engine failed").into_any()),
-        }
+        Ok(Ok(RenderInput {
+            template: self.inner.clone(),
+            vars,
+            limits,
+        }))
+    }
+}
+
+/// Bytes of text in a value (the pipeline's estimate of a record's rendered size).
+fn text_size(v: &Value) -> usize {
+    match v {
+        Value::Str(s) => s.text.len(),
+        Value::List(items) | Value::Tuple(items) => items.iter().map(text_size).sum(),
+        Value::Dict(pairs) => pairs.iter().map(|(k, v)| text_size(k) + text_size(v)).sum(),
+        _ => 0,
+    }
+}
+
+/// One render's template, variables and bounds, ready to run on any thread.
+pub(crate) struct RenderInput {
+    template: Arc<NativeTemplate>,
+    vars: HashMap<String, Value>,
+    limits: Limits,
+}
+
+impl RenderInput {
+    /// Renders (a panic becomes a decline: it must never reach Python).
+    pub(crate) fn run(self) -> Res<Rendered> {
+        let RenderInput {
+            template,
+            vars,
+            limits,
+        } = self;
+        catch_unwind(AssertUnwindSafe(|| template.render(vars, limits)))
+            .unwrap_or_else(|_| decline("the native engine failed"))
+    }
+}
+
+/// A render prepared by `NativeChatTemplate.prepare`, run once by a chunk job.
+#[pyclass(frozen, module = "tokenpact._native", name = "NativeRenderInput")]
+pub(crate) struct PyNativeRenderInput {
+    inner: Mutex<Option<RenderInput>>,
+    /// Bytes of text in the context.
+    #[pyo3(get)]
+    size: usize,
+}
+
+impl PyNativeRenderInput {
+    /// The prepared render (None once taken: each input renders once).
+    pub(crate) fn take(&self) -> Option<RenderInput> {
+        self.inner.lock().ok().and_then(|mut slot| slot.take())
     }
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyNativeChatTemplate>()
+    m.add_class::<PyNativeChatTemplate>()?;
+    m.add_class::<PyNativeRenderInput>()
 }

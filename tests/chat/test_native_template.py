@@ -286,3 +286,32 @@ def test_mutated_templates_compile_or_decline_and_agree(
         return
     if type(out) is tuple:
         assert out == (theirs[0], sorted(theirs[1]))
+
+
+def test_batches_render_on_workers_and_fall_back_per_record(deepseek: Any, tp: Any) -> None:
+    """render_batch/render_columns leave the native render to the worker threads; a
+    record the engine declines is rendered with Jinja instead, and a template error
+    raises as the serial loop raises it."""
+    source = (
+        "{% for m in messages %}<{{ m.role }}>{{ m.content|trim }}"
+        "{% if m.content == 'odd' %}{{ m.content|wordcount }}{% endif %}"
+        "{% if m.content == 'fail' %}{{ raise_exception('boom') }}{% endif %}"
+        "{% endfor %}{% if add_generation_prompt %}<|Assistant|>{% endif %}"
+    )
+    template = tp.chat.ChatTemplate(source, deepseek.tok)
+    records = [
+        [{"role": "user", "content": f" hi {k} "}, {"role": "assistant", "content": "odd"}]
+        if k % 5 == 0
+        else [{"role": "user", "content": f"q{k} <｜end▁of▁sentence｜>"}]
+        for k in range(40)
+    ]
+    serial = [template.render(r) for r in records]
+    for threads in (1, 2):
+        batch = template.render_batch(records, threads=threads)
+        assert [c.to_json() for c in batch] == [c.to_json() for c in serial]
+        columns = template.render_columns(records, threads=threads)
+        assert [c.to_json() for c in columns.to_conversations()] == [c.to_json() for c in serial]
+    failing = [*records[:7], [{"role": "user", "content": "fail"}], *records[7:]]
+    with pytest.raises(tp.chat.ChatTemplateError, match="boom") as info:
+        template.render_batch(failing, threads=2)
+    assert "(conversation 7 of the batch)" in str(info.value.__notes__)

@@ -28,6 +28,12 @@ class _CountedNative:
             self.runs[0] += 1
         return out
 
+    def prepare(self, *args: Any) -> Any:  # a batch's render, run on a worker
+        out = self.inner.prepare(*args)
+        if type(out) is not str:
+            self.runs[0] += 1
+        return out
+
 
 def count_runs(model: ChatModel, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Template runs of either engine (the native one, or Jinja when it declines)."""

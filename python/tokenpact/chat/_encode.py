@@ -191,7 +191,7 @@ def _codepoint_spans(text: str, flat: list[int]) -> list[tuple[int, int]]:
     return list(zip(points[0::2], points[1::2], strict=True))
 
 
-ChunkEncoder = Callable[[list[str], list[list[int]], list[list[int]], int], Any]
+ChunkEncoder = Callable[..., Any]  # start(texts, spans, kinds, threads, renders=None)
 
 
 def chunk_encoder(tok: Any, info: TokenizerFacts) -> ChunkEncoder | None:

@@ -28,6 +28,7 @@ from typing import Any
 from ..errors import TokenpactError
 from ._encode import ChunkEncoder
 from .conversation import Conversation, assemble, mask_list, prebuild, token_lists
+from .deferred_render import chunk_inputs, rendered_size, resolve
 from .errors import ChatTemplateError
 from .ownership import RenderedText, is_plain_record, owned_tokens, plain_ranges_and_boundary
 
@@ -92,8 +93,10 @@ Items = list[tuple[Sequence[Any], dict[str, Any]]]
 class Stages:
     """The parts of :meth:`ChatTemplate.render` that a pipeline runs apart.
 
-    ``prepare(messages, options)`` validates and renders (GIL); ``start(texts, spans,
-    threads)`` starts the native encoding of a chunk (see ``_encode.chunk_encoder``);
+    ``prepare(messages, options)`` validates and renders (GIL), or prepares a native
+    render that a worker runs (a :class:`~tokenpact.chat.deferred_render.PendingRender`);
+    ``start(texts, spans, kinds, threads[, renders])`` starts the native encoding of a
+    chunk (see ``_encode.chunk_encoder``);
     ``finish(messages, options, rendered, result)`` builds the conversation (masks,
     boundary, trust checks) exactly as ``render`` does from the chunk's native result
     for ``rendered`` (``(encoded, codes)``), or encodes ``rendered`` alone when
@@ -233,7 +236,7 @@ def _pipelined(
                 break
             position += 1
             chunk.append((messages, opts, rendered))
-            chars += len(rendered.text)
+            chars += rendered_size(rendered)
             if chars >= _PIPELINE_CHARS:
                 break
         job = _start(stages, chunk, threads) if chunk else None
@@ -248,13 +251,14 @@ def _pipelined(
 
 
 def _start(stages: Stages, chunk: list[Any], threads: int) -> Any:
-    """The native job encoding ``chunk``, or None when the engine refuses the texts (a
-    lone surrogate): then each record is encoded alone, raising its own typed error."""
-    texts = [rendered.text for _, _, rendered in chunk]
-    spans = [[x for a, b, _ in rendered.spans for x in (a, b)] for _, _, rendered in chunk]
-    kinds = [[r.owners[o].kind for _, _, o in r.spans] for _, _, r in chunk]
+    """The native job encoding ``chunk`` (rendering its pending records first), or None
+    when the engine refuses the texts (a lone surrogate): then each record is rendered
+    and encoded alone, raising its own typed error."""
+    texts, spans, kinds, renders = chunk_inputs(chunk)
     try:
-        return stages.start(texts, spans, kinds, threads)
+        if renders is None:
+            return stages.start(texts, spans, kinds, threads)
+        return stages.start(texts, spans, kinds, threads, renders)
     except UnicodeEncodeError:
         return None
 
@@ -299,6 +303,7 @@ class _ListCollector:
         encoded = wait_chunk(job, len(chunk), lists=False)
         for k, ((messages, opts, rendered), result) in enumerate(zip(chunk, encoded, strict=True)):
             try:
+                rendered, result = resolve(rendered, result)
                 out.append(stages.finish(messages, opts, rendered, result))
             except Exception as exc:
                 note_record(exc, first + k)

@@ -41,6 +41,7 @@ from .batch_render import (
 )
 from .columns import ColumnsBuilder, RenderedColumns, add_record
 from .conversation import CONTROL, Conversation, assemble
+from .deferred_render import PendingRender, resolve
 from .end_of_turn import end_of_turn_ids
 from .errors import ChatTemplateError, UntrackedContentError
 from .hf_config import SPECIAL_TOKEN_NAMES, read_template, token_string
@@ -60,7 +61,7 @@ from .ownership import (
 )
 from .process_render import columns_in_processes, conversations_in_processes
 from .stop import StopPolicy
-from .template_pass import cut_at_tag, native_template, render_pass, tag_final_message
+from .template_pass import check_call, cut_at_tag, native_template, render_pass, tag_final_message
 
 # render()'s own options; any other keyword is a template variable.
 _RENDER_OPTIONS = frozenset(
@@ -239,25 +240,17 @@ class ChatTemplate:
         )
 
     def _render(
-        self, messages: Sequence[Any], options: dict[str, Any], defang: bool
+        self, messages: Sequence[Any], options: dict[str, Any], defang: bool, defer: bool = False
     ) -> RenderedText:
-        """``render_text``; ``defang`` replaces control spellings in inputs with filler."""
+        """``render_text``; ``defang`` replaces control spellings in inputs with filler;
+        ``defer`` returns a :class:`PendingRender` for a worker when the native engine
+        takes the record (batches)."""
         add_generation_prompt = options.get("add_generation_prompt", False)
         continue_final_message = options.get("continue_final_message", False)
         tools = options.get("tools")
         documents = options.get("documents")
         extra = [k for k in options if k not in _RENDER_OPTIONS]
-        if isinstance(messages, (list, tuple)) and not messages:
-            raise ChatTemplateError(
-                "Cannot apply chat template to an empty conversation. Provide at least one message."
-            )
-        if continue_final_message and add_generation_prompt:
-            raise ChatTemplateError(
-                "continue_final_message and add_generation_prompt are not compatible. Use "
-                "continue_final_message when you want the model to continue the final message, "
-                "and add_generation_prompt when you want to add a header that will prompt it to "
-                "start a new assistant message instead."
-            )
+        check_call(messages, add_generation_prompt, continue_final_message)
         key = self._select(tools)
         info = self._info
         filler = None
@@ -284,7 +277,16 @@ class ChatTemplate:
             if continue_final_message
             else None
         )
-        text, spans, generation = render_pass(self._native[key], template, context, self.limits)
+        native = self._native[key]
+        if defer and native is not None and final is None:
+            pending = native.prepare(
+                context, self.limits.max_loop_iterations, self.limits.max_output_chars
+            )
+            if type(pending) is not str:
+                roles = tuple([str(m.get("role", "")) for m in chat])
+                redo = functools.partial(self._render, messages, options, defang)
+                return PendingRender(pending, tracker.owners, roles, tracker.found_control, redo)  # type: ignore[return-value]
+        text, spans, generation = render_pass(native, template, context, self.limits)
         spans.sort()
         if final is not None:
             text, spans, generation = cut_at_tag(text, spans, generation, final)
@@ -328,12 +330,18 @@ class ChatTemplate:
         return self._finish(messages, options, rendered, tokens, mode, add_special_tokens)
 
     def _prepare(
-        self, messages: Sequence[Any], options: dict[str, Any], mode: str, validate: bool
+        self,
+        messages: Sequence[Any],
+        options: dict[str, Any],
+        mode: str,
+        validate: bool,
+        defer: bool = False,
     ) -> RenderedText:
-        """``render`` up to the rendered text: validation and the template run."""
+        """``render`` up to the rendered text: validation and the template run (left to
+        a worker with ``defer``, see :meth:`_render`)."""
         if validate and not validate_plain(messages, mode):
             validate_messages(as_messages(messages), mode=mode)
-        return self._render(messages, options, defang=False)
+        return self._render(messages, options, defang=False, defer=defer)
 
     def _finish(
         self,
@@ -409,7 +417,7 @@ class ChatTemplate:
         stages = None
         if start is not None:
             stages = Stages(
-                prepare=lambda messages, opts: self._prepare(messages, opts, mode, validate),
+                prepare=lambda messages, opts: self._prepare(messages, opts, mode, validate, True),
                 start=start,
                 finish=lambda messages, opts, rendered, result: finish_encoded(
                     self, messages, opts, rendered, result, mode, add_special_tokens
@@ -463,7 +471,7 @@ class ChatTemplate:
                 builder.add_conversation(conv)
         else:
             stages = Stages(
-                prepare=lambda messages, opts: self._prepare(messages, opts, mode, validate),
+                prepare=lambda messages, opts: self._prepare(messages, opts, mode, validate, True),
                 start=start,
                 finish=lambda *args: None,  # type: ignore[arg-type,return-value]
             )
@@ -474,6 +482,7 @@ class ChatTemplate:
                     zip(chunk, results, strict=True)
                 ):
                     try:
+                        rendered, result = resolve(rendered, result)
                         add_record(
                             self,
                             builder,

@@ -121,6 +121,21 @@ def run_template(
     return text, spans, generation
 
 
+def check_call(messages: Any, add_generation_prompt: bool, continue_final_message: Any) -> None:
+    """transformers' checks of a call before rendering (same messages)."""
+    if isinstance(messages, (list, tuple)) and not messages:
+        raise ChatTemplateError(
+            "Cannot apply chat template to an empty conversation. Provide at least one message."
+        )
+    if continue_final_message and add_generation_prompt:
+        raise ChatTemplateError(
+            "continue_final_message and add_generation_prompt are not compatible. Use "
+            "continue_final_message when you want the model to continue the final message, "
+            "and add_generation_prompt when you want to add a header that will prompt it to "
+            "start a new assistant message instead."
+        )
+
+
 def tag_final_message(chat: list[dict[str, Any]], field: bool | str, source: str) -> str | None:
     """transformers' continue_final_message: tag the final field of the (wrapped) last
     message in place and return its text, where :func:`cut_at_tag` cuts later."""
