@@ -103,9 +103,110 @@ pub enum Expr {
     Map(Vec<(Expr, Expr)>),
 }
 
+/// Names Jinja binds to undefined when the template starts, instead of resolving them
+/// from the context: those whose first occurrence in the top-level scope is a `set`
+/// (or a `set` in every branch of an `if`), as Jinja's symbol analysis decides. A loop or
+/// macro body that reads one before that `set` runs sees it undefined.
+pub fn undefined_at_start(body: &[Stmt]) -> Vec<String> {
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    scan_root(body, &mut seen, &mut out);
+    out
+}
+
+fn scan_root(body: &[Stmt], seen: &mut Vec<String>, out: &mut Vec<String>) {
+    let store = |name: &String, seen: &mut Vec<String>, out: &mut Vec<String>| {
+        if !seen.contains(name) {
+            seen.push(name.clone());
+            out.push(name.clone());
+        }
+    };
+    for stmt in body {
+        match stmt {
+            Stmt::Emit(e) => loads(e, seen),
+            Stmt::Set(target, e) => {
+                loads(e, seen);
+                for name in target_names(target) {
+                    store(name, seen, out);
+                }
+            }
+            Stmt::SetBlock(target, _, _) => {
+                for name in target_names(target) {
+                    store(name, seen, out);
+                }
+            }
+            Stmt::Macro(def) => store(&def.name, seen, out),
+            Stmt::For(f) => loads(&f.iter, seen),
+            Stmt::If(test, then, otherwise) => {
+                loads(test, seen);
+                let (mut seen_a, mut out_a) = (seen.clone(), Vec::new());
+                scan_root(then, &mut seen_a, &mut out_a);
+                let (mut seen_b, mut out_b) = (seen.clone(), Vec::new());
+                scan_root(otherwise, &mut seen_b, &mut out_b);
+                // Stored first in both branches: undefined at the start; in one: resolved.
+                out.extend(out_a.iter().filter(|n| out_b.contains(n)).cloned());
+                for name in seen_a.into_iter().chain(seen_b) {
+                    if !seen.contains(&name) {
+                        seen.push(name);
+                    }
+                }
+            }
+            Stmt::Raw(_) | Stmt::Break | Stmt::Continue => {}
+        }
+    }
+}
+
+fn target_names(t: &Target) -> Vec<&String> {
+    match t {
+        Target::Name(n) => vec![n],
+        Target::Attr(n, _) => vec![n],
+        Target::Tuple(names) => names.iter().collect(),
+    }
+}
+
+/// Marks the names `e` reads as seen (their first occurrence is a load).
+fn loads(e: &Expr, seen: &mut Vec<String>) {
+    let mut visit = |name: &String| {
+        if !seen.contains(name) {
+            seen.push(name.clone());
+        }
+    };
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match e {
+            Expr::Var(n) => visit(n),
+            Expr::Const(_) => {}
+            Expr::Slice(parts) => stack.extend(parts.iter().flatten()),
+            Expr::Not(x) | Expr::Neg(x) | Expr::Attr(x, _) => stack.push(x),
+            Expr::Bin(_, a, b) | Expr::Item(a, b) => stack.extend([&**a, &**b]),
+            Expr::Compare(a, ops) => {
+                stack.push(a);
+                stack.extend(ops.iter().map(|(_, x)| x));
+            }
+            Expr::IfExpr(a, b, c) => {
+                stack.extend([&**a, &**b]);
+                stack.extend(c.as_deref());
+            }
+            Expr::Filter(_, x, args) | Expr::Test(_, x, args) | Expr::Call(x, args) => {
+                stack.push(x);
+                stack.extend(args.iter().map(|a| match a {
+                    Arg::Pos(x) | Arg::Kw(_, x) => x,
+                }));
+            }
+            Expr::List(items) | Expr::Tuple(items) => stack.extend(items.iter()),
+            Expr::Map(pairs) => stack.extend(pairs.iter().flat_map(|(k, v)| [k, v])),
+        }
+    }
+}
+
 /// Parses `source` as Jinja with `trim_blocks` and `lstrip_blocks` (transformers'
 /// environment) and lowers it.
 pub fn compile(source: &str) -> Res<Vec<Stmt>> {
+    if source.contains('\r') {
+        // Jinja's lexer turns "\r\n" and "\r" into "\n" in text and string literals;
+        // minijinja keeps them.
+        return decline("a template with carriage returns");
+    }
     let mut builder = minijinja::syntax::SyntaxConfig::builder();
     builder
         .trim_blocks(true)
@@ -340,7 +441,10 @@ impl Lower<'_> {
             ValueKind::Bool => Value::Bool(value.is_true()),
             ValueKind::Number => {
                 let text = raw.trim();
-                let is_float = text.contains(['.', 'e', 'E']);
+                let radix = ["0x", "0X", "0o", "0O", "0b", "0B"]
+                    .iter()
+                    .any(|p| text.starts_with(p));
+                let is_float = !radix && text.contains(['.', 'e', 'E']);
                 if is_float {
                     Value::Float(
                         f64::try_from(value.clone())
@@ -421,6 +525,9 @@ fn python_string_literals(raw: &str) -> Res<String> {
                 }
                 '0'..='7' => return decline("an octal escape"),
                 'N' => return decline("a named escape"),
+                // Jinja escapes non-ASCII text (`backslashreplace`) before decoding, so a
+                // backslash before such a character escapes that escape's backslash.
+                other if !other.is_ascii() => return decline("a backslash before non-ASCII"),
                 other => {
                     out.push('\\');
                     out.push(other);

@@ -192,7 +192,9 @@ impl Eval {
                 let saved = self.push_frame(self.cur);
                 let flow = self.block(body, &mut buf);
                 self.pop_frame(saved);
-                flow?;
+                if !matches!(flow?, Flow::Normal) {
+                    return decline("a loop control inside a set block");
+                }
                 if filter.is_some() {
                     return decline("a set block with a filter");
                 }
@@ -230,14 +232,11 @@ impl Eval {
                 kept
             }
         };
-        if items.is_empty() {
-            let saved = self.push_frame(self.cur);
-            let flow = self.block(&f.else_body, out);
-            self.pop_frame(saved);
-            flow?;
-            return Ok(());
-        }
         let length = items.len();
+        // Jinja's `{% else %}` runs unless an iteration reached the end of the body (its
+        // flag is reset there): a loop whose every iteration ends in `continue` or
+        // `break` runs it too.
+        let mut completed = false;
         for (index0, item) in items.iter().enumerate() {
             let info = LoopInfo {
                 index0,
@@ -251,8 +250,18 @@ impl Eval {
                 self.block(&f.body, out)
             });
             self.pop_frame(saved);
-            if let Flow::Break = result? {
-                break;
+            match result? {
+                Flow::Break => break,
+                Flow::Continue => {}
+                Flow::Normal => completed = true,
+            }
+        }
+        if !completed && !f.else_body.is_empty() {
+            let saved = self.push_frame(self.cur);
+            let flow = self.block(&f.else_body, out);
+            self.pop_frame(saved);
+            if !matches!(flow?, Flow::Normal) {
+                return decline("a loop control in a loop's else block");
             }
         }
         Ok(())

@@ -32,6 +32,8 @@ mod builtins {
 #[derive(Debug)]
 pub struct NativeTemplate {
     body: Vec<ast::Stmt>,
+    /// Names bound undefined at the start ([`ast::undefined_at_start`]).
+    undefined_at_start: Vec<String>,
 }
 
 /// A render: the text and its content spans `(start, end, owner)` in code points,
@@ -45,13 +47,19 @@ pub struct Rendered {
 impl NativeTemplate {
     /// Compiles `source`, or declines when it uses what this engine does not run.
     pub fn compile(source: &str) -> Res<NativeTemplate> {
+        let body = ast::compile(source)?;
+        let undefined_at_start = ast::undefined_at_start(&body);
         Ok(NativeTemplate {
-            body: ast::compile(source)?,
+            body,
+            undefined_at_start,
         })
     }
 
     /// Renders with `context` (the template's variables).
-    pub fn render(&self, context: HashMap<String, Value>, limits: Limits) -> Res<Rendered> {
+    pub fn render(&self, mut context: HashMap<String, Value>, limits: Limits) -> Res<Rendered> {
+        for name in &self.undefined_at_start {
+            context.insert(name.clone(), Value::Undefined);
+        }
         let out = eval::Eval::new(context, limits).run(&self.body)?;
         let mut spans = to_code_points(&out.text, &out.spans);
         spans.sort_unstable();

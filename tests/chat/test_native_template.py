@@ -10,6 +10,7 @@ generated content (hypothesis).
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from tokenpact.chat.jinja_env import compile_template
 from tokenpact.chat.limits import TemplateLimits
 from tokenpact.chat.spans import SpanStr, track
 
+from . import template_fuzz
 from .chat_data import CHAT_MODELS, model_dir
 from .conversations import WEATHER_TOOL, conversations
 
@@ -209,6 +211,50 @@ def test_unmodelled_templates_are_not_compiled() -> None:
             _native.NativeChatTemplate(source, SpanStr, {})
 
 
+WHITESPACE = [
+    "{% if x %}", "{% endif %}", "{%- if x %}", "{% if x -%}", "{%+ if x %}", "{% if x +%}",
+    "{% endif -%}", "{%- endif %}", "{{ x }}", "{{- x }}", "{{ x -}}", "{# c #}", "{#- c #}",
+    "{# c -#}", "\n", "  ", "\t", " \n", "a", "b\n", "\n\n", "{% raw %}{{ x }}{% endraw %}",
+    "{% for i in y %}", "{% endfor %}", "{%- for i in y -%}", "{%- endfor -%}", "{{ i }}",
+    "   {% set z = 1 %}\n", "{% set w %}q\n{% endset %}{{ w }}", "\r\n", "\r",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(st.sampled_from(WHITESPACE), min_size=1, max_size=10),
+    x=st.booleans(),
+    y=st.integers(0, 2),
+)
+def test_whitespace_control_agrees(parts: list[str], x: bool, y: int) -> None:
+    """trim_blocks, lstrip_blocks, +/- markers, comments, raw blocks and newlines: the
+    native engine's text is Jinja's (a template with carriage returns is left to Jinja,
+    whose lexer turns them into newlines)."""
+    source = "".join(parts)
+    try:
+        template = compile_template(source)
+    except Exception:  # noqa: BLE001 - unbalanced blocks
+        return
+    native = template_pass.native_template(source, template)
+    if "\r" in source:
+        assert native is None
+        return
+    assert native is not None
+    context = dict(template.globals, x=x, y=[1, 2][:y])
+    out = native.render(dict(context), 1000, 100_000)
+    assert out == (template_pass.run_template(template, context, LIMITS)[0], [])
+
+
+def test_literals_read_as_python_reads_them() -> None:
+    source = (
+        "{{ 0x1E }}|{{ 0b11 }}|{{ 0o17 }}|{{ 1_000 }}|{{ 1e3 }}|{{ 2.5E-3 }}|{{ 'a\\tb\\x41' }}"
+    )
+    template = compile_template(source)
+    out = template_pass.native_template(source, template).render(dict(template.globals), 9, 99)
+    assert out == ("30|3|15|1000|1000.0|0.0025|a\tbA", [])
+    assert out[0] == template_pass.run_template(template, dict(template.globals), LIMITS)[0]
+
+
 def test_switched_off_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     template = compile_template("{{ c }}")
     monkeypatch.setenv("TOKENPACT_NATIVE_TEMPLATES", "0")
@@ -315,3 +361,44 @@ def test_batches_render_on_workers_and_fall_back_per_record(deepseek: Any, tp: A
     with pytest.raises(tp.chat.ChatTemplateError, match="boom") as info:
         template.render_batch(failing, threads=2)
     assert "(conversation 7 of the batch)" in str(info.value.__notes__)
+
+
+def agree(source: str, context: dict[str, Any]) -> bool:
+    """Whether the engines agree on ``source`` (True also when Jinja rejects it and the
+    native engine declines); False only where the native engine renders differently."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Python's SyntaxWarning on `1[0]` and the like
+        try:
+            template = compile_template(source)
+        except Exception:  # noqa: BLE001 - not a template
+            return True
+    native = template_pass.native_template(source, template)
+    if native is None:
+        return True
+    variables = dict(template.globals, **context)
+    out = native.render(dict(variables), 1000, 100_000)
+    try:
+        text, spans, _ = template_pass.run_template(template, dict(variables), LIMITS)
+    except Exception:  # noqa: BLE001 - then the native engine must decline
+        return type(out) is str
+    return type(out) is str or out == (text, sorted(spans))
+
+
+@settings(max_examples=400, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_expressions_agree(seed: int) -> None:
+    rng = random.Random(seed)
+    source = "{{ " + template_fuzz.expression(rng) + " }}"
+    assert agree(source, template_fuzz.context(rng)), source
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_statements_agree(seed: int) -> None:
+    """Loops (break, continue, else), set blocks, macros and names set at the top level
+    (which Jinja binds undefined until set, even for a macro called earlier)."""
+    rng = random.Random(seed)
+    source = template_fuzz.program(rng)
+    assert agree(source, template_fuzz.context(rng)), source
