@@ -123,8 +123,25 @@ fn pieces(s: &SStr, ranges: &[(usize, usize)]) -> Value {
 
 /// `s.replace(old, new, count)`: the pieces between matches keep their spans, and so
 /// does `new` (the tracker splits and joins).
+/// Largest string a replace or join may build before the caller's size check (bytes):
+/// a hostile template must not make one allocation of many gigabytes.
+const MAX_BUILT: usize = 1 << 27;
+
+fn bounded(size: usize) -> Res<()> {
+    if size > MAX_BUILT {
+        return decline("a string over the size limit");
+    }
+    Ok(())
+}
+
 pub fn replace(s: &SStr, old: &str, new: &SStr, count: i64) -> Res<SStr> {
     if old.is_empty() {
+        let slots = s.text.chars().count().saturating_add(1);
+        bounded(
+            s.text
+                .len()
+                .saturating_add(slots.saturating_mul(new.text.len())),
+        )?;
         // The tracker hands this rare case to str.replace: the result is untracked.
         let n = if count < 0 {
             usize::MAX
@@ -146,6 +163,11 @@ pub fn replace(s: &SStr, old: &str, new: &SStr, count: i64) -> Res<SStr> {
         return Ok(SStr::plain(text));
     }
     let ranges = split_ranges(&s.text, Some(old), count)?;
+    bounded(
+        s.text
+            .len()
+            .saturating_add(ranges.len().saturating_mul(new.text.len())),
+    )?;
     // A plain receiver is a plain str in Python: str.replace keeps no spans of `new`.
     let new = if s.spans.is_empty() {
         &SStr::plain(new.text.clone())
@@ -305,6 +327,8 @@ fn str_method(s: &Arc<SStr>, name: &str, pos: &[Value], kw: &[(String, Value)]) 
                     None => return decline("join of a non-str item"),
                 }
             }
+            let total: usize = parts.iter().map(|p| p.len()).sum();
+            bounded(total.saturating_add(parts.len().saturating_mul(s.text.len())))?;
             Value::str(parts.join(&s.text))
         }
         _ => return decline(format!("str.{name}")),

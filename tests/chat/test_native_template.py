@@ -200,6 +200,21 @@ def test_declines_instead_of_raising() -> None:
         assert type(out) is str and reason in out, (source, out)
 
 
+def test_allocations_are_bounded_before_they_are_made() -> None:
+    """Even under a huge output limit, a template cannot make the engine allocate
+    gigabytes in one operation: replace, join and repetition decline first."""
+    for source in (
+        "{{ (c * 20000).replace('', c * 20000) }}",
+        "{{ (c * 50000).replace('a', c * 50000) }}",
+        "{{ (c * 20000).join(range(20000)|map('string')) }}",
+        "{{ c * 1000000000 }}",
+    ):
+        template = compile_template(source)
+        native = template_pass.native_template(source, template)
+        out = native.render(dict(template.globals, c="a"), 10**6, 10**12)
+        assert "size limit" in out, (source, out)
+
+
 def test_unmodelled_templates_are_not_compiled() -> None:
     for source in (
         "{% generation %}{{ c }}{% endgeneration %}",
