@@ -124,6 +124,11 @@ fn scan_root(body: &[Stmt], seen: &mut Vec<String>, out: &mut Vec<String>) {
     for stmt in body {
         match stmt {
             Stmt::Emit(e) => loads(e, seen),
+            // `{% set ns.attr = ... %}` reads `ns` (Jinja's symbol analysis loads it).
+            Stmt::Set(Target::Attr(ns, _), e) => {
+                loads(e, seen);
+                loads(&Expr::Var(ns.clone()), seen);
+            }
             Stmt::Set(target, e) => {
                 loads(e, seen);
                 for name in target_names(target) {
@@ -159,7 +164,7 @@ fn scan_root(body: &[Stmt], seen: &mut Vec<String>, out: &mut Vec<String>) {
 fn target_names(t: &Target) -> Vec<&String> {
     match t {
         Target::Name(n) => vec![n],
-        Target::Attr(n, _) => vec![n],
+        Target::Attr(..) => vec![],
         Target::Tuple(names) => names.iter().collect(),
     }
 }

@@ -46,7 +46,7 @@ pub struct Eval {
     frames: Vec<Frame>,
     cur: Option<usize>,
     iterations: i64,
-    pub max_chars: usize,
+    max_chars: usize,
     depth: u32,
 }
 
@@ -340,20 +340,8 @@ impl Eval {
                 builtins::slice(&obj, a, b, c)
             }
             Expr::Call(callee, args) => self.call(callee, args),
-            Expr::List(items) => {
-                let values = items
-                    .iter()
-                    .map(|i| self.expr(i))
-                    .collect::<Res<Vec<_>>>()?;
-                Ok(Value::List(Arc::new(values)))
-            }
-            Expr::Tuple(items) => {
-                let values = items
-                    .iter()
-                    .map(|i| self.expr(i))
-                    .collect::<Res<Vec<_>>>()?;
-                Ok(Value::Tuple(Arc::new(values)))
-            }
+            Expr::List(items) => Ok(Value::List(Arc::new(self.exprs(items)?))),
+            Expr::Tuple(items) => Ok(Value::Tuple(Arc::new(self.exprs(items)?))),
             Expr::Map(pairs) => {
                 let mut out: Vec<(Value, Value)> = Vec::with_capacity(pairs.len());
                 for (k, v) in pairs {
@@ -370,6 +358,10 @@ impl Eval {
                 Ok(Value::Dict(Arc::new(out)))
             }
         }
+    }
+
+    fn exprs(&mut self, items: &[Expr]) -> Res<Vec<Value>> {
+        items.iter().map(|i| self.expr(i)).collect()
     }
 
     fn var(&self, name: &str) -> Res<Value> {

@@ -148,16 +148,16 @@ pub fn replace(s: &SStr, old: &str, new: &SStr, count: i64) -> Res<SStr> {
         } else {
             count as usize
         };
+        // `new` goes before each of the first `n` of the `slots` positions (around every
+        // character).
         let mut text = String::new();
-        let mut inserted = 0;
         for (k, c) in s.text.chars().enumerate() {
-            if inserted < n && k <= s.text.len() {
+            if k < n {
                 text.push_str(&new.text);
-                inserted += 1;
             }
             text.push(c);
         }
-        if inserted < n {
+        if slots <= n {
             text.push_str(&new.text);
         }
         return Ok(SStr::plain(text));

@@ -265,7 +265,6 @@ impl Value {
 
     /// Python's ordering `a < b` as -1/0/1, for the types Python orders.
     pub fn py_cmp(&self, other: &Value) -> Res<std::cmp::Ordering> {
-        use std::cmp::Ordering;
         if let (Some(a), Some(b)) = (self.int_like(), other.int_like()) {
             return Ok(a.cmp(&b));
         }
@@ -286,14 +285,11 @@ impl Value {
                     }
                     Ok(a.len().cmp(&b.len()))
                 }
-                _ => {
-                    let _ = Ordering::Equal;
-                    decline(format!(
-                        "ordering of {} and {}",
-                        self.type_name(),
-                        other.type_name()
-                    ))
-                }
+                _ => decline(format!(
+                    "ordering of {} and {}",
+                    self.type_name(),
+                    other.type_name()
+                )),
             },
         }
     }

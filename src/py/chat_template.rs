@@ -173,11 +173,8 @@ impl PyNativeChatTemplate {
         max_iterations: i64,
         max_chars: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let input = match self.render_input(context, max_iterations, max_chars)? {
-            Ok(input) => input,
-            Err(d) => return Ok(PyString::new(py, &d.0).into_any()),
-        };
-        match input.run() {
+        let rendered = self.render_input(context, max_iterations, max_chars)?;
+        match rendered.and_then(RenderInput::run) {
             Ok(r) => Ok((r.text, r.spans).into_pyobject(py)?.into_any()),
             Err(d) => Ok(PyString::new(py, &d.0).into_any()),
         }

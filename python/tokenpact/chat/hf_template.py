@@ -277,20 +277,19 @@ class ChatTemplate:
             if continue_final_message
             else None
         )
+        roles = tuple([str(m.get("role", "")) for m in chat])
         native = self._native[key]
         if defer and native is not None and final is None:
             pending = native.prepare(
                 context, self.limits.max_loop_iterations, self.limits.max_output_chars
             )
             if type(pending) is not str:
-                roles = tuple([str(m.get("role", "")) for m in chat])
                 redo = functools.partial(self._render, messages, options, defang)
                 return PendingRender(pending, tracker.owners, roles, tracker.found_control, redo)  # type: ignore[return-value]
         text, spans, generation = render_pass(native, template, context, self.limits)
         spans.sort()
         if final is not None:
             text, spans, generation = cut_at_tag(text, spans, generation, final)
-        roles = tuple([str(m.get("role", "")) for m in chat])
         # Filled in one dict update: the frozen dataclass's __init__ would set its fields
         # one object.__setattr__ at a time (same fields, same values).
         rendered = object.__new__(RenderedText)
