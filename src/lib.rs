@@ -35,3 +35,7 @@ pub mod words;
 
 #[cfg(feature = "python")]
 mod py;
+
+#[cfg(feature = "python")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -123,7 +123,9 @@ pub enum Value {
     Dict(Arc<Vec<(Value, Value)>>),
     Namespace(Arc<Namespace>),
     Loop(Arc<LoopInfo>),
-    Macro(Arc<MacroDef>),
+    /// A macro defined by this render: the outer `Arc` is the render's own, so that
+    /// calls on two threads never count references on the template's shared definition.
+    Macro(Arc<Arc<MacroDef>>),
     Global(Global),
     /// A bound method read as an attribute and not (yet) called.
     Method(Arc<(Value, String)>),
