@@ -131,7 +131,17 @@ pub fn encode_rendered(
     allowed: Option<&SpecialMatcher>,
     flat_spans: &[usize],
 ) -> CoreResult<RenderedEncoding> {
-    let span_bytes = codepoints_to_bytes(text, flat_spans);
+    encode_rendered_bytes(engine, text, allowed, codepoints_to_bytes(text, flat_spans))
+}
+
+/// [`encode_rendered`] with the spans already in UTF-8 bytes (`[start0, end0, ...]`, each
+/// on a char boundary of `text`): the native template engine reports them so.
+pub fn encode_rendered_bytes(
+    engine: &Engine,
+    text: &str,
+    allowed: Option<&SpecialMatcher>,
+    span_bytes: Vec<usize>,
+) -> CoreResult<RenderedEncoding> {
     let untrusted = if span_bytes.is_empty() {
         Untrusted::none()
     } else {

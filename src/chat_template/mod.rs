@@ -37,11 +37,13 @@ pub struct NativeTemplate {
 }
 
 /// A render: the text and its content spans `(start, end, owner)` in code points,
-/// sorted, as the Python engine reports them.
+/// sorted, as the Python engine reports them, and the same spans in UTF-8 bytes (what
+/// the encoder needs: no second conversion of a long text).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rendered {
     pub text: String,
     pub spans: Vec<(usize, usize, i32)>,
+    pub byte_spans: Vec<value::Span>,
 }
 
 impl NativeTemplate {
@@ -60,12 +62,14 @@ impl NativeTemplate {
         for name in &self.undefined_at_start {
             context.insert(name.clone(), Value::Undefined);
         }
-        let out = eval::Eval::new(context, limits).run(&self.body)?;
-        let mut spans = to_code_points(&out.text, &out.spans);
-        spans.sort_unstable();
+        let mut out = eval::Eval::new(context, limits).run(&self.body)?;
+        // Byte and code-point offsets grow together, so sorting the byte spans sorts both.
+        out.spans.sort_unstable();
+        let spans = to_code_points(&out.text, &out.spans);
         Ok(Rendered {
             text: out.text,
             spans,
+            byte_spans: out.spans,
         })
     }
 }

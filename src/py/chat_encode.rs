@@ -12,7 +12,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::exceptions::PyRuntimeError;
@@ -23,7 +23,9 @@ use super::chat_template::{PyNativeRenderInput, RenderInput};
 use super::engine::PyEngine;
 use super::special::PySpecialMatcher;
 use super::{max_threads, spawn_in_pool, to_py};
-use crate::chat_encode::{encode_rendered, token_kinds, RenderedEncoding, CONTROL};
+use crate::chat_encode::{
+    encode_rendered, encode_rendered_bytes, token_kinds, RenderedEncoding, CONTROL,
+};
 use crate::chat_template::Rendered;
 use crate::engine::Engine;
 use crate::error::{CoreError, CoreResult};
@@ -68,36 +70,52 @@ struct Chunk {
 impl Chunk {
     /// Claims and encodes records until none is left (helpers and the waiting caller).
     fn work(&self) {
-        loop {
-            let i = self.next.fetch_add(1, Ordering::Relaxed);
-            if i >= self.texts.len() {
-                return;
-            }
-            // A panic must not leave the waiter counting forever, nor reach Python.
-            let render = self
-                .renders
-                .get(i)
-                .and_then(|slot| slot.lock().ok()?.take());
-            let result = catch_unwind(AssertUnwindSafe(|| match render {
-                None => self
-                    .encode(&self.texts[i], &self.spans[i], &self.span_kinds[i])
-                    .map(Outcome::Encoded),
-                Some(input) => self.render_and_encode(input, &self.span_kinds[i]),
-            }))
-            .unwrap_or_else(|_| {
-                Err(CoreError::InvalidInput(format!(
-                    "encoding rendered conversation {i} of a chunk failed inside the engine; \
-                     render it alone with ChatTemplate.render to see the error"
-                )))
-            });
-            if let Ok(mut results) = self.results.lock() {
-                results[i] = Some(result);
-            }
-            if let Ok(mut finished) = self.finished.lock() {
-                *finished += 1;
-                if *finished == self.texts.len() {
-                    self.all_done.notify_all();
-                }
+        while self.work_one() {}
+    }
+
+    /// Claims and encodes one record; false when none was left to claim.
+    fn work_one(&self) -> bool {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        if i >= self.texts.len() {
+            return false;
+        }
+        self.process(i);
+        true
+    }
+
+    fn is_done(&self) -> bool {
+        self.finished
+            .lock()
+            .map(|finished| *finished >= self.texts.len())
+            .unwrap_or(true)
+    }
+
+    /// Encodes record `i` (claimed by this thread) and stores its result.
+    fn process(&self, i: usize) {
+        // A panic must not leave the waiter counting forever, nor reach Python.
+        let render = self
+            .renders
+            .get(i)
+            .and_then(|slot| slot.lock().ok()?.take());
+        let result = catch_unwind(AssertUnwindSafe(|| match render {
+            None => self
+                .encode(&self.texts[i], &self.spans[i], &self.span_kinds[i])
+                .map(Outcome::Encoded),
+            Some(input) => self.render_and_encode(input, &self.span_kinds[i]),
+        }))
+        .unwrap_or_else(|_| {
+            Err(CoreError::InvalidInput(format!(
+                "encoding rendered conversation {i} of a chunk failed inside the engine; \
+                 render it alone with ChatTemplate.render to see the error"
+            )))
+        });
+        if let Ok(mut results) = self.results.lock() {
+            results[i] = Some(result);
+        }
+        if let Ok(mut finished) = self.finished.lock() {
+            *finished += 1;
+            if *finished == self.texts.len() {
+                self.all_done.notify_all();
             }
         }
     }
@@ -105,6 +123,12 @@ impl Chunk {
     fn encode(&self, text: &str, spans: &[usize], span_kinds: &[u8]) -> CoreResult<Encoded> {
         let shared = &self.shared;
         let record = encode_rendered(&shared.engine, text, shared.matcher.as_deref(), spans)?;
+        Ok(self.with_kinds(record, span_kinds))
+    }
+
+    /// The record and the kind code of each of its tokens.
+    fn with_kinds(&self, record: RenderedEncoding, span_kinds: &[u8]) -> Encoded {
+        let shared = &self.shared;
         let kinds = token_kinds(
             &record.ids,
             &record.span_lo,
@@ -112,7 +136,7 @@ impl Chunk {
             span_kinds,
             &shared.is_control,
         );
-        Ok((record, kinds))
+        (record, kinds)
     }
 
     /// Renders natively, then encodes with the content spans the render reports, their
@@ -121,17 +145,19 @@ impl Chunk {
         let Ok(rendered) = input.run() else {
             return Ok(Outcome::Declined);
         };
-        let mut flat = Vec::with_capacity(2 * rendered.spans.len());
-        let mut kinds = Vec::with_capacity(rendered.spans.len());
-        for &(a, b, owner) in &rendered.spans {
+        let mut flat = Vec::with_capacity(2 * rendered.byte_spans.len());
+        let mut kinds = Vec::with_capacity(rendered.byte_spans.len());
+        for &(a, b, owner) in &rendered.byte_spans {
             let Some(&kind) = usize::try_from(owner).ok().and_then(|o| owner_kinds.get(o)) else {
                 return Ok(Outcome::Declined);
             };
-            flat.extend([a, b]);
+            flat.extend([a as usize, b as usize]);
             kinds.push(kind);
         }
-        let encoded = self.encode(&rendered.text, &flat, &kinds)?;
-        Ok(Outcome::Rendered(encoded, rendered))
+        let shared = &self.shared;
+        let matcher = shared.matcher.as_deref();
+        let record = encode_rendered_bytes(&shared.engine, &rendered.text, matcher, flat)?;
+        Ok(Outcome::Rendered(self.with_kinds(record, &kinds), rendered))
     }
 
     fn wait_all(&self) {
@@ -167,9 +193,19 @@ impl PyChatEncodeJob {
     #[pyo3(signature = (help=true, lists=true))]
     fn wait<'py>(&self, py: Python<'py>, help: bool, lists: bool) -> PyResult<Bound<'py, PyList>> {
         let chunk = self.chunk.clone();
+        let encoder = self.encoder.get();
+        // Chunks started after this one: while a worker finishes this chunk's last
+        // records, the caller encodes theirs instead of sleeping (a long record is
+        // hundreds of microseconds, once per chunk).
+        let later = if help {
+            encoder.later_than(&chunk)
+        } else {
+            Vec::new()
+        };
         py.detach(|| {
             if help || chunk.helpers == 0 {
                 chunk.work();
+                while !chunk.is_done() && later.iter().any(|c| c.work_one()) {}
             }
             chunk.wait_all();
         });
@@ -190,7 +226,6 @@ impl PyChatEncodeJob {
                 ),
             ));
         }
-        let encoder = self.encoder.get();
         let kinds: Vec<Bound<'py, PyString>> =
             encoder.kinds.iter().map(|k| k.bind(py).clone()).collect();
         let out = PyList::empty(py);
@@ -238,11 +273,7 @@ impl PyChatEncodeJob {
     /// Whether every record of the chunk is encoded (``wait`` would not block). The
     /// pipeline's calling thread polls it to do its own GIL work while workers encode.
     fn done(&self) -> bool {
-        self.chunk
-            .finished
-            .lock()
-            .map(|finished| *finished >= self.chunk.texts.len())
-            .unwrap_or(true)
+        self.chunk.is_done()
     }
 
     /// Number of texts in the chunk.
@@ -257,6 +288,22 @@ impl PyChatEncodeJob {
 pub(crate) struct PyChatChunkEncoder {
     shared: Arc<Shared>,
     kinds: Vec<Py<PyString>>,
+    /// The chunks started and not yet finished, oldest first.
+    active: Mutex<Vec<Weak<Chunk>>>,
+}
+
+impl PyChatChunkEncoder {
+    /// The unfinished chunks started after `chunk`.
+    fn later_than(&self, chunk: &Arc<Chunk>) -> Vec<Arc<Chunk>> {
+        let Ok(active) = self.active.lock() else {
+            return Vec::new();
+        };
+        let all: Vec<Arc<Chunk>> = active.iter().filter_map(Weak::upgrade).collect();
+        match all.iter().position(|c| Arc::ptr_eq(c, chunk)) {
+            Some(at) => all[at + 1..].to_vec(),
+            None => Vec::new(),
+        }
+    }
 }
 
 #[pymethods]
@@ -283,7 +330,11 @@ impl PyChatChunkEncoder {
             matcher: allowed.map(|m| m.inner.clone()),
             is_control: is_control.as_slice()?.to_vec(),
         });
-        Ok(PyChatChunkEncoder { shared, kinds })
+        Ok(PyChatChunkEncoder {
+            shared,
+            kinds,
+            active: Mutex::new(Vec::new()),
+        })
     }
 
     /// Starts encoding `texts` (rendered chat templates) with the control spellings
@@ -365,6 +416,10 @@ impl PyChatChunkEncoder {
             finished: Mutex::new(0),
             all_done: Condvar::new(),
         });
+        if let Ok(mut active) = slf.get().active.lock() {
+            active.retain(|c| c.upgrade().is_some_and(|c| !c.is_done()));
+            active.push(Arc::downgrade(&chunk));
+        }
         for _ in 0..helpers {
             let chunk = chunk.clone();
             spawn_in_pool(Some(helpers.max(1)), move || chunk.work())?;
