@@ -23,7 +23,9 @@ class NativeChatTemplate:
     """A chat template compiled for the native engine (src/chat_template, binding
     src/py/chat_template.rs). The constructor raises ValueError when the engine does not
     run the template; ``render`` returns ``(text, spans)`` (code points, sorted) or the
-    reason (a str) it declined, and then the Python engine renders."""
+    reason (a str) it declined, and then the Python engine renders. ``prepare`` and
+    ``prepare_messages`` (plain messages wrapped natively, src/py/chat_messages.rs; None
+    when not plain) ready a render for a chunk job's worker."""
 
     def __new__(
         cls, source: str, span_type: type, env_globals: dict[str, Any]
@@ -34,6 +36,16 @@ class NativeChatTemplate:
     def prepare(
         self, context: dict[str, Any], max_iterations: int, max_chars: int
     ) -> NativeRenderInput | str: ...
+    def prepare_messages(
+        self,
+        messages: Any,
+        context: dict[str, Any],
+        owner_type: type,
+        kind: int,
+        matcher: SpecialMatcher,
+        max_iterations: int,
+        max_chars: int,
+    ) -> tuple[NativeRenderInput, list[Any], tuple[str, ...], str | None] | None: ...
 
 @final
 class NativeRenderInput:

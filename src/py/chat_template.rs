@@ -11,6 +11,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
 
+use super::chat_messages::{owners_and_roles, wrap_plain};
+use super::special::PySpecialMatcher;
 use crate::chat_template::value::{decline, Res, SStr, Value};
 use crate::chat_template::{Limits, NativeTemplate, Rendered};
 
@@ -190,16 +192,40 @@ impl PyNativeChatTemplate {
         max_chars: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
         match self.render_input(context, max_iterations, max_chars)? {
-            Ok(input) => {
-                let size = input.vars.values().map(text_size).sum();
-                let input = PyNativeRenderInput {
-                    inner: Mutex::new(Some(input)),
-                    size,
-                };
-                Ok(Bound::new(py, input)?.into_any())
-            }
+            Ok(input) => Ok(Bound::new(py, PyNativeRenderInput::new(input))?.into_any()),
             Err(d) => Ok(PyString::new(py, &d.0).into_any()),
         }
+    }
+
+    /// `prepare` of `context` plus `messages` wrapped here (`chat_messages`): the
+    /// prepared input, the owners (`owner_type` tuples of kind `kind`), the roles and the
+    /// first control spelling `matcher` finds in the content, or None when the messages
+    /// are not plain (dicts of identifier keys and str or None values) or the engine
+    /// declines the context: then Python wraps them and prepares.
+    #[allow(clippy::too_many_arguments)]
+    fn prepare_messages<'py>(
+        &self,
+        py: Python<'py>,
+        messages: &Bound<'py, PyAny>,
+        context: &Bound<'py, PyDict>,
+        owner_type: &Bound<'py, PyAny>,
+        kind: u8,
+        matcher: &PySpecialMatcher,
+        max_iterations: i64,
+        max_chars: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let Some(wrapped) = wrap_plain(messages, matcher)? else {
+            return Ok(py.None().into_bound(py));
+        };
+        let Ok(mut input) = self.render_input(context, max_iterations, max_chars)? else {
+            return Ok(py.None().into_bound(py));
+        };
+        let (owners, roles) = owners_and_roles(py, &wrapped, owner_type, kind)?;
+        input.vars.insert("messages".to_string(), wrapped.value);
+        let input = Bound::new(py, PyNativeRenderInput::new(input))?;
+        Ok((input, owners, roles, wrapped.found_control)
+            .into_pyobject(py)?
+            .into_any())
     }
 }
 
@@ -286,6 +312,14 @@ pub(crate) struct PyNativeRenderInput {
 }
 
 impl PyNativeRenderInput {
+    fn new(input: RenderInput) -> PyNativeRenderInput {
+        let size = input.vars.values().map(text_size).sum();
+        PyNativeRenderInput {
+            inner: Mutex::new(Some(input)),
+            size,
+        }
+    }
+
     /// The prepared render (None once taken: each input renders once).
     pub(crate) fn take(&self) -> Option<RenderInput> {
         self.inner.lock().ok().and_then(|mut slot| slot.take())

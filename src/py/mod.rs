@@ -12,6 +12,7 @@ use crate::error::CoreError;
 mod bpe;
 mod bpe_train;
 mod chat_encode;
+mod chat_messages;
 mod chat_template;
 mod data;
 mod data_blocks;

@@ -69,6 +69,17 @@ impl PySpecialMatcher {
     /// (byte start, spelling) of the first special spelling in `text`, or None. A
     /// `normalized` token is also looked for in the normalized text (start 0 then).
     fn find_first(&self, py: Python<'_>, text: &str) -> PyResult<Option<(usize, String)>> {
+        self.first_spelling(py, text)
+    }
+}
+
+impl PySpecialMatcher {
+    /// `find_first` for Rust callers (the native message wrapping).
+    pub(crate) fn first_spelling(
+        &self,
+        py: Python<'_>,
+        text: &str,
+    ) -> PyResult<Option<(usize, String)>> {
         if let Some((s, _, i)) = self.inner.find_first(text) {
             return Ok(Some((s, self.inner.contents[i].clone())));
         }

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .conversation import Owner
+from .conversation import CONTENT, Owner
 from .ownership import RenderedText
 
 
@@ -33,6 +33,41 @@ class PendingRender:
     def size(self) -> int:
         """Bytes of input text (the chunking estimate of the rendered size)."""
         return int(self.native_input.size)
+
+
+def prepare_plain(
+    native: Any,
+    messages: Any,
+    context: dict[str, Any],
+    add_generation_prompt: bool,
+    matcher: Any,
+    limits: Any,
+    redo: Callable[[], RenderedText],
+) -> PendingRender | None:
+    """The record as a :class:`PendingRender` with its messages wrapped natively
+    (``NativeChatTemplate.prepare_messages``, whose reference is
+    :func:`~tokenpact.chat.hf_inputs.wrap_messages` plus ``prepare``), or None when they
+    are not plain (dicts of identifier keys and str or None values) or the engine
+    declines the context: then the caller wraps them in Python. ``context`` is the
+    template's globals and options without the conversation's own entries; ``matcher``
+    finds control spellings (None: the caller's tracker does it)."""
+    if matcher is None:
+        return None
+    context = {**context, "tools": None, "documents": None}
+    context["add_generation_prompt"] = add_generation_prompt
+    prepared = native.prepare_messages(
+        messages,
+        context,
+        Owner,
+        CONTENT,
+        matcher,
+        limits.max_loop_iterations,
+        limits.max_output_chars,
+    )
+    if prepared is None:
+        return None
+    native_input, owners, roles, control = prepared
+    return PendingRender(native_input, owners, roles, control, redo)
 
 
 def rendered_size(rendered: RenderedText | PendingRender) -> int:

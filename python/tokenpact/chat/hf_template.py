@@ -41,7 +41,7 @@ from .batch_render import (
 )
 from .columns import ColumnsBuilder, RenderedColumns, add_record
 from .conversation import CONTROL, Conversation, assemble
-from .deferred_render import PendingRender, resolve
+from .deferred_render import PendingRender, prepare_plain, resolve
 from .end_of_turn import end_of_turn_ids
 from .errors import ChatTemplateError, UntrackedContentError
 from .hf_config import SPECIAL_TOKEN_NAMES, read_template, token_string
@@ -61,37 +61,15 @@ from .ownership import (
 )
 from .process_render import columns_in_processes, conversations_in_processes
 from .stop import StopPolicy
-from .template_pass import check_call, cut_at_tag, native_template, render_pass, tag_final_message
-
-# render()'s own options; any other keyword is a template variable.
-_RENDER_OPTIONS = frozenset(
-    {"add_generation_prompt", "continue_final_message", "tools", "documents"}
+from .template_pass import (
+    RENDER_OPTIONS,
+    check_call,
+    cut_at_tag,
+    native_template,
+    render_options,
+    render_pass,
+    tag_final_message,
 )
-
-
-def _mode(add_generation_prompt: bool, continue_final_message: bool | str) -> str:
-    """The mode ``render``'s flags select (``format`` names it directly)."""
-    if add_generation_prompt:
-        return "generation"
-    return "prefill" if continue_final_message else "training"
-
-
-def _render_options(
-    add_generation_prompt: bool,
-    continue_final_message: bool | str,
-    tools: Sequence[Any] | None,
-    documents: Sequence[Any] | None,
-    template_kwargs: dict[str, Any],
-) -> tuple[str, dict[str, Any]]:
-    """The mode and the template options of one render call (single or batch)."""
-    options = dict(
-        add_generation_prompt=add_generation_prompt,
-        continue_final_message=continue_final_message,
-        tools=tools,
-        documents=documents,
-        **template_kwargs,
-    )
-    return _mode(add_generation_prompt, continue_final_message), options
 
 
 class ChatTemplate:
@@ -249,7 +227,7 @@ class ChatTemplate:
         continue_final_message = options.get("continue_final_message", False)
         tools = options.get("tools")
         documents = options.get("documents")
-        extra = [k for k in options if k not in _RENDER_OPTIONS]
+        extra = [k for k in options if k not in RENDER_OPTIONS]
         check_call(messages, add_generation_prompt, continue_final_message)
         key = self._select(tools)
         info = self._info
@@ -258,16 +236,30 @@ class ChatTemplate:
             pattern = info.spelling_re
             filler = lambda s: pattern.sub(lambda m: "_" * len(m.group(0)), s)  # noqa: E731
         matcher = info.matcher
-        tracker = Tracker(
-            info.find_control_spelling, filler, None if matcher is None else matcher.find_first
-        )
-        chat = wrap_messages(messages, tracker)
         # The template's globals and the named tokens are merged once per template, so
         # Jinja can use a copy of that dict as the context as is (``shared=True``).
         template, base = self._compiled[key]
         context = base.copy()
         if extra:
             context.update(plain_data({k: options[k] for k in extra}))
+        native = self._native[key]
+        if (
+            defer
+            and native is not None
+            and tools is None
+            and documents is None
+            and not (continue_final_message or filler)
+        ):
+            redo = functools.partial(self._render, messages, options, defang)
+            plain = prepare_plain(
+                native, messages, context, add_generation_prompt, matcher, self.limits, redo
+            )
+            if plain is not None:
+                return plain  # type: ignore[return-value]
+        tracker = Tracker(
+            info.find_control_spelling, filler, None if matcher is None else matcher.find_first
+        )
+        chat = wrap_messages(messages, tracker)
         context["messages"] = chat
         context["tools"] = None if tools is None else wrap_tools(tools, tracker)
         context["documents"] = None if documents is None else wrap_documents(documents, tracker)
@@ -278,7 +270,6 @@ class ChatTemplate:
             else None
         )
         roles = tuple([str(m.get("role", "")) for m in chat])
-        native = self._native[key]
         if defer and native is not None and final is None:
             pending = native.prepare(
                 context, self.limits.max_loop_iterations, self.limits.max_output_chars
@@ -321,7 +312,7 @@ class ChatTemplate:
         for markers the template already wrote (one owner per boundary).
         ``validate=True`` first checks role order and tool pairing of the messages.
         """
-        mode, options = _render_options(
+        mode, options = render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
         rendered = self._prepare(messages, options, mode, validate)
@@ -406,7 +397,7 @@ class ChatTemplate:
         thread instead, each rendering whole chunks (Jinja included) with its copy of
         this template (:mod:`tokenpact.chat.process_render`; POSIX only).
         """
-        mode, options = _render_options(
+        mode, options = render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
         if processes and check_threads(threads) > 1:
@@ -447,7 +438,7 @@ class ChatTemplate:
         Record ``i`` equals ``render`` of conversation ``i`` (``.conversation(i)``).
         ``processes=True``: forked worker processes, as for :meth:`render_batch`.
         """
-        mode, options = _render_options(
+        mode, options = render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
         builder = ColumnsBuilder()

@@ -19,6 +19,7 @@ before the run and cuts the output after that text once the run is over.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import jinja2
@@ -119,6 +120,37 @@ def run_template(
                     spans.append((a + pos, b + pos, o))
         pos += len(part)
     return text, spans, generation
+
+
+# render()'s own options; any other keyword is a template variable.
+RENDER_OPTIONS = frozenset(
+    {"add_generation_prompt", "continue_final_message", "tools", "documents"}
+)
+
+
+def call_mode(add_generation_prompt: bool, continue_final_message: bool | str) -> str:
+    """The mode ``render``'s flags select (``format`` names it directly)."""
+    if add_generation_prompt:
+        return "generation"
+    return "prefill" if continue_final_message else "training"
+
+
+def render_options(
+    add_generation_prompt: bool,
+    continue_final_message: bool | str,
+    tools: Sequence[Any] | None,
+    documents: Sequence[Any] | None,
+    template_kwargs: dict[str, Any],
+) -> tuple[str, dict[str, Any]]:
+    """The mode and the template options of one render call (single or batch)."""
+    options = dict(
+        add_generation_prompt=add_generation_prompt,
+        continue_final_message=continue_final_message,
+        tools=tools,
+        documents=documents,
+        **template_kwargs,
+    )
+    return call_mode(add_generation_prompt, continue_final_message), options
 
 
 def check_call(messages: Any, add_generation_prompt: bool, continue_final_message: Any) -> None:
