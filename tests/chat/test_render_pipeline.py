@@ -79,6 +79,27 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> Any:
     return set_chunks
 
 
+def test_chunks_grow_from_small_and_halve_at_the_end() -> None:
+    """The first chunk is small (the workers start early), chunks double up to the
+    pipeline sizes, and near the end each takes at most half of what is left."""
+    from tokenpact.chat import batch_render
+    from tokenpact.chat.batch_render import chunk_limits
+
+    records = [chunk_limits(k, 1000)[0] for k in range(7)]
+    assert records == [4, 8, 16, 32, 32, 32, 32]
+    chars = [chunk_limits(k, 1000)[1] for k in range(5)]
+    assert chars == [8_000, 16_000, 32_000, 64_000, 64_000]
+    assert [chunk_limits(9, left)[0] for left in (64, 40, 20, 9, 3, 1)] == [32, 20, 10, 4, 4, 4]
+    # Taking each chunk in turn covers every record exactly once.
+    left, number, sizes = 300, 0, []
+    while left:
+        size = min(left, chunk_limits(number, left)[0])
+        sizes.append(size)
+        left -= size
+        number += 1
+    assert sum(sizes) == 300 and sizes[0] == batch_render._FIRST_RECORDS and sizes[-1] <= 4
+
+
 def test_native_pipeline_is_used(chat_model: ChatModel) -> None:
     from tokenpact.chat import _encode
 

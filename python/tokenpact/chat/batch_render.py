@@ -42,6 +42,12 @@ _CHUNK = 8  # conversations per task of the thread fallback: amortizes the execu
 # 2-thread runs of long SFT records reached 1.03x-1.48x; at 64,000, 1.55x-1.90x).
 _PIPELINE_CHARS = 64_000
 _PIPELINE_RECORDS = 32
+# The first chunk is prepared with no encoding to overlap and the last one's results are
+# built with none either, so chunks start small and double up to the sizes above (the
+# worker starts after 4 records, not 32), and near the end each chunk takes at most half
+# of what is left.
+_FIRST_RECORDS = 4
+_FIRST_CHARS = 8_000
 _PER_CONVERSATION = ("tools", "documents")
 
 
@@ -221,11 +227,14 @@ def _pipelined(
     pending: tuple[list[Any], Any, int] | None = None
     failure: Exception | None = None
     position = 0
+    number = 0
     while position < len(items) and failure is None:
         chunk: list[tuple[Sequence[Any], dict[str, Any], RenderedText]] = []
         first = position
         chars = 0
-        while position < len(items) and len(chunk) < _PIPELINE_RECORDS:
+        records, max_chars = chunk_limits(number, len(items) - position)
+        number += 1
+        while position < len(items) and len(chunk) < records:
             messages, extra = items[position]
             opts = {**options, **extra} if extra else options
             try:
@@ -237,7 +246,7 @@ def _pipelined(
             position += 1
             chunk.append((messages, opts, rendered))
             chars += rendered_size(rendered)
-            if chars >= _PIPELINE_CHARS:
+            if chars >= max_chars:
                 break
         job = _start(stages, chunk, threads) if chunk else None
         if pending is not None:
@@ -248,6 +257,15 @@ def _pipelined(
     if failure is not None:
         raise failure
     return out
+
+
+def chunk_limits(number: int, left: int) -> tuple[int, int]:
+    """Records and characters at which chunk ``number`` (0 first) closes, ``left``
+    records being still to prepare: doubling from ``_FIRST_RECORDS``/``_FIRST_CHARS`` up
+    to the pipeline sizes, and at most half of what is left (at least the first size)."""
+    grow = 1 << min(number, 16)
+    records = min(_PIPELINE_RECORDS, _FIRST_RECORDS * grow, max(_FIRST_RECORDS, left // 2))
+    return records, min(_PIPELINE_CHARS, _FIRST_CHARS * grow)
 
 
 def _start(stages: Stages, chunk: list[Any], threads: int) -> Any:
