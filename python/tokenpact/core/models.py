@@ -55,12 +55,27 @@ def vocab_from_merges(merges: Sequence[tuple[int, int]]) -> list[bytes]:
     return vocab
 
 
+def hold_as_tuples(model: Any, *fields: str) -> None:
+    """Store the vocabulary-sized sequences of a (frozen) model as tuples. A loaded
+    tokenizer lives as long as the process, and Python's cyclic GC walks every item of a
+    list on each full collection (Llama 3's 280,000 merge records and 128,000 pieces made
+    one take about 18 ms, during every long batch); a tuple of ints or bytes leaves the
+    GC's tracking after one collection and is never walked again."""
+    for name in fields:
+        value = getattr(model, name)
+        if type(value) is not tuple:
+            object.__setattr__(model, name, tuple(value))
+
+
 @dataclass(frozen=True, eq=False)
 class RankedMerges:
     """Byte-level BPE from ranked merges: merge ``r`` creates ID ``256 + r`` (ours)."""
 
     merges: Sequence[tuple[int, int]]
     kind: ClassVar[ModelKind] = ModelKind.MERGE_RANKS
+
+    def __post_init__(self) -> None:
+        hold_as_tuples(self, "merges")
 
     def vocab(self, spec: TokenizerSpec) -> list[bytes]:
         return vocab_from_merges(self.merges)
@@ -89,6 +104,9 @@ class MergeRecords:
     records: Sequence[tuple[int, int, int]]
     ignore_merges: bool = False
     kind: ClassVar[ModelKind] = ModelKind.MERGE_RECORDS
+
+    def __post_init__(self) -> None:
+        hold_as_tuples(self, "vocab_pieces", "records")
 
     def vocab(self, spec: TokenizerSpec) -> list[bytes]:
         return list(self.vocab_pieces)
@@ -122,6 +140,9 @@ class TiktokenRanks:
     ranks: Sequence[bytes]
     id_offset: int = 0
     kind: ClassVar[ModelKind] = ModelKind.TIKTOKEN_RANKS
+
+    def __post_init__(self) -> None:
+        hold_as_tuples(self, "ranks")
 
     def vocab(self, spec: TokenizerSpec) -> list[bytes]:
         if not self.id_offset:
@@ -161,6 +182,9 @@ class HfModel:
     pieces: Sequence[bytes]
     records: Sequence[tuple[int, int, int]] = ()
     kind: ClassVar[ModelKind] = ModelKind.HF_PIPELINE
+
+    def __post_init__(self) -> None:
+        hold_as_tuples(self, "pieces", "records")
 
     def vocab(self, spec: TokenizerSpec) -> list[bytes]:
         return list(self.pieces)
