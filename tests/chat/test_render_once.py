@@ -34,6 +34,12 @@ class _CountedNative:
             self.runs[0] += 1
         return out
 
+    def prepare_messages(self, *args: Any) -> Any:  # the same, messages wrapped natively
+        out = self.inner.prepare_messages(*args)
+        if out is not None:
+            self.runs[0] += 1
+        return out
+
 
 def count_runs(model: ChatModel, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Template runs of either engine (the native one, or Jinja when it declines)."""
