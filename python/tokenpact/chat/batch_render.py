@@ -192,13 +192,15 @@ def render_many(
     stages: Stages | None = None,
 ) -> list[Conversation]:
     """``[render(messages, **options) for each conversation]`` on ``threads`` threads:
-    pipelined through ``stages`` when given, else on a pool of Python threads."""
+    pipelined through ``stages`` when given (on one thread too: chunked encoding and the
+    native message wrapping make it faster than the loop), else on a pool of Python
+    threads."""
     threads = check_threads(threads)
     items = _items(conversations, options)
-    if threads == 1 or len(items) < 2:
+    if len(items) < 2 or (threads == 1 and stages is None):
         return [render(messages, **{**options, **extra}) for messages, extra in items]
     if stages is not None:
-        return _pipelined(stages, items, threads, options, _ListCollector())
+        return _pipelined(stages, items, threads, options, _ListCollector(early=threads > 1))
     return _threaded(render, items, threads, options)
 
 
@@ -303,17 +305,19 @@ class _ListCollector:
     before, until the job is done: otherwise it would help encode, work the native threads
     do anyway, and the caller would build every list after the batch returns, on one
     thread. When this thread is the bottleneck (the job is done by the time it comes),
-    nothing is built early and the lists stay lazy.
+    nothing is built early and the lists stay lazy; so on one thread (``early`` False:
+    no worker, so no job is done before this thread encodes it).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, early: bool = True) -> None:
         self._unbuilt: deque[Conversation] = deque()
+        self._early = early
 
     def __call__(
         self, stages: Stages, chunk: list[Any], job: Any, first: int
     ) -> list[Conversation]:
         unbuilt = self._unbuilt
-        if job is not None:
+        if job is not None and self._early:
             while unbuilt and not job.done():
                 prebuild(unbuilt.popleft())
         out = []
@@ -326,7 +330,8 @@ class _ListCollector:
             except Exception as exc:
                 note_record(exc, first + k)
                 raise
-        unbuilt.extend(out)
+        if self._early:
+            unbuilt.extend(out)
         return out
 
 
