@@ -84,6 +84,29 @@ def test_one_read_builds_the_three_lists_once(deepseek: ChatModel) -> None:
     assert "_build_token_columns" not in conv.__dict__
 
 
+def test_batch_records_build_input_ids_apart_from_the_kinds(deepseek: ChatModel) -> None:
+    """A batch record (the fast finish) builds ``input_ids`` alone on first read (what an
+    SFT caller reads with the mask); the kind lists come on their own first read, and
+    pickles hold every list."""
+    import pickle
+
+    records = [
+        [{"role": "user", "content": f"q{k} Grüße"}, {"role": "assistant", "content": "a"}]
+        for k in range(4)
+    ]
+    batch = deepseek.template.render_batch(records, threads=1)
+    for messages, conv in zip(records, batch, strict=True):
+        want = deepseek.template.render(messages)
+        assert conv.input_ids == want.input_ids
+        assert "input_ids" in conv.__dict__ and "origin" not in conv.__dict__
+        assert "special_tokens_mask" not in conv.__dict__
+        assert conv.origin == want.origin and conv.special_tokens_mask == want.special_tokens_mask
+        assert "_build_kind_columns" not in conv.__dict__
+        assert pickle.loads(pickle.dumps(conv)).to_json() == want.to_json()
+    fresh = deepseek.template.render_batch(records, threads=1)[0]
+    assert pickle.loads(pickle.dumps(fresh)).origin == batch[0].origin  # built for the pickle
+
+
 @pytest.mark.parametrize(
     "read",
     [

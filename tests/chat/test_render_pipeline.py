@@ -379,7 +379,7 @@ def test_lists_built_while_the_workers_encode(
         for k in range(10)
     ]
     batch = template.render_batch(records, threads=2)
-    built = ["_build_token_columns" not in c.__dict__ for c in batch]
+    built = ["_build_input_ids" not in c.__dict__ for c in batch]
     masks = ["_build_assistant_mask" not in c.__dict__ for c in batch]
     assert polls and built == masks == [True] * 9 + [False]
     assert all("input_ids" in c.__dict__ for c in batch[:9])

@@ -27,7 +27,15 @@ from typing import Any
 
 from ..errors import TokenpactError
 from ._encode import ChunkEncoder
-from .conversation import Conversation, assemble, mask_list, prebuild, token_lists
+from .conversation import (
+    Conversation,
+    SplitTokenLists,
+    assemble,
+    id_list,
+    kind_lists,
+    mask_list,
+    prebuild,
+)
 from .deferred_render import chunk_inputs, rendered_size, resolve
 from .errors import ChatTemplateError
 from .ownership import RenderedText, is_plain_record, owned_tokens, plain_ranges_and_boundary
@@ -148,7 +156,10 @@ def finish_encoded(
     info = template._info
     return assemble(
         tokenizer=template.tokenizer,
-        columns=functools.partial(token_lists, ids, codes),
+        # input_ids apart from the kinds: an SFT caller reads the IDs and the mask only.
+        columns=SplitTokenLists(
+            functools.partial(id_list, ids), functools.partial(kind_lists, codes)
+        ),
         index_columns=lambda: owned_tokens(rendered, info, encoded).index_columns(),
         owners=rendered.owners,
         assistant_mask=functools.partial(mask_list, len(ids), ranges),

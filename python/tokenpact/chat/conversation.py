@@ -48,15 +48,32 @@ _ROLE_PART = {
 
 # Conversation fields built on first read (see Conversation.__getattr__): the instance
 # dict holds, under each builder's key, a function returning that group's lists in order.
+# The token lists come as one group, or (a batch's records, whose SFT callers read
+# input_ids and the mask, rarely the kinds) as input_ids alone and the two kind lists.
 _INDEX_BUILDER = "_build_index_columns"
 _TOKEN_BUILDER = "_build_token_columns"
+_IDS_BUILDER = "_build_input_ids"
+_KINDS_BUILDER = "_build_kind_columns"
 _MASK_BUILDER = "_build_assistant_mask"
 _LAZY_GROUPS: dict[str, tuple[str, ...]] = {
     _INDEX_BUILDER: ("message_index", "owner_index"),
     _TOKEN_BUILDER: ("input_ids", "special_tokens_mask", "origin"),
+    _IDS_BUILDER: ("input_ids",),
+    _KINDS_BUILDER: ("special_tokens_mask", "origin"),
     _MASK_BUILDER: ("assistant_mask",),
 }
-_BUILDER_OF = {name: key for key, names in _LAZY_GROUPS.items() for name in names}
+_BUILDERS_OF: dict[str, tuple[str, ...]] = {}
+for _key, _names in _LAZY_GROUPS.items():
+    for _name in _names:
+        _BUILDERS_OF[_name] = (*_BUILDERS_OF.get(_name, ()), _key)
+
+
+class SplitTokenLists(NamedTuple):
+    """``assemble``'s ``columns`` built by two functions: ``ids()`` returns
+    ``(input_ids,)``, ``kinds()`` returns ``(special_tokens_mask, origin)``."""
+
+    ids: Callable[[], tuple[list[int]]]
+    kinds: Callable[[], tuple[list[int], list[str]]]
 
 
 class Owner(NamedTuple):
@@ -99,8 +116,11 @@ class Conversation:
         # and ``assistant_mask`` from its token ranges (so that ``render_batch``'s calling
         # thread, which holds the GIL while native threads encode, spends it neither on
         # lists the caller may never read nor on the collector traversing them).
-        key = _BUILDER_OF.get(name)
-        build = None if key is None else self.__dict__.get(key)
+        key = build = None
+        for key in _BUILDERS_OF.get(name, ()):
+            build = self.__dict__.get(key)
+            if build is not None:
+                break
         if build is None:
             raise AttributeError(f"'Conversation' object has no attribute {name!r}")
         # Two threads reading at once both build the same lists; either result stands.
@@ -365,9 +385,9 @@ def _plain_marker_problems(conv: Conversation, tok: Any, info: Any, marker_re: A
 
 
 def prebuild(conv: Conversation) -> None:
-    """Build ``conv``'s lazy ``input_ids`` group and ``assistant_mask`` now (what their
-    first read would do; ``message_index`` and ``owner_index`` stay lazy)."""
-    if _TOKEN_BUILDER in conv.__dict__:
+    """Build ``conv``'s lazy ``input_ids`` (with its group) and ``assistant_mask`` now
+    (what their first read would do; the other lists stay lazy)."""
+    if _TOKEN_BUILDER in conv.__dict__ or _IDS_BUILDER in conv.__dict__:
         conv.input_ids  # noqa: B018 - the read builds the group
     if _MASK_BUILDER in conv.__dict__:
         conv.assistant_mask  # noqa: B018
@@ -385,6 +405,16 @@ def token_lists(ids: np.ndarray, codes: np.ndarray) -> tuple[list[int], list[int
         (codes == CONTROL).view(np.int8).tolist(),
         _KIND_ARRAY[codes].tolist(),
     )
+
+
+def id_list(ids: np.ndarray) -> tuple[list[int]]:
+    """``input_ids`` from the token IDs (a 1-tuple: a lazily built field group)."""
+    return (ids.tolist(),)
+
+
+def kind_lists(codes: np.ndarray) -> tuple[list[int], list[str]]:
+    """``special_tokens_mask`` and ``origin`` from each token's kind code."""
+    return (codes == CONTROL).view(np.int8).tolist(), _KIND_ARRAY[codes].tolist()
 
 
 def mask_list(length: int, ranges: list[tuple[int, int]]) -> tuple[list[int]]:
@@ -440,7 +470,8 @@ def assemble(
     tokenizer: Any,
     columns: tuple[list[int], list[int], list[str], list[int], list[int]]
     | tuple[list[int], list[int], list[str]]
-    | Callable[[], tuple[list[int], list[int], list[str]]],
+    | Callable[[], tuple[list[int], list[int], list[str]]]
+    | SplitTokenLists,
     index_columns: Callable[[], tuple[list[int], list[int]]] | None = None,
     owners: Sequence[Owner],
     owner_labels: tuple[str, ...] | None = None,
@@ -457,7 +488,8 @@ def assemble(
     special_tokens_mask, origin, message_index, owner_index)``, or its first three when
     ``index_columns`` builds the other two (on first read of either), or a function
     returning those three (called on first read of any of them: with ``index_columns``
-    only); ``assistant_mask`` the mask or a function returning it in a 1-tuple (called
+    only), or a :class:`SplitTokenLists` (``input_ids`` and the kind lists built apart);
+    ``assistant_mask`` the mask or a function returning it in a 1-tuple (called
     on first read); ``owner_labels``, when given, are the owners' labels (``owners`` is
     then not read)."""
     conv = object.__new__(Conversation)
@@ -466,11 +498,14 @@ def assemble(
         conv.__dict__.update(message_index=message_index, owner_index=owner_index)
     else:
         conv.__dict__[_INDEX_BUILDER] = index_columns
-        if callable(columns):
+        if type(columns) is SplitTokenLists:
+            conv.__dict__[_IDS_BUILDER] = columns.ids
+            conv.__dict__[_KINDS_BUILDER] = columns.kinds
+        elif callable(columns):
             conv.__dict__[_TOKEN_BUILDER] = columns
         else:
             input_ids, special, origin = columns  # type: ignore[misc]
-    if not callable(columns):
+    if not callable(columns) and type(columns) is not SplitTokenLists:
         conv.__dict__.update(input_ids=input_ids, special_tokens_mask=special, origin=origin)
     if callable(assistant_mask):
         conv.__dict__[_MASK_BUILDER] = assistant_mask
