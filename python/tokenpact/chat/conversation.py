@@ -62,10 +62,12 @@ _LAZY_GROUPS: dict[str, tuple[str, ...]] = {
     _KINDS_BUILDER: ("special_tokens_mask", "origin"),
     _MASK_BUILDER: ("assistant_mask",),
 }
-_BUILDERS_OF: dict[str, tuple[str, ...]] = {}
-for _key, _names in _LAZY_GROUPS.items():
-    for _name in _names:
-        _BUILDERS_OF[_name] = (*_BUILDERS_OF.get(_name, ()), _key)
+# Each field's builder keys, in _LAZY_GROUPS order (input_ids has two).
+_BUILDERS_OF: dict[str, tuple[str, ...]] = {
+    name: tuple(key for key, names in _LAZY_GROUPS.items() if name in names)
+    for names in _LAZY_GROUPS.values()
+    for name in names
+}
 
 
 class SplitTokenLists(NamedTuple):
@@ -400,11 +402,7 @@ def token_lists(ids: np.ndarray, codes: np.ndarray) -> tuple[list[int], list[int
         # The native encoder's arrays: one call builds the three lists (a third of the
         # numpy conversions' time; this runs on render_batch's calling thread).
         return _native.chat_token_lists(ids, codes, KINDS)
-    return (
-        ids.tolist(),
-        (codes == CONTROL).view(np.int8).tolist(),
-        _KIND_ARRAY[codes].tolist(),
-    )
+    return (ids.tolist(), *kind_lists(codes))
 
 
 def id_list(ids: np.ndarray) -> tuple[list[int]]:
