@@ -214,7 +214,7 @@ def encoding_left_to_workers() -> Iterator[None]:
 
     def workers_only(tok: Any, info: Any) -> Any:
         start = real(tok, info)
-        return None if start is None else (lambda *a: Job(start(*a)))
+        return None if start is None else (lambda *a, **k: Job(start(*a, **k)))
 
     _encode.chunk_encoder = workers_only  # type: ignore[assignment]
     try:

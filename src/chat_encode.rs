@@ -171,9 +171,115 @@ pub fn encode_rendered_bytes(
     })
 }
 
+/// Whose each content owner is, for the assistant mask of a plain record: the message
+/// index of each owner, and whether each message is an assistant's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MessageOwners {
+    pub owner_message: Vec<usize>,
+    pub assistant: Vec<bool>,
+}
+
+/// The assistant messages' token ranges and the prompt boundary of a record without
+/// `{% generation %}` spans or post-processor markers, from its encoding (`span_owner`:
+/// the owner of each content span; `span_lo`/`span_hi`: the tokens overlapping it).
+/// `tokenpact.chat.ownership.plain_ranges_and_boundary` is the reference: a message's
+/// range runs from the first to the last token of its non-empty spans (in the order the
+/// messages first appear), then over each stop token right after it that no later span
+/// holds; the boundary is, in training, where the last message's range starts when that
+/// message is an assistant's (the length when it has no range), else the length. None
+/// when a span's owner is not in `owners`.
+pub fn plain_ranges(
+    span_owner: &[i32],
+    owners: &MessageOwners,
+    ids: &[u32],
+    span_lo: &[usize],
+    span_hi: &[usize],
+    stops: &[u32],
+    training: bool,
+) -> Option<(Vec<(usize, usize)>, usize)> {
+    // Per message, its region's index; regions hold [first token, end token, last span].
+    let mut region_of: Vec<Option<usize>> = vec![None; owners.assistant.len()];
+    let mut regions: Vec<(usize, usize, usize)> = Vec::new();
+    for (k, ((&owner, &lo), &hi)) in span_owner.iter().zip(span_lo).zip(span_hi).enumerate() {
+        if lo >= hi {
+            continue;
+        }
+        let message = *owners.owner_message.get(usize::try_from(owner).ok()?)?;
+        if !owners.assistant.get(message).copied().unwrap_or(false) {
+            continue;
+        }
+        match region_of[message] {
+            None => {
+                region_of[message] = Some(regions.len());
+                regions.push((lo, hi, k));
+            }
+            Some(r) => {
+                let region = &mut regions[r];
+                *region = (region.0.min(lo), region.1.max(hi), k);
+            }
+        }
+    }
+    let n = ids.len();
+    let ranges = regions
+        .iter()
+        .map(|&(lo, mut hi, k)| {
+            // A token at or after the end of span k overlaps none of the spans up to k
+            // (sorted and disjoint, their token ends never decrease).
+            while hi < n && stops.contains(&ids[hi]) && !in_spans(span_lo, span_hi, hi, k + 1) {
+                hi += 1;
+            }
+            (lo, hi)
+        })
+        .collect();
+    let last = owners.assistant.len().checked_sub(1);
+    let boundary = match last {
+        Some(m) if training && owners.assistant[m] => region_of[m].map_or(n, |r| regions[r].0),
+        _ => n,
+    };
+    Some((ranges, boundary))
+}
+
+/// Whether `token` overlaps one of the token ranges from span `first` on (sorted by
+/// their first token).
+fn in_spans(span_lo: &[usize], span_hi: &[usize], token: usize, first: usize) -> bool {
+    for (&lo, &hi) in span_lo.iter().zip(span_hi).skip(first) {
+        if lo > token {
+            return false;
+        }
+        if token < hi {
+            return true;
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_ranges_cover_assistant_messages_and_their_stops() {
+        // Messages: 0 user, 1 assistant, 2 user, 3 assistant; one owner per message.
+        let owners = MessageOwners {
+            owner_message: vec![0, 1, 2, 3],
+            assistant: vec![false, true, false, true],
+        };
+        // Tokens: 0 header, 1-2 user, 3 header, 4-5 assistant, 6 stop, 7 header,
+        // 8 user, 9 header, 10 assistant, 11 stop.
+        let ids = [9, 1, 1, 9, 2, 2, 7, 9, 1, 9, 2, 7];
+        let (lo, hi) = ([1, 4, 8, 10], [3, 6, 9, 11]);
+        let got = plain_ranges(&[0, 1, 2, 3], &owners, &ids, &lo, &hi, &[7], true);
+        assert_eq!(got, Some((vec![(4, 7), (10, 12)], 10)));
+        // A stop token inside a later span stays outside the range; generation: length.
+        let later = [1, 4, 6, 10];
+        let got = plain_ranges(&[0, 1, 2, 3], &owners, &ids, &later, &hi, &[7], false);
+        assert_eq!(got, Some((vec![(4, 6), (10, 12)], 12)));
+        // An owner the table lacks: no answer (Python computes it).
+        assert_eq!(
+            plain_ranges(&[5], &owners, &ids, &[0], &[1], &[], true),
+            None
+        );
+    }
 
     #[test]
     fn codepoints_map_to_utf8_bytes() {

@@ -45,7 +45,8 @@ class NativeChatTemplate:
         matcher: SpecialMatcher,
         max_iterations: int,
         max_chars: int,
-    ) -> tuple[NativeRenderInput, list[Any], tuple[str, ...], str | None] | None: ...
+        mode: str | None = None,
+    ) -> tuple[NativeRenderInput, list[Any], tuple[str, ...], str | None, bool] | None: ...
 
 @final
 class NativeRenderInput:
@@ -128,6 +129,7 @@ class Engine:
         untrusted: list[tuple[int, int]] | None = None,
         codepoints: bool = True,
     ) -> tuple[list[int], list[int]]: ...
+    def id_array_list(self, ids: np.ndarray) -> list[int]: ...
     def decode_bytes(self, ids: np.ndarray) -> bytes: ...
     def decode_text(self, ids: np.ndarray) -> str: ...
     def token_bytes(self, id: int) -> bytes | None: ...
@@ -446,7 +448,10 @@ class OutputEngineCore:
 
 # ---------------------------------------------------------------- chat (src/py/chat_encode.rs)
 def chat_token_lists(
-    ids: np.ndarray, codes: np.ndarray, kinds: list[str] | tuple[str, ...]
+    ids: np.ndarray,
+    codes: np.ndarray,
+    kinds: list[str] | tuple[str, ...],
+    engine: Engine | None = None,
 ) -> tuple[list[int], list[int], list[str]]: ...
 
 @final
@@ -480,4 +485,6 @@ class ChatChunkEncoder:
         span_kinds: list[list[int]],
         threads: int,
         renders: list[NativeRenderInput | None] | None = None,
+        stops: list[int] | None = None,
+        training: bool = False,
     ) -> ChatEncodeJob: ...

@@ -24,7 +24,7 @@ use super::engine::PyEngine;
 use super::special::PySpecialMatcher;
 use super::{max_threads, spawn_in_pool, to_py};
 use crate::chat_encode::{
-    encode_rendered, encode_rendered_bytes, token_kinds, RenderedEncoding, CONTROL,
+    encode_rendered, encode_rendered_bytes, plain_ranges, token_kinds, RenderedEncoding, CONTROL,
 };
 use crate::chat_template::Rendered;
 use crate::engine::Engine;
@@ -41,12 +41,16 @@ struct Shared {
 /// One record's encoding and the kind code of each of its tokens.
 type Encoded = (RenderedEncoding, Vec<u8>);
 
+/// A record's assistant token ranges and prompt boundary (`chat_encode::plain_ranges`).
+type Ranges = (Vec<(usize, usize)>, usize);
+
 /// What a worker made of one record.
 enum Outcome {
     /// A text rendered by the caller, encoded.
     Encoded(Encoded),
-    /// Rendered here by the native template engine, then encoded.
-    Rendered(Encoded, Rendered),
+    /// Rendered here by the native template engine, then encoded; with the assistant
+    /// ranges and boundary when its messages were wrapped natively and the chunk has stops.
+    Rendered(Encoded, Rendered, Option<Ranges>),
     /// The native engine declined: the caller renders this record with Jinja.
     Declined,
 }
@@ -60,6 +64,9 @@ struct Chunk {
     span_kinds: Vec<Vec<u8>>,
     /// Per record, the native render to run first (records the caller rendered: None).
     renders: Vec<Mutex<Option<RenderInput>>>,
+    /// The template's stop IDs and whether the batch is in training mode, when the
+    /// caller wants the assistant ranges of natively wrapped records.
+    ranges: Option<(Vec<u32>, bool)>,
     helpers: usize,
     next: AtomicUsize,
     results: Mutex<Vec<Option<CoreResult<Outcome>>>>,
@@ -141,7 +148,8 @@ impl Chunk {
 
     /// Renders natively, then encodes with the content spans the render reports, their
     /// kinds looked up by owner (a decline, or an owner without a kind, is `Declined`).
-    fn render_and_encode(&self, input: RenderInput, owner_kinds: &[u8]) -> CoreResult<Outcome> {
+    fn render_and_encode(&self, mut input: RenderInput, owner_kinds: &[u8]) -> CoreResult<Outcome> {
+        let owners = input.message_owners.take();
         let Ok(rendered) = input.run() else {
             return Ok(Outcome::Declined);
         };
@@ -157,7 +165,26 @@ impl Chunk {
         let shared = &self.shared;
         let matcher = shared.matcher.as_deref();
         let record = encode_rendered_bytes(&shared.engine, &rendered.text, matcher, flat)?;
-        Ok(Outcome::Rendered(self.with_kinds(record, &kinds), rendered))
+        let ranges = match (&self.ranges, owners) {
+            (Some((stops, training)), Some(owners)) => {
+                let span_owner: Vec<i32> = rendered.byte_spans.iter().map(|s| s.2).collect();
+                plain_ranges(
+                    &span_owner,
+                    &owners,
+                    &record.ids,
+                    &record.span_lo,
+                    &record.span_hi,
+                    stops,
+                    *training,
+                )
+            }
+            _ => None,
+        };
+        Ok(Outcome::Rendered(
+            self.with_kinds(record, &kinds),
+            rendered,
+            ranges,
+        ))
     }
 
     fn wait_all(&self) {
@@ -190,6 +217,9 @@ impl PyChatEncodeJob {
     /// (when there are any): benchmarks use it to measure the serial part alone.
     /// `lists=False` gives each token's kind code as one uint8 array instead of the
     /// three lists (the columnar `render_batch`, which builds no per-token objects).
+    /// A record the native template engine rendered here also brings its text, its
+    /// code-point spans and its `(assistant ranges, boundary)` (None unless `start` had
+    /// stops and the messages were wrapped natively); a declined one is None.
     #[pyo3(signature = (help=true, lists=true))]
     fn wait<'py>(&self, py: Python<'py>, help: bool, lists: bool) -> PyResult<Bound<'py, PyList>> {
         let chunk = self.chunk.clone();
@@ -239,10 +269,10 @@ impl PyChatEncodeJob {
                     continue;
                 }
                 Outcome::Encoded(encoded) => (encoded, None),
-                Outcome::Rendered(encoded, rendered) => (encoded, Some(rendered)),
+                Outcome::Rendered(encoded, rendered, ranges) => (encoded, Some((rendered, ranges))),
             };
             let columns = if lists {
-                trusted_lists(py, &record.ids, &codes, &kinds)?.into_any()
+                trusted_lists(py, &record.ids, &codes, &kinds, Some(encoder.ints.get()))?.into_any()
             } else {
                 codes.into_pyarray(py).into_any()
             };
@@ -259,10 +289,11 @@ impl PyChatEncodeJob {
             )?;
             let item = match rendered {
                 None => PyTuple::new(py, [encoded.into_any(), columns])?,
-                Some(r) => {
+                Some((r, ranges)) => {
                     let text = PyString::new(py, &r.text).into_any();
                     let spans = PyList::new(py, r.spans)?.into_any();
-                    PyTuple::new(py, [encoded.into_any(), columns, text, spans])?
+                    let ranges = ranges.into_pyobject(py)?.into_any();
+                    PyTuple::new(py, [encoded.into_any(), columns, text, spans, ranges])?
                 }
             };
             out.append(item)?;
@@ -288,6 +319,8 @@ impl PyChatEncodeJob {
 pub(crate) struct PyChatChunkEncoder {
     shared: Arc<Shared>,
     kinds: Vec<Py<PyString>>,
+    /// The engine whose cached int objects make the ID lists of `wait(lists=True)`.
+    ints: Py<PyEngine>,
     /// The chunks started and not yet finished, oldest first.
     active: Mutex<Vec<Weak<Chunk>>>,
 }
@@ -311,7 +344,7 @@ impl PyChatChunkEncoder {
     #[new]
     fn new(
         py: Python<'_>,
-        engine: &PyEngine,
+        engine: Bound<'_, PyEngine>,
         allowed: Option<&PySpecialMatcher>,
         is_control: PyReadonlyArray1<'_, bool>,
         kinds: Vec<Py<PyString>>,
@@ -326,13 +359,14 @@ impl PyChatChunkEncoder {
             ));
         }
         let shared = Arc::new(Shared {
-            engine: engine.engine.clone(),
+            engine: engine.get().engine.clone(),
             matcher: allowed.map(|m| m.inner.clone()),
             is_control: is_control.as_slice()?.to_vec(),
         });
         Ok(PyChatChunkEncoder {
             shared,
             kinds,
+            ints: engine.unbind(),
             active: Mutex::new(Vec::new()),
         })
     }
@@ -343,8 +377,12 @@ impl PyChatChunkEncoder {
     /// the caller of `wait()`. A record with `renders[i]` (a `NativeRenderInput`) is
     /// rendered by the native template engine first: its text and spans are ignored and
     /// `span_kinds[i]` gives the kind code of each owner; `wait()` then also returns its
-    /// text and spans, or None when the engine declined it.
-    #[pyo3(signature = (texts, spans, span_kinds, threads, renders=None))]
+    /// text and spans, or None when the engine declined it. With `stops` (the template's
+    /// stop IDs), such a record whose messages were wrapped natively also comes with its
+    /// assistant token ranges and prompt boundary (`training`: the boundary is where the
+    /// final assistant message starts), else None in their place.
+    #[pyo3(signature = (texts, spans, span_kinds, threads, renders=None, stops=None, training=false))]
+    #[allow(clippy::too_many_arguments)]
     fn start(
         slf: &Bound<'_, Self>,
         texts: Vec<String>,
@@ -352,6 +390,8 @@ impl PyChatChunkEncoder {
         span_kinds: Vec<Vec<u8>>,
         threads: usize,
         renders: Option<Vec<Option<PyRef<'_, PyNativeRenderInput>>>>,
+        stops: Option<Vec<u32>>,
+        training: bool,
     ) -> PyResult<PyChatEncodeJob> {
         let py = slf.py();
         if spans.len() != texts.len() || span_kinds.len() != texts.len() {
@@ -410,6 +450,7 @@ impl PyChatChunkEncoder {
             spans,
             span_kinds,
             renders: renders.into_iter().map(Mutex::new).collect(),
+            ranges: stops.map(|s| (s, training)),
             helpers,
             next: AtomicUsize::new(0),
             results: Mutex::new((0..n).map(|_| None).collect()),
@@ -435,13 +476,15 @@ impl PyChatChunkEncoder {
 /// and each token's kind code: what ``wait(lists=True)`` returns, built on a
 /// conversation's first read of a lazy list (one call instead of three numpy
 /// conversions). ``kinds`` are the origin labels by kind code; a code without a label is
-/// an error.
+/// an error. ``engine``, when given, lends its cached int objects to the ID list.
 #[pyfunction]
+#[pyo3(signature = (ids, codes, kinds, engine=None))]
 fn chat_token_lists<'py>(
     py: Python<'py>,
     ids: PyReadonlyArray1<'py, u32>,
     codes: PyReadonlyArray1<'py, u8>,
     kinds: Vec<Bound<'py, PyString>>,
+    engine: Option<PyRef<'py, PyEngine>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let ids = ids.as_slice()?;
     let codes = codes.as_slice()?;
@@ -464,22 +507,28 @@ fn chat_token_lists<'py>(
             )),
         ));
     }
-    trusted_lists(py, ids, codes, &kinds)
+    trusted_lists(py, ids, codes, &kinds, engine.as_deref())
 }
 
 /// The three trusted lists from IDs and kind codes (every code below `kinds.len()`).
-/// Fresh ints for the IDs, as ndarray.tolist() makes them (the engine's cached ints
-/// measured no faster here); 0/1 and the five labels are shared objects.
+/// The IDs are the cached ints of `ints` when given (a reference each, where fresh ints
+/// cost an allocation to make and a free when the list goes: 4,300 IDs took 21 us
+/// instead of 65), else fresh ints; 0/1 and the five labels are shared objects.
 fn trusted_lists<'py>(
     py: Python<'py>,
     ids: &[u32],
     codes: &[u8],
     kinds: &[Bound<'py, PyString>],
+    ints: Option<&PyEngine>,
 ) -> PyResult<Bound<'py, PyTuple>> {
+    let id_list = match ints {
+        Some(engine) => engine.id_list(py, ids)?,
+        None => PyList::new(py, ids)?,
+    };
     PyTuple::new(
         py,
         [
-            PyList::new(py, ids)?.into_any(),
+            id_list.into_any(),
             PyList::new(py, codes.iter().map(|&c| u32::from(c == CONTROL)))?.into_any(),
             PyList::new(py, codes.iter().map(|&c| kinds[c as usize].clone()))?.into_any(),
         ],

@@ -7,7 +7,8 @@
 //! objects) is left to the Python path, which wraps it or raises its own typed error;
 //! `tests/chat/test_native_messages.py` compares the two on generated messages.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -29,6 +30,61 @@ pub(crate) struct WrappedMessages<'py> {
     pub roles: Vec<Bound<'py, PyString>>,
     /// The first control spelling found in a content string.
     pub found_control: Option<String>,
+    /// Whether `messages::validate_plain` would accept the messages for the mode given
+    /// (false when no mode was given).
+    pub valid: bool,
+}
+
+/// The modes `tokenpact.chat.messages.MODES`.
+const MODES: [&str; 3] = ["training", "generation", "prefill"];
+
+/// `validate_plain`'s checks, fed one message at a time (`messages.validate_plain` is
+/// the reference; `tests/chat/test_native_messages.py` compares the two).
+struct PlainOrder {
+    valid: bool,
+    previous: &'static str,
+}
+
+impl PlainOrder {
+    fn new(mode: Option<&str>) -> Self {
+        PlainOrder {
+            valid: mode.is_some_and(|m| MODES.contains(&m)),
+            previous: "system",
+        }
+    }
+
+    /// One message: its role (None when missing) and whether it has tool calls or a tool
+    /// call id (either leaves the common shape).
+    fn message(&mut self, role: Option<&str>, tools: bool) {
+        let role = match role {
+            Some("system") => "system",
+            Some("user") => "user",
+            Some("assistant") => "assistant",
+            _ => {
+                self.valid = false;
+                return;
+            }
+        };
+        let in_order = match role {
+            "system" => self.previous == "system",
+            "user" => self.previous != "user",
+            _ => self.previous == "user",
+        };
+        if tools || !in_order {
+            self.valid = false;
+        }
+        self.previous = role;
+    }
+
+    /// Whether the whole conversation passed, for `mode` (empty conversations do not).
+    fn finish(&self, mode: Option<&str>, count: usize) -> bool {
+        let last = if mode == Some("generation") {
+            "user"
+        } else {
+            "assistant"
+        };
+        self.valid && count > 0 && self.previous == last
+    }
 }
 
 /// `hf_inputs._NAME_RE`: a short identifier (letters, digits, `_` or `-`, not starting
@@ -47,6 +103,7 @@ fn is_name(s: &str) -> bool {
 pub(crate) fn wrap_plain<'py>(
     messages: &Bound<'py, PyAny>,
     matcher: &PySpecialMatcher,
+    mode: Option<&str>,
 ) -> PyResult<Option<WrappedMessages<'py>>> {
     let py = messages.py();
     let Ok(list) = messages.cast_exact::<PyList>() else {
@@ -57,7 +114,9 @@ pub(crate) fn wrap_plain<'py>(
         owners: Vec::new(),
         roles: Vec::with_capacity(list.len()),
         found_control: None,
+        valid: false,
     };
+    let mut order = PlainOrder::new(mode);
     let mut items = Vec::with_capacity(list.len());
     for (i, raw) in list.iter().enumerate() {
         let Ok(dict) = raw.cast_exact::<PyDict>() else {
@@ -65,6 +124,7 @@ pub(crate) fn wrap_plain<'py>(
         };
         let mut message: Vec<(Value, Value)> = Vec::with_capacity(dict.len());
         let mut role = None;
+        let mut tools = false;
         for (k, v) in dict.iter() {
             if v.is_none() {
                 continue; // transformers drops None values
@@ -85,6 +145,9 @@ pub(crate) fn wrap_plain<'py>(
             let Ok(s) = text.to_str() else {
                 return Ok(None);
             };
+            // validate_plain: truthy tool calls, or any tool call id, leave the common
+            // shape (values here are str: None ones were skipped above).
+            tools |= name == "tool_call_id" || (name == "tool_calls" && !s.is_empty());
             let value = if name == "role" {
                 if !is_name(s) {
                     return Ok(None);
@@ -106,10 +169,12 @@ pub(crate) fn wrap_plain<'py>(
             };
             message.push((Value::str(name), value));
         }
+        order.message(role.as_ref().and_then(|r| r.to_str().ok()), tools);
         out.roles
             .push(role.unwrap_or_else(|| PyString::intern(py, "")));
         items.push(Value::Dict(Arc::new(alias_reasoning(message))));
     }
+    out.valid = order.finish(mode, list.len());
     out.value = Value::List(Arc::new(items));
     Ok(Some(out))
 }
@@ -142,21 +207,67 @@ fn alias_reasoning(message: Vec<(Value, Value)>) -> Vec<(Value, Value)> {
     out
 }
 
+/// Most owner tuples a template keeps for reuse (`messages[i].field` of one kind).
+const MAX_CACHED_OWNERS: usize = 4096;
+
+/// Owner tuples made before, by `(kind, message index, label)`, for one owner type: the
+/// same message position and field give an equal (immutable) tuple in every record, and
+/// making one through `tuple.__new__` cost a third of wrapping a short record.
+#[derive(Default)]
+pub(crate) struct OwnerCache {
+    owner_type: Option<Py<PyAny>>,
+    made: HashMap<(u8, usize, String), Py<PyAny>>,
+}
+
 /// The owners as `owner_type` tuples `(kind, message_index, label)` (`Owner`, built
-/// as `tuple.__new__` builds it) and the roles as a tuple.
+/// as `tuple.__new__` builds it, or reused from `cache`) and the roles as a tuple.
 pub(crate) fn owners_and_roles<'py>(
     py: Python<'py>,
     wrapped: &WrappedMessages<'py>,
     owner_type: &Bound<'py, PyAny>,
     kind: u8,
+    cache: &Mutex<OwnerCache>,
 ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyTuple>)> {
     let tuple_new = py
         .get_type::<PyTuple>()
         .getattr(pyo3::intern!(py, "__new__"))?;
-    let owners = PyList::empty(py);
-    for (message, label) in &wrapped.owners {
-        let fields = (kind, *message, label.as_str()).into_pyobject(py)?;
-        owners.append(tuple_new.call1((owner_type, fields))?)?;
+    let make = |message: usize, label: &str| -> PyResult<Bound<'py, PyAny>> {
+        let fields = (kind, message, label).into_pyobject(py)?;
+        tuple_new.call1((owner_type, fields))
+    };
+    let mut items = Vec::with_capacity(wrapped.owners.len());
+    // The GIL is held, so the lock is never contended; a poisoned one just goes unused.
+    let mut guard = cache.lock().ok();
+    let cache = guard.as_deref_mut().and_then(|c| {
+        let usable = c
+            .owner_type
+            .as_ref()
+            .is_none_or(|t| t.bind(py).is(owner_type));
+        if c.owner_type.is_none() {
+            c.owner_type = Some(owner_type.clone().unbind());
+        }
+        usable.then_some(c)
+    });
+    match cache {
+        Some(cache) => {
+            for (message, label) in &wrapped.owners {
+                let key = (kind, *message, label.clone());
+                if let Some(found) = cache.made.get(&key) {
+                    items.push(found.bind(py).clone());
+                    continue;
+                }
+                let owner = make(*message, label)?;
+                if cache.made.len() < MAX_CACHED_OWNERS {
+                    cache.made.insert(key, owner.clone().unbind());
+                }
+                items.push(owner);
+            }
+        }
+        None => {
+            for (message, label) in &wrapped.owners {
+                items.push(make(*message, label)?);
+            }
+        }
     }
-    Ok((owners, PyTuple::new(py, &wrapped.roles)?))
+    Ok((PyList::new(py, items)?, PyTuple::new(py, &wrapped.roles)?))
 }

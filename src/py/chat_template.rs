@@ -11,8 +11,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
 
-use super::chat_messages::{owners_and_roles, wrap_plain};
+use super::chat_messages::{owners_and_roles, wrap_plain, OwnerCache};
 use super::special::PySpecialMatcher;
+use crate::chat_encode::MessageOwners;
 use crate::chat_template::value::{decline, Res, SStr, Value};
 use crate::chat_template::{Limits, NativeTemplate, Rendered};
 
@@ -27,6 +28,8 @@ pub(crate) struct PyNativeChatTemplate {
     /// The Jinja environment's globals (`range`, `namespace`, ...): a context entry that
     /// is one of these objects is left to the engine's own builtins.
     env_globals: Py<PyDict>,
+    /// The owner tuples `prepare_messages` made, reused by later records.
+    owners: Mutex<OwnerCache>,
 }
 
 /// A `SpanStr`'s code-point spans as byte spans of its text (one pass over the text
@@ -161,6 +164,7 @@ impl PyNativeChatTemplate {
                 inner: Arc::new(t),
                 span_type: span_type.unbind(),
                 env_globals: env_globals.unbind(),
+                owners: Mutex::new(OwnerCache::default()),
             }),
             Err(d) => Err(PyValueError::new_err(d.0)),
         }
@@ -199,10 +203,12 @@ impl PyNativeChatTemplate {
 
     /// `prepare` of `context` plus `messages` wrapped here (`chat_messages`): the
     /// prepared input, the owners (`owner_type` tuples of kind `kind`), the roles and the
-    /// first control spelling `matcher` finds in the content, or None when the messages
-    /// are not plain (dicts of identifier keys and str or None values) or the engine
-    /// declines the context: then Python wraps them and prepares.
+    /// first control spelling `matcher` finds in the content, and whether
+    /// `validate_plain(messages, mode)` holds (False without `mode`), or None when the
+    /// messages are not plain (dicts of identifier keys and str or None values) or the
+    /// engine declines the context: then Python wraps them and prepares.
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (messages, context, owner_type, kind, matcher, max_iterations, max_chars, mode=None))]
     fn prepare_messages<'py>(
         &self,
         py: Python<'py>,
@@ -213,17 +219,26 @@ impl PyNativeChatTemplate {
         matcher: &PySpecialMatcher,
         max_iterations: i64,
         max_chars: usize,
+        mode: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let Some(wrapped) = wrap_plain(messages, matcher)? else {
+        let Some(wrapped) = wrap_plain(messages, matcher, mode)? else {
             return Ok(py.None().into_bound(py));
         };
         let Ok(mut input) = self.render_input(context, max_iterations, max_chars)? else {
             return Ok(py.None().into_bound(py));
         };
-        let (owners, roles) = owners_and_roles(py, &wrapped, owner_type, kind)?;
+        let (owners, roles) = owners_and_roles(py, &wrapped, owner_type, kind, &self.owners)?;
+        input.message_owners = Some(MessageOwners {
+            owner_message: wrapped.owners.iter().map(|&(m, _)| m).collect(),
+            assistant: wrapped
+                .roles
+                .iter()
+                .map(|r| r.to_str().is_ok_and(|r| r == "assistant"))
+                .collect(),
+        });
         input.vars.insert("messages".to_string(), wrapped.value);
         let input = Bound::new(py, PyNativeRenderInput::new(input))?;
-        Ok((input, owners, roles, wrapped.found_control)
+        Ok((input, owners, roles, wrapped.found_control, wrapped.valid)
             .into_pyobject(py)?
             .into_any())
     }
@@ -268,6 +283,7 @@ impl PyNativeChatTemplate {
             template: self.inner.clone(),
             vars,
             limits,
+            message_owners: None,
         }))
     }
 }
@@ -287,6 +303,9 @@ pub(crate) struct RenderInput {
     template: Arc<NativeTemplate>,
     vars: HashMap<String, Value>,
     limits: Limits,
+    /// The message of each content owner and each message's role, when the messages were
+    /// wrapped natively: the worker then also finds the assistant ranges.
+    pub(crate) message_owners: Option<MessageOwners>,
 }
 
 impl RenderInput {
@@ -296,6 +315,7 @@ impl RenderInput {
             template,
             vars,
             limits,
+            ..
         } = self;
         catch_unwind(AssertUnwindSafe(|| template.render(vars, limits)))
             .unwrap_or_else(|_| decline("the native engine failed"))

@@ -9,6 +9,7 @@ import copy
 import dataclasses
 import pickle
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -163,20 +164,32 @@ def test_batch_fast_finish_equals_render(
     chat_model: ChatModel, options: dict[str, bool], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The common record's finish (mask ranges and boundary from one pass over the native
-    spans, no Tokens) gives ``render``'s conversation in every mode."""
+    spans, no Tokens) gives ``render``'s conversation in every mode; where the worker
+    found the ranges (natively wrapped messages), they equal the Python reference's."""
     from tokenpact.chat import batch_render
+    from tokenpact.chat.ownership import plain_ranges_and_boundary
 
-    fast = 0
-    real = batch_render.plain_ranges_and_boundary
+    fast = native = 0
+    real = batch_render.is_plain_record
+    stops = chat_model.template._stop_ids()
+    training = not options.get("add_generation_prompt") and not options.get(
+        "continue_final_message"
+    )
 
-    def counted(*args: object) -> object:
-        nonlocal fast
-        fast += 1
-        return real(*args)  # type: ignore[arg-type]
+    def counted(rendered: Any, result: Any, add_special_tokens: bool) -> bool:
+        nonlocal fast, native
+        plain = real(rendered, result, add_special_tokens)
+        fast += plain
+        if plain and rendered.native_ranges is not None:
+            native += 1
+            ids, _, _, _, lo, hi = result[0]
+            want = plain_ranges_and_boundary(rendered, ids, lo, hi, stops, training)
+            assert rendered.native_ranges == want
+        return plain
 
-    # Counted where the fast finish calls it (whether the calling thread then builds the
+    # Counted where the fast finish decides (whether the calling thread then builds the
     # lazy lists early depends on the timing of the chunks).
-    monkeypatch.setattr(batch_render, "plain_ranges_and_boundary", counted)
+    monkeypatch.setattr(batch_render, "is_plain_record", counted)
     records = _records(chat_model)
     if options.get("add_generation_prompt"):
         records = [r[:-1] if r[-1]["role"] == "assistant" else r for r in records]
@@ -194,6 +207,8 @@ def test_batch_fast_finish_equals_render(
             np.array_equal(a, b) for a, b in zip(conv.byte_offsets, want.byte_offsets, strict=True)
         )
     assert fast >= len(records) // 2  # most records took the fast finish
+    if chat_model.template._native["default"] is not None and not options:
+        assert native >= 1  # plain SFT records: the worker found their ranges
 
 
 def _renders_with(model: ChatModel, messages: object, options: dict[str, bool]) -> bool:

@@ -5,7 +5,9 @@ left to the Python path, and every record of a batch equals ``render`` alone."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -149,5 +151,86 @@ def test_batches_of_natively_wrapped_records_equal_render(chat_model: ChatModel,
     assert any(native_wrap(template, r) is not None for r in ok) or (
         template._native["default"] is None or template._info.matcher is None
     )
-    assert_same(template.render_batch(ok, threads=2), serial)
-    assert_columns_equal(template.render_columns(ok, threads=2), serial)
+    with ranges_checked(template):
+        assert_same(template.render_batch(ok, threads=2), serial)
+        assert_columns_equal(template.render_columns(ok, threads=2), serial)
+
+
+@contextlib.contextmanager
+def ranges_checked(template: Any) -> Iterator[None]:
+    """While active, every plain batch record whose assistant ranges and boundary the
+    worker found (``chat_encode::plain_ranges``) is checked against the Python reference
+    (``plain_ranges_and_boundary``)."""
+    from tokenpact.chat import batch_render, columns
+    from tokenpact.chat.ownership import plain_ranges_and_boundary
+
+    real = batch_render.is_plain_record
+    stops = template._stop_ids()
+
+    def checking(rendered: Any, result: Any, add_special_tokens: bool) -> bool:
+        plain = real(rendered, result, add_special_tokens)
+        if plain and rendered.native_ranges is not None:
+            ids, _, _, _, lo, hi = result[0]
+            # SFT records end with an assistant answer: training mode.
+            assert rendered.native_ranges == plain_ranges_and_boundary(
+                rendered, ids, lo, hi, stops, True
+            )
+        return plain
+
+    batch_render.is_plain_record = checking  # type: ignore[assignment]
+    columns.is_plain_record = checking  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        batch_render.is_plain_record = real  # type: ignore[assignment]
+        columns.is_plain_record = real  # type: ignore[assignment]
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_native_check_equals_validate_plain(chat_model: ChatModel, data: Any) -> None:
+    """``prepare_messages(..., mode)`` reports what ``validate_plain(messages, mode)``
+    returns (False without a mode), so a batch skips the Python check only when it
+    would pass."""
+    from tokenpact.chat.conversation import CONTENT, Owner
+    from tokenpact.chat.messages import validate_plain
+
+    template = chat_model.template
+    native = template._native["default"]
+    info = template._info
+    if native is None or info.matcher is None:
+        pytest.skip("this template renders with Jinja")
+    chat = data.draw(st.one_of(messages(chat_model, plain_only=False), sft_records(chat_model)))
+    mode = data.draw(st.sampled_from(["training", "generation", "prefill", "bogus", None]))
+    limits = template.limits
+    got = native.prepare_messages(
+        chat,
+        dict(template._compiled["default"][1]),
+        Owner,
+        CONTENT,
+        info.matcher,
+        limits.max_loop_iterations,
+        limits.max_output_chars,
+        mode,
+    )
+    if got is None:
+        assert not is_plain(chat)
+        return
+    assert got[4] is (mode is not None and validate_plain(chat, mode))
+
+
+def test_batch_validation_raises_what_render_raises(chat_model: ChatModel) -> None:
+    """``render_batch(validate=True)`` checks each record as ``render`` does: plain
+    records pass, and the first record out of order raises ``render``'s error."""
+    template = chat_model.template
+    good = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    bad = [{"role": "assistant", "content": "hello"}, {"role": "user", "content": "hi"}]
+    assert_same(template.render_batch([good, good], validate=True), [template.render(good)] * 2)
+    with pytest.raises(Exception) as alone:
+        template.render(bad, validate=True)
+    with pytest.raises(type(alone.value)) as batched:
+        template.render_batch([good, bad, good], threads=2, validate=True)
+    assert str(batched.value) == str(alone.value)
+    assert "(conversation 1 of the batch)" in getattr(batched.value, "__notes__", [])

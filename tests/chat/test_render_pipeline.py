@@ -5,6 +5,7 @@ and the native chunk encoder equal to the per-record encode it replaces."""
 
 from __future__ import annotations
 
+import functools
 import random
 from types import ModuleType
 from typing import Any
@@ -356,9 +357,10 @@ class _SlowJob:
 def test_lists_built_while_the_workers_encode(
     deepseek: ChatModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """While a chunk's encoding runs, the calling thread builds the per-token lists of the
-    conversations it collected before (here every chunk looks unfinished, so every earlier
-    chunk is built); the last chunk stays lazy; every record equals ``render``."""
+    """Once every record is prepared, while a chunk's encoding runs the calling thread
+    builds the per-token lists of the conversations it collected before (here every chunk
+    looks unfinished, so all chunks are in flight at the end and every earlier chunk is
+    built); the last chunk stays lazy; every record equals ``render``."""
     from tokenpact.chat import _encode, batch_render
 
     real = _encode.chunk_encoder
@@ -366,7 +368,7 @@ def test_lists_built_while_the_workers_encode(
 
     def slow(tok: Any, info: Any) -> Any:
         start = real(tok, info)
-        return None if start is None else (lambda *a: _SlowJob(start(*a), polls))
+        return None if start is None else (lambda *a, **k: _SlowJob(start(*a, **k), polls))
 
     monkeypatch.setattr(_encode, "chunk_encoder", slow)
     monkeypatch.setattr(batch_render, "_PIPELINE_RECORDS", 3)
@@ -406,6 +408,23 @@ def test_native_token_lists_equal_the_numpy_conversion(ids: list[int], seed: int
     )
     assert got == want
     assert all(a is b for a, b in zip(got[2], want[2], strict=True))  # shared labels
+    # With an engine lending its cached ints (IDs past its range are made fresh).
+    engine = _small_engine()
+    assert _native.chat_token_lists(id_array, codes, KINDS, engine) == want
+    assert engine.id_array_list(id_array) == want[0]
+    assert engine.id_array_list(id_array[:0]) == []
+
+
+@functools.lru_cache(maxsize=1)
+def _small_engine() -> Any:
+    """A native engine of about 270 IDs (its cached ints cover only them)."""
+    import tokenpact
+    from tokenpact.chat._encode import _native_engine
+
+    tok = tokenpact.train_bpe(["abc abd abe"] * 4, vocab_size=270)
+    engine = _native_engine(tok)
+    assert engine is not None
+    return engine
 
 
 def test_native_token_lists_reject_bad_input(tp: ModuleType) -> None:

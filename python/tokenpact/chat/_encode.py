@@ -39,6 +39,9 @@ class TokenizerFacts:
     post_prefix: tuple[int, ...]  # control IDs the post-processor puts before a sequence
     post_suffix: tuple[int, ...]
     matcher: Any  # the native matcher of every control spelling, when available
+    # The native engine, when available: its cached int objects make ID lists (a
+    # reference per ID instead of an int made and freed per ID).
+    engine: Any = None
 
     def find_control_spelling(self, text: str) -> str | None:
         """The first control spelling inside ``text``, or None."""
@@ -67,6 +70,16 @@ def _post_processor_ends(tok: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
         return tuple(specials[i[1]] for i in part if i[0] == "special" and i[1] in specials)
 
     return ids(items[:where]), ids(items[where + 1 :])
+
+
+def _native_engine(tok: Any) -> Any:
+    """``tok``'s native engine, or None (a tokenizer without one, or a stand-in)."""
+    core = getattr(tok, "_core", None)
+    if core is None:
+        return None
+    from .. import _native
+
+    return core if isinstance(core, _native.Engine) else None
 
 
 def facts(tok: Any) -> TokenizerFacts:
@@ -98,6 +111,7 @@ def facts(tok: Any) -> TokenizerFacts:
         post_prefix=prefix,
         post_suffix=suffix,
         matcher=matcher,
+        engine=_native_engine(tok),
     )
     _FACTS[tok] = found
     return found

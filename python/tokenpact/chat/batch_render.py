@@ -2,11 +2,12 @@
 
 Each conversation is rendered exactly as :meth:`ChatTemplate.render` renders it alone.
 With a native tokenizer the work runs as a pipeline (:func:`_pipelined`): this thread
-renders a chunk of conversations with Jinja (which needs the GIL) and hands the whole
-chunk to one native call that encodes it on worker threads without the GIL, then renders
-the next chunk while those threads encode; finished chunks are turned into
-conversations here. The GIL changes hands once per chunk, not twice per conversation,
-and the wall time tends to max(rendering + bookkeeping, total / threads).
+prepares a chunk of conversations (wrapping the messages for the native template engine,
+or rendering with Jinja, which needs the GIL) and hands the whole chunk to one native call
+that renders and encodes it on worker threads without the GIL, then prepares the next
+chunks while those threads work (up to ``_AHEAD`` chunks in flight); finished chunks are
+turned into conversations here. The GIL changes hands once per chunk, not twice per
+conversation, and the wall time tends to max(preparing + bookkeeping, total / threads).
 
 Tokenizers without the native engine fall back to Python threads per chunk of records
 (the engine releases the GIL while it encodes). Either way the results come back in
@@ -36,7 +37,7 @@ from .conversation import (
     mask_list,
     prebuild,
 )
-from .deferred_render import chunk_inputs, rendered_size, resolve
+from .deferred_render import PendingRender, chunk_inputs, rendered_size, resolve
 from .errors import ChatTemplateError
 from .ownership import RenderedText, is_plain_record, owned_tokens, plain_ranges_and_boundary
 
@@ -56,6 +57,9 @@ _PIPELINE_RECORDS = 32
 # of what is left.
 _FIRST_RECORDS = 4
 _FIRST_CHARS = 8_000
+# Chunks in flight on more than one thread: this thread collects a chunk once it is
+# encoded, or waits for the oldest when this many are queued after it.
+_AHEAD = 4
 _PER_CONVERSATION = ("tools", "documents")
 
 
@@ -79,6 +83,8 @@ def note_record(exc: BaseException, index: int) -> None:
 def split_item(item: Any, index: int) -> tuple[Sequence[Any], dict[str, Any]]:
     """A conversation given as a message list, or ``{"messages": ..., "tools": ...,
     "documents": ...}`` (per-conversation tools and documents, as SFT records carry)."""
+    if type(item) is list:  # the common case, without the ABC checks below
+        return item, {}
     if isinstance(item, Mapping):
         if "messages" not in item:
             raise ChatTemplateError(
@@ -117,7 +123,7 @@ class Stages:
     ``result`` is None (:func:`finish_encoded`).
     """
 
-    prepare: Callable[[Sequence[Any], dict[str, Any]], RenderedText]
+    prepare: Callable[[Sequence[Any], dict[str, Any]], RenderedText | PendingRender]
     start: ChunkEncoder
     finish: Callable[[Sequence[Any], dict[str, Any], RenderedText, Any], Conversation]
 
@@ -150,15 +156,18 @@ def finish_encoded(
     encoded, codes = result
     ids, starts, ends, _, span_lo, span_hi = encoded
     stops = template._stop_ids()
-    ranges, boundary = plain_ranges_and_boundary(
-        rendered, ids, span_lo, span_hi, stops, mode == "training"
+    found = rendered.native_ranges
+    ranges, boundary = (
+        plain_ranges_and_boundary(rendered, ids, span_lo, span_hi, stops, mode == "training")
+        if found is None
+        else found
     )
     info = template._info
     return assemble(
         tokenizer=template.tokenizer,
         # input_ids apart from the kinds: an SFT caller reads the IDs and the mask only.
         columns=SplitTokenLists(
-            functools.partial(id_list, ids), functools.partial(kind_lists, codes)
+            functools.partial(id_list, ids, info.engine), functools.partial(kind_lists, codes)
         ),
         index_columns=lambda: owned_tokens(rendered, info, encoded).index_columns(),
         owners=rendered.owners,
@@ -215,9 +224,10 @@ def render_many(
     return _threaded(render, items, threads, options)
 
 
-# collect(stages, chunk, job, first): a chunk's results once its encoding is done
-# (``first``: the chunk's first conversation index in the batch).
-Collect = Callable[[Stages, list[Any], Any, int], list[Any]]
+# collect(stages, chunk, job, first, prepared_all): a chunk's results once its encoding
+# is done (``first``: the chunk's first conversation index in the batch; ``prepared_all``:
+# no record is left to prepare, so the calling thread has nothing else to do meanwhile).
+Collect = Callable[[Stages, list[Any], Any, int, bool], list[Any]]
 
 
 def pipeline(
@@ -235,14 +245,17 @@ def pipeline(
 def _pipelined(
     stages: Stages, items: Items, threads: int, options: dict[str, Any], collect: Collect
 ) -> list[Any]:
-    """Render chunk k+1 here while native threads encode chunk k (see the module doc)."""
+    """Prepare chunks here while native threads encode the ones before (see the module
+    doc): a chunk is collected once its encoding is done, or when ``_AHEAD`` chunks are
+    in flight (on one thread: the one before, which this thread then encodes)."""
     out: list[Any] = []
-    pending: tuple[list[Any], Any, int] | None = None
+    pending: deque[tuple[list[Any], Any, int]] = deque()
+    depth = _AHEAD if threads > 1 else 1
     failure: Exception | None = None
     position = 0
     number = 0
     while position < len(items) and failure is None:
-        chunk: list[tuple[Sequence[Any], dict[str, Any], RenderedText]] = []
+        chunk: list[tuple[Sequence[Any], dict[str, Any], RenderedText | PendingRender]] = []
         first = position
         chars = 0
         records, max_chars = chunk_limits(number, len(items) - position)
@@ -261,15 +274,22 @@ def _pipelined(
             chars += rendered_size(rendered)
             if chars >= max_chars:
                 break
-        job = _start(stages, chunk, threads) if chunk else None
-        if pending is not None:
-            out.extend(collect(stages, *pending))
-        pending = (chunk, job, first) if chunk else None
-    if pending is not None:
-        out.extend(collect(stages, *pending))
+        if chunk:
+            pending.append((chunk, _start(stages, chunk, threads), first))
+        # Collect what is done (or must be, at the depth) and go on preparing: the
+        # workers always have a chunk queued, and this thread waits only when it is ahead.
+        while pending and (len(pending) > depth or _done(pending[0][1])):
+            out.extend(collect(stages, *pending.popleft(), position == len(items)))
+    while pending:
+        out.extend(collect(stages, *pending.popleft(), True))
     if failure is not None:
         raise failure
     return out
+
+
+def _done(job: Any) -> bool:
+    """Whether a chunk's job is finished (None: the records are encoded when collected)."""
+    return job is None or job.done()  # type: ignore[no-any-return]
 
 
 def chunk_limits(number: int, left: int) -> tuple[int, int]:
@@ -310,14 +330,18 @@ class _ListCollector:
     """``render_batch``'s ``collect``: a chunk's conversations, in order, once its encoding
     is done.
 
-    The conversations build their per-token lists on first read. When this thread comes to
-    collect a chunk whose encoding is still running, it builds the lists (``input_ids``
-    and the rest of its group, ``assistant_mask``) of the conversations it collected
-    before, until the job is done: otherwise it would help encode, work the native threads
-    do anyway, and the caller would build every list after the batch returns, on one
-    thread. When this thread is the bottleneck (the job is done by the time it comes),
-    nothing is built early and the lists stay lazy; so on one thread (``early`` False:
-    no worker, so no job is done before this thread encodes it).
+    The conversations build their per-token lists on first read. Once no record is left
+    to prepare, when this thread comes to collect a chunk whose encoding is still running,
+    it builds the lists (``input_ids`` and the rest of its group, ``assistant_mask``) of
+    the conversations it collected before, until the job is done: otherwise it would help
+    encode, work the native threads do anyway, and the caller would build every list
+    after the batch returns, on one thread. Earlier in the batch it does not: a list
+    built then is alive when the collector next runs, which traverses every element
+    (long SFT records lost a tenth of the 2-thread speedup to that), and waiting for a
+    chunk mid-batch means the workers are behind, so helping them encode is the better
+    use of the time. When this thread is the bottleneck (the job is done by the time it
+    comes), nothing is built early and the lists stay lazy; so on one thread (``early``
+    False: no worker, so no job is done before this thread encodes it).
     """
 
     def __init__(self, early: bool = True) -> None:
@@ -325,10 +349,10 @@ class _ListCollector:
         self._early = early
 
     def __call__(
-        self, stages: Stages, chunk: list[Any], job: Any, first: int
+        self, stages: Stages, chunk: list[Any], job: Any, first: int, prepared_all: bool
     ) -> list[Conversation]:
         unbuilt = self._unbuilt
-        if job is not None and self._early:
+        if job is not None and self._early and prepared_all:
             while unbuilt and not job.done():
                 prebuild(unbuilt.popleft())
         out = []

@@ -426,7 +426,12 @@ def _add_plain(
             run_owner.append(o)
             run_message.append(owners[o].message_index)
             pos = hi
-    ranges, boundary = plain_ranges_and_boundary(rendered, ids, span_lo, span_hi, stops, training)
+    found = rendered.native_ranges
+    ranges, boundary = (
+        plain_ranges_and_boundary(rendered, ids, span_lo, span_hi, stops, training)
+        if found is None
+        else found
+    )
     for lo, hi in ranges:
         builder.mask_lo.append(base + lo)
         builder.mask_hi.append(base + hi)

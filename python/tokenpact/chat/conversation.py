@@ -395,18 +395,25 @@ def prebuild(conv: Conversation) -> None:
         conv.assistant_mask  # noqa: B018
 
 
-def token_lists(ids: np.ndarray, codes: np.ndarray) -> tuple[list[int], list[int], list[str]]:
+def token_lists(
+    ids: np.ndarray, codes: np.ndarray, engine: Any = None
+) -> tuple[list[int], list[int], list[str]]:
     """``input_ids``, ``special_tokens_mask`` and ``origin`` from the token IDs and each
-    token's kind code (the origin labels are the shared strings of ``KINDS``)."""
+    token's kind code (the origin labels are the shared strings of ``KINDS``); the IDs
+    are ``engine``'s cached int objects when it is the native engine."""
     if ids.dtype == np.uint32 and codes.dtype == np.uint8:
         # The native encoder's arrays: one call builds the three lists (a third of the
         # numpy conversions' time; this runs on render_batch's calling thread).
-        return _native.chat_token_lists(ids, codes, KINDS)
+        return _native.chat_token_lists(ids, codes, KINDS, engine)
     return (ids.tolist(), *kind_lists(codes))
 
 
-def id_list(ids: np.ndarray) -> tuple[list[int]]:
-    """``input_ids`` from the token IDs (a 1-tuple: a lazily built field group)."""
+def id_list(ids: np.ndarray, engine: Any = None) -> tuple[list[int]]:
+    """``input_ids`` from the token IDs (a 1-tuple: a lazily built field group), made of
+    ``engine``'s cached int objects when it is the native engine: a reference per ID
+    where ``tolist()`` makes an int, and the list's owner later frees it."""
+    if engine is not None and ids.dtype == np.uint32:
+        return (engine.id_array_list(ids),)
     return (ids.tolist(),)
 
 

@@ -10,12 +10,17 @@ as None and is rendered here with Jinja, then encoded alone, exactly as ``render
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .conversation import CONTENT, Owner
+from .errors import ChatTemplateError
+from .hf_inputs import plain_data
+from .messages import as_messages, validate_messages
 from .ownership import RenderedText
+from .template_pass import RENDER_OPTIONS
 
 
 @dataclass(eq=False)
@@ -66,8 +71,81 @@ def prepare_plain(
     )
     if prepared is None:
         return None
-    native_input, owners, roles, control = prepared
+    native_input, owners, roles, control, _ = prepared
     return PendingRender(native_input, owners, roles, control, redo)
+
+
+Prepare = Callable[[Sequence[Any], dict[str, Any]], "RenderedText | PendingRender"]
+
+
+def batch_preparer(template: Any, options: dict[str, Any], mode: str, validate: bool) -> Prepare:
+    """``prepare(messages, opts)``: ``template._prepare(messages, opts, mode, validate,
+    True)`` for the records of one batch. A record with the batch's own ``options``
+    and plain messages goes straight to ``prepare_messages`` with a context built once
+    for the batch (``_render`` builds it per record: the option handling and two
+    copies of the globals were a fifth of preparing a short record), and with
+    ``validate`` its messages are checked as ``validate_plain`` checks them while they
+    are wrapped; any other record takes ``_prepare``, which raises what it raises."""
+
+    def general(messages: Sequence[Any], opts: dict[str, Any]) -> RenderedText | PendingRender:
+        return template._prepare(messages, opts, mode, validate, True)  # type: ignore[no-any-return]
+
+    found = _batch_context(template, options)
+    if found is None:
+        return general
+    native, context = found
+    matcher = template._info.matcher
+    iterations = template.limits.max_loop_iterations
+    chars = template.limits.max_output_chars
+    check = mode if validate else None
+    render = template._render
+
+    def prepare(messages: Sequence[Any], opts: dict[str, Any]) -> RenderedText | PendingRender:
+        if opts is not options or type(messages) is not list or not messages:
+            return general(messages, opts)
+        prepared = native.prepare_messages(
+            messages, context, Owner, CONTENT, matcher, iterations, chars, check
+        )
+        if prepared is None:
+            return general(messages, opts)
+        native_input, owners, roles, control, valid = prepared
+        if validate and not valid:  # _prepare's order: the full check raises first
+            validate_messages(as_messages(messages), mode=mode)
+        redo = functools.partial(render, messages, options, False)
+        return PendingRender(native_input, owners, roles, control, redo)
+
+    return prepare
+
+
+def _batch_context(template: Any, options: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:
+    """The native template and the context ``_render`` gives ``prepare_plain`` for a
+    record of ``options``, or None when such a record never takes that path (tools,
+    documents, continue_final_message, no native template or matcher, options that
+    fail: each record then raises its own error)."""
+    if (
+        options.get("continue_final_message", False)
+        or options.get("tools") is not None
+        or options.get("documents") is not None
+        or template._info.matcher is None
+    ):
+        return None
+    try:
+        key = template._select(None)
+    except ChatTemplateError:
+        return None
+    native = template._native[key]
+    if native is None:
+        return None
+    context = dict(template._compiled[key][1])
+    extra = {k: options[k] for k in options if k not in RENDER_OPTIONS}
+    if extra:
+        try:
+            context.update(plain_data(extra))
+        except Exception:  # noqa: BLE001 - the record path raises it, naming the record
+            return None
+    context.update(tools=None, documents=None)
+    context["add_generation_prompt"] = options.get("add_generation_prompt", False)
+    return native, context
 
 
 def rendered_size(rendered: RenderedText | PendingRender) -> int:
@@ -106,7 +184,7 @@ def resolve(rendered: RenderedText | PendingRender, result: Any) -> tuple[Render
         return rendered, result  # type: ignore[return-value]
     if result is None:
         return rendered.redo(), None
-    encoded, codes, text, spans = result
+    encoded, codes, text, spans, ranges = result
     out = object.__new__(RenderedText)
     out.__dict__.update(
         text=text,
@@ -115,5 +193,6 @@ def resolve(rendered: RenderedText | PendingRender, result: Any) -> tuple[Render
         owners=rendered.owners,
         roles=rendered.roles,
         control_in_input=rendered.control_in_input,
+        native_ranges=ranges,
     )
     return out, (encoded, codes)

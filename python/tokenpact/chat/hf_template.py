@@ -41,7 +41,7 @@ from .batch_render import (
 )
 from .columns import ColumnsBuilder, RenderedColumns, add_record
 from .conversation import CONTROL, Conversation, assemble
-from .deferred_render import PendingRender, prepare_plain, resolve
+from .deferred_render import PendingRender, batch_preparer, prepare_plain, resolve
 from .end_of_turn import end_of_turn_ids
 from .errors import ChatTemplateError, UntrackedContentError
 from .hf_config import SPECIAL_TOKEN_NAMES, read_template, token_string
@@ -407,8 +407,10 @@ class ChatTemplate:
         stages = None
         if start is not None:
             stages = Stages(
-                prepare=lambda messages, opts: self._prepare(messages, opts, mode, validate, True),
-                start=start,
+                prepare=batch_preparer(self, options, mode, validate),
+                start=functools.partial(
+                    start, stops=list(self._stop_ids()), training=mode == "training"
+                ),
                 finish=lambda messages, opts, rendered, result: finish_encoded(
                     self, messages, opts, rendered, result, mode, add_special_tokens
                 ),
@@ -461,12 +463,14 @@ class ChatTemplate:
                 builder.add_conversation(conv)
         else:
             stages = Stages(
-                prepare=lambda messages, opts: self._prepare(messages, opts, mode, validate, True),
-                start=start,
+                prepare=batch_preparer(self, options, mode, validate),
+                start=functools.partial(
+                    start, stops=list(self._stop_ids()), training=mode == "training"
+                ),
                 finish=lambda *args: None,  # type: ignore[arg-type,return-value]
             )
 
-            def collect(_: Stages, chunk: list[Any], job: Any, first: int) -> list[Any]:
+            def collect(_: Stages, chunk: list[Any], job: Any, first: int, __: bool) -> list[Any]:
                 results = wait_chunk(job, len(chunk), lists=False)
                 for k, ((messages, opts, rendered), result) in enumerate(
                     zip(chunk, results, strict=True)

@@ -30,6 +30,9 @@ class RenderedText:
     owners: list[Owner]
     roles: tuple[str, ...]
     control_in_input: str | None
+    # (assistant token ranges, boundary) of a plain record as the native chunk encoder
+    # found them (``plain_ranges_and_boundary`` on a worker thread), when it did.
+    native_ranges: tuple[list[tuple[int, int]], int] | None = None
 
 
 @dataclass(eq=False)  # not frozen: a frozen __init__ costs one object.__setattr__ per field
@@ -114,7 +117,7 @@ class Tokens:
         it must convert every element, where repetition only copies one reference).
         With the native encoder's kind codes, three numpy conversions instead."""
         if self.codes is not None and not self.shift:
-            return token_lists(self.ids, self.codes)
+            return token_lists(self.ids, self.codes, self.info.engine)
         ids = self.ids.tolist()
         control = self.info.control_set
         special: list[int] = []
@@ -385,19 +388,24 @@ def plain_ranges_and_boundary(
     owners = rendered.owners
     roles = rendered.roles
     n_roles = len(roles)
+    # message -> [first token, end token, index of its last span]
     regions: dict[int, list[int]] = {}
-    for (_, _, o), lo, hi in zip(rendered.spans, span_lo, span_hi, strict=True):
-        message = owners[o].message_index
-        if lo < hi and 0 <= message < n_roles and roles[message] == "assistant":
-            region = regions.get(message)
-            if region is None:
-                regions[message] = [lo, hi]
-            else:
-                region[0], region[1] = min(region[0], lo), max(region[1], hi)
+    for k, ((_, _, o), lo, hi) in enumerate(zip(rendered.spans, span_lo, span_hi, strict=True)):
+        if lo < hi:
+            message = owners[o].message_index
+            if 0 <= message < n_roles and roles[message] == "assistant":
+                region = regions.get(message)
+                if region is None:
+                    regions[message] = [lo, hi, k]
+                else:
+                    region[0], region[1], region[2] = min(region[0], lo), max(region[1], hi), k
     n = len(ids)
     ranges = []
-    for lo, hi in regions.values():
-        while hi < n and int(ids[hi]) in stops and not in_spans(span_lo, span_hi, hi):
+    for lo, hi, k in regions.values():
+        # A token at or after the end of span k overlaps none of the spans up to k (they
+        # are sorted and disjoint, so their token ends never decrease): only the later
+        # spans can hold it.
+        while hi < n and ids.item(hi) in stops and not in_spans(span_lo, span_hi, hi, k + 1):
             hi += 1
         ranges.append((lo, hi))
     boundary = n
@@ -407,9 +415,9 @@ def plain_ranges_and_boundary(
     return ranges, boundary
 
 
-def in_spans(span_lo: list[int], span_hi: list[int], token: int) -> bool:
-    """:meth:`Tokens.in_content` on bare token ranges."""
-    for lo, hi in zip(span_lo, span_hi, strict=True):
+def in_spans(span_lo: list[int], span_hi: list[int], token: int, first: int = 0) -> bool:
+    """:meth:`Tokens.in_content` on bare token ranges (from span ``first``)."""
+    for lo, hi in zip(span_lo[first:], span_hi[first:], strict=True):
         if lo > token:
             return False
         if token < hi:
