@@ -189,7 +189,7 @@ pub struct MessageOwners {
 /// message is an assistant's (the length when it has no range), else the length. None
 /// when a span's owner is not in `owners`.
 pub fn plain_ranges(
-    span_owner: &[i32],
+    span_owner: impl IntoIterator<Item = i32>,
     owners: &MessageOwners,
     ids: &[u32],
     span_lo: &[usize],
@@ -200,7 +200,7 @@ pub fn plain_ranges(
     // Per message, its region's index; regions hold [first token, end token, last span].
     let mut region_of: Vec<Option<usize>> = vec![None; owners.assistant.len()];
     let mut regions: Vec<(usize, usize, usize)> = Vec::new();
-    for (k, ((&owner, &lo), &hi)) in span_owner.iter().zip(span_lo).zip(span_hi).enumerate() {
+    for (k, ((owner, &lo), &hi)) in span_owner.into_iter().zip(span_lo).zip(span_hi).enumerate() {
         if lo >= hi {
             continue;
         }
@@ -268,15 +268,15 @@ mod tests {
         // 8 user, 9 header, 10 assistant, 11 stop.
         let ids = [9, 1, 1, 9, 2, 2, 7, 9, 1, 9, 2, 7];
         let (lo, hi) = ([1, 4, 8, 10], [3, 6, 9, 11]);
-        let got = plain_ranges(&[0, 1, 2, 3], &owners, &ids, &lo, &hi, &[7], true);
+        let got = plain_ranges([0, 1, 2, 3], &owners, &ids, &lo, &hi, &[7], true);
         assert_eq!(got, Some((vec![(4, 7), (10, 12)], 10)));
         // A stop token inside a later span stays outside the range; generation: length.
         let later = [1, 4, 6, 10];
-        let got = plain_ranges(&[0, 1, 2, 3], &owners, &ids, &later, &hi, &[7], false);
+        let got = plain_ranges([0, 1, 2, 3], &owners, &ids, &later, &hi, &[7], false);
         assert_eq!(got, Some((vec![(4, 6), (10, 12)], 12)));
         // An owner the table lacks: no answer (Python computes it).
         assert_eq!(
-            plain_ranges(&[5], &owners, &ids, &[0], &[1], &[], true),
+            plain_ranges([5], &owners, &ids, &[0], &[1], &[], true),
             None
         );
     }

@@ -166,18 +166,15 @@ impl Chunk {
         let matcher = shared.matcher.as_deref();
         let record = encode_rendered_bytes(&shared.engine, &rendered.text, matcher, flat)?;
         let ranges = match (&self.ranges, owners) {
-            (Some((stops, training)), Some(owners)) => {
-                let span_owner: Vec<i32> = rendered.byte_spans.iter().map(|s| s.2).collect();
-                plain_ranges(
-                    &span_owner,
-                    &owners,
-                    &record.ids,
-                    &record.span_lo,
-                    &record.span_hi,
-                    stops,
-                    *training,
-                )
-            }
+            (Some((stops, training)), Some(owners)) => plain_ranges(
+                rendered.byte_spans.iter().map(|s| s.2),
+                &owners,
+                &record.ids,
+                &record.span_lo,
+                &record.span_hi,
+                stops,
+                *training,
+            ),
             _ => None,
         };
         Ok(Outcome::Rendered(

@@ -210,13 +210,14 @@ fn alias_reasoning(message: Vec<(Value, Value)>) -> Vec<(Value, Value)> {
 /// Most owner tuples a template keeps for reuse (`messages[i].field` of one kind).
 const MAX_CACHED_OWNERS: usize = 4096;
 
-/// Owner tuples made before, by `(kind, message index, label)`, for one owner type: the
-/// same message position and field give an equal (immutable) tuple in every record, and
-/// making one through `tuple.__new__` cost a third of wrapping a short record.
+/// Owner tuples made before, by `(kind, message index)` then label, for one owner type:
+/// the same message position and field give an equal (immutable) tuple in every record,
+/// and making one through `tuple.__new__` cost a third of wrapping a short record.
 #[derive(Default)]
 pub(crate) struct OwnerCache {
     owner_type: Option<Py<PyAny>>,
-    made: HashMap<(u8, usize, String), Py<PyAny>>,
+    made: HashMap<(u8, usize), HashMap<String, Py<PyAny>>>,
+    count: usize,
 }
 
 /// The owners as `owner_type` tuples `(kind, message_index, label)` (`Owner`, built
@@ -231,43 +232,37 @@ pub(crate) fn owners_and_roles<'py>(
     let tuple_new = py
         .get_type::<PyTuple>()
         .getattr(pyo3::intern!(py, "__new__"))?;
-    let make = |message: usize, label: &str| -> PyResult<Bound<'py, PyAny>> {
-        let fields = (kind, message, label).into_pyobject(py)?;
-        tuple_new.call1((owner_type, fields))
-    };
-    let mut items = Vec::with_capacity(wrapped.owners.len());
-    // The GIL is held, so the lock is never contended; a poisoned one just goes unused.
+    // The GIL is held, so the lock is never contended; a poisoned one just goes unused,
+    // as does a cache made for another owner type.
     let mut guard = cache.lock().ok();
-    let cache = guard.as_deref_mut().and_then(|c| {
-        let usable = c
-            .owner_type
+    if let Some(c) = guard.as_deref_mut() {
+        c.owner_type
+            .get_or_insert_with(|| owner_type.clone().unbind());
+    }
+    let mut cache = guard.as_deref_mut().filter(|c| {
+        c.owner_type
             .as_ref()
-            .is_none_or(|t| t.bind(py).is(owner_type));
-        if c.owner_type.is_none() {
-            c.owner_type = Some(owner_type.clone().unbind());
-        }
-        usable.then_some(c)
+            .is_some_and(|t| t.bind(py).is(owner_type))
     });
-    match cache {
-        Some(cache) => {
-            for (message, label) in &wrapped.owners {
-                let key = (kind, *message, label.clone());
-                if let Some(found) = cache.made.get(&key) {
-                    items.push(found.bind(py).clone());
-                    continue;
-                }
-                let owner = make(*message, label)?;
-                if cache.made.len() < MAX_CACHED_OWNERS {
-                    cache.made.insert(key, owner.clone().unbind());
-                }
-                items.push(owner);
-            }
+    let mut items = Vec::with_capacity(wrapped.owners.len());
+    for (message, label) in &wrapped.owners {
+        let key = (kind, *message);
+        let found = cache
+            .as_deref()
+            .and_then(|c| c.made.get(&key)?.get(label.as_str()));
+        if let Some(found) = found {
+            items.push(found.bind(py).clone());
+            continue;
         }
-        None => {
-            for (message, label) in &wrapped.owners {
-                items.push(make(*message, label)?);
-            }
+        let owner = tuple_new.call1((owner_type, (kind, *message, label.as_str())))?;
+        if let Some(c) = cache.as_deref_mut().filter(|c| c.count < MAX_CACHED_OWNERS) {
+            c.made
+                .entry(key)
+                .or_default()
+                .insert(label.clone(), owner.clone().unbind());
+            c.count += 1;
         }
+        items.push(owner);
     }
     Ok((PyList::new(py, items)?, PyTuple::new(py, &wrapped.roles)?))
 }

@@ -74,11 +74,9 @@ def _post_processor_ends(tok: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 def _native_engine(tok: Any) -> Any:
     """``tok``'s native engine, or None (a tokenizer without one, or a stand-in)."""
-    core = getattr(tok, "_core", None)
-    if core is None:
-        return None
     from .. import _native
 
+    core = getattr(tok, "_core", None)
     return core if isinstance(core, _native.Engine) else None
 
 

@@ -37,9 +37,9 @@ from .conversation import (
     mask_list,
     prebuild,
 )
-from .deferred_render import PendingRender, chunk_inputs, rendered_size, resolve
+from .deferred_render import PendingRender, batch_preparer, chunk_inputs, rendered_size, resolve
 from .errors import ChatTemplateError
-from .ownership import RenderedText, is_plain_record, owned_tokens, plain_ranges_and_boundary
+from .ownership import RenderedText, is_plain_record, owned_tokens, record_ranges
 
 _CHUNK = 8  # conversations per task of the thread fallback: amortizes the executor's cost
 # Pipeline chunks close at this many rendered characters or conversations: small enough
@@ -128,6 +128,27 @@ class Stages:
     finish: Callable[[Sequence[Any], dict[str, Any], RenderedText, Any], Conversation]
 
 
+def native_stages(
+    template: Any,
+    start: ChunkEncoder,
+    options: dict[str, Any],
+    mode: str,
+    validate: bool,
+    finish: Callable[[Sequence[Any], dict[str, Any], RenderedText, Any], Conversation],
+) -> Stages:
+    """The stages of ``template``'s batch with the native chunk encoder ``start``: records
+    prepared by :func:`~tokenpact.chat.deferred_render.batch_preparer`, and the workers
+    given the template's stop IDs and the mode, so that they find the assistant ranges
+    of natively wrapped records."""
+    return Stages(
+        prepare=batch_preparer(template, options, mode, validate),
+        start=functools.partial(
+            start, stops=list(template._stop_ids()), training=mode == "training"
+        ),
+        finish=finish,
+    )
+
+
 def finish_encoded(
     template: Any,
     messages: Sequence[Any],
@@ -156,12 +177,7 @@ def finish_encoded(
     encoded, codes = result
     ids, starts, ends, _, span_lo, span_hi = encoded
     stops = template._stop_ids()
-    found = rendered.native_ranges
-    ranges, boundary = (
-        plain_ranges_and_boundary(rendered, ids, span_lo, span_hi, stops, mode == "training")
-        if found is None
-        else found
-    )
+    ranges, boundary = record_ranges(rendered, ids, span_lo, span_hi, stops, mode == "training")
     info = template._info
     return assemble(
         tokenizer=template.tokenizer,

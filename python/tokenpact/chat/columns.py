@@ -33,7 +33,7 @@ from .ownership import (
     is_plain_record,
     message_regions,
     owned_tokens,
-    plain_ranges_and_boundary,
+    record_ranges,
     response_start,
 )
 from .stop import StopPolicy
@@ -426,12 +426,7 @@ def _add_plain(
             run_owner.append(o)
             run_message.append(owners[o].message_index)
             pos = hi
-    found = rendered.native_ranges
-    ranges, boundary = (
-        plain_ranges_and_boundary(rendered, ids, span_lo, span_hi, stops, training)
-        if found is None
-        else found
-    )
+    ranges, boundary = record_ranges(rendered, ids, span_lo, span_hi, stops, training)
     for lo, hi in ranges:
         builder.mask_lo.append(base + lo)
         builder.mask_hi.append(base + hi)

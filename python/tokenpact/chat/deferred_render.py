@@ -58,11 +58,9 @@ def prepare_plain(
     finds control spellings (None: the caller's tracker does it)."""
     if matcher is None:
         return None
-    context = {**context, "tools": None, "documents": None}
-    context["add_generation_prompt"] = add_generation_prompt
     prepared = native.prepare_messages(
         messages,
-        context,
+        native_context(context, add_generation_prompt),
         Owner,
         CONTENT,
         matcher,
@@ -73,6 +71,17 @@ def prepare_plain(
         return None
     native_input, owners, roles, control, _ = prepared
     return PendingRender(native_input, owners, roles, control, redo)
+
+
+def native_context(context: dict[str, Any], add_generation_prompt: bool) -> dict[str, Any]:
+    """``context`` plus the entries of a conversation without tools or documents (the
+    messages are added natively)."""
+    return {
+        **context,
+        "tools": None,
+        "documents": None,
+        "add_generation_prompt": add_generation_prompt,
+    }
 
 
 Prepare = Callable[[Sequence[Any], dict[str, Any]], "RenderedText | PendingRender"]
@@ -143,9 +152,7 @@ def _batch_context(template: Any, options: dict[str, Any]) -> tuple[Any, dict[st
             context.update(plain_data(extra))
         except Exception:  # noqa: BLE001 - the record path raises it, naming the record
             return None
-    context.update(tools=None, documents=None)
-    context["add_generation_prompt"] = options.get("add_generation_prompt", False)
-    return native, context
+    return native, native_context(context, options.get("add_generation_prompt", False))
 
 
 def rendered_size(rendered: RenderedText | PendingRender) -> int:

@@ -34,6 +34,7 @@ from .batch_render import (
     Stages,
     check_threads,
     finish_encoded,
+    native_stages,
     note_record,
     pipeline,
     render_many,
@@ -41,7 +42,7 @@ from .batch_render import (
 )
 from .columns import ColumnsBuilder, RenderedColumns, add_record
 from .conversation import CONTROL, Conversation, assemble
-from .deferred_render import PendingRender, batch_preparer, prepare_plain, resolve
+from .deferred_render import PendingRender, prepare_plain, resolve
 from .end_of_turn import end_of_turn_ids
 from .errors import ChatTemplateError, UntrackedContentError
 from .hf_config import SPECIAL_TOKEN_NAMES, read_template, token_string
@@ -406,12 +407,13 @@ class ChatTemplate:
         start = _encode.chunk_encoder(self.tokenizer, self._info)
         stages = None
         if start is not None:
-            stages = Stages(
-                prepare=batch_preparer(self, options, mode, validate),
-                start=functools.partial(
-                    start, stops=list(self._stop_ids()), training=mode == "training"
-                ),
-                finish=lambda messages, opts, rendered, result: finish_encoded(
+            stages = native_stages(
+                self,
+                start,
+                options,
+                mode,
+                validate,
+                lambda messages, opts, rendered, result: finish_encoded(
                     self, messages, opts, rendered, result, mode, add_special_tokens
                 ),
             )
@@ -462,12 +464,13 @@ class ChatTemplate:
             ):
                 builder.add_conversation(conv)
         else:
-            stages = Stages(
-                prepare=batch_preparer(self, options, mode, validate),
-                start=functools.partial(
-                    start, stops=list(self._stop_ids()), training=mode == "training"
-                ),
-                finish=lambda *args: None,  # type: ignore[arg-type,return-value]
+            stages = native_stages(
+                self,
+                start,
+                options,
+                mode,
+                validate,
+                lambda *args: None,  # type: ignore[arg-type,return-value]
             )
 
             def collect(_: Stages, chunk: list[Any], job: Any, first: int, __: bool) -> list[Any]:

@@ -415,6 +415,22 @@ def plain_ranges_and_boundary(
     return ranges, boundary
 
 
+def record_ranges(
+    rendered: RenderedText,
+    ids: np.ndarray,
+    span_lo: list[int],
+    span_hi: list[int],
+    stops: tuple[int, ...],
+    training: bool,
+) -> tuple[list[tuple[int, int]], int]:
+    """:func:`plain_ranges_and_boundary` of a plain record, as the native chunk encoder's
+    worker found them when it did (``rendered.native_ranges``)."""
+    found = rendered.native_ranges
+    if found is not None:
+        return found
+    return plain_ranges_and_boundary(rendered, ids, span_lo, span_hi, stops, training)
+
+
 def in_spans(span_lo: list[int], span_hi: list[int], token: int, first: int = 0) -> bool:
     """:meth:`Tokens.in_content` on bare token ranges (from span ``first``)."""
     for lo, hi in zip(span_lo[first:], span_hi[first:], strict=True):
