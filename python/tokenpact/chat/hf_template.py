@@ -407,16 +407,10 @@ class ChatTemplate:
         start = _encode.chunk_encoder(self.tokenizer, self._info)
         stages = None
         if start is not None:
-            stages = native_stages(
-                self,
-                start,
-                options,
-                mode,
-                validate,
-                lambda messages, opts, rendered, result: finish_encoded(
-                    self, messages, opts, rendered, result, mode, add_special_tokens
-                ),
+            finish = functools.partial(
+                finish_encoded, self, mode=mode, add_special_tokens=add_special_tokens
             )
+            stages = native_stages(self, start, options, mode, validate, finish)
         render = functools.partial(
             self.render, add_special_tokens=add_special_tokens, validate=validate
         )
@@ -464,14 +458,8 @@ class ChatTemplate:
             ):
                 builder.add_conversation(conv)
         else:
-            stages = native_stages(
-                self,
-                start,
-                options,
-                mode,
-                validate,
-                lambda *args: None,  # type: ignore[arg-type,return-value]
-            )
+            ignored: Any = lambda *args: None  # noqa: E731 - the collector below finishes
+            stages = native_stages(self, start, options, mode, validate, ignored)
 
             def collect(_: Stages, chunk: list[Any], job: Any, first: int, __: bool) -> list[Any]:
                 results = wait_chunk(job, len(chunk), lists=False)
