@@ -453,6 +453,7 @@ def chat_token_lists(
     kinds: list[str] | tuple[str, ...],
     engine: Engine | None = None,
 ) -> tuple[list[int], list[int], list[str]]: ...
+def chat_mask_list(length: int, ranges: list[tuple[int, int]]) -> list[int]: ...
 
 @final
 class ChatEncodeJob:

@@ -22,6 +22,7 @@ use pyo3::types::{PyList, PyString, PyTuple};
 use super::chat_template::{PyNativeRenderInput, RenderInput};
 use super::engine::PyEngine;
 use super::special::PySpecialMatcher;
+use super::untrack_atomic;
 use super::{max_threads, spawn_in_pool, to_py};
 use crate::chat_encode::{
     encode_rendered, encode_rendered_bytes, plain_ranges, token_kinds, RenderedEncoding, CONTROL,
@@ -520,20 +521,58 @@ fn trusted_lists<'py>(
 ) -> PyResult<Bound<'py, PyTuple>> {
     let id_list = match ints {
         Some(engine) => engine.id_list(py, ids)?,
-        None => PyList::new(py, ids)?,
+        None => untrack_atomic(PyList::new(py, ids)?),
     };
+    let special = PyList::new(py, codes.iter().map(|&c| u32::from(c == CONTROL)))?;
+    let origin = PyList::new(py, codes.iter().map(|&c| kinds[c as usize].clone()))?;
     PyTuple::new(
         py,
         [
             id_list.into_any(),
-            PyList::new(py, codes.iter().map(|&c| u32::from(c == CONTROL)))?.into_any(),
-            PyList::new(py, codes.iter().map(|&c| kinds[c as usize].clone()))?.into_any(),
+            untrack_atomic(special).into_any(),
+            untrack_atomic(origin).into_any(),
         ],
     )
 }
 
+/// The assistant mask of `length` tokens as a Python list, 1 on the token `ranges`
+/// (each `lo <= hi <= length`), left untracked by the cyclic collector (see
+/// [`untrack_atomic`]: it holds only ints).
+#[pyfunction]
+fn chat_mask_list(
+    py: Python<'_>,
+    length: usize,
+    ranges: Vec<(usize, usize)>,
+) -> PyResult<Bound<'_, PyList>> {
+    for &(lo, hi) in &ranges {
+        if lo > hi || hi > length {
+            return Err(to_py(
+                py,
+                CoreError::Config(format!(
+                    "chat_mask_list: range {lo}..{hi} outside {length} tokens"
+                )),
+            ));
+        }
+    }
+    // `[0] * length` and `mask[lo:hi] = [1] * (hi - lo)` through the list type's own
+    // repeat and slice assignment (a bulk copy each), not an item call per token.
+    let list = PyList::new(py, [0u32])?
+        .as_sequence()
+        .repeat(length)?
+        .into_any()
+        .cast_into::<PyList>()?;
+    for &(lo, hi) in &ranges {
+        if hi > lo {
+            let ones = PyList::new(py, [1u32])?.as_sequence().repeat(hi - lo)?;
+            list.set_slice(lo, hi, ones.as_any())?;
+        }
+    }
+    Ok(untrack_atomic(list))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(chat_token_lists, m)?)?;
+    m.add_function(wrap_pyfunction!(chat_mask_list, m)?)?;
     m.add_class::<PyChatEncodeJob>()?;
     m.add_class::<PyChatChunkEncoder>()
 }

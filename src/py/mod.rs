@@ -125,8 +125,9 @@ pub(crate) fn spawn_in_pool(
     Ok(())
 }
 
-/// A Python list of `ids`, reusing the cached int objects of a tokenizer's ID range
-/// (building ints one by one dominated short encodes); IDs outside it are made fresh.
+/// A Python list of `ids` (untracked: [`untrack_atomic`]), reusing the cached int
+/// objects of a tokenizer's ID range (building ints one by one dominated short
+/// encodes); IDs outside it are made fresh.
 ///
 /// The int objects of a large vocabulary are spread over megabytes, and taking a
 /// reference writes to each: when another thread's encoding has pushed them out of the
@@ -140,7 +141,7 @@ pub(crate) fn cached_id_list<'py>(
 ) -> PyResult<Bound<'py, pyo3::types::PyList>> {
     const OBJECT_AHEAD: usize = 8;
     const SLOT_AHEAD: usize = 16;
-    pyo3::types::PyList::new(
+    let list = pyo3::types::PyList::new(
         py,
         ids.iter().enumerate().map(|(k, &i)| {
             if let Some(&ahead) = ids.get(k + SLOT_AHEAD) {
@@ -158,7 +159,23 @@ pub(crate) fn cached_id_list<'py>(
                 None => i.into_pyobject(py).expect("int").into_any(),
             }
         }),
-    )
+    )?;
+    Ok(untrack_atomic(list))
+}
+
+/// `list`, no longer tracked by the cyclic collector: its items are all ints or strs,
+/// so it can be in no reference cycle, and the collector would otherwise visit every
+/// item at each collection that finds the list young (a chat batch's ID lists, built
+/// while later records render, are hundreds of thousands of visits per batch). CPython
+/// untracks tuples and dicts of such items the same way; a caller that later stores a
+/// container in the list makes a cycle through it uncollectable, never unsafe.
+pub(crate) fn untrack_atomic(
+    list: Bound<'_, pyo3::types::PyList>,
+) -> Bound<'_, pyo3::types::PyList> {
+    // SAFETY: `list` is a live, tracked list object (fresh from PyList_New) and the GIL
+    // is held; untracking only takes it off the collector's generation lists.
+    unsafe { pyo3::ffi::PyObject_GC_UnTrack(list.as_ptr().cast()) };
+    list
 }
 
 /// A hint to load the cache line at `at` (no effect on what the program computes).

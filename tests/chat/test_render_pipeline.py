@@ -357,34 +357,50 @@ class _SlowJob:
 def test_lists_built_while_the_workers_encode(
     deepseek: ChatModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Once every record is prepared, while a chunk's encoding runs the calling thread
-    builds the per-token lists of the conversations it collected before (here every chunk
-    looks unfinished, so all chunks are in flight at the end and every earlier chunk is
-    built); the last chunk stays lazy; every record equals ``render``."""
+    """While a chunk's encoding runs, the calling thread builds the per-token lists of
+    the conversations it collected before, in the middle of the batch too (here every
+    chunk looks unfinished, so a chunk is collected when five are in flight, and its
+    lists are built at the next collection, while later chunks are still to start);
+    the last chunk stays lazy; every record equals ``render``."""
     from tokenpact.chat import _encode, batch_render
 
     real = _encode.chunk_encoder
     polls: list[int] = []
+    events: list[str] = []
 
     def slow(tok: Any, info: Any) -> Any:
         start = real(tok, info)
-        return None if start is None else (lambda *a, **k: _SlowJob(start(*a, **k), polls))
+        if start is None:
+            return None
 
+        def started(*args: Any, **options: Any) -> _SlowJob:
+            events.append("start")
+            return _SlowJob(start(*args, **options), polls)
+
+        return started
+
+    def prebuild(conv: Any) -> None:
+        events.append("build")
+        real_prebuild(conv)
+
+    real_prebuild = batch_render.prebuild
     monkeypatch.setattr(_encode, "chunk_encoder", slow)
+    monkeypatch.setattr(batch_render, "prebuild", prebuild)
     monkeypatch.setattr(batch_render, "_PIPELINE_RECORDS", 3)
     template = deepseek.template
     records = [
         [
-            {"role": "user", "content": f"question {k} " * (k + 1)},
+            {"role": "user", "content": f"question {k} " * (k % 7 + 1)},
             {"role": "assistant", "content": f"answer {k}"},
         ]
-        for k in range(10)
+        for k in range(30)
     ]
     batch = template.render_batch(records, threads=2)
     built = ["_build_input_ids" not in c.__dict__ for c in batch]
     masks = ["_build_assistant_mask" not in c.__dict__ for c in batch]
-    assert polls and built == masks == [True] * 9 + [False]
-    assert all("input_ids" in c.__dict__ for c in batch[:9])
+    assert polls and built == masks == [True] * 27 + [False] * 3
+    assert all("input_ids" in c.__dict__ for c in batch[:27])
+    assert events.index("build") < len(events) - 1 - events[::-1].index("start")
     assert_same(batch, [template.render(m) for m in records])
 
 

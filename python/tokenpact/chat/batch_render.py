@@ -240,10 +240,9 @@ def render_many(
     return _threaded(render, items, threads, options)
 
 
-# collect(stages, chunk, job, first, prepared_all): a chunk's results once its encoding
-# is done (``first``: the chunk's first conversation index in the batch; ``prepared_all``:
-# no record is left to prepare, so the calling thread has nothing else to do meanwhile).
-Collect = Callable[[Stages, list[Any], Any, int, bool], list[Any]]
+# collect(stages, chunk, job, first): a chunk's results once its encoding is done
+# (``first``: the chunk's first conversation index in the batch).
+Collect = Callable[[Stages, list[Any], Any, int], list[Any]]
 
 
 def pipeline(
@@ -295,9 +294,9 @@ def _pipelined(
         # Collect what is done (or must be, at the depth) and go on preparing: the
         # workers always have a chunk queued, and this thread waits only when it is ahead.
         while pending and (len(pending) > depth or _done(pending[0][1])):
-            out.extend(collect(stages, *pending.popleft(), position == len(items)))
+            out.extend(collect(stages, *pending.popleft()))
     while pending:
-        out.extend(collect(stages, *pending.popleft(), True))
+        out.extend(collect(stages, *pending.popleft()))
     if failure is not None:
         raise failure
     return out
@@ -346,18 +345,18 @@ class _ListCollector:
     """``render_batch``'s ``collect``: a chunk's conversations, in order, once its encoding
     is done.
 
-    The conversations build their per-token lists on first read. Once no record is left
-    to prepare, when this thread comes to collect a chunk whose encoding is still running,
-    it builds the lists (``input_ids`` and the rest of its group, ``assistant_mask``) of
-    the conversations it collected before, until the job is done: otherwise it would help
-    encode, work the native threads do anyway, and the caller would build every list
-    after the batch returns, on one thread. Earlier in the batch it does not: a list
-    built then is alive when the collector next runs, which traverses every element
-    (long SFT records lost a tenth of the 2-thread speedup to that), and waiting for a
-    chunk mid-batch means the workers are behind, so helping them encode is the better
-    use of the time. When this thread is the bottleneck (the job is done by the time it
-    comes), nothing is built early and the lists stay lazy; so on one thread (``early``
-    False: no worker, so no job is done before this thread encodes it).
+    The conversations build their per-token lists on first read. When this thread comes
+    to collect a chunk whose encoding is still running, it first builds the lists
+    (``input_ids`` and the rest of its group, ``assistant_mask``) of the conversations
+    it collected before, until the job is done: that is work the caller does next anyway
+    (an SFT caller reads the IDs and the mask), here while the worker encodes, where
+    helping the worker encode would leave every list to be built after the batch
+    returns, on one thread alone (on 2 threads, short records lost a tenth of the
+    speedup to that tail). The lists are ints, which the cyclic collector does not
+    track (``conversation.id_list``), so building them mid-batch adds no collector
+    walks. When this thread is the bottleneck (the job is done by the time it comes),
+    nothing is built early and the lists stay lazy; so on one thread (``early`` False:
+    no worker, so no job is done before this thread encodes it).
     """
 
     def __init__(self, early: bool = True) -> None:
@@ -365,10 +364,10 @@ class _ListCollector:
         self._early = early
 
     def __call__(
-        self, stages: Stages, chunk: list[Any], job: Any, first: int, prepared_all: bool
+        self, stages: Stages, chunk: list[Any], job: Any, first: int
     ) -> list[Conversation]:
         unbuilt = self._unbuilt
-        if job is not None and self._early and prepared_all:
+        if job is not None and self._early:
             while unbuilt and not job.done():
                 prebuild(unbuilt.popleft())
         out = []

@@ -461,7 +461,7 @@ class ChatTemplate:
             ignored: Any = lambda *args: None  # noqa: E731 - the collector below finishes
             stages = native_stages(self, start, options, mode, validate, ignored)
 
-            def collect(_: Stages, chunk: list[Any], job: Any, first: int, __: bool) -> list[Any]:
+            def collect(_: Stages, chunk: list[Any], job: Any, first: int) -> list[Any]:
                 results = wait_chunk(job, len(chunk), lists=False)
                 for k, ((messages, opts, rendered), result) in enumerate(
                     zip(chunk, results, strict=True)
