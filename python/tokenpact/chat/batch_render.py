@@ -175,9 +175,9 @@ def finish_encoded(
             messages, options, rendered, tokens, mode, add_special_tokens
         )
     encoded, codes = result
-    ids, starts, ends, _, span_lo, span_hi = encoded
+    ids, starts, ends, _, _, _ = encoded
     stops = template._stop_ids()
-    ranges, boundary = record_ranges(rendered, ids, span_lo, span_hi, stops, mode == "training")
+    ranges, boundary = record_ranges(rendered, encoded, stops, mode == "training")
     info = template._info
     return assemble(
         tokenizer=template.tokenizer,

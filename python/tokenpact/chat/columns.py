@@ -426,7 +426,7 @@ def _add_plain(
             run_owner.append(o)
             run_message.append(owners[o].message_index)
             pos = hi
-    ranges, boundary = record_ranges(rendered, ids, span_lo, span_hi, stops, training)
+    ranges, boundary = record_ranges(rendered, result[0], stops, training)
     for lo, hi in ranges:
         builder.mask_lo.append(base + lo)
         builder.mask_hi.append(base + hi)

@@ -58,19 +58,39 @@ def prepare_plain(
     finds control spellings (None: the caller's tracker does it)."""
     if matcher is None:
         return None
+    found = wrap_natively(
+        native, messages, native_context(context, add_generation_prompt), matcher, limits, redo
+    )
+    return None if found is None else found[0]
+
+
+def wrap_natively(
+    native: Any,
+    messages: Any,
+    context: dict[str, Any],
+    matcher: Any,
+    limits: Any,
+    redo: Callable[[], RenderedText],
+    mode: str | None = None,
+) -> tuple[PendingRender, bool] | None:
+    """``NativeChatTemplate.prepare_messages`` of ``messages`` with the full ``context``
+    (:func:`native_context`): the record as a :class:`PendingRender` and whether
+    ``validate_plain`` accepts its messages for ``mode`` (False without one), or None
+    when the engine leaves the record to Python."""
     prepared = native.prepare_messages(
         messages,
-        native_context(context, add_generation_prompt),
+        context,
         Owner,
         CONTENT,
         matcher,
         limits.max_loop_iterations,
         limits.max_output_chars,
+        mode,
     )
     if prepared is None:
         return None
-    native_input, owners, roles, control, _ = prepared
-    return PendingRender(native_input, owners, roles, control, redo)
+    native_input, owners, roles, control, valid = prepared
+    return PendingRender(native_input, owners, roles, control, redo), valid
 
 
 def native_context(context: dict[str, Any], add_generation_prompt: bool) -> dict[str, Any]:
@@ -104,24 +124,21 @@ def batch_preparer(template: Any, options: dict[str, Any], mode: str, validate: 
         return general
     native, context = found
     matcher = template._info.matcher
-    iterations = template.limits.max_loop_iterations
-    chars = template.limits.max_output_chars
+    limits = template.limits
     check = mode if validate else None
     render = template._render
 
     def prepare(messages: Sequence[Any], opts: dict[str, Any]) -> RenderedText | PendingRender:
         if opts is not options or type(messages) is not list or not messages:
             return general(messages, opts)
-        prepared = native.prepare_messages(
-            messages, context, Owner, CONTENT, matcher, iterations, chars, check
-        )
-        if prepared is None:
+        redo = functools.partial(render, messages, options, False)
+        wrapped = wrap_natively(native, messages, context, matcher, limits, redo, check)
+        if wrapped is None:
             return general(messages, opts)
-        native_input, owners, roles, control, valid = prepared
+        pending, valid = wrapped
         if validate and not valid:  # _prepare's order: the full check raises first
             validate_messages(as_messages(messages), mode=mode)
-        redo = functools.partial(render, messages, options, False)
-        return PendingRender(native_input, owners, roles, control, redo)
+        return pending
 
     return prepare
 

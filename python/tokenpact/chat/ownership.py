@@ -416,18 +416,15 @@ def plain_ranges_and_boundary(
 
 
 def record_ranges(
-    rendered: RenderedText,
-    ids: np.ndarray,
-    span_lo: list[int],
-    span_hi: list[int],
-    stops: tuple[int, ...],
-    training: bool,
+    rendered: RenderedText, encoded: tuple[Any, ...], stops: tuple[int, ...], training: bool
 ) -> tuple[list[tuple[int, int]], int]:
-    """:func:`plain_ranges_and_boundary` of a plain record, as the native chunk encoder's
-    worker found them when it did (``rendered.native_ranges``)."""
+    """:func:`plain_ranges_and_boundary` of a plain record from its native ``encoded``
+    ``(ids, starts, ends, span bytes, span_lo, span_hi)``, or as the native chunk
+    encoder's worker found them when it did (``rendered.native_ranges``)."""
     found = rendered.native_ranges
     if found is not None:
         return found
+    ids, _, _, _, span_lo, span_hi = encoded
     return plain_ranges_and_boundary(rendered, ids, span_lo, span_hi, stops, training)
 
 
