@@ -77,6 +77,45 @@ def special_id_collision(subject: Subject) -> Found:
         )
 
 
+@detector(
+    "control-spelled-by-vocabulary",
+    failure="the vocabulary spells a control token as an ordinary piece",
+    needs=("tokenizer",),
+    severity="warning",
+)
+def control_spelled_by_vocabulary(subject: Subject) -> Found:
+    """A model that reaches a control's ID from its spelling (a SentencePiece conversion
+    keeping ``</s>`` as a Unigram piece): other runtimes emit that control from user text.
+    tokenpact keeps control IDs out of segmentation; the probe is the same model without
+    that rule, encoding each control's spelling as text."""
+    tok = subject.tokenizer
+    if tok is None or not tok.special_tokens:
+        return
+    from ..core import Tokenizer as _Tokenizer
+
+    try:
+        bare = _Tokenizer(tok.spec.replace(special_tokens=()))
+    except TokenpactError:
+        return  # specials that are the model's own rows (Tekken): no model without them
+    reached = []
+    for spelling, token_id in sorted(tok.special_tokens.items(), key=lambda x: x[1]):
+        try:
+            ids = [i for probe in ("", "a", " ") for i in bare.encode(f"{probe}{spelling}b")]
+        except TokenpactError:
+            continue
+        if token_id in ids:
+            reached.append(f"{spelling!r} (ID {token_id})")
+    if reached:
+        yield (
+            f"{len(reached)} control token(s) are also reachable ordinary pieces of the model: "
+            + ", ".join(reached[:5])
+            + "; Hugging Face tokenizers (split_special_tokens) and other runtimes encode "
+            "that spelling in user text as the control ID; tokenpact never does",
+            "remove the control pieces from the model vocabulary (or mark them unreachable) "
+            "before serving the file with another runtime",
+        )
+
+
 @detector("pad-equals-eos", failure="PAD ID equals EOS", needs=("tokenizer",), severity="warning")
 def pad_equals_eos(subject: Subject) -> Found:
     tok = subject.tokenizer

@@ -103,11 +103,10 @@ _SPELLINGS: weakref.WeakKeyDictionary[Any, dict[frozenset[str], tuple[tuple[str,
 )
 
 
-def _spellings(
-    tok: Tokenizer, allowed: frozenset[str], ids: dict[str, int]
-) -> tuple[tuple[str, ...], Any]:
-    """The spellings of ``allowed``, longest first, and their plain native matcher
-    (None when there are none), built once per tokenizer and set."""
+def _spellings(tok: Tokenizer, allowed: frozenset[str]) -> tuple[tuple[str, ...], Any]:
+    """The spellings a stream allowing the controls ``allowed`` turns into IDs (ordinary
+    added tokens and those controls), longest first, and the native matcher ``encode``
+    uses for that call (None when nothing can match), built once per tokenizer and set."""
     try:
         by_set = _SPELLINGS.setdefault(tok, {})
     except TypeError:  # a tokenizer type without weak references: no cache
@@ -116,8 +115,9 @@ def _spellings(
     if found is None:
         if len(by_set) >= _SETS_PER_TOKENIZER:  # requests choose the sets: keep it bounded
             del by_set[next(iter(by_set))]
-        guards = tuple(sorted(allowed, key=len, reverse=True))
-        matcher = _native.SpecialMatcher(sorted((g, ids[g]) for g in guards)) if guards else None
+        ordinary = set(tok.added_tokens) - set(tok.special_tokens)
+        guards = tuple(sorted(ordinary | allowed, key=len, reverse=True))
+        matcher = tok.call_matcher(allowed_special=allowed) if guards else None
         found = by_set[allowed] = (guards, matcher)
     return found
 
@@ -260,11 +260,11 @@ class StreamingEncoder:
         # Metaspace's "first" scheme prepends only at the start of the input: a tail
         # encoded alone after a committed spelling would gain a prefix it lacks in place.
         self._through_spellings = segments_independent(tok)
-        # Exactly the spellings encode(allowed_special=...) recognizes: allowed special
-        # and added tokens (every one of them needs explicit permission).
+        # Exactly the spellings encode(allowed_special=...) recognizes: ordinary added
+        # tokens always, and the allowed special tokens.
         ids = {**tok.added_tokens, **tok.special_tokens}
         if allowed_special == "all":
-            allowed = set(ids)
+            allowed = set(tok.special_tokens)
         else:
             allowed = set(allowed_special)
             unknown = allowed - set(ids)
@@ -273,8 +273,9 @@ class StreamingEncoder:
                     f"allowed_special names {sorted(unknown)!r}, which are not special or "
                     "added tokens of this tokenizer"
                 )
+            allowed &= set(tok.special_tokens)  # an ordinary token matches anyway
         # Spellings encode() turns into control/added IDs: they must not be split.
-        self._guards, matcher = _spellings(tok, frozenset(allowed), ids)
+        self._guards, matcher = _spellings(tok, frozenset(allowed))
         flags = tok.added_token_flags
         flagged = bool(flags) and any(g in flags for g in self._guards)
         if flagged:
