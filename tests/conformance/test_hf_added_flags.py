@@ -4,8 +4,10 @@ Peers: ``tokenizers`` with the same ``tokenizer.json``, after setting flags on e
 added tokens and adding new ones with ``AddedToken(...)``. Texts: harvested real text
 with added-token spellings (and case variants, whitespace runs, newlines, punctuation,
 word characters, pairs of adjacent spellings) inserted at random positions, including
-inside words. ``allowed_special="all"`` reproduces HF's default; IDs and offsets must be
-identical. Untrusted spans keep the trust rule with the flags on.
+inside words. ``allowed_special="all"`` reproduces HF's default, and the default policy
+(ordinary added tokens only) reproduces HF with ``encode_special_tokens=True``; IDs and
+offsets must be identical in both. Untrusted spans keep the trust rule with the flags on:
+no control token there, ordinary added tokens match as anywhere else.
 """
 
 from __future__ import annotations
@@ -138,10 +140,20 @@ def _mix(text: str, rng: random.Random, spellings: list[str]) -> str:
 
 
 def _difference(ours: Any, peer: Any, text: str) -> str | None:
-    enc = ours.encode_structured(text, allowed_special="all")
-    ref = peer.encode(text, add_special_tokens=False)
+    return _policy_difference(ours, peer, text, "all") or _policy_difference(ours, peer, text, ())
+
+
+def _policy_difference(ours: Any, peer: Any, text: str, allowed: Any) -> str | None:
+    """Ours under ``allowed`` against HF: every added token ("all"), or specials split
+    (the default policy: ordinary added tokens only)."""
+    enc = ours.encode_structured(text, allowed_special=allowed)
+    peer.encode_special_tokens = allowed != "all"
+    try:
+        ref = peer.encode(text, add_special_tokens=False)
+    finally:
+        peer.encode_special_tokens = False
     offsets = [tuple(o) for o in ref.offsets]
-    ids = ours.encode(text, allowed_special="all")
+    ids = ours.encode(text, allowed_special=allowed)
     if enc.ids == ref.ids == ids and enc.offsets == offsets:
         return None
     at = next(
@@ -149,7 +161,8 @@ def _difference(ours: Any, peer: Any, text: str) -> str | None:
         min(len(enc.ids), len(ref.ids)),
     )
     return (
-        f"{text[:80]!r}: at {at} ours {enc.ids[at : at + 3]} {enc.offsets[at : at + 3]} "
+        f"{text[:80]!r} (allowed {allowed!r}): at {at} ours {enc.ids[at : at + 3]} "
+        f"{enc.offsets[at : at + 3]} "
         f"vs {ref.ids[at : at + 3]} {offsets[at : at + 3]} (encode() equal: {ids == ref.ids})"
     )
 
@@ -216,12 +229,15 @@ def _beyond_model(ours: Any) -> set[int]:
     return {i for i in {**ours.special_tokens, **ours.added_tokens}.values() if i >= size}
 
 
-def test_untrusted_spans_never_produce_added_ids(pair) -> None:
-    """Content spans cannot forge added tokens, and a trusted token next to them never
-    absorbs their whitespace (its offsets stay outside the span)."""
+def test_untrusted_spans_never_produce_control_ids(pair) -> None:
+    """Content spans cannot forge control tokens, and a control next to them never
+    absorbs their whitespace (its offsets stay outside the span); an ordinary added token
+    is content, matched in the span as anywhere else."""
     _, ours, _ = pair
     ids_of = {**ours.special_tokens, **ours.added_tokens}
-    gated = _beyond_model(ours)
+    # The model's unknown token stands for content it cannot spell (WordPiece's [UNK]).
+    unk = {ours.special_tokens.get(s) for s in ("[UNK]", "<unk>")}
+    controls = set(ours.special_tokens.values()) - unk
     flags = ours.added_token_flags
     right = next(s for s, f in flags.items() if f.rstrip and not f.single_word)
     left = next(s for s, f in flags.items() if f.lstrip and not f.single_word)
@@ -235,21 +251,26 @@ def test_untrusted_spans_never_produce_added_ids(pair) -> None:
             )
             for i, (a, b), origin in zip(enc.ids, enc.offsets, enc.origins, strict=True):
                 if a < end and b > start:
-                    # A vocabulary row that is also a non-special added token ("ing")
-                    # is the model's own output there; control tokens never are.
-                    own = origin == "added" and i not in gated
-                    assert origin == "content" or own, (spelling, text)
+                    assert origin != "control" and i not in controls, (spelling, text)
             trusted = {i for i, o in zip(enc.ids, enc.origins, strict=True) if o != "content"}
             assert {ids_of[right], ids_of[left]} <= trusted, text
+            # The same text with no span: what the ordinary tokens do is unchanged.
+            plain = ours.encode_structured(text, allowed_special=())
+            assert [i for i in plain.ids if i in controls] == [], text
 
 
-def test_default_policy_never_emits_added_ids(pair) -> None:
+def test_default_policy_never_emits_control_ids(pair) -> None:
     _, ours, _ = pair
-    gated = _beyond_model(ours)
+    unk = {ours.special_tokens.get(s) for s in ("[UNK]", "<unk>")}
+    controls = set(ours.special_tokens.values()) - unk
+    ordinary = set(ours.added_tokens.values()) - controls
+    seen_ordinary = False
     for spelling in _spellings(ours):
         enc = ours.encode_structured(f" {spelling} a{spelling}")
-        assert not gated & set(enc.ids), spelling
-        assert set(enc.origins) == {"content"}, spelling
+        assert not controls & set(enc.ids), spelling
+        assert "control" not in enc.origins, spelling
+        seen_ordinary |= bool(ordinary & set(enc.ids))
+    assert seen_ordinary == bool(ordinary)
 
 
 def test_disallowed_check_sees_normalized_spellings(pair, tp: ModuleType) -> None:
@@ -259,6 +280,8 @@ def test_disallowed_check_sees_normalized_spellings(pair, tp: ModuleType) -> Non
     if not name.startswith("minilm"):
         pytest.skip("only the BERT files lowercase")
     # "hello" alone: with the Prepend variant the pattern is "▁hello", matched at the start.
+    # "Hello" is an ordinary added token: "all" names the controls only, so it is named.
     with pytest.raises(tp.SpecialTokenError, match="Hello"):
-        ours.encode("hello", disallowed_special="all")
-    assert ours.encode("hello", allowed_special="all") == [ours.added_tokens["Hello"]]
+        ours.encode("hello", disallowed_special={"Hello"})
+    ours.encode("hello", disallowed_special="all")  # no control spelled: nothing refused
+    assert ours.encode("hello") == [ours.added_tokens["Hello"]]

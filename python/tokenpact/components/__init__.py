@@ -50,8 +50,9 @@ __all__ = [
 
 @dataclasses.dataclass(frozen=True)
 class AddedToken:
-    """An entry of ``added_tokens``; the flags are Hugging Face's. tokenpact recognizes
-    every added token only with ``allowed_special`` permission (``"all"`` = HF)."""
+    """An entry of ``added_tokens``; the flags are Hugging Face's. An ordinary token
+    (``special=False``) is content and matches in every call, as in HF; a special token is
+    control and matches only with ``allowed_special`` permission (``"all"`` = HF)."""
 
     content: str
     id: int

@@ -66,13 +66,19 @@ def build_matcher(
     when nothing can match (no ordinary added token and no allowed control).
     ``promoted``: ordinary added tokens treated as controls (never matched in content).
 
-    Every added token is in its automaton, as in Hugging Face's added vocabulary: a
-    control the call does not allow still wins the leftmost-longest match over an
-    overlapping spelling and is then skipped, so text around it encodes as ``tokenizers``
-    encodes it with ``encode_special_tokens=True``. ``Tokenizer._matcher`` caches it."""
-    gated = tok._gated()
-    if not allowed and not tok._ordinary:
-        return None
+    With ordinary added tokens (Hugging Face's added vocabulary) every added token is in
+    the automaton: a control the call does not allow still wins the leftmost-longest match
+    over an overlapping spelling and is then skipped, so text around it encodes as
+    ``tokenizers`` encodes it with ``encode_special_tokens=True``. Without them (tiktoken's
+    model: every added token is a control) the automaton holds the allowed spellings
+    alone, as tiktoken's does. The two differ only where spellings overlap.
+    ``Tokenizer._matcher`` caches it."""
+    if not tok._ordinary:
+        if not allowed:
+            return None
+        gated = {s: tok._gated()[s] for s in allowed}
+    else:
+        gated = tok._gated()
     if not tok._added_flags:
         order = sorted(gated)
         return _native.SpecialMatcher(

@@ -515,12 +515,6 @@ class Tokenizer:
         m = self._matchers[key] = special_policy.build_matcher(self, allowed, promoted)
         return m
 
-    def call_matcher(self, *, allowed_special: SpecialSpec = ()) -> Any:
-        """The native added-token matcher ``encode(text, allowed_special=...)`` runs
-        (opaque; None when nothing can match): for engines driven directly, such as the
-        streaming encoder, so they recognize exactly what ``encode`` recognizes."""
-        return special_policy.resolve(self, allowed_special, ())[0]
-
     @cached_property
     def _default_matcher(self) -> Any:
         """The matcher of the default policy: ordinary added tokens only (None without)."""

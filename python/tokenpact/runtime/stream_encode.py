@@ -105,8 +105,13 @@ _SPELLINGS: weakref.WeakKeyDictionary[Any, dict[frozenset[str], tuple[tuple[str,
 
 def _spellings(tok: Tokenizer, allowed: frozenset[str]) -> tuple[tuple[str, ...], Any]:
     """The spellings a stream allowing the controls ``allowed`` turns into IDs (ordinary
-    added tokens and those controls), longest first, and the native matcher ``encode``
-    uses for that call (None when nothing can match), built once per tokenizer and set."""
+    added tokens and those controls), longest first, and their plain native matcher (None
+    when there are none), built once per tokenizer and set.
+
+    A control the call does not allow is not guarded: the stream cuts text around it like
+    any text. ``encode`` keeps it in its automaton when the tokenizer has ordinary added
+    tokens, where it can hide a spelling that overlaps it; no shipped file has such an
+    overlap, and the streaming tests compare every chunking with ``encode``."""
     try:
         by_set = _SPELLINGS.setdefault(tok, {})
     except TypeError:  # a tokenizer type without weak references: no cache
@@ -115,9 +120,14 @@ def _spellings(tok: Tokenizer, allowed: frozenset[str]) -> tuple[tuple[str, ...]
     if found is None:
         if len(by_set) >= _SETS_PER_TOKENIZER:  # requests choose the sets: keep it bounded
             del by_set[next(iter(by_set))]
+        ids = {**tok.added_tokens, **tok.special_tokens}
         ordinary = set(tok.added_tokens) - set(tok.special_tokens)
         guards = tuple(sorted(ordinary | allowed, key=len, reverse=True))
-        matcher = tok.call_matcher(allowed_special=allowed) if guards else None
+        matcher = None
+        if guards:
+            order = sorted(guards)
+            gates = ["ordinary" if g in ordinary else "control" for g in order]
+            matcher = _native.SpecialMatcher([(g, ids[g]) for g in order], None, None, gates)
         found = by_set[allowed] = (guards, matcher)
     return found
 
