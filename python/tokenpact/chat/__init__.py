@@ -49,6 +49,7 @@ from .messages import (
 )
 from .ownership import RenderedText
 from .stop import StopHit, StopMatcher, StopPolicy
+from .supervision import RecordReport, Turn, expand_turns, supervision_report
 from .truncation import DroppedGroup, Group, TruncationResult, check_groups, plan_groups, truncate
 
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ __all__ = [
     "Message",
     "MessageContentError",
     "RecordColumns",
+    "RecordReport",
     "RenderedColumns",
     "RenderedText",
     "SequenceCompiler",
@@ -99,12 +101,15 @@ __all__ = [
     "StopPolicy",
     "ToolCall",
     "TruncationResult",
+    "Turn",
     "TurnLength",
     "UntrackedContentError",
     "as_messages",
     "assistant",
     "check_groups",
+    "expand_turns",
     "plan_groups",
+    "supervision_report",
     "system",
     "tool_result",
     "truncate",

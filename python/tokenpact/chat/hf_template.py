@@ -54,14 +54,14 @@ from .ownership import (
     RenderedText,
     Tokens,
     add_post_processor_markers,
-    assistant_mask,
-    message_regions,
+    generation_mask,
     owned_tokens,
     response_start,
     tokenize_rendered,
 )
 from .process_render import columns_in_processes, conversations_in_processes
 from .stop import StopPolicy
+from .supervision import check_supervise, ranges_and_boundary
 from .template_pass import (
     RENDER_OPTIONS,
     check_call,
@@ -305,6 +305,7 @@ class ChatTemplate:
         documents: Sequence[Any] | None = None,
         add_special_tokens: bool = False,
         validate: bool = False,
+        supervise: str = "turns",
         **template_kwargs: Any,
     ) -> Conversation:
         """Render and tokenize; options and errors mirror ``apply_chat_template``.
@@ -312,13 +313,20 @@ class ChatTemplate:
         ``add_special_tokens=True`` also applies the tokenizer's post-processor, except
         for markers the template already wrote (one owner per boundary).
         ``validate=True`` first checks role order and tool pairing of the messages.
+        ``assistant_mask`` covers what the model generates for each assistant turn
+        (everything after the generation prompt through the end-of-turn token, see
+        :mod:`tokenpact.chat.supervision`); ``supervise="final"`` keeps only the final
+        message's turn (for records made by ``expand_turns``).
         """
+        check_supervise(supervise)
         mode, options = render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
         rendered = self._prepare(messages, options, mode, validate)
         tokens = self._tokenize(rendered)
-        return self._finish(messages, options, rendered, tokens, mode, add_special_tokens)
+        return self._finish(
+            messages, options, rendered, tokens, mode, add_special_tokens, supervise
+        )
 
     def _prepare(
         self,
@@ -342,6 +350,7 @@ class ChatTemplate:
         tokens: Tokens,
         mode: str,
         add_special_tokens: bool,
+        supervise: str = "turns",
     ) -> Conversation:
         """``render`` from the owned tokens: trust check, markers, masks, boundary."""
         if rendered.control_in_input is not None:
@@ -349,14 +358,28 @@ class ChatTemplate:
         if add_special_tokens:
             tokens = add_post_processor_markers(tokens, self._info)
         stops = self._stop_ids()
-        # The assistant messages' token regions serve the mask and the boundary alike.
-        regions = (
-            None if rendered.generation_spans else message_regions(tokens, rendered, "assistant")
-        )
-        mask = assistant_mask(tokens, rendered, stops, regions)
-        boundary = len(tokens.ids)
-        if mode == "training":
-            boundary = response_start(tokens, mask, rendered, regions)
+        mask: list[int]
+        if rendered.generation_spans:
+            mask = generation_mask(tokens, rendered).tolist()
+            boundary = len(tokens.ids)
+            if mode == "training":
+                boundary = response_start(tokens, mask, rendered)
+        else:
+            ranges, boundary = ranges_and_boundary(
+                self,
+                messages,
+                options,
+                rendered,
+                (tokens.ids, tokens.starts, tokens.ends),
+                tokens.in_content,
+                stops,
+                mode == "training",
+                supervise,
+                tokens.shift,
+            )
+            mask = [0] * len(tokens.ids)
+            for lo, hi in ranges:
+                mask[lo:hi] = [1] * (hi - lo)
         return assemble(
             tokenizer=self.tokenizer,
             # Built on first read (see Conversation.__getattr__), as the index columns.
@@ -385,6 +408,7 @@ class ChatTemplate:
         add_special_tokens: bool = False,
         validate: bool = False,
         processes: bool = False,
+        supervise: str = "turns",
         **template_kwargs: Any,
     ) -> list[Conversation]:
         """:meth:`render` of each conversation, on ``threads`` threads (default: the CPUs
@@ -398,21 +422,34 @@ class ChatTemplate:
         thread instead, each rendering whole chunks (Jinja included) with its copy of
         this template (:mod:`tokenpact.chat.process_render`; POSIX only).
         """
+        check_supervise(supervise)
         mode, options = render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
         if processes and check_threads(threads) > 1:
-            keywords = dict(options, add_special_tokens=add_special_tokens, validate=validate)
+            keywords = dict(
+                options,
+                add_special_tokens=add_special_tokens,
+                validate=validate,
+                supervise=supervise,
+            )
             return conversations_in_processes(self, conversations, threads, keywords, mode)
         start = _encode.chunk_encoder(self.tokenizer, self._info)
         stages = None
         if start is not None:
             finish = functools.partial(
-                finish_encoded, self, mode=mode, add_special_tokens=add_special_tokens
+                finish_encoded,
+                self,
+                mode=mode,
+                add_special_tokens=add_special_tokens,
+                supervise=supervise,
             )
             stages = native_stages(self, start, options, mode, validate, finish)
         render = functools.partial(
-            self.render, add_special_tokens=add_special_tokens, validate=validate
+            self.render,
+            add_special_tokens=add_special_tokens,
+            validate=validate,
+            supervise=supervise,
         )
         return render_many(render, conversations, threads, options, stages)
 
@@ -428,6 +465,7 @@ class ChatTemplate:
         add_special_tokens: bool = False,
         validate: bool = False,
         processes: bool = False,
+        supervise: str = "turns",
         **template_kwargs: Any,
     ) -> RenderedColumns:
         """:meth:`render_batch` as one :class:`~tokenpact.chat.RenderedColumns` of flat
@@ -439,9 +477,15 @@ class ChatTemplate:
         mode, options = render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
+        check_supervise(supervise)
         builder = ColumnsBuilder()
         if processes and check_threads(threads) > 1:
-            keywords = dict(options, add_special_tokens=add_special_tokens, validate=validate)
+            keywords = dict(
+                options,
+                add_special_tokens=add_special_tokens,
+                validate=validate,
+                supervise=supervise,
+            )
             columns = columns_in_processes(self, conversations, threads, keywords, mode)
             if columns is not None:
                 return columns
@@ -454,6 +498,7 @@ class ChatTemplate:
                 threads=threads,
                 add_special_tokens=add_special_tokens,
                 validate=validate,
+                supervise=supervise,
                 **options,
             ):
                 builder.add_conversation(conv)
@@ -477,6 +522,7 @@ class ChatTemplate:
                             result,
                             mode,
                             add_special_tokens,
+                            supervise,
                         )
                     except Exception as exc:
                         note_record(exc, first + k)
