@@ -48,6 +48,7 @@ from .messages import (
     validate_messages,
 )
 from .ownership import RenderedText
+from .record_errors import RenderedList, SkippedRecord
 from .stop import StopHit, StopMatcher, StopPolicy
 from .supervision import RecordReport, Turn, expand_turns, supervision_report
 from .truncation import DroppedGroup, Group, TruncationResult, check_groups, plan_groups, truncate
@@ -93,9 +94,11 @@ __all__ = [
     "RecordColumns",
     "RecordReport",
     "RenderedColumns",
+    "RenderedList",
     "RenderedText",
     "SequenceCompiler",
     "SequenceGrammar",
+    "SkippedRecord",
     "StopHit",
     "StopMatcher",
     "StopPolicy",

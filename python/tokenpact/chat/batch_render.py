@@ -79,6 +79,11 @@ def note_record(exc: BaseException, index: int) -> None:
     add_note = getattr(exc, "add_note", None)
     if add_note is not None:
         add_note(f"(conversation {index} of the batch)")
+    # on_error="skip" reads the position back (record_errors.record_of).
+    try:
+        exc.tokenpact_record = index  # type: ignore[attr-defined]
+    except AttributeError:  # an exception type with __slots__
+        pass
 
 
 def split_item(item: Any, index: int) -> tuple[Sequence[Any], dict[str, Any]]:

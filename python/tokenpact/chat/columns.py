@@ -62,6 +62,9 @@ class RenderedColumns:
     text). Per record: ``offsets`` (int64, N+1: record ``i`` is tokens
     ``offsets[i]:offsets[i+1]``), ``prompt_boundary`` (int64, relative to the record),
     ``owners`` (content labels, indexed by ``owner_index``), ``roles`` and ``texts``.
+    With ``on_error="skip"``, ``record_index`` (int64, N) is each record's index in the
+    input and ``skipped`` the :class:`~tokenpact.chat.SkippedRecord` of each record left
+    out (else None and empty).
     """
 
     input_ids: NDArray[np.uint32]
@@ -83,6 +86,9 @@ class RenderedColumns:
     mode: str
     origin_names: tuple[str, ...] = KINDS
     tokenizer: Any = field(default=None, repr=False)
+    # With on_error="skip": the input index of each record, and the records left out.
+    record_index: NDArray[np.int64] | None = None
+    skipped: tuple[Any, ...] = ()
 
     def __len__(self) -> int:
         return len(self.offsets) - 1

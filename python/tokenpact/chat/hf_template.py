@@ -17,14 +17,17 @@ tokens are recognized only outside content. Benign conversations get the IDs of
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import numpy as np
 
 from ..contract import template_hash as _template_hash
 from ..contract.declarations import template_declaration
@@ -60,6 +63,7 @@ from .ownership import (
     tokenize_rendered,
 )
 from .process_render import columns_in_processes, conversations_in_processes
+from .record_errors import RenderedList, check_on_error, skip_failing
 from .stop import StopPolicy
 from .supervision import check_supervise, ranges_and_boundary
 from .template_pass import (
@@ -409,6 +413,7 @@ class ChatTemplate:
         validate: bool = False,
         processes: bool = False,
         supervise: str = "turns",
+        on_error: str = "raise",
         **template_kwargs: Any,
     ) -> list[Conversation]:
         """:meth:`render` of each conversation, on ``threads`` threads (default: the CPUs
@@ -421,8 +426,31 @@ class ChatTemplate:
         ``processes=True`` runs ``threads - 1`` forked worker processes beside this
         thread instead, each rendering whole chunks (Jinja included) with its copy of
         this template (:mod:`tokenpact.chat.process_render`; POSIX only).
+        ``on_error="skip"`` leaves out the records that fail and returns a
+        :class:`~tokenpact.chat.RenderedList` (``record_index``, ``skipped`` with each
+        reason); the default raises the first failing record's error, naming it.
         """
         check_supervise(supervise)
+        if check_on_error(on_error) == "skip":
+            keywords = dict(
+                threads=threads,
+                add_generation_prompt=add_generation_prompt,
+                continue_final_message=continue_final_message,
+                tools=tools,
+                documents=documents,
+                add_special_tokens=add_special_tokens,
+                validate=validate,
+                processes=processes,
+                supervise=supervise,
+                **template_kwargs,
+            )
+            result, kept, skipped = skip_failing(
+                lambda idx: self.render_batch([conversations[i] for i in idx], **keywords),
+                len(conversations),
+            )
+            out = RenderedList(result)
+            out.record_index, out.skipped = kept, tuple(skipped)
+            return out
         mode, options = render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
@@ -466,6 +494,7 @@ class ChatTemplate:
         validate: bool = False,
         processes: bool = False,
         supervise: str = "turns",
+        on_error: str = "raise",
         **template_kwargs: Any,
     ) -> RenderedColumns:
         """:meth:`render_batch` as one :class:`~tokenpact.chat.RenderedColumns` of flat
@@ -473,7 +502,29 @@ class ChatTemplate:
         what writing shards or packing batches needs, without a Python list per token.
         Record ``i`` equals ``render`` of conversation ``i`` (``.conversation(i)``).
         ``processes=True``: forked worker processes, as for :meth:`render_batch`.
+        ``on_error="skip"``: the failing records are left out (``record_index`` and
+        ``skipped`` say which and why).
         """
+        if check_on_error(on_error) == "skip":
+            keywords = dict(
+                threads=threads,
+                add_generation_prompt=add_generation_prompt,
+                continue_final_message=continue_final_message,
+                tools=tools,
+                documents=documents,
+                add_special_tokens=add_special_tokens,
+                validate=validate,
+                processes=processes,
+                supervise=supervise,
+                **template_kwargs,
+            )
+            columns, kept, skipped = skip_failing(
+                lambda idx: self.render_columns([conversations[i] for i in idx], **keywords),
+                len(conversations),
+            )
+            return dataclasses.replace(
+                columns, record_index=np.asarray(kept, dtype=np.int64), skipped=tuple(skipped)
+            )
         mode, options = render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
@@ -486,9 +537,9 @@ class ChatTemplate:
                 validate=validate,
                 supervise=supervise,
             )
-            columns = columns_in_processes(self, conversations, threads, keywords, mode)
-            if columns is not None:
-                return columns
+            found = columns_in_processes(self, conversations, threads, keywords, mode)
+            if found is not None:
+                return found
         # Looked up per call, as render_batch does (the benchmark swaps it to measure the
         # serial part with the encoding left to the workers).
         start = _encode.chunk_encoder(self.tokenizer, self._info)
@@ -601,13 +652,64 @@ class ChatTemplate:
         reference = clean.ids[clean.kinds == CONTROL].tolist()
         if ours != reference:
             raise UntrackedContentError(
-                f"input text holds the control spelling {rendered.control_in_input!r} and the "
-                "template passed some content through an operation tokenpact cannot track "
-                f"(control IDs {ours[:8]}... vs {reference[:8]}... without the spelling); "
-                "refusing to guess which tokens are trusted. Remove the spelling from the "
-                "input, or simplify the template's string handling (filters such as "
-                "format, indent, wordwrap or truncate on content)"
+                self._untracked_message(rendered, messages, ours, reference)
             )
+
+    def _untracked_message(
+        self, rendered: RenderedText, messages: Sequence[Any], ours: list[int], reference: list[int]
+    ) -> str:
+        """Why a conversation is refused: where the spelling is, which cause fits this
+        template, the fix, and the first control ID that differs."""
+        spelling = rendered.control_in_input or ""
+        where = next(
+            (
+                f"message {i} ({m.get('role')})"
+                for i, m in enumerate(messages)
+                if isinstance(m, Mapping) and spelling in json.dumps(m, ensure_ascii=False)
+            ),
+            "the tools or documents",
+        )
+        k = next(
+            (j for j, (x, y) in enumerate(zip(ours, reference, strict=False)) if x != y),
+            min(len(ours), len(reference)),
+        )
+
+        def show(ids: list[int]) -> str:
+            near = ids[k : k + 4]
+            names = " ".join(self.tokenizer.decode([i]) for i in near)
+            return f"{near} ({names})" if near else "[] (the end)"
+
+        source = "".join(self._sources.values())
+        lit = re.escape(spelling)
+        # The spelling as a method argument (split, replace, strip...), compared, or
+        # tested with ``in``: the template's control flow depends on the content.
+        branches = re.search(
+            rf"(?:\(\s*|[=!]=\s*)(['\"]){lit}\1|(['\"]){lit}\2\s+(?:not\s+)?in\b", source
+        )
+        if branches:
+            cause = (
+                f"the template itself tests or splits content on {spelling!r}, so a render "
+                "without the spelling takes another branch and tokenpact cannot prove which "
+                "control tokens came from content"
+            )
+            if "reasoning_content" in source and "think" in spelling:
+                fix = (
+                    'pass the reasoning in the message\'s "reasoning_content" field instead of '
+                    f"{spelling!r} in its content (the field this template reads)"
+                )
+            else:
+                fix = f"remove {spelling!r} from the content"
+        else:
+            cause = (
+                "the template passed content through an operation tokenpact cannot track "
+                "(a filter such as format, indent, wordwrap or truncate on content)"
+            )
+            fix = f"remove {spelling!r} from the content, or simplify the template's filters"
+        return (
+            f"{where} holds the control spelling {spelling!r}; {cause}. Control token {k} "
+            f"of the render is {show(ours)}, without the spelling {show(reference)}. "
+            f"Refusing to guess which tokens are trusted: {fix}"
+        )
 
     def _stop_policy(self, boundary: int, stops: tuple[int, ...]) -> StopPolicy:
         """The (immutable) policy for a prompt length, shared between conversations."""
