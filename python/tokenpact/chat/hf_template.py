@@ -299,6 +299,39 @@ class ChatTemplate:
         )
         return rendered
 
+    def prefix_texts(
+        self, messages: Sequence[Any], options: dict[str, Any], cuts: Sequence[tuple[int, bool]]
+    ) -> list[str]:
+        """The rendered text of ``messages[:i]`` for each ``(i, add_generation_prompt)`` of
+        ``cuts``, with ``options``' tools, documents and template settings: what
+        ``render_text`` returns for each, with the inputs wrapped once for all of them
+        (the supervision rule renders every assistant turn's history and turn)."""
+        tools = options.get("tools")
+        documents = options.get("documents")
+        key = self._select(tools)
+        template, base = self._compiled[key]
+        native = self._native[key]
+        info = self._info
+        matcher = info.matcher
+        tracker = Tracker(
+            info.find_control_spelling, None, None if matcher is None else matcher.find_first
+        )
+        chat = wrap_messages(messages, tracker)
+        context = base.copy()
+        extra = {k: options[k] for k in options if k not in RENDER_OPTIONS}
+        if extra:
+            context.update(plain_data(extra))
+        context["tools"] = None if tools is None else wrap_tools(tools, tracker)
+        context["documents"] = None if documents is None else wrap_documents(documents, tracker)
+        out = []
+        for i, generation in cuts:
+            check_call(chat[:i], generation, False)
+            run = context.copy()
+            run["messages"] = chat[:i]
+            run["add_generation_prompt"] = generation
+            out.append(render_pass(native, template, run, self.limits)[0])
+        return out
+
     def render(
         self,
         messages: Sequence[Any],

@@ -71,21 +71,32 @@ def assistant_turns(
     """The generated text of each assistant message of ``messages`` in ``text`` (their
     render with ``options``), by the prefix property (see the module docstring)."""
     n = len(roles)
-    history = dict(options, add_generation_prompt=True, continue_final_message=False)
-    closed = dict(options, add_generation_prompt=False, continue_final_message=False)
+    wanted = [
+        i
+        for i, role in enumerate(roles)
+        if role == "assistant" and (supervise == "turns" or i == n - 1)
+    ]
     turns = []
-    for i, role in enumerate(roles):
-        if role != "assistant" or (supervise == "final" and i != n - 1):
-            continue
-        if i == 0:  # no history to prompt with: nothing the model was asked for
-            turns.append(Turn(i, 0, 0, FAILED, "the conversation starts with this turn"))
-            continue
+    if wanted and wanted[0] == 0:  # no history to prompt with: nothing was asked for
+        turns.append(Turn(0, 0, 0, FAILED, "the conversation starts with this turn"))
+        wanted = wanted[1:]
+    if not wanted:
+        return turns
+    # Each turn's history with the generation prompt, and (but the final message, whose
+    # render is ``text``, cut open in prefill mode) the turn as the last message.
+    cuts = [(i, True) for i in wanted] + [(i + 1, False) for i in wanted if i != n - 1]
+    try:
+        rendered = template.prefix_texts(messages, options, cuts)
+    except (TokenpactError, ValueError):
+        rendered = None  # some history does not render: find which, one at a time
+    for i in wanted:
         try:
-            prompt = template.render_text(list(messages[:i]), **history).text
-            # The final message's render is the full text (cut open in prefill mode).
-            turn = (
-                text if i == n - 1 else template.render_text(list(messages[: i + 1]), **closed).text
-            )
+            if rendered is not None:
+                prompt = rendered[cuts.index((i, True))]
+                turn = text if i == n - 1 else rendered[cuts.index((i + 1, False))]
+            else:
+                prompt, turn = template.prefix_texts(messages, options, [(i, True), (i + 1, False)])
+                turn = text if i == n - 1 else turn
         except (TokenpactError, ValueError) as exc:
             turns.append(Turn(i, 0, 0, FAILED, str(exc).split("\n")[0][:200]))
             continue
@@ -124,17 +135,20 @@ def supervised_ranges(
     kept = [t for t in turns if t.status == KEPT]
     if not kept:
         return []
-    flat = np.array([x for t in kept for x in (t.start, t.end)], dtype=np.int64)
-    bounds = _encode.byte_positions(text, flat).tolist()
+    # Turns are in order and disjoint, so the positions are sorted (utf8_offsets' rule).
+    bounds = [x for t in kept for x in (t.start, t.end)]
+    if not text.isascii():
+        bounds = _encode.utf8_offsets(text, bounds)
     n = len(ids)
-    # Post-processor markers have empty offsets at the text's ends: search after them.
-    end_view = memoryview(np.ascontiguousarray(ends[shift:]))  # type: ignore[arg-type]
-    start_view = memoryview(np.ascontiguousarray(starts[shift:]))  # type: ignore[arg-type]
+    # Binary searches over memoryviews, as ownership.token_ranges does; post-processor
+    # markers before the text (empty offsets) are skipped with ``lo=shift``.
+    end_view = memoryview(ends)  # type: ignore[arg-type]
+    start_view = memoryview(starts)  # type: ignore[arg-type]
     out = []
     for k in range(len(kept)):
         a, b = bounds[2 * k], bounds[2 * k + 1]
-        lo = shift + bisect_right(end_view, a)
-        hi = max(lo, min(n, shift + bisect_left(start_view, b)))
+        lo = bisect_right(end_view, a, shift)
+        hi = max(lo, bisect_left(start_view, b, shift))
         for t in range(lo, hi):
             if ids.item(t) in stops and not in_content(t):
                 hi = t + 1
