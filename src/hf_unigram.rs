@@ -9,7 +9,7 @@
 //! `<0xXX>` pieces) becomes that piece. Ties keep the first candidate: shorter pieces
 //! before longer ones at a start position, the unknown edge last.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{CoreError, CoreResult};
 use crate::sentencepiece::trie::PieceTrie;
@@ -104,6 +104,20 @@ impl HfUnigram {
             unk_id,
             bytes,
         })
+    }
+
+    /// Makes the IDs in `controls` unreachable from text (`Model::forbid`): they leave
+    /// the lattice's trie, as SentencePiece keeps control and unknown pieces out of its
+    /// own; scores (and so the unknown penalty) are unchanged.
+    pub fn forbid(&mut self, controls: &FxHashSet<u32>) {
+        let keys: Vec<(&[u8], i32)> = self
+            .vocab
+            .iter()
+            .enumerate()
+            .filter(|(id, p)| !p.is_empty() && !controls.contains(&(*id as u32)))
+            .map(|(id, p)| (p.as_slice(), id as i32))
+            .collect();
+        self.trie = PieceTrie::new(&keys);
     }
 
     /// IDs of one pre-token (UTF-8 bytes) with each token's byte span inside it.

@@ -1,6 +1,8 @@
 //! The segmentation model of a tokenizer: one enum over the engines, so the pipeline
 //! (normalizer, pre-tokenizer, specials, offsets) is written once.
 
+use rustc_hash::FxHashSet;
+
 use crate::bpe::hf_chars::HfCharBpe;
 use crate::bpe::model::BpeModel;
 use crate::error::CoreResult;
@@ -27,6 +29,21 @@ impl Model {
             Model::WordPiece(m) => &m.vocab,
             Model::WordLevel(m) => &m.vocab,
             Model::Unigram(m) => &m.vocab,
+        }
+    }
+
+    /// Makes the model IDs in `controls` (the tokenizer's control tokens) unreachable from
+    /// text: a vocabulary may spell a control as an ordinary piece (`</s>` in a Unigram
+    /// file converted from SentencePiece), and segmentation must never emit it from
+    /// content. Each model then treats the spelling as text it has no single piece for.
+    /// The unknown-token fallback still emits `unk` for text the vocabulary cannot spell.
+    pub fn forbid(&mut self, controls: &FxHashSet<u32>) {
+        match self {
+            Model::Bpe(m) => m.forbid(controls),
+            Model::HfBpe(m) => m.forbid(controls),
+            Model::WordPiece(m) => m.forbid(controls),
+            Model::WordLevel(m) => m.forbid(controls),
+            Model::Unigram(m) => m.forbid(controls),
         }
     }
 

@@ -25,12 +25,40 @@ pub struct AddedFlags {
     pub normalized: bool,
 }
 
-/// One automaton and, per pattern, its token ID, spelling and flags.
+/// What one added token may become in one call: the trust rule per pattern.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Gate {
+    /// An ordinary (non-special) added token: content, matched everywhere, untrusted
+    /// bytes included, exactly as Hugging Face's added vocabulary matches it.
+    Ordinary,
+    /// A control token the call allows: matched outside untrusted bytes only.
+    #[default]
+    Control,
+    /// A control token the call does not allow. It stays in the automaton, so a spelling
+    /// that overlaps it resolves as in Hugging Face's added vocabulary, but a match is
+    /// skipped in place and its text stays ordinary text (HF's `encode_special_tokens`).
+    Blocked,
+}
+
+impl Gate {
+    /// Whether a match of bytes `a..b` becomes the token (`allows`: the trust gate).
+    #[inline]
+    fn admits(self, allows: impl FnOnce() -> bool) -> bool {
+        match self {
+            Gate::Ordinary => true,
+            Gate::Control => allows(),
+            Gate::Blocked => false,
+        }
+    }
+}
+
+/// One automaton and, per pattern, its token ID, spelling, flags and gate.
 struct PatternSet {
     ac: AhoCorasick,
     ids: Vec<u32>,
     contents: Vec<String>,
     flags: Vec<AddedFlags>,
+    gates: Vec<Gate>,
 }
 
 fn automaton(patterns: &[String]) -> CoreResult<AhoCorasick> {
@@ -46,17 +74,18 @@ pub struct SpecialMatcher {
     pub ids: Vec<u32>,
     pub contents: Vec<String>,
     flags: Vec<AddedFlags>,
+    gates: Vec<Gate>,
     /// Tokens matched in the normalized text of each remaining segment (second pass).
     normalized: Option<PatternSet>,
     plain: bool,
 }
 
 impl SpecialMatcher {
-    /// A plain matcher: every token matched in the raw text, no flags.
+    /// A plain matcher of allowed control tokens: matched in the raw text, no flags.
     pub fn new(specials: Vec<(String, u32)>) -> CoreResult<SpecialMatcher> {
         let flagged = specials
             .into_iter()
-            .map(|(c, i)| (c, i, AddedFlags::default()))
+            .map(|(c, i)| (c, i, AddedFlags::default(), Gate::Control))
             .collect();
         SpecialMatcher::with_flags(flagged, None)
     }
@@ -66,28 +95,28 @@ impl SpecialMatcher {
     /// a normalizer, or when every token is `normalized`, HF's two passes find what one
     /// pass over the raw text finds, so the tokens are matched in one pass.
     pub fn with_flags(
-        tokens: Vec<(String, u32, AddedFlags)>,
+        tokens: Vec<(String, u32, AddedFlags, Gate)>,
         normalizer: Option<&Normalizer>,
     ) -> CoreResult<SpecialMatcher> {
         let two_pass = normalizer.is_some() || tokens.iter().any(|t| !t.2.normalized);
         let (mut raw, mut norm) = (Vec::new(), Vec::new());
-        for (content, id, flags) in tokens {
+        for (content, id, flags, gate) in tokens {
             if content.is_empty() {
                 return Err(CoreError::Artifact(format!(
                     "added token with ID {id} has an empty spelling; remove it"
                 )));
             }
             if flags.normalized && two_pass {
-                norm.push((content, id, flags));
+                norm.push((content, id, flags, gate));
             } else {
-                raw.push((content, id, flags));
+                raw.push((content, id, flags, gate));
             }
         }
         let normalized = if norm.is_empty() {
             None
         } else {
             let mut patterns = Vec::with_capacity(norm.len());
-            for (content, _, _) in &norm {
+            for (content, _, _, _) in &norm {
                 let mut s = NormalizedString::new(content);
                 if let Some(n) = normalizer {
                     n.apply(&mut s)?;
@@ -104,6 +133,7 @@ impl SpecialMatcher {
                 ac: automaton(&patterns)?,
                 ids: norm.iter().map(|t| t.1).collect(),
                 flags: norm.iter().map(|t| t.2).collect(),
+                gates: norm.iter().map(|t| t.3).collect(),
                 contents: norm.into_iter().map(|t| t.0).collect(),
             })
         };
@@ -113,6 +143,7 @@ impl SpecialMatcher {
         Ok(SpecialMatcher {
             ac: automaton(&contents)?,
             ids: raw.iter().map(|t| t.1).collect(),
+            gates: raw.iter().map(|t| t.3).collect(),
             contents,
             flags,
             normalized,
@@ -131,23 +162,32 @@ impl SpecialMatcher {
         self.normalized.is_some()
     }
 
-    /// Byte offset and index of the first (leftmost-longest) raw spelling in `text`.
+    /// Whether any pattern can become a token (a matcher of blocked controls only
+    /// changes nothing and can be skipped).
+    pub fn admits_any(&self) -> bool {
+        let raw = self.gates.iter();
+        let norm = self.normalized.iter().flat_map(|set| set.gates.iter());
+        raw.chain(norm).any(|&g| g != Gate::Blocked)
+    }
+
+    /// Byte offset and index of the first (leftmost-longest) raw spelling in `text` that
+    /// is not blocked.
     pub fn find_first(&self, text: &str) -> Option<(usize, usize, usize)> {
-        self.ac
-            .find(text)
-            .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
+        self.find_all(text).next()
     }
 
     /// Spelling of the first normalized token in `normalized` (text already normalized).
     pub fn find_first_normalized(&self, normalized: &str) -> Option<&str> {
         let set = self.normalized.as_ref()?;
         set.ac
-            .find(normalized)
-            .map(|m| set.contents[m.pattern().as_usize()].as_str())
+            .find_iter(normalized)
+            .map(|m| m.pattern().as_usize())
+            .find(|&i| set.gates[i] != Gate::Blocked)
+            .map(|i| set.contents[i].as_str())
     }
 
-    /// Non-overlapping raw matches, left to right: (start, end, index). Flags ignored:
-    /// only for plain matchers (see `is_plain`).
+    /// Non-overlapping raw matches, left to right: (start, end, index), blocked controls
+    /// skipped in place. Flags ignored: only for plain matchers (see `is_plain`).
     pub fn find_all<'a>(
         &'a self,
         text: &'a str,
@@ -155,19 +195,21 @@ impl SpecialMatcher {
         self.ac
             .find_iter(text)
             .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
+            .filter(move |&(_, _, i)| self.gates[i] != Gate::Blocked)
     }
 
     /// The trust gate for plain matchers: non-overlapping raw matches, left to right,
-    /// minus every match that overlaps an untrusted byte range. A dropped match stays
-    /// ordinary text, so content spans never produce control IDs. Every encoder that
-    /// honours untrusted spans goes through this or `Untrusted::allows`, nothing else.
+    /// minus every control match that overlaps an untrusted byte range (ordinary added
+    /// tokens are content and match there too). A dropped match stays ordinary text, so
+    /// content spans never produce control IDs. Every encoder that honours untrusted
+    /// spans goes through this or `Untrusted::allows`, nothing else.
     pub fn trusted_matches<'a>(
         &'a self,
         text: &'a str,
         untrusted: &'a Untrusted,
     ) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
         self.find_all(text)
-            .filter(move |&(s, e, _)| untrusted.allows(s, e))
+            .filter(move |&(s, e, i)| self.gates[i].admits(|| untrusted.allows(s, e)))
     }
 
     /// HF's first pass: raw-text tokens of `text` as (start, end, id), flags applied.
@@ -178,7 +220,8 @@ impl SpecialMatcher {
         trusted: &impl Fn(usize, usize) -> bool,
         out: &mut Vec<(usize, usize, u32)>,
     ) {
-        find_matches(&self.ac, &self.ids, &self.flags, text, trusted, out);
+        let set = (&self.ac, self.ids.as_slice(), self.flags.as_slice());
+        find_matches(set, &self.gates, text, trusted, out);
     }
 
     /// HF's second pass over the normalized text of one segment.
@@ -189,7 +232,8 @@ impl SpecialMatcher {
         out: &mut Vec<(usize, usize, u32)>,
     ) {
         if let Some(set) = &self.normalized {
-            find_matches(&set.ac, &set.ids, &set.flags, text, trusted, out);
+            let patterns = (&set.ac, set.ids.as_slice(), set.flags.as_slice());
+            find_matches(patterns, &set.gates, text, trusted, out);
         }
     }
 }
@@ -265,12 +309,13 @@ fn is_word_char(c: char) -> bool {
 /// HF's `find_matches`: the automaton's leftmost-longest matches, each then discarded
 /// (`single_word` next to a word character) or widened over whitespace (`lstrip`,
 /// never back past the previous token; `rstrip`). A widened token may overlap the next
-/// match, which HF keeps as it is; so does this. Untrusted bytes (`trusted` false)
-/// never become part of a token: a match on them is skipped, and stripping stops there.
+/// match, which HF keeps as it is; so does this. A blocked control is skipped in place
+/// (HF's `encode_special_tokens`). Untrusted bytes (`trusted` false) never become part
+/// of a control token: a control match on them is skipped, and its stripping stops
+/// there; ordinary added tokens are content and ignore the gate.
 fn find_matches(
-    ac: &AhoCorasick,
-    ids: &[u32],
-    flags: &[AddedFlags],
+    (ac, ids, flags): (&AhoCorasick, &[u32], &[AddedFlags]),
+    gates: &[Gate],
     text: &str,
     trusted: &impl Fn(usize, usize) -> bool,
     out: &mut Vec<(usize, usize, u32)>,
@@ -279,9 +324,11 @@ fn find_matches(
     for m in ac.find_iter(text) {
         let (mut start, mut stop) = (m.start(), m.end());
         let index = m.pattern().as_usize();
-        if !trusted(start, stop) {
+        let gate = gates[index];
+        if !gate.admits(|| trusted(start, stop)) {
             continue;
         }
+        let trusted = |a: usize, b: usize| gate == Gate::Ordinary || trusted(a, b);
         let f = flags[index];
         if f.single_word {
             let before = text[..start].chars().next_back().is_some_and(is_word_char);
@@ -393,9 +440,11 @@ mod tests {
     #[test]
     fn single_word_discards_matches_inside_words() {
         // HF's test_single_word_is_correct / _unicode_correct.
-        let m =
-            SpecialMatcher::with_flags(vec![("<mask>".into(), 0, flags(true, false, false))], None)
-                .unwrap();
+        let m = SpecialMatcher::with_flags(
+            vec![("<mask>".into(), 0, flags(true, false, false), Gate::Control)],
+            None,
+        )
+        .unwrap();
         let text = "<mask> My name <mask> A<mask> <mask>ony <mask>";
         let starts: Vec<usize> = matches(&m, text).iter().map(|t| t.0).collect();
         assert_eq!(starts, vec![0, 15, text.len() - 6]);
@@ -405,9 +454,11 @@ mod tests {
 
     #[test]
     fn strips_absorb_unicode_whitespace_without_overlapping_the_previous_token() {
-        let m =
-            SpecialMatcher::with_flags(vec![("<mask>".into(), 7, flags(true, true, true))], None)
-                .unwrap();
+        let m = SpecialMatcher::with_flags(
+            vec![("<mask>".into(), 7, flags(true, true, true), Gate::Control)],
+            None,
+        )
+        .unwrap();
         let text = "Hi <mask> there\t<mask>\t<mask>\u{2000}";
         let spans: Vec<&str> = matches(&m, text)
             .iter()
@@ -418,8 +469,11 @@ mod tests {
 
     #[test]
     fn untrusted_bytes_are_never_absorbed() {
-        let m = SpecialMatcher::with_flags(vec![("<m>".into(), 1, flags(false, true, true))], None)
-            .unwrap();
+        let m = SpecialMatcher::with_flags(
+            vec![("<m>".into(), 1, flags(false, true, true), Gate::Control)],
+            None,
+        )
+        .unwrap();
         let text = "a  <m>  b";
         let mut out = Vec::new();
         // Bytes 0..2 and 7..9 are untrusted: only the inner spaces are absorbed.
@@ -438,14 +492,82 @@ mod tests {
             ..AddedFlags::default()
         };
         // Without a normalizer, all-normalized tokens are one raw pass.
-        let m = SpecialMatcher::with_flags(vec![("<a>".into(), 1, normalized_only)], None).unwrap();
+        let m = SpecialMatcher::with_flags(
+            vec![("<a>".into(), 1, normalized_only, Gate::Control)],
+            None,
+        )
+        .unwrap();
         assert!(m.is_plain());
         let mixed = vec![
-            ("<a>".into(), 1, normalized_only),
-            ("<b>".into(), 2, AddedFlags::default()),
+            ("<a>".into(), 1, normalized_only, Gate::Control),
+            ("<b>".into(), 2, AddedFlags::default(), Gate::Control),
         ];
         let m = SpecialMatcher::with_flags(mixed, None).unwrap();
         assert!(!m.is_plain() && m.has_normalized());
         assert!(SpecialMatcher::new(vec![(String::new(), 1)]).is_err());
+    }
+
+    #[test]
+    fn gates_decide_per_pattern_what_a_match_becomes() {
+        let plain = AddedFlags::default();
+        let m = SpecialMatcher::with_flags(
+            vec![
+                ("<think>".into(), 5, plain, Gate::Ordinary),
+                ("<|eot|>".into(), 9, plain, Gate::Control),
+                ("<|end|>".into(), 7, plain, Gate::Blocked),
+            ],
+            None,
+        )
+        .unwrap();
+        assert!(m.is_plain() && m.admits_any());
+        let text = "<think>a<|eot|>b<|end|>";
+        let all: Vec<usize> = m.find_all(text).map(|t| t.2).collect();
+        // The blocked control is skipped in place; the other two match.
+        assert_eq!(all.len(), 2);
+        // Content over the whole text: the ordinary token still matches, the control not.
+        let gate = Untrusted::new(vec![(0, text.len())]).unwrap();
+        let kept: Vec<u32> = m.trusted_matches(text, &gate).map(|t| m.ids[t.2]).collect();
+        assert_eq!(kept, vec![5]);
+        let only_blocked =
+            SpecialMatcher::with_flags(vec![("<x>".into(), 1, plain, Gate::Blocked)], None)
+                .unwrap();
+        assert!(!only_blocked.admits_any());
+        assert_eq!(only_blocked.find_first("a<x>"), None);
+    }
+
+    #[test]
+    fn a_blocked_control_hides_an_overlapping_ordinary_token_as_hf_does() {
+        // HF's automaton holds every added token and skips a special it may not emit;
+        // the leftmost-longest match it skipped still hides what overlaps it.
+        let plain = AddedFlags::default();
+        let m = SpecialMatcher::with_flags(
+            vec![
+                ("<|im_end|>".into(), 9, plain, Gate::Blocked),
+                ("end|>".into(), 4, plain, Gate::Ordinary),
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(m.find_all("<|im_end|>").count(), 0);
+        assert_eq!(m.find_all("x end|>").count(), 1);
+    }
+
+    #[test]
+    fn ordinary_tokens_strip_over_untrusted_whitespace_but_controls_do_not() {
+        let strip = flags(false, true, true);
+        let text = "a  <o>  <c>  b";
+        let m = SpecialMatcher::with_flags(
+            vec![
+                ("<o>".into(), 1, strip, Gate::Ordinary),
+                ("<c>".into(), 2, strip, Gate::Control),
+            ],
+            None,
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        // Everything but the control's own bytes is untrusted.
+        let trusted = |a: usize, b: usize| a >= 8 && b <= 11;
+        m.raw_matches(text, &trusted, &mut out);
+        assert_eq!(out, vec![(1, 8, 1), (8, 11, 2)]);
     }
 }

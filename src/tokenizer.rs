@@ -84,6 +84,22 @@ impl CoreTokenizer {
         })
     }
 
+    /// Makes the control tokens' IDs unreachable from text in the model (`Model::forbid`):
+    /// the trust rule's other half. The added-token matcher decides when a control's
+    /// spelling becomes its ID; segmentation must never produce it from content, even
+    /// where the vocabulary spells it as an ordinary piece.
+    pub fn forbid_controls(mut self, controls: &[u32]) -> CoreTokenizer {
+        let inside: rustc_hash::FxHashSet<u32> = controls
+            .iter()
+            .copied()
+            .filter(|&id| (id as usize) < self.model.vocab().len())
+            .collect();
+        if !inside.is_empty() {
+            self.model.forbid(&inside);
+        }
+        self
+    }
+
     /// One special-token segment after the normalizer and the pre-tokenizer's text
     /// rewrite (None when neither exists: the raw text is used as is). `first`: the
     /// segment starts the input (Metaspace's `prepend_scheme: first`).

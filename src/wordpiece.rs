@@ -1,7 +1,7 @@
 //! WordPiece (greedy longest-match-first with a continuation prefix and whole-word UNK)
 //! and WordLevel (whole pre-token lookup), as in Hugging Face `tokenizers`.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{CoreError, CoreResult};
 
@@ -80,6 +80,14 @@ impl WordPiece {
         })
     }
 
+    /// Makes the IDs in `controls` unreachable from text (`Model::forbid`): the longest
+    /// match skips them; the whole-word unknown token is still emitted for words the
+    /// vocabulary cannot spell.
+    pub fn forbid(&mut self, controls: &FxHashSet<u32>) {
+        self.initial.retain(|_, id| !controls.contains(id));
+        self.continuation.retain(|_, id| !controls.contains(id));
+    }
+
     /// Appends the IDs of one pre-token and their byte spans relative to it.
     pub fn encode_spans(&self, word: &[u8], ids: &mut Vec<u32>, spans: &mut Vec<(u32, u32)>) {
         if word.is_empty() {
@@ -140,6 +148,11 @@ impl WordLevel {
         let map = index(&vocab);
         let unk = unk_id(&map, unk_token, "WordLevel")?;
         Ok(WordLevel { vocab, map, unk })
+    }
+
+    /// Makes the IDs in `controls` unreachable from text: such a word maps to `unk`.
+    pub fn forbid(&mut self, controls: &FxHashSet<u32>) {
+        self.map.retain(|_, id| !controls.contains(id));
     }
 
     pub fn encode_spans(&self, word: &[u8], ids: &mut Vec<u32>, spans: &mut Vec<(u32, u32)>) {

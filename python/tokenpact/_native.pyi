@@ -63,8 +63,10 @@ class SpecialMatcher:
         specials: list[tuple[str, int]],
         flags: list[tuple[bool, bool, bool, bool]] | None = None,
         core: Engine | None = None,
+        gates: list[str] | None = None,
     ) -> SpecialMatcher: ...
     def find_first(self, text: str) -> tuple[int, str] | None: ...
+    def admits_any(self) -> bool: ...
 
 @final
 class Engine:
@@ -79,6 +81,7 @@ class Engine:
         name: str | None,
         specials: list[tuple[str, int]],
         steps: list[tuple[str, str | None, str, bool]] | None = None,
+        controls: list[int] = ...,
     ) -> Engine: ...
     @staticmethod
     def from_records(
@@ -89,6 +92,7 @@ class Engine:
         specials: list[tuple[str, int]],
         steps: list[tuple[str, str | None, str, bool]] | None = None,
         ignore_merges: bool = False,
+        controls: list[int] = ...,
     ) -> Engine: ...
     @staticmethod
     def from_ranks(
@@ -98,6 +102,7 @@ class Engine:
         specials: list[tuple[str, int]],
         steps: list[tuple[str, str | None, str, bool]] | None = None,
         id_offset: int = 0,
+        controls: list[int] = ...,
     ) -> Engine: ...
     @property
     def kind(self) -> str: ...
@@ -150,6 +155,7 @@ def pipeline_core(
     records: list[tuple[int, int, int]],
     specials: list[tuple[str, int]],
     steps: list[tuple[str, str | None, str, bool]],
+    controls: list[int] = ...,
 ) -> Engine: ...
 def core_pretokenize(core: Engine, text: str) -> list[tuple[int, int]]: ...
 def normalize_str(node: str, text: str) -> tuple[str, list[tuple[int, int]]]: ...

@@ -7,6 +7,7 @@ insertion (a post-processor, a template, or an explicit ``allowed_special``) emi
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -49,15 +50,17 @@ class AddedTokenFlags(NamedTuple):
 
 def flagged_matcher(
     spellings: frozenset[str],
-    ids: dict[str, int],
-    flags: dict[str, AddedTokenFlags],
+    ids: Mapping[str, int],
+    flags: Mapping[str, AddedTokenFlags],
     core: Any,
+    gate: Callable[[str], str] | None = None,
 ) -> Any:
     """The native matcher for ``spellings`` when some added tokens carry flags.
 
     ``flags`` is in Hugging Face's pattern order (special tokens first), which decides
     between equal spellings; ``core`` is an engine whose normalizer serves ``normalized``
-    tokens (None: an engine without that capability).
+    tokens (None: an engine without that capability); ``gate`` says what each spelling
+    may become ("ordinary", "control" or "blocked"; every one "control" when omitted).
     """
     from . import _native
 
@@ -68,7 +71,8 @@ def flagged_matcher(
         (f.single_word, f.lstrip, f.rstrip, f.normalized)
         for f in (flags.get(s, plain) for s in order)
     ]
-    return _native.SpecialMatcher([(s, ids[s]) for s in order], per_token, core)
+    gates = None if gate is None else [gate(s) for s in order]
+    return _native.SpecialMatcher([(s, ids[s]) for s in order], per_token, core, gates)
 
 
 # Roles of well-known spellings when a file (tiktoken) does not declare roles.

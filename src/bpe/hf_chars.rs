@@ -13,7 +13,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{CoreError, CoreResult};
 
@@ -133,6 +133,15 @@ impl HfCharBpe {
             byte_ids,
             options,
         })
+    }
+
+    /// Makes the IDs in `controls` unreachable from text (`Model::forbid`): no merge
+    /// creates them and no character or whole-word lookup finds them, so their text falls
+    /// to smaller pieces, `unk` or byte fallback, as for any piece the vocabulary lacks.
+    pub fn forbid(&mut self, controls: &FxHashSet<u32>) {
+        self.ids.retain(|_, id| !controls.contains(id));
+        self.char_ids.retain(|_, id| !controls.contains(id));
+        self.merges.retain(|_, (_, new)| !controls.contains(new));
     }
 
     /// IDs of one pre-token with each token's byte span inside it.

@@ -36,6 +36,12 @@ impl PieceMap {
         }
     }
 
+    /// Removes every entry whose ID is in `ids`.
+    pub fn remove_ids(&mut self, ids: &rustc_hash::FxHashSet<u32>) {
+        self.short.retain(|_, id| !ids.contains(id));
+        self.long.retain(|_, id| !ids.contains(id));
+    }
+
     /// Inserts unless the piece is present; returns the ID now stored.
     pub fn insert_first(&mut self, piece: &[u8], id: u32) -> u32 {
         match pack_short(piece) {
@@ -275,6 +281,23 @@ impl BpeModel {
         match self.token_lens.get(id as usize) {
             Some(&n) if n < u8::MAX => n as usize,
             _ => self.vocab.get(id as usize).map_or(0, |p| p.len()),
+        }
+    }
+
+    /// Makes the IDs in `controls` unreachable from text: no merge creates them and no
+    /// whole-piece lookup returns them (`Model::forbid`). A single-byte piece stays: a
+    /// byte-level model needs one for every byte, and no tokenizer we know of declares
+    /// a control token on one (`tokenpact doctor` reports it).
+    pub fn forbid(&mut self, controls: &rustc_hash::FxHashSet<u32>) {
+        self.merges
+            .retain(|_, value| !controls.contains(&(*value as u32)));
+        if let Some(map) = &mut self.whole_piece {
+            let single_bytes: rustc_hash::FxHashSet<u32> = controls
+                .iter()
+                .copied()
+                .filter(|&id| self.vocab.get(id as usize).is_none_or(|p| p.len() > 1))
+                .collect();
+            map.remove_ids(&single_bytes);
         }
     }
 

@@ -69,9 +69,10 @@ fn byte_level(
     pattern: &str,
     specials: Vec<(String, u32)>,
     steps: Option<Vec<StepSpec>>,
+    controls: &[u32],
 ) -> Result<PyEngine, CoreError> {
     let pretok = build_chain(name, pattern, steps)?;
-    let core = CoreTokenizer::new(model?, pretok, specials)?;
+    let core = CoreTokenizer::new(model?, pretok, specials)?.forbid_controls(controls);
     Ok(Engine::from(core).into())
 }
 
@@ -182,7 +183,7 @@ impl PyEngine {
 impl PyEngine {
     /// Byte-level BPE from merge pairs (merge `r` makes ID `256 + r`).
     #[staticmethod]
-    #[pyo3(signature = (merges, pattern, name, specials, steps=None))]
+    #[pyo3(signature = (merges, pattern, name, specials, steps=None, controls=Vec::new()))]
     fn from_merges(
         py: Python<'_>,
         merges: Vec<(u32, u32)>,
@@ -190,14 +191,18 @@ impl PyEngine {
         name: Option<&str>,
         specials: Vec<(String, u32)>,
         steps: Option<Vec<StepSpec>>,
+        controls: Vec<u32>,
     ) -> PyResult<Self> {
         let model = py.detach(|| BpeModel::from_merges(&merges));
-        byte_level(model, name, pattern, specials, steps).map_err(|e| to_py(py, e))
+        byte_level(model, name, pattern, specials, steps, &controls).map_err(|e| to_py(py, e))
     }
 
     /// Byte-level BPE from pieces and (left, right, result) merge records.
     #[staticmethod]
-    #[pyo3(signature = (vocab, records, pattern, name, specials, steps=None, ignore_merges=false))]
+    #[pyo3(signature = (
+        vocab, records, pattern, name, specials, steps=None, ignore_merges=false,
+        controls=Vec::new()
+    ))]
     #[allow(clippy::too_many_arguments)]
     fn from_records(
         py: Python<'_>,
@@ -208,15 +213,17 @@ impl PyEngine {
         specials: Vec<(String, u32)>,
         steps: Option<Vec<StepSpec>>,
         ignore_merges: bool,
+        controls: Vec<u32>,
     ) -> PyResult<Self> {
         let vocab: Vec<Vec<u8>> = vocab.iter().map(|b| b.as_bytes().to_vec()).collect();
         let model = py.detach(|| BpeModel::from_records(vocab, &records, ignore_merges));
-        byte_level(model, name, pattern, specials, steps).map_err(|e| to_py(py, e))
+        byte_level(model, name, pattern, specials, steps, &controls).map_err(|e| to_py(py, e))
     }
 
     /// Byte-level BPE from tiktoken ranks (rank `r` is ID `id_offset + r`).
     #[staticmethod]
-    #[pyo3(signature = (ranks, pattern, name, specials, steps=None, id_offset=0))]
+    #[pyo3(signature = (ranks, pattern, name, specials, steps=None, id_offset=0, controls=Vec::new()))]
+    #[allow(clippy::too_many_arguments)]
     fn from_ranks(
         py: Python<'_>,
         ranks: Vec<Bound<'_, PyBytes>>,
@@ -225,6 +232,7 @@ impl PyEngine {
         specials: Vec<(String, u32)>,
         steps: Option<Vec<StepSpec>>,
         id_offset: u32,
+        controls: Vec<u32>,
     ) -> PyResult<Self> {
         let ranks: Vec<Vec<u8>> = ranks.iter().map(|b| b.as_bytes().to_vec()).collect();
         // IDs below the offset are the special tokens' own rows (their spellings).
@@ -235,7 +243,7 @@ impl PyEngine {
             }
         }
         let model = py.detach(|| BpeModel::from_ranks_after(reserved, ranks));
-        byte_level(model, name, pattern, specials, steps).map_err(|e| to_py(py, e))
+        byte_level(model, name, pattern, specials, steps, &controls).map_err(|e| to_py(py, e))
     }
 
     /// The runtime: "pipeline" or "sentencepiece".

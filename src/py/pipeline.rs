@@ -13,7 +13,7 @@ use crate::tokenizer::CoreTokenizer;
 
 /// A core from a pipeline config (see `crate::pipeline::build`) and split steps.
 #[pyfunction]
-#[pyo3(signature = (config, vocab, records, specials, steps))]
+#[pyo3(signature = (config, vocab, records, specials, steps, controls=Vec::new()))]
 fn pipeline_core(
     py: Python<'_>,
     config: &str,
@@ -21,6 +21,7 @@ fn pipeline_core(
     records: Vec<(u32, u32, u32)>,
     specials: Vec<(String, u32)>,
     steps: Vec<StepSpec>,
+    controls: Vec<u32>,
 ) -> PyResult<PyEngine> {
     let vocab: Vec<Vec<u8>> = vocab.iter().map(|b| b.as_bytes().to_vec()).collect();
     let parts = py
@@ -34,7 +35,8 @@ fn pipeline_core(
         parts.decoder,
         specials,
     )
-    .map_err(|e| to_py(py, e))?;
+    .map_err(|e| to_py(py, e))?
+    .forbid_controls(&controls);
     Ok(Engine::from(inner).into())
 }
 

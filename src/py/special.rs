@@ -9,7 +9,7 @@ use super::engine::PyEngine;
 use super::to_py;
 use crate::engine::Engine;
 use crate::error::CoreError;
-use crate::special::{AddedFlags, SpecialMatcher};
+use crate::special::{AddedFlags, Gate, SpecialMatcher};
 
 #[pyclass(frozen, module = "tokenpact._native", name = "SpecialMatcher")]
 pub(crate) struct PySpecialMatcher {
@@ -21,42 +21,60 @@ pub(crate) struct PySpecialMatcher {
 #[pymethods]
 impl PySpecialMatcher {
     /// `flags[i]` = (single_word, lstrip, rstrip, normalized) of `specials[i]` (Hugging
-    /// Face's added-token flags; all false when omitted). `core` supplies the normalizer
-    /// that `normalized` spellings and texts go through.
+    /// Face's added-token flags; all false when omitted). `gates[i]` is "ordinary" (an
+    /// added token that is content: matched everywhere), "control" (an allowed control
+    /// token: never matched in untrusted spans) or "blocked" (a control the call does
+    /// not allow: its text stays text); all "control" when omitted. `core` supplies the
+    /// normalizer that `normalized` spellings and texts go through.
     #[new]
-    #[pyo3(signature = (specials, flags=None, core=None))]
+    #[pyo3(signature = (specials, flags=None, core=None, gates=None))]
     fn new(
         py: Python<'_>,
         specials: Vec<(String, u32)>,
         flags: Option<Vec<(bool, bool, bool, bool)>>,
         core: Option<&PyEngine>,
+        gates: Option<Vec<String>>,
     ) -> PyResult<Self> {
-        let flags = flags.unwrap_or_else(|| vec![(false, false, false, false); specials.len()]);
-        if flags.len() != specials.len() {
+        let n = specials.len();
+        let flags = flags.unwrap_or_else(|| vec![(false, false, false, false); n]);
+        let gates = gates.unwrap_or_else(|| vec!["control".to_owned(); n]);
+        if flags.len() != n || gates.len() != n {
             return Err(to_py(
                 py,
                 CoreError::Config(format!(
-                    "{} flag tuples for {} added tokens; give one per token",
+                    "{} flag tuples and {} gates for {n} added tokens; give one of each per \
+                     token",
                     flags.len(),
-                    specials.len()
+                    gates.len(),
                 )),
             ));
         }
-        let tokens = specials
-            .into_iter()
-            .zip(flags)
-            .map(
-                |((content, id), (single_word, lstrip, rstrip, normalized))| {
-                    let f = AddedFlags {
-                        single_word,
-                        lstrip,
-                        rstrip,
-                        normalized,
-                    };
-                    (content, id, f)
-                },
-            )
-            .collect();
+        let mut tokens = Vec::with_capacity(n);
+        for (((content, id), (single_word, lstrip, rstrip, normalized)), gate) in
+            specials.into_iter().zip(flags).zip(gates)
+        {
+            let gate = match gate.as_str() {
+                "ordinary" => Gate::Ordinary,
+                "control" => Gate::Control,
+                "blocked" => Gate::Blocked,
+                other => {
+                    return Err(to_py(
+                        py,
+                        CoreError::Config(format!(
+                            "gate {other:?} of added token {content:?} is not one of \
+                             \"ordinary\", \"control\", \"blocked\""
+                        )),
+                    ))
+                }
+            };
+            let f = AddedFlags {
+                single_word,
+                lstrip,
+                rstrip,
+                normalized,
+            };
+            tokens.push((content, id, f, gate));
+        }
         let engine = core.map(|c| c.engine.clone());
         let normalizer = engine.as_ref().and_then(Engine::added_token_normalizer);
         let inner = SpecialMatcher::with_flags(tokens, normalizer).map_err(|e| to_py(py, e))?;
@@ -70,6 +88,11 @@ impl PySpecialMatcher {
     /// `normalized` token is also looked for in the normalized text (start 0 then).
     fn find_first(&self, py: Python<'_>, text: &str) -> PyResult<Option<(usize, String)>> {
         self.first_spelling(py, text)
+    }
+
+    /// Whether any token can match (False for a matcher of blocked controls only).
+    fn admits_any(&self) -> bool {
+        self.inner.admits_any()
     }
 }
 

@@ -145,12 +145,6 @@ def _stop_spellings(model: ChatModel) -> list[str]:
     return [model.tok.decode([i]) for i in stops]
 
 
-def _literal_think_is_control(model: ChatModel) -> bool:
-    # Until ordinary added tokens match in content (as in transformers), a literal
-    # <think> in content is encoded as text where transformers matches the token.
-    return model.template._info.find_control_spelling("<think>") is not None
-
-
 def test_supervision_is_what_the_model_generates(model: ChatModel) -> None:
     stops = _stop_spellings(model)
     compared = 0
@@ -161,10 +155,6 @@ def test_supervision_is_what_the_model_generates(model: ChatModel) -> None:
             if kind.startswith("tool") or any("tool_calls" in m for m in messages)
             else None
         )
-        if _literal_think_is_control(model) and any(
-            "<think>" in (m.get("content") or "") for m in messages
-        ):
-            continue
         found = expected_mask(model.hf, messages, tools, stops)
         if found is None:
             with pytest.raises(ValueError):
@@ -196,10 +186,6 @@ def test_supervision_is_what_the_model_generates(model: ChatModel) -> None:
 def test_batch_and_columns_supervise_as_render(model: ChatModel) -> None:
     records = []
     for _kind, messages in cases(count=12, seed=1):
-        if _literal_think_is_control(model) and any(
-            "<think>" in (m.get("content") or "") for m in messages
-        ):
-            continue
         if expected_mask(model.hf, messages, [WEATHER_TOOL], []) is None:
             continue
         records.append({"messages": messages, "tools": [WEATHER_TOOL]})

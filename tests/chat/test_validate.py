@@ -132,13 +132,15 @@ def test_public_encode_path_agrees_with_the_fast_path(deepseek: ChatModel) -> No
     """chat/_encode.py calls the engine directly; Tokenizer.encode_structured is its fallback."""
     from tokenpact.chat import _encode
 
-    text = "<｜User｜>héllo <｜Assistant｜> wörld<｜Assistant｜>"
-    spans = [(8, 29)]
-    info = _encode.facts(deepseek.tok)
+    eos = "<｜end▁of▁sentence｜>"
+    text = f"<｜User｜>héllo <｜Assistant｜>{eos} wörld<｜Assistant｜>{eos}"
+    spans = [(8, 49)]
+    info = _encode.facts(deepseek.tok)  # no turn markers: <｜Assistant｜> is ordinary
     fast = _encode.encode_untrusted_spans(deepseek.tok, text, spans, info)
     slow = _encode.encode_untrusted_spans(
         deepseek.tok, text, spans, dataclasses.replace(info, matcher=None)
     )
     assert fast.ids.tolist() == slow.ids.tolist()
     assert fast.starts.tolist() == slow.starts.tolist() and fast.ends.tolist() == slow.ends.tolist()
-    assert fast.ids.tolist().count(128804) == 1  # only the one outside the span
+    assert fast.ids.tolist().count(128804) == 2  # an ordinary added token matches in spans
+    assert fast.ids.tolist().count(1) == 1  # the control only outside the span

@@ -29,7 +29,7 @@ MARKER_RE = re.compile(r"<\|[^|<>\s]{1,64}\|>|<｜[^｜<>\s]{1,64}｜>")
 class TokenizerFacts:
     """What formatting needs to know about one tokenizer, computed once."""
 
-    control_ids: np.ndarray  # sorted IDs of every special and added token
+    control_ids: np.ndarray  # sorted IDs of every control (special) token
     is_control: np.ndarray  # bool lookup table indexed by ID (np.isin is 10x slower here)
     control_set: frozenset[int]
     spelling_of: dict[int, str]
@@ -38,21 +38,28 @@ class TokenizerFacts:
     eos_id: int | None
     post_prefix: tuple[int, ...]  # control IDs the post-processor puts before a sequence
     post_suffix: tuple[int, ...]
-    matcher: Any  # the native matcher of every control spelling, when available
+    # The native matcher a render encodes with: ordinary added tokens everywhere, every
+    # control outside content spans (when available).
+    matcher: Any
+    # The native matcher of the control spellings alone: where content holds one.
+    control_matcher: Any
     # The native engine, when available: its cached int objects make ID lists (a
     # reference per ID instead of an int made and freed per ID).
     engine: Any = None
 
     def find_control_spelling(self, text: str) -> str | None:
         """The first control spelling inside ``text``, or None."""
-        if self.matcher is not None:
-            hit = self.matcher.find_first(text)
+        if self.control_matcher is not None:
+            hit = self.control_matcher.find_first(text)
             return None if hit is None else str(hit[1])
         found = self.spelling_re.search(text) if self.spelling_re is not None else None
         return None if found is None else found.group(0)
 
 
-_FACTS: weakref.WeakKeyDictionary[Any, TokenizerFacts] = weakref.WeakKeyDictionary()
+# Per tokenizer, per set of turn markers (ordinary added tokens a template treats as control).
+_FACTS: weakref.WeakKeyDictionary[Any, dict[frozenset[str], TokenizerFacts]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _post_processor_ends(tok: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -80,21 +87,28 @@ def _native_engine(tok: Any) -> Any:
     return core if isinstance(core, _native.Engine) else None
 
 
-def facts(tok: Any) -> TokenizerFacts:
-    """The cached :class:`TokenizerFacts` of ``tok``."""
-    found = _FACTS.get(tok)
+def facts(tok: Any, markers: frozenset[str] = frozenset()) -> TokenizerFacts:
+    """The cached :class:`TokenizerFacts` of ``tok``; ``markers`` are ordinary added
+    tokens a template treats as control (its turn markers, :func:`turn_markers`)."""
+    per_tok = _FACTS.get(tok)
+    found = None if per_tok is None else per_tok.get(markers)
     if found is not None:
         return found
-    spellings = {**tok.added_tokens, **tok.special_tokens}
+    # Ordinary added tokens are content (matched in messages too, as transformers matches
+    # them); only specials, and the template's turn markers, are control.
+    added = tok.added_tokens
+    spellings = {**{m: added[m] for m in markers if m in added}, **tok.special_tokens}
     control_ids = np.array(sorted(set(spellings.values())), dtype=np.int64)
     ordered = sorted(spellings, key=len, reverse=True)
     spelling_re = re.compile("|".join(map(re.escape, ordered))) if ordered else None
-    matcher = None
+    matcher = control_matcher = None
     try:
-        # The engine's Aho-Corasick matcher over every gated spelling (private, same package).
-        matcher = tok._matcher(frozenset(tok._gated())) if spellings else None
+        # The engine's Aho-Corasick matchers (private, same package): every control allowed
+        # outside content spans, and the control spellings alone.
+        matcher = tok._matcher(frozenset(spellings), promoted=markers)
+        control_matcher = tok._spelling_matcher(frozenset(spellings)) if spellings else None
     except AttributeError:
-        matcher = None
+        matcher = control_matcher = None
     prefix, suffix = _post_processor_ends(tok)
     table = np.zeros(max(int(tok.vocab_size), int(control_ids.max(initial=-1)) + 1), dtype=bool)
     table[control_ids] = True
@@ -109,10 +123,49 @@ def facts(tok: Any) -> TokenizerFacts:
         post_prefix=prefix,
         post_suffix=suffix,
         matcher=matcher,
+        control_matcher=control_matcher,
         engine=_native_engine(tok),
     )
-    _FACTS[tok] = found
+    _FACTS.setdefault(tok, {})[markers] = found
     return found
+
+
+# A benign conversation, rendered without a generation prompt: the added tokens its render
+# holds are what the template writes around every turn (a generation prompt may also open
+# the reasoning block, R1's `<think>`, which the model then writes in its turns).
+_PROBES: tuple[list[dict[str, str]], ...] = (
+    [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+        {"role": "user", "content": "Thanks"},
+    ],
+    [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+        {"role": "user", "content": "Thanks"},
+    ],
+)
+
+
+def turn_markers(tok: Any, render: Any) -> frozenset[str]:
+    """The ordinary added tokens a template writes around plain turns (DeepSeek's
+    ``<｜User｜>`` / ``<｜Assistant｜>``): role markers that the tokenizer file happens to
+    declare non-special. ``render(messages)`` returns the template's text without a
+    generation prompt; content spellings of these tokens must not open a turn, so chat
+    treats them as control. Tokens written only inside turns (Qwen's ``<think>``,
+    ``<tool_call>``) are not markers and match in content as in transformers."""
+    ordinary = [s for s in tok.added_tokens if s not in tok.special_tokens]
+    if not ordinary:
+        return frozenset()
+    found: set[str] = set()
+    for probe in _PROBES:
+        try:
+            text = str(render(probe))
+        except Exception:  # a template that refuses this probe (roles, system) says nothing
+            continue
+        found.update(s for s in ordinary if s in text)
+    return frozenset(found)
 
 
 def byte_positions(text: str, positions: np.ndarray) -> np.ndarray:

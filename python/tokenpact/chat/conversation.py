@@ -355,12 +355,14 @@ def _boundary_problems(ids: list[int], info: Any) -> list[str]:
 
 
 def _plain_marker_problems(conv: Conversation, tok: Any, info: Any, marker_re: Any) -> list[str]:
-    """Control spellings (or control-looking markers) in template text, as ordinary pieces."""
+    """Control spellings (or control-looking markers) in template text, as ordinary pieces.
+    An ordinary added token is one token, not pieces: it ends a run like a control."""
     out: list[str] = []
     run: list[int] = []
     runs: list[tuple[int, list[int]]] = []
+    added = frozenset(tok.added_tokens.values())
     for t, (i, origin) in enumerate(zip(conv.input_ids, conv.origin, strict=True)):
-        if origin == "template":
+        if origin == "template" and i not in added:
             if not run:
                 runs.append((t, run))
             run.append(i)

@@ -123,7 +123,7 @@ def batch_preparer(template: Any, options: dict[str, Any], mode: str, validate: 
     if found is None:
         return general
     native, context = found
-    matcher = template._info.matcher
+    matcher = template._info.control_matcher
     limits = template.limits
     check = mode if validate else None
     render = template._render
@@ -152,7 +152,7 @@ def _batch_context(template: Any, options: dict[str, Any]) -> tuple[Any, dict[st
         options.get("continue_final_message", False)
         or options.get("tools") is not None
         or options.get("documents") is not None
-        or template._info.matcher is None
+        or template._info.control_matcher is None
     ):
         return None
     try:

@@ -22,7 +22,7 @@ import functools
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +88,7 @@ class ChatTemplate:
         special_tokens: Mapping[str, Any] | None = None,
         name: str = "chat_template",
         limits: TemplateLimits = DEFAULT_LIMITS,
+        turn_markers: str | Collection[str] = "auto",
     ) -> None:
         if isinstance(template, str):
             sources = {"default": template}
@@ -118,7 +119,8 @@ class ChatTemplate:
         for compiled, context in self._compiled.values():
             context.update(compiled.globals)
             context.update(self.special_tokens)
-        self._info = _encode.facts(tokenizer)
+        self.turn_markers = self._turn_markers(turn_markers)
+        self._info = _encode.facts(tokenizer, self.turn_markers)
         # The native encoder of rendered texts (None without the native engine): render
         # encodes through it too, one text on the calling thread, which also owns the
         # span tokens and builds the trusted lists natively.
@@ -139,7 +141,11 @@ class ChatTemplate:
         special tokens, name and limits; the templates are compiled again on unpickling,
         so the template hash is the same."""
         rebuild = functools.partial(
-            ChatTemplate, special_tokens=self.special_tokens, name=self.name, limits=self.limits
+            ChatTemplate,
+            special_tokens=self.special_tokens,
+            name=self.name,
+            limits=self.limits,
+            turn_markers=self.turn_markers,
         )
         return rebuild, (dict(self._sources), self.tokenizer)
 
@@ -240,7 +246,7 @@ class ChatTemplate:
         if defang and info.spelling_re is not None:
             pattern = info.spelling_re
             filler = lambda s: pattern.sub(lambda m: "_" * len(m.group(0)), s)  # noqa: E731
-        matcher = info.matcher
+        matcher = info.control_matcher
         # The template's globals and the named tokens are merged once per template, so
         # Jinja can use a copy of that dict as the context as is (``shared=True``).
         template, base = self._compiled[key]
@@ -743,6 +749,31 @@ class ChatTemplate:
             f"of the render is {show(ours)}, without the spelling {show(reference)}. "
             f"Refusing to guess which tokens are trusted: {fix}"
         )
+
+    def _turn_markers(self, markers: str | Collection[str]) -> frozenset[str]:
+        """The ordinary added tokens treated as control in content (see ``__init__``)."""
+        if markers != "auto":
+            if isinstance(markers, str):
+                raise ChatTemplateError(
+                    f'turn_markers takes "auto" or a set of spellings, not {markers!r}'
+                )
+            chosen = frozenset(markers)
+            unknown = sorted(chosen - set(self.tokenizer.added_tokens))
+            if unknown:
+                raise ChatTemplateError(
+                    f"turn_markers names {unknown}, which are not ordinary added tokens of "
+                    "this tokenizer (special tokens are always control)"
+                )
+            return chosen
+
+        def render(messages: list[dict[str, str]]) -> str:
+            out = []
+            for compiled, context in self._compiled.values():
+                variables = {**context, "messages": messages, "add_generation_prompt": False}
+                out.append(compiled.render(variables))
+            return "".join(out)
+
+        return _encode.turn_markers(self.tokenizer, render)
 
     def _stop_policy(self, boundary: int, stops: tuple[int, ...]) -> StopPolicy:
         """The (immutable) policy for a prompt length, shared between conversations."""

@@ -103,6 +103,7 @@ def build_engine(spec: TokenizerSpec, *, label: str | None = None) -> Any:
                 list(records),
                 spec.engine_specials(),
                 spec.engine_steps() or [],
+                controls=spec.control_ids(),
             )
         return model.engine(spec)
     except ArtifactError as exc:

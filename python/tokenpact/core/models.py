@@ -83,7 +83,12 @@ class RankedMerges:
     def engine(self, spec: TokenizerSpec) -> Any:
         pattern, name, steps = spec.engine_pattern()
         return _native.BpeCore.from_merges(
-            list(self.merges), pattern, name, spec.engine_specials(), steps
+            list(self.merges),
+            pattern,
+            name,
+            spec.engine_specials(),
+            steps,
+            controls=spec.control_ids(),
         )
 
     def config_node(self, spec: TokenizerSpec) -> dict[str, Any]:
@@ -121,6 +126,7 @@ class MergeRecords:
             spec.engine_specials(),
             steps,
             self.ignore_merges,
+            controls=spec.control_ids(),
         )
 
     def config_node(self, spec: TokenizerSpec) -> dict[str, Any]:
@@ -157,7 +163,13 @@ class TiktokenRanks:
     def engine(self, spec: TokenizerSpec) -> Any:
         pattern, name, steps = spec.engine_pattern()
         return _native.BpeCore.from_ranks(
-            list(self.ranks), pattern, name, spec.engine_specials(), steps, id_offset=self.id_offset
+            list(self.ranks),
+            pattern,
+            name,
+            spec.engine_specials(),
+            steps,
+            id_offset=self.id_offset,
+            controls=spec.control_ids(),
         )
 
     def config_node(self, spec: TokenizerSpec) -> dict[str, Any]:

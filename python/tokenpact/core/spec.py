@@ -134,6 +134,11 @@ class TokenizerSpec:
         """Every added token the engine's matcher knows: specials, then the others."""
         return [(t.content, i) for t, i in self.special_tokens] + sorted(self.added_tokens.items())
 
+    def control_ids(self) -> list[int]:
+        """IDs of the control (special) tokens: the engine keeps them out of segmentation,
+        so only a trusted insertion or an allowed spelling ever produces one."""
+        return [i for _, i in self.special_tokens]
+
     def engine_steps(self) -> list[tuple[Any, ...]] | None:
         steps = None if self.pre_tokenizer is None else self.pre_tokenizer.get("steps")
         return None if steps is None else [tuple(s) for s in steps]
@@ -160,7 +165,7 @@ class TokenizerSpec:
         if stages is not None and stages.normalizer is not None:
             extra["normalizer"] = stages.normalizer
         if self.added_tokens:
-            # Non-special added tokens are behaviour too (recognized with permission);
+            # Non-special added tokens are behaviour too (matched in every call's text);
             # listed only when present, so tokenizers without them keep their hash.
             extra["added_tokens"] = [
                 {"id": i, "content": c}

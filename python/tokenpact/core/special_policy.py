@@ -1,9 +1,16 @@
 """Which added-token spellings one call recognizes: the trust rule behind
 ``allowed_special`` / ``disallowed_special``, and the cached matchers that apply it.
 
-Every added token, special or not, matches only with explicit permission. The functions
-take the :class:`~tokenpact.core.Tokenizer` whose policy they apply; it owns the matcher
-cache (``Tokenizer._matcher``) and the table of gated spellings (``Tokenizer._gated()``).
+Ordinary (non-special) added tokens are content: every call matches them in text, with
+their ``lstrip`` / ``rstrip`` / ``single_word`` / ``normalized`` flags, exactly as Hugging
+Face ``tokenizers`` matches its added vocabulary. Control (special) tokens are matched only
+where a call allows them: a spelling the call does not allow stays ordinary text, skipped
+in place as ``tokenizers`` skips specials under ``encode_special_tokens=True``, and the
+engine keeps control IDs out of segmentation, so content never yields one.
+
+The functions take the :class:`~tokenpact.core.Tokenizer` whose policy they apply; it owns
+the matcher caches (``Tokenizer._matcher``, ``Tokenizer._spelling_matcher``) and the tables
+of spellings (``Tokenizer._gated()``: every added token; ``Tokenizer.special_tokens``).
 """
 
 from __future__ import annotations
@@ -21,16 +28,19 @@ if TYPE_CHECKING:
 
 SpecialSpec = Literal["all"] | Collection[str]
 
+# What a matched spelling may become in one call (the native matcher's gates).
+ORDINARY, CONTROL, BLOCKED = "ordinary", "control", "blocked"
+
 
 def special_set(tok: Tokenizer, spec: SpecialSpec, arg: str) -> frozenset[str]:
-    """The spellings an ``allowed_special`` / ``disallowed_special`` argument names."""
-    gated = tok._gated()
+    """The spellings an ``allowed_special`` / ``disallowed_special`` argument names:
+    ``"all"`` means every control token; a set may also name ordinary added tokens."""
     if spec == "all":
-        return frozenset(gated)
+        return frozenset(tok._special_ids)
     if isinstance(spec, str):
         raise ConfigError(f'{arg} takes "all" or a set of spellings, not the string {spec!r}')
     chosen = frozenset(spec)
-    unknown = sorted(chosen - gated.keys())
+    unknown = sorted(chosen - tok._gated().keys())
     if unknown:
         raise ConfigError(
             f"{arg} names {unknown}, which are not special tokens of this tokenizer; "
@@ -39,12 +49,55 @@ def special_set(tok: Tokenizer, spec: SpecialSpec, arg: str) -> frozenset[str]:
     return chosen
 
 
-def build_matcher(tok: Tokenizer, spellings: frozenset[str]) -> Any:
-    """The native matcher of ``spellings`` (``Tokenizer._matcher`` caches it per set)."""
+def gate_of(
+    tok: Tokenizer, spelling: str, allowed: frozenset[str], promoted: frozenset[str]
+) -> str:
+    """What ``spelling`` may become in a call that allows the controls ``allowed``;
+    ``promoted`` ordinary tokens count as controls (a chat template's turn markers)."""
+    if spelling not in tok._special_ids and spelling not in promoted:
+        return ORDINARY
+    return CONTROL if spelling in allowed else BLOCKED
+
+
+def build_matcher(
+    tok: Tokenizer, allowed: frozenset[str], promoted: frozenset[str] = frozenset()
+) -> Any:
+    """The native matcher of one call allowing the control spellings ``allowed``, or None
+    when nothing can match (no ordinary added token and no allowed control).
+    ``promoted``: ordinary added tokens treated as controls (never matched in content).
+
+    Every added token is in its automaton, as in Hugging Face's added vocabulary: a
+    control the call does not allow still wins the leftmost-longest match over an
+    overlapping spelling and is then skipped, so text around it encodes as ``tokenizers``
+    encodes it with ``encode_special_tokens=True``. ``Tokenizer._matcher`` caches it."""
+    gated = tok._gated()
+    if not allowed and not tok._ordinary:
+        return None
+    if not tok._added_flags:
+        order = sorted(gated)
+        return _native.SpecialMatcher(
+            [(s, gated[s]) for s in order],
+            None,
+            None,
+            [gate_of(tok, s, allowed, promoted) for s in order],
+        )
+    # The engine normalizes ``normalized`` tokens when it can (declared).
+    normalizer = tok._core if Capability.ADDED_TOKEN_NORMALIZER in tok._capabilities else None
+    return flagged_matcher(
+        frozenset(gated),
+        gated,
+        tok._added_flags,
+        normalizer,
+        gate=lambda s: gate_of(tok, s, allowed, promoted),
+    )
+
+
+def spelling_matcher(tok: Tokenizer, spellings: frozenset[str]) -> Any:
+    """A matcher that finds ``spellings`` as written (``find_first``): the disallowed
+    check and the chat layer's search for control spellings in content."""
     gated = tok._gated()
     if not tok._added_flags:
         return _native.SpecialMatcher([(s, gated[s]) for s in sorted(spellings)])
-    # The engine normalizes ``normalized`` tokens when it can (declared).
     normalizer = tok._core if Capability.ADDED_TOKEN_NORMALIZER in tok._capabilities else None
     return flagged_matcher(spellings, gated, tok._added_flags, normalizer)
 
@@ -52,20 +105,24 @@ def build_matcher(tok: Tokenizer, spellings: frozenset[str]) -> Any:
 def resolve(
     tok: Tokenizer, allowed_special: SpecialSpec, disallowed_special: SpecialSpec
 ) -> tuple[Any, Any]:
-    """``(allowed matcher, disallowed matcher)`` of one call; None where nothing is named.
+    """``(matcher, disallowed matcher)`` of one call; each None where it has nothing to do.
 
-    Callers on a hot path test ``allowed_special or disallowed_special`` first: the default
-    policy (nothing recognized, nothing refused) needs no call."""
+    The default policy (no control allowed, none refused) is ``tok._default_matcher``:
+    callers on a hot path test ``allowed_special or disallowed_special`` first."""
     if not allowed_special and not disallowed_special:
-        return None, None
-    allowed = special_set(tok, allowed_special, "allowed_special")
-    if disallowed_special == "all":
-        disallowed = frozenset(tok._gated()) - allowed
+        return tok._default_matcher, None
+    named = special_set(tok, allowed_special, "allowed_special") if allowed_special else None
+    # Naming an ordinary added token changes nothing: it matches in every call.
+    allowed = frozenset() if named is None else frozenset(named & tok._special_ids.keys())
+    if not disallowed_special:
+        disallowed: frozenset[str] = frozenset()
+    elif disallowed_special == "all":
+        disallowed = frozenset(tok._special_ids) - allowed
     else:
         disallowed = special_set(tok, disallowed_special, "disallowed_special") - allowed
     return (
-        tok._matcher(allowed) if allowed else None,
-        tok._matcher(disallowed) if disallowed else None,
+        tok._matcher(allowed),
+        tok._spelling_matcher(disallowed) if disallowed else None,
     )
 
 

@@ -70,7 +70,7 @@ class Tokenizer:
         # Any: the optional methods beyond the Engine protocol are declared capabilities.
         self._core: Any = build_engine(spec, label=provenance.label) if engine is None else engine
         self._capabilities = capabilities(spec)
-        # Non-special added tokens are vocabulary, not control: always recognized.
+        # Non-special added tokens are content, not control: matched in every call.
         self._added = dict(spec.added_tokens)
         # Hugging Face matching flags of the added tokens that have any, in HF's match
         # order (special tokens first); a token absent here is matched plainly.
@@ -79,11 +79,13 @@ class Tokenizer:
         self._specials = tuple(spec.special_tokens)
         self._special_ids = {t.content: i for t, i in self._specials}
         self._roles = {t.content: t.role for t, _ in self._specials}
-        # Every added token, special or not, needs explicit permission to match.
+        # Every added token by spelling (a special wins a spelling both declare).
         self._gated_map = {**self._added, **self._special_ids}
+        self._ordinary = frozenset(self._added) - self._special_ids.keys()
         self._special_id_set = frozenset(self._special_ids.values())
         self._added_id_set = frozenset(self._added.values())
-        self._matchers: dict[frozenset[str], Any] = {}
+        self._matchers: dict[tuple[frozenset[str], frozenset[str]], Any] = {}
+        self._spelling_matchers: dict[frozenset[str], Any] = {}
 
     # ------------------------------------------------------------------ pickling
     def __reduce__(self) -> Reduced:
@@ -326,7 +328,8 @@ class Tokenizer:
 
     @property
     def added_tokens(self) -> dict[str, int]:
-        """Non-special added tokens (always recognized, like vocabulary)."""
+        """Non-special added tokens: content, matched in text by every call as Hugging
+        Face ``tokenizers`` matches them (flags included)."""
         return dict(self._added)
 
     @property
@@ -390,12 +393,13 @@ class Tokenizer:
         disallowed_special: SpecialSpec = (),
         add_special_tokens: bool = False,
     ) -> list[int]:
-        """Encode text. Special spellings are ordinary text unless ``allowed_special``."""
+        """Encode text. Ordinary added tokens match as in Hugging Face ``tokenizers``;
+        control (special) spellings are ordinary text unless ``allowed_special``."""
         text = _text_arg(text)
         if allowed_special or disallowed_special:
             allowed, disallowed = _resolve_policy(self, allowed_special, disallowed_special)
-        else:  # the default policy, inline: nothing recognized, nothing refused
-            allowed = disallowed = None
+        else:  # the default policy, inline: ordinary added tokens only, nothing refused
+            allowed, disallowed = self._default_matcher, None
         try:
             if disallowed is not None:
                 _check_disallowed(text, disallowed)
@@ -498,14 +502,30 @@ class Tokenizer:
         return dict(self._added_flags)
 
     def _gated(self) -> dict[str, int]:
-        """Every added token, special or not, by spelling: all need explicit permission."""
+        """Every added token, special or not, by spelling."""
         return self._gated_map
 
-    def _matcher(self, spellings: frozenset[str]) -> Any:
-        """The native matcher of ``spellings``, built once per set of spellings."""
-        m = self._matchers.get(spellings)
+    def _matcher(self, allowed: frozenset[str], promoted: frozenset[str] = frozenset()) -> Any:
+        """The native matcher of a call allowing the control spellings ``allowed`` (None
+        when nothing can match), built once per set; ``promoted`` ordinary tokens count as
+        controls (a chat template's turn markers)."""
+        key = (allowed, promoted)
+        if key in self._matchers:
+            return self._matchers[key]
+        m = self._matchers[key] = special_policy.build_matcher(self, allowed, promoted)
+        return m
+
+    @cached_property
+    def _default_matcher(self) -> Any:
+        """The matcher of the default policy: ordinary added tokens only (None without)."""
+        return self._matcher(frozenset())
+
+    def _spelling_matcher(self, spellings: frozenset[str]) -> Any:
+        """A matcher that finds ``spellings`` as written (``find_first``), cached."""
+        m = self._spelling_matchers.get(spellings)
         if m is None:
-            m = self._matchers[spellings] = special_policy.build_matcher(self, spellings)
+            m = special_policy.spelling_matcher(self, spellings)
+            self._spelling_matchers[spellings] = m
         return m
 
     _policy = special_policy.resolve

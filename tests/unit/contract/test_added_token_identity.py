@@ -22,7 +22,9 @@ def test_non_special_added_token_changes_the_semantic_hash() -> None:
     with_added = _build(AddedToken("<tool>", 4, special=False))
     assert plain.semantic_hash != with_added.semantic_hash
     assert with_added.encode("ab<tool>", allowed_special="all") == [3, 4]
-    assert plain.encode("ab<tool>") == with_added.encode("ab<tool>")  # no permission: text
+    # An ordinary added token is content: it matches without permission, as in HF.
+    assert with_added.encode("ab<tool>") == [3, 4]
+    assert plain.encode("ab<tool>") == [3, 0, 0, 0]
 
 
 def test_added_token_ids_are_part_of_the_config() -> None:
