@@ -3,11 +3,12 @@ the generation prompt through the end-of-turn token, nothing of the prompt.
 
 The oracle is computed with ``transformers`` alone: for assistant message ``i``, the
 generation prompt is ``apply_chat_template(messages[:i], add_generation_prompt=True)``
-and the turn is ``apply_chat_template(messages[:i + 1])``; where both are prefixes of the
-full render, the characters between them (cut after the first end-of-turn spelling) are
-supervised, and each token of transformers' own tokenization is supervised exactly when
-it lies in such a stretch. Real templates of Qwen 3, Qwen 2.5, DeepSeek-V3, GLM-4 and
-Llama 3.1; conversations with plain answers, reasoning (``reasoning_content`` and literal
+and the turn is ``apply_chat_template(messages[:i + 1])``; where the turn is a prefix of
+the full render, the characters after the prompt (or after where prompt and turn part)
+through the first end-of-turn spelling are supervised, and each token of transformers'
+own tokenization is supervised exactly when it lies in such a stretch. Real templates of
+Qwen 3, Qwen 3.5, Qwen 2.5, DeepSeek-V3, DeepSeek-R1-distill-Llama-8B, GLM-4 and Llama
+3.1; conversations with plain answers, reasoning (``reasoning_content`` and literal
 ``<think>`` in content, in the final and in earlier turns), tool calls with and without
 content, several tool calls and tool results.
 """
@@ -24,7 +25,15 @@ import pytest
 from .conftest import ChatModel, load_model
 from .conversations import WEATHER_TOOL
 
-MODELS = ("qwen-3", "qwen-2.5", "deepseek-v3", "glm-4", "llama-3.1")
+MODELS = (
+    "qwen-3",
+    "qwen-3.5",
+    "qwen-2.5",
+    "deepseek-v3",
+    "deepseek-r1-distill-llama-8b",
+    "glm-4",
+    "llama-3.1",
+)
 ANSWERS = (
     "The cat sleeps.",
     "Ünïcödé café, 日本語のテキスト。",
@@ -121,17 +130,25 @@ def expected_mask(
             continue
         prompt = _hf_text(hf, messages[:i], tools=tools, add_generation_prompt=True)
         turn = full if i == len(messages) - 1 else _hf_text(hf, messages[: i + 1], tools=tools)
-        if not (turn.startswith(prompt) and full.startswith(turn)):
+        if not full.startswith(turn):
             continue  # the template rewrites this turn later: not what was generated
-        generated = turn[len(prompt) :]
+        # A prompt that is not a prefix of the turn (R1-distill's ends with "<think>\n"):
+        # supervised from where the two part.
+        start = next(
+            (k for k, (x, y) in enumerate(zip(prompt, turn, strict=False)) if x != y),
+            len(prompt),
+        )
+        if start >= len(turn):
+            continue  # the template wrote nothing for this turn
+        generated = turn[start:]
         ends = [generated.find(s) + len(s) for s in stops if s in generated]
-        end = len(prompt) + min(ends) if ends else len(turn)
+        end = start + min(ends) if ends else len(turn)
         if not ends:  # no end-of-turn written in the turn: the stop right after it
             for s in stops:
                 if full.startswith(s, end):
                     end += len(s)
                     break
-        stretches.append((len(prompt), end))
+        stretches.append((start, end))
     mask = [
         int(any(a < e and b > s for s, e in stretches) and b > a)
         # a zero-width token (none in these templates) would be unsupervisable

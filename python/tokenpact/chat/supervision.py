@@ -34,15 +34,19 @@ from .errors import ChatTemplateError
 SUPERVISE = ("turns", "final")
 
 KEPT = "kept"
+SUPERVISED = frozenset({"kept", "prompt_not_prefix"})
 REWRITTEN = "rewritten"  # later messages change how the template renders this turn
-NOT_PREFIX = "prompt_not_prefix"  # the generation prompt is not a prefix of the turn
+# The generation prompt is not a prefix of the turn: supervised from where they part.
+NOT_PREFIX = "prompt_not_prefix"
 FAILED = "render_failed"  # the history alone does not render (the template raises)
 
 
 @dataclass(frozen=True)
 class Turn:
     """Assistant message ``message``: its generated text is ``[start, end)`` (codepoints
-    of the full render) when ``status`` is ``"kept"``; otherwise why it is unsupervised."""
+    of the full render) when ``status`` is ``"kept"`` (or ``"prompt_not_prefix"``: then
+    from where the generation prompt and the turn part); otherwise why it is
+    unsupervised (``start == end == 0``)."""
 
     message: int
     start: int
@@ -95,23 +99,35 @@ def assistant_turns(
                 prompt = rendered[cuts.index((i, True))]
                 turn = text if i == n - 1 else rendered[cuts.index((i + 1, False))]
             else:
-                prompt, turn = template.prefix_texts(messages, options, [(i, True), (i + 1, False)])
-                turn = text if i == n - 1 else turn
+                alone = [(i, True)] if i == n - 1 else [(i, True), (i + 1, False)]
+                prompt, *rest = template.prefix_texts(messages, options, alone)
+                turn = rest[0] if rest else text
         except (TokenpactError, ValueError) as exc:
             turns.append(Turn(i, 0, 0, FAILED, str(exc).split("\n")[0][:200]))
             continue
-        if not turn.startswith(prompt):
-            turns.append(Turn(i, 0, 0, NOT_PREFIX, _first_difference(prompt, turn)))
-        elif i == n - 1 or text.startswith(turn):
+        if i != n - 1 and not text.startswith(turn):
+            turns.append(Turn(i, 0, 0, REWRITTEN, _first_difference(turn, text)))
+        elif turn.startswith(prompt):
             turns.append(Turn(i, len(prompt), len(turn), KEPT))
         else:
-            turns.append(Turn(i, 0, 0, REWRITTEN, _first_difference(turn, text)))
+            # The prompt asks for more than the turn holds (R1-distill's prompt ends with
+            # "<think>\n", its training render has no reasoning): the turn is supervised
+            # from where the two part, the most of it the model can be trained on, and
+            # reported.
+            k = _common_prefix(prompt, turn)
+            turns.append(Turn(i, k, len(turn), NOT_PREFIX, _first_difference(prompt, turn)))
     return turns
+
+
+def _common_prefix(a: str, b: str) -> int:
+    return next(
+        (j for j, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
 
 
 def _first_difference(a: str, b: str) -> str:
     """Where ``a`` and ``b`` part, with a little context (for reports)."""
-    k = next((j for j, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    k = _common_prefix(a, b)
     return f"at character {k}: {a[k : k + 24]!r} vs {b[k : k + 24]!r}"
 
 
@@ -132,7 +148,7 @@ def supervised_ranges(
     A turn ends after the first stop ID the template wrote in it (never one printed by
     content); a turn without one (GLM-4 writes no end-of-turn token) takes the stop
     tokens that directly follow it, as the model stops on them."""
-    kept = [t for t in turns if t.status == KEPT]
+    kept = [t for t in turns if t.status in SUPERVISED]
     if not kept:
         return []
     # Turns are in order and disjoint, so the positions are sorted (utf8_offsets' rule).
@@ -148,6 +164,9 @@ def supervised_ranges(
     for k in range(len(kept)):
         a, b = bounds[2 * k], bounds[2 * k + 1]
         lo = bisect_right(end_view, a, shift)
+        if a >= b:  # the template wrote nothing for this turn (GLM-4, empty content)
+            out.append((lo, lo))
+            continue
         hi = max(lo, bisect_left(start_view, b, shift))
         for t in range(lo, hi):
             if ids.item(t) in stops and not in_content(t):
@@ -180,7 +199,7 @@ def ranges_and_boundary(
     roles = rendered.roles
     turns = assistant_turns(template, messages, options, rendered.text, roles, supervise)
     ranges = supervised_ranges(turns, rendered.text, ids, starts, ends, stops, in_content, shift)
-    kept = [t for t in turns if t.status == KEPT]
+    kept = [t for t in turns if t.status in SUPERVISED]
     boundary = len(ids)
     if training and kept and kept[-1].message == len(roles) - 1:
         boundary = ranges[-1][0]
