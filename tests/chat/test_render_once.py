@@ -1,5 +1,6 @@
-"""``render`` runs the template once per call; only input holding a control spelling is
-rendered a second time (the fail-closed check of untracked content)."""
+"""``render`` runs the template once per call for the conversation; only input holding a
+control spelling is rendered a second time (the fail-closed check of untracked content),
+and the supervision rule renders each assistant turn's history (and an earlier turn alone)."""
 
 from __future__ import annotations
 
@@ -68,10 +69,33 @@ def test_one_template_run_per_render(deepseek: ChatModel, monkeypatch: pytest.Mo
         {"role": "user", "content": "Bye"},
     ]
     for k in range(1, 6):
-        deepseek.template.render(messages, add_generation_prompt=True)
+        deepseek.template.render(messages[:2], add_generation_prompt=True)
         assert runs[0] == k
-    deepseek.template.render_batch([messages] * 20, threads=2)
+    deepseek.template.render_batch([messages[:2]] * 20, threads=2)
     assert runs[0] == 25
+
+
+def test_supervision_renders_per_assistant_turn(
+    deepseek: ChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The supervision rule renders each assistant turn's history with the generation
+    prompt, and a turn that is not the final message alone (to see whether later messages
+    rewrite it): one run for the conversation, plus one per turn, plus one per earlier
+    turn, and ``supervise="final"`` only the final turn's history."""
+    deepseek.template._stop_ids()
+    runs = count_runs(deepseek, monkeypatch)
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello!"},
+        {"role": "user", "content": "Bye"},
+        {"role": "assistant", "content": "Bye!"},
+    ]
+    deepseek.template.render(messages)
+    assert runs[0] == 1 + 2 + 1
+    deepseek.template.render(messages, supervise="final")
+    assert runs[0] == 4 + 1 + 1
+    deepseek.template.render(messages[:3], add_generation_prompt=True)
+    assert runs[0] == 6 + 1 + 2
 
 
 def test_control_spelling_in_input_renders_twice(

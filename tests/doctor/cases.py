@@ -112,6 +112,27 @@ case("boundary-flag-twice", TRIGGER)(lambda t: _chat(t, BOS_IM, config={"add_bos
 case("boundary-flag-twice", CLEAN)(lambda t: _chat(t, BOS_IM, config={"add_bos_token": False}))
 
 
+def _turn_batch(tmp: Path, *, drop_end: bool) -> Built:
+    """A chat batch with tokenpact's supervision (clean), or with the end-of-turn token of
+    the assistant turn left out of the labels (the trigger)."""
+    (folder,), _ = _chat(tmp, IM)
+    tok = tp.Tokenizer.load(folder)
+    template = tp.chat.ChatTemplate.from_hf(folder, tok)
+    messages = [{"role": "user", "content": "the cat"}, {"role": "assistant", "content": "a cat"}]
+    conv = template.render(messages)
+    ids = np.asarray(conv.input_ids)
+    mask = np.asarray(conv.assistant_mask, dtype=bool)
+    if drop_end:
+        mask[np.flatnonzero(mask)[-1]] = False  # <|im_end|>
+    labels = np.full(ids.shape, -100)
+    labels[:-1] = np.where(mask[1:], ids[1:], -100)  # pre-shifted
+    return [folder, batch_file(tmp, {"input_ids": ids[None], "labels": labels[None]})], {}
+
+
+case("assistant-turn-unsupervised", TRIGGER)(lambda t: _turn_batch(t, drop_end=True))
+case("assistant-turn-unsupervised", CLEAN)(lambda t: _turn_batch(t, drop_end=False))
+
+
 # ----------------------------------------------------------------------------- batches
 def _batch(arrays: dict[str, np.ndarray], **options: object):  # type: ignore[no-untyped-def]
     return lambda t: ([batch_file(t, arrays)], dict(options))

@@ -48,7 +48,9 @@ from .messages import (
     validate_messages,
 )
 from .ownership import RenderedText
+from .record_errors import RenderedList, SkippedRecord
 from .stop import StopHit, StopMatcher, StopPolicy
+from .supervision import RecordReport, Turn, expand_turns, supervision_report
 from .truncation import DroppedGroup, Group, TruncationResult, check_groups, plan_groups, truncate
 
 if TYPE_CHECKING:
@@ -90,21 +92,27 @@ __all__ = [
     "Message",
     "MessageContentError",
     "RecordColumns",
+    "RecordReport",
     "RenderedColumns",
+    "RenderedList",
     "RenderedText",
     "SequenceCompiler",
     "SequenceGrammar",
+    "SkippedRecord",
     "StopHit",
     "StopMatcher",
     "StopPolicy",
     "ToolCall",
     "TruncationResult",
+    "Turn",
     "TurnLength",
     "UntrackedContentError",
     "as_messages",
     "assistant",
     "check_groups",
+    "expand_turns",
     "plan_groups",
+    "supervision_report",
     "system",
     "tool_result",
     "truncate",

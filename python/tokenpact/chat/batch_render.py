@@ -39,7 +39,8 @@ from .conversation import (
 )
 from .deferred_render import PendingRender, batch_preparer, chunk_inputs, rendered_size, resolve
 from .errors import ChatTemplateError
-from .ownership import RenderedText, is_plain_record, owned_tokens, record_ranges
+from .ownership import RenderedText, in_spans, is_plain_record, owned_tokens
+from .supervision import ranges_and_boundary
 
 _CHUNK = 8  # conversations per task of the thread fallback: amortizes the executor's cost
 # Pipeline chunks close at this many rendered characters or conversations: small enough
@@ -78,6 +79,11 @@ def note_record(exc: BaseException, index: int) -> None:
     add_note = getattr(exc, "add_note", None)
     if add_note is not None:
         add_note(f"(conversation {index} of the batch)")
+    # on_error="skip" reads the position back (record_errors.record_of).
+    try:
+        exc.tokenpact_record = index  # type: ignore[attr-defined]
+    except AttributeError:  # an exception type with __slots__
+        pass
 
 
 def split_item(item: Any, index: int) -> tuple[Sequence[Any], dict[str, Any]]:
@@ -157,6 +163,7 @@ def finish_encoded(
     result: Any,
     mode: str,
     add_special_tokens: bool,
+    supervise: str = "turns",
 ) -> Conversation:
     """``template._finish`` of a chunk's native result ``(encoded, codes)`` (None: encoded
     alone here). The common SFT record (no control spelling in the inputs, no markers, no
@@ -172,12 +179,22 @@ def finish_encoded(
             else owned_tokens(rendered, info, *result)
         )
         return template._finish(  # type: ignore[no-any-return]
-            messages, options, rendered, tokens, mode, add_special_tokens
+            messages, options, rendered, tokens, mode, add_special_tokens, supervise
         )
     encoded, codes = result
-    ids, starts, ends, _, _, _ = encoded
+    ids, starts, ends, _, span_lo, span_hi = encoded
     stops = template._stop_ids()
-    ranges, boundary = record_ranges(rendered, encoded, stops, mode == "training")
+    ranges, boundary = ranges_and_boundary(
+        template,
+        messages,
+        options,
+        rendered,
+        (ids, starts, ends),
+        functools.partial(in_spans, span_lo, span_hi),
+        stops,
+        mode == "training",
+        supervise,
+    )
     info = template._info
     return assemble(
         tokenizer=template.tokenizer,

@@ -28,15 +28,14 @@ from .errors import ChatTemplateError
 from .ownership import (
     RenderedText,
     add_post_processor_markers,
-    assistant_ranges,
     generation_mask,
+    in_spans,
     is_plain_record,
-    message_regions,
     owned_tokens,
-    record_ranges,
     response_start,
 )
 from .stop import StopPolicy
+from .supervision import ranges_and_boundary
 
 
 class RecordColumns(NamedTuple):
@@ -63,6 +62,9 @@ class RenderedColumns:
     text). Per record: ``offsets`` (int64, N+1: record ``i`` is tokens
     ``offsets[i]:offsets[i+1]``), ``prompt_boundary`` (int64, relative to the record),
     ``owners`` (content labels, indexed by ``owner_index``), ``roles`` and ``texts``.
+    With ``on_error="skip"``, ``record_index`` (int64, N) is each record's index in the
+    input and ``skipped`` the :class:`~tokenpact.chat.SkippedRecord` of each record left
+    out (else None and empty).
     """
 
     input_ids: NDArray[np.uint32]
@@ -84,6 +86,9 @@ class RenderedColumns:
     mode: str
     origin_names: tuple[str, ...] = KINDS
     tokenizer: Any = field(default=None, repr=False)
+    # With on_error="skip": the input index of each record, and the records left out.
+    record_index: NDArray[np.int64] | None = None
+    skipped: tuple[Any, ...] = ()
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -354,11 +359,26 @@ def add_record(
     result: Any,
     mode: str,
     add_special_tokens: bool,
+    supervise: str = "turns",
 ) -> None:
     """``ChatTemplate._finish`` for the columnar result: the same checks, masks and boundary, kept
     as per-record facts (the per-token kind codes come from the native workers)."""
+    stops = template._stop_ids()
+    training = mode == "training"
     if is_plain_record(rendered, result, add_special_tokens):
-        _add_plain(builder, rendered, result, template._stop_ids(), mode == "training")
+        (ids, starts, ends, _, span_lo, span_hi), _ = result
+        found = ranges_and_boundary(
+            template,
+            messages,
+            options,
+            rendered,
+            (ids, starts, ends),
+            functools.partial(in_spans, span_lo, span_hi),
+            stops,
+            training,
+            supervise,
+        )
+        _add_plain(builder, rendered, result, found)
         return
     if result is None:
         tokens, codes = template._tokenize(rendered), None
@@ -373,17 +393,25 @@ def add_record(
             tokens, codes = marked, None
     if codes is None:
         codes = tokens.kinds
-    stops = template._stop_ids()
-    regions = None
     mask: Any
     if rendered.generation_spans:
         mask = generation_mask(tokens, rendered)
+        boundary = len(tokens.ids)
+        if training:
+            boundary = response_start(tokens, mask, rendered)
     else:
-        regions = message_regions(tokens, rendered, "assistant")
-        mask = assistant_ranges(tokens, rendered, stops, regions)
-    boundary = len(tokens.ids)
-    if mode == "training":
-        boundary = response_start(tokens, mask, rendered, regions)
+        mask, boundary = ranges_and_boundary(
+            template,
+            messages,
+            options,
+            rendered,
+            (tokens.ids, tokens.starts, tokens.ends),
+            tokens.in_content,
+            stops,
+            training,
+            supervise,
+            tokens.shift,
+        )
     builder.add(
         ids=tokens.ids,
         codes=codes,
@@ -402,15 +430,12 @@ def _add_plain(
     builder: ColumnsBuilder,
     rendered: RenderedText,
     result: Any,
-    stops: tuple[int, ...],
-    training: bool,
+    found: tuple[list[tuple[int, int]], int],
 ) -> None:
     """:func:`add_record` of the common SFT record (no control spelling in the inputs,
     no post-processor markers, no generation blocks) straight from the native encoding:
-    the runs of :meth:`Tokens.runs`, the regions of :func:`message_regions`, the ranges
-    of :func:`assistant_ranges` and the boundary of :func:`response_start`
-    (:func:`plain_ranges_and_boundary`, shared with ``render_batch``), from the spans'
-    token ranges (the tests compare every record with ``render``)."""
+    the runs of :meth:`Tokens.runs` from the spans' token ranges, and ``found``, the
+    supervised ranges and boundary (the tests compare every record with ``render``)."""
     (ids, starts, ends, _, span_lo, span_hi), codes = result
     owners = rendered.owners
     base = builder.total
@@ -426,7 +451,7 @@ def _add_plain(
             run_owner.append(o)
             run_message.append(owners[o].message_index)
             pos = hi
-    ranges, boundary = record_ranges(rendered, result[0], stops, training)
+    ranges, boundary = found
     for lo, hi in ranges:
         builder.mask_lo.append(base + lo)
         builder.mask_hi.append(base + hi)

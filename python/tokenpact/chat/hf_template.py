@@ -17,14 +17,17 @@ tokens are recognized only outside content. Benign conversations get the IDs of
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
+import re
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import numpy as np
 
 from ..contract import template_hash as _template_hash
 from ..contract.declarations import template_declaration
@@ -54,14 +57,15 @@ from .ownership import (
     RenderedText,
     Tokens,
     add_post_processor_markers,
-    assistant_mask,
-    message_regions,
+    generation_mask,
     owned_tokens,
     response_start,
     tokenize_rendered,
 )
 from .process_render import columns_in_processes, conversations_in_processes
+from .record_errors import RenderedList, check_on_error, skip_failing
 from .stop import StopPolicy
+from .supervision import check_supervise, ranges_and_boundary
 from .template_pass import (
     RENDER_OPTIONS,
     check_call,
@@ -301,6 +305,39 @@ class ChatTemplate:
         )
         return rendered
 
+    def prefix_texts(
+        self, messages: Sequence[Any], options: dict[str, Any], cuts: Sequence[tuple[int, bool]]
+    ) -> list[str]:
+        """The rendered text of ``messages[:i]`` for each ``(i, add_generation_prompt)`` of
+        ``cuts``, with ``options``' tools, documents and template settings: what
+        ``render_text`` returns for each, with the inputs wrapped once for all of them
+        (the supervision rule renders every assistant turn's history and turn)."""
+        tools = options.get("tools")
+        documents = options.get("documents")
+        key = self._select(tools)
+        template, base = self._compiled[key]
+        native = self._native[key]
+        info = self._info
+        matcher = info.matcher
+        tracker = Tracker(
+            info.find_control_spelling, None, None if matcher is None else matcher.find_first
+        )
+        chat = wrap_messages(messages, tracker)
+        context = base.copy()
+        extra = {k: options[k] for k in options if k not in RENDER_OPTIONS}
+        if extra:
+            context.update(plain_data(extra))
+        context["tools"] = None if tools is None else wrap_tools(tools, tracker)
+        context["documents"] = None if documents is None else wrap_documents(documents, tracker)
+        out = []
+        for i, generation in cuts:
+            check_call(chat[:i], generation, False)
+            run = context.copy()
+            run["messages"] = chat[:i]
+            run["add_generation_prompt"] = generation
+            out.append(render_pass(native, template, run, self.limits)[0])
+        return out
+
     def render(
         self,
         messages: Sequence[Any],
@@ -311,6 +348,7 @@ class ChatTemplate:
         documents: Sequence[Any] | None = None,
         add_special_tokens: bool = False,
         validate: bool = False,
+        supervise: str = "turns",
         **template_kwargs: Any,
     ) -> Conversation:
         """Render and tokenize; options and errors mirror ``apply_chat_template``.
@@ -318,13 +356,20 @@ class ChatTemplate:
         ``add_special_tokens=True`` also applies the tokenizer's post-processor, except
         for markers the template already wrote (one owner per boundary).
         ``validate=True`` first checks role order and tool pairing of the messages.
+        ``assistant_mask`` covers what the model generates for each assistant turn
+        (everything after the generation prompt through the end-of-turn token, see
+        :mod:`tokenpact.chat.supervision`); ``supervise="final"`` keeps only the final
+        message's turn (for records made by ``expand_turns``).
         """
+        check_supervise(supervise)
         mode, options = render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
         rendered = self._prepare(messages, options, mode, validate)
         tokens = self._tokenize(rendered)
-        return self._finish(messages, options, rendered, tokens, mode, add_special_tokens)
+        return self._finish(
+            messages, options, rendered, tokens, mode, add_special_tokens, supervise
+        )
 
     def _prepare(
         self,
@@ -348,6 +393,7 @@ class ChatTemplate:
         tokens: Tokens,
         mode: str,
         add_special_tokens: bool,
+        supervise: str = "turns",
     ) -> Conversation:
         """``render`` from the owned tokens: trust check, markers, masks, boundary."""
         if rendered.control_in_input is not None:
@@ -355,14 +401,28 @@ class ChatTemplate:
         if add_special_tokens:
             tokens = add_post_processor_markers(tokens, self._info)
         stops = self._stop_ids()
-        # The assistant messages' token regions serve the mask and the boundary alike.
-        regions = (
-            None if rendered.generation_spans else message_regions(tokens, rendered, "assistant")
-        )
-        mask = assistant_mask(tokens, rendered, stops, regions)
-        boundary = len(tokens.ids)
-        if mode == "training":
-            boundary = response_start(tokens, mask, rendered, regions)
+        mask: list[int]
+        if rendered.generation_spans:
+            mask = generation_mask(tokens, rendered).tolist()
+            boundary = len(tokens.ids)
+            if mode == "training":
+                boundary = response_start(tokens, mask, rendered)
+        else:
+            ranges, boundary = ranges_and_boundary(
+                self,
+                messages,
+                options,
+                rendered,
+                (tokens.ids, tokens.starts, tokens.ends),
+                tokens.in_content,
+                stops,
+                mode == "training",
+                supervise,
+                tokens.shift,
+            )
+            mask = [0] * len(tokens.ids)
+            for lo, hi in ranges:
+                mask[lo:hi] = [1] * (hi - lo)
         return assemble(
             tokenizer=self.tokenizer,
             # Built on first read (see Conversation.__getattr__), as the index columns.
@@ -391,6 +451,8 @@ class ChatTemplate:
         add_special_tokens: bool = False,
         validate: bool = False,
         processes: bool = False,
+        supervise: str = "turns",
+        on_error: str = "raise",
         **template_kwargs: Any,
     ) -> list[Conversation]:
         """:meth:`render` of each conversation, on ``threads`` threads (default: the CPUs
@@ -403,22 +465,58 @@ class ChatTemplate:
         ``processes=True`` runs ``threads - 1`` forked worker processes beside this
         thread instead, each rendering whole chunks (Jinja included) with its copy of
         this template (:mod:`tokenpact.chat.process_render`; POSIX only).
+        ``on_error="skip"`` leaves out the records that fail and returns a
+        :class:`~tokenpact.chat.RenderedList` (``record_index``, ``skipped`` with each
+        reason); the default raises the first failing record's error, naming it.
         """
+        check_supervise(supervise)
+        if check_on_error(on_error) == "skip":
+            keywords = dict(
+                threads=threads,
+                add_generation_prompt=add_generation_prompt,
+                continue_final_message=continue_final_message,
+                tools=tools,
+                documents=documents,
+                add_special_tokens=add_special_tokens,
+                validate=validate,
+                processes=processes,
+                supervise=supervise,
+                **template_kwargs,
+            )
+            result, kept, skipped = skip_failing(
+                lambda idx: self.render_batch([conversations[i] for i in idx], **keywords),
+                len(conversations),
+            )
+            out = RenderedList(result)
+            out.record_index, out.skipped = kept, tuple(skipped)
+            return out
         mode, options = render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
         if processes and check_threads(threads) > 1:
-            keywords = dict(options, add_special_tokens=add_special_tokens, validate=validate)
+            keywords = dict(
+                options,
+                add_special_tokens=add_special_tokens,
+                validate=validate,
+                supervise=supervise,
+            )
             return conversations_in_processes(self, conversations, threads, keywords, mode)
         start = _encode.chunk_encoder(self.tokenizer, self._info)
         stages = None
         if start is not None:
             finish = functools.partial(
-                finish_encoded, self, mode=mode, add_special_tokens=add_special_tokens
+                finish_encoded,
+                self,
+                mode=mode,
+                add_special_tokens=add_special_tokens,
+                supervise=supervise,
             )
             stages = native_stages(self, start, options, mode, validate, finish)
         render = functools.partial(
-            self.render, add_special_tokens=add_special_tokens, validate=validate
+            self.render,
+            add_special_tokens=add_special_tokens,
+            validate=validate,
+            supervise=supervise,
         )
         return render_many(render, conversations, threads, options, stages)
 
@@ -434,6 +532,8 @@ class ChatTemplate:
         add_special_tokens: bool = False,
         validate: bool = False,
         processes: bool = False,
+        supervise: str = "turns",
+        on_error: str = "raise",
         **template_kwargs: Any,
     ) -> RenderedColumns:
         """:meth:`render_batch` as one :class:`~tokenpact.chat.RenderedColumns` of flat
@@ -441,16 +541,44 @@ class ChatTemplate:
         what writing shards or packing batches needs, without a Python list per token.
         Record ``i`` equals ``render`` of conversation ``i`` (``.conversation(i)``).
         ``processes=True``: forked worker processes, as for :meth:`render_batch`.
+        ``on_error="skip"``: the failing records are left out (``record_index`` and
+        ``skipped`` say which and why).
         """
+        if check_on_error(on_error) == "skip":
+            keywords = dict(
+                threads=threads,
+                add_generation_prompt=add_generation_prompt,
+                continue_final_message=continue_final_message,
+                tools=tools,
+                documents=documents,
+                add_special_tokens=add_special_tokens,
+                validate=validate,
+                processes=processes,
+                supervise=supervise,
+                **template_kwargs,
+            )
+            columns, kept, skipped = skip_failing(
+                lambda idx: self.render_columns([conversations[i] for i in idx], **keywords),
+                len(conversations),
+            )
+            return dataclasses.replace(
+                columns, record_index=np.asarray(kept, dtype=np.int64), skipped=tuple(skipped)
+            )
         mode, options = render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
+        check_supervise(supervise)
         builder = ColumnsBuilder()
         if processes and check_threads(threads) > 1:
-            keywords = dict(options, add_special_tokens=add_special_tokens, validate=validate)
-            columns = columns_in_processes(self, conversations, threads, keywords, mode)
-            if columns is not None:
-                return columns
+            keywords = dict(
+                options,
+                add_special_tokens=add_special_tokens,
+                validate=validate,
+                supervise=supervise,
+            )
+            found = columns_in_processes(self, conversations, threads, keywords, mode)
+            if found is not None:
+                return found
         # Looked up per call, as render_batch does (the benchmark swaps it to measure the
         # serial part with the encoding left to the workers).
         start = _encode.chunk_encoder(self.tokenizer, self._info)
@@ -460,6 +588,7 @@ class ChatTemplate:
                 threads=threads,
                 add_special_tokens=add_special_tokens,
                 validate=validate,
+                supervise=supervise,
                 **options,
             ):
                 builder.add_conversation(conv)
@@ -483,6 +612,7 @@ class ChatTemplate:
                             result,
                             mode,
                             add_special_tokens,
+                            supervise,
                         )
                     except Exception as exc:
                         note_record(exc, first + k)
@@ -561,13 +691,64 @@ class ChatTemplate:
         reference = clean.ids[clean.kinds == CONTROL].tolist()
         if ours != reference:
             raise UntrackedContentError(
-                f"input text holds the control spelling {rendered.control_in_input!r} and the "
-                "template passed some content through an operation tokenpact cannot track "
-                f"(control IDs {ours[:8]}... vs {reference[:8]}... without the spelling); "
-                "refusing to guess which tokens are trusted. Remove the spelling from the "
-                "input, or simplify the template's string handling (filters such as "
-                "format, indent, wordwrap or truncate on content)"
+                self._untracked_message(rendered, messages, ours, reference)
             )
+
+    def _untracked_message(
+        self, rendered: RenderedText, messages: Sequence[Any], ours: list[int], reference: list[int]
+    ) -> str:
+        """Why a conversation is refused: where the spelling is, which cause fits this
+        template, the fix, and the first control ID that differs."""
+        spelling = rendered.control_in_input or ""
+        where = next(
+            (
+                f"message {i} ({m.get('role')})"
+                for i, m in enumerate(messages)
+                if isinstance(m, Mapping) and spelling in json.dumps(m, ensure_ascii=False)
+            ),
+            "the tools or documents",
+        )
+        k = next(
+            (j for j, (x, y) in enumerate(zip(ours, reference, strict=False)) if x != y),
+            min(len(ours), len(reference)),
+        )
+
+        def show(ids: list[int]) -> str:
+            near = ids[k : k + 4]
+            names = " ".join(self.tokenizer.decode([i]) for i in near)
+            return f"{near} ({names})" if near else "[] (the end)"
+
+        source = "".join(self._sources.values())
+        lit = re.escape(spelling)
+        # The spelling as a method argument (split, replace, strip...), compared, or
+        # tested with ``in``: the template's control flow depends on the content.
+        branches = re.search(
+            rf"(?:\(\s*|[=!]=\s*)(['\"]){lit}\1|(['\"]){lit}\2\s+(?:not\s+)?in\b", source
+        )
+        if branches:
+            cause = (
+                f"the template itself tests or splits content on {spelling!r}, so a render "
+                "without the spelling takes another branch and tokenpact cannot prove which "
+                "control tokens came from content"
+            )
+            if "reasoning_content" in source and "think" in spelling:
+                fix = (
+                    'pass the reasoning in the message\'s "reasoning_content" field instead of '
+                    f"{spelling!r} in its content (the field this template reads)"
+                )
+            else:
+                fix = f"remove {spelling!r} from the content"
+        else:
+            cause = (
+                "the template passed content through an operation tokenpact cannot track "
+                "(a filter such as format, indent, wordwrap or truncate on content)"
+            )
+            fix = f"remove {spelling!r} from the content, or simplify the template's filters"
+        return (
+            f"{where} holds the control spelling {spelling!r}; {cause}. Control token {k} "
+            f"of the render is {show(ours)}, without the spelling {show(reference)}. "
+            f"Refusing to guess which tokens are trusted: {fix}"
+        )
 
     def _turn_markers(self, markers: str | Collection[str]) -> frozenset[str]:
         """The ordinary added tokens treated as control in content (see ``__init__``)."""

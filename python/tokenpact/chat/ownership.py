@@ -415,19 +415,6 @@ def plain_ranges_and_boundary(
     return ranges, boundary
 
 
-def record_ranges(
-    rendered: RenderedText, encoded: tuple[Any, ...], stops: tuple[int, ...], training: bool
-) -> tuple[list[tuple[int, int]], int]:
-    """:func:`plain_ranges_and_boundary` of a plain record from its native ``encoded``
-    ``(ids, starts, ends, span bytes, span_lo, span_hi)``, or as the native chunk
-    encoder's worker found them when it did (``rendered.native_ranges``)."""
-    found = rendered.native_ranges
-    if found is not None:
-        return found
-    ids, _, _, _, span_lo, span_hi = encoded
-    return plain_ranges_and_boundary(rendered, ids, span_lo, span_hi, stops, training)
-
-
 def in_spans(span_lo: list[int], span_hi: list[int], token: int, first: int = 0) -> bool:
     """:meth:`Tokens.in_content` on bare token ranges (from span ``first``)."""
     for lo, hi in zip(span_lo[first:], span_hi[first:], strict=True):

@@ -223,3 +223,127 @@ def render(
         )
     if strict and problems:
         raise click.exceptions.Exit(EXIT_ERROR)
+
+
+@chat.command("encode")
+@tokenizer_option
+@click.option(
+    "--conversations",
+    "paths",
+    required=True,
+    multiple=True,
+    type=InputPath(path_type=Path, exists=True, dir_okay=False),
+    help='JSONL, one conversation per line: a list of messages or {"messages": [...], '
+    '"tools": [...], "documents": [...], "id": "..."}. Repeat for several files.',
+)
+@click.option(
+    "--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory."
+)
+@click.option(
+    "--template",
+    type=InputPath(path_type=Path, exists=True),
+    default=None,
+    help="Model directory, tokenizer_config.json or *.jinja with the chat template "
+    "(default: the tokenizer_config.json beside the tokenizer).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["parquet", "megatron"]),
+    default="parquet",
+    show_default=True,
+    help="Shard format (the IDs; a .mask file per shard holds the supervision).",
+)
+@click.option(
+    "--supervise",
+    type=click.Choice(["turns", "final"]),
+    default="turns",
+    show_default=True,
+    help="turns: every assistant turn the template keeps as generated; final: only the last "
+    "message (for conversations expanded with --expand-turns).",
+)
+@click.option(
+    "--expand-turns",
+    is_flag=True,
+    help="One example per assistant turn, each rendered as the template renders it at that "
+    "point (for templates that rewrite earlier turns, such as Qwen 3); implies --supervise final.",
+)
+@click.option(
+    "--on-error",
+    type=click.Choice(["raise", "skip"]),
+    default="raise",
+    show_default=True,
+    help="raise: stop at the first conversation that does not render, naming it; skip: leave "
+    "it out and list it (and why) in dataset.json and on stderr.",
+)
+@click.option("--records-per-shard", type=click.IntRange(min=1), default=100_000, show_default=True)
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="Rendering threads.")
+@click.option("--overwrite", is_flag=True, help="Replace a dataset already in --out.")
+def encode(
+    tokenizer_path: Path,
+    paths: tuple[Path, ...],
+    out_dir: Path,
+    template: Path | None,
+    fmt: str,
+    supervise: str,
+    expand_turns: bool,
+    on_error: str,
+    records_per_shard: int,
+    threads: int | None,
+    overwrite: bool,
+) -> None:
+    """Render conversations into SFT training shards bound to the tokenizer and template.
+
+    Each conversation is one record: the IDs transformers' apply_chat_template gives, and a
+    mask of the tokens the model generates (everything after each assistant turn's
+    generation prompt through its end-of-turn token). Read it back with
+    tokenpact.data.open_dataset; its record_table() packs or pads with the mask as targets.
+
+    \b
+    Example:
+      tokenpact chat encode -t qwen3/ --conversations chats.jsonl --out sft/ --on-error skip
+    """
+    from ..chat import ChatTemplateError
+    from ..chat import expand_turns as expand
+    from ..data.chat_shards import encode_conversations, read_conversations
+
+    tok = load_tokenizer(tokenizer_path)
+    formatter = _formatter(tok, template, None)
+    pairs = read_conversations(list(paths))
+    if expand_turns:
+        supervise = "final"
+        expanded = []
+        for doc_id, whole in pairs:
+            try:
+                parts = expand(whole)
+            except ChatTemplateError:
+                parts = [whole]  # rendering reports it (raise or skip, as asked)
+            expanded += [(f"{doc_id}/{k:04d}", record) for k, record in enumerate(parts)]
+        pairs = expanded
+    manifest = encode_conversations(
+        pairs,
+        formatter,
+        out_dir,
+        format=fmt,
+        records_per_shard=records_per_shard,
+        supervise=supervise,
+        on_error=on_error,
+        threads=threads,
+        overwrite=overwrite,
+    )
+    for skipped in manifest["skipped"]:
+        click.echo(
+            f"skipped {skipped['doc_id']}: {skipped['error']}: {skipped['message']}", err=True
+        )
+    echo_rows(
+        [
+            ("records", str(manifest["records"])),
+            ("skipped", str(len(manifest["skipped"]))),
+            ("tokens", str(manifest["tokens"])),
+            ("supervised tokens", str(manifest["supervision"]["supervised_tokens"])),
+            ("shards", str(len(manifest["shards"]))),
+            ("tokenizer", manifest["tokenizer_hash"]),
+            ("template", manifest["template_hash"]),
+        ],
+        indent="# ",
+    )

@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "SHARD_FORMATS": "encode",
     "EncodedDataset": "dataset",
     "encode_dataset": "encode",
+    "encode_conversations": "chat_shards",
     "open_dataset": "dataset",
     "LeakageReport": "leakage",
     "MixtureReport": "mixture",
@@ -82,6 +83,7 @@ __all__ = [
     "SHARD_FORMATS",
     "EncodedDataset",
     "encode_dataset",
+    "encode_conversations",
     "open_dataset",
     "LeakageReport",
     "MixtureReport",
@@ -135,6 +137,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from .chat_shards import encode_conversations
     from .cleaning import (
         CleaningPipeline,
         CleaningResult,

@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 from ..batch import RecordTable
 from ..contract import DatasetDeclaration
 from ..errors import ContractError
+from .chat_shards import CONTROL_BIT, MASK_SUFFIX, SUPERVISED_BIT
 from .corpus_manifest import read_json
 from .encode import MANIFEST_KIND, MANIFEST_NAME, SHARD_FORMATS
 from .shard_formats import ShardData, read_megatron_shard, read_parquet_shard
@@ -49,7 +50,13 @@ def _read_checked(root: Path, name: str, digest: str) -> bytes:
 class EncodedDataset:
     """Encoded records of a dataset directory, in ``doc_id`` order, with their manifest."""
 
-    def __init__(self, root: Path, manifest: dict[str, Any], shards: list[ShardData]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        manifest: dict[str, Any],
+        shards: list[ShardData],
+        flags: NDArray[np.uint8] | None = None,
+    ) -> None:
         self.root = root
         self.manifest = manifest
         self._shards = shards
@@ -66,6 +73,13 @@ class EncodedDataset:
         self.input_ids: NDArray[Any] = (
             np.concatenate([s.ids for s in shards]) if shards else np.zeros(0, dtype)
         )
+        # Conversation datasets (tokenpact.data.encode_conversations) carry a flag byte
+        # per token: supervised (the loss targets) and control.
+        self.assistant_mask: NDArray[np.bool_] | None = None
+        self.special_tokens_mask: NDArray[np.bool_] | None = None
+        if flags is not None:
+            self.assistant_mask = (flags & SUPERVISED_BIT) != 0
+            self.special_tokens_mask = (flags & CONTROL_BIT) != 0
 
     @property
     def tokenizer_hash(self) -> str:
@@ -96,6 +110,8 @@ class EncodedDataset:
             starts=self.offsets[:-1][keep],
             lengths=self.lengths[keep],
             sample_ids=[self.doc_ids[i] for i in keep.tolist()],
+            special_tokens_mask=self.special_tokens_mask,
+            target_supervision=self.assistant_mask,
         )
 
 
@@ -133,14 +149,33 @@ def open_dataset(
     DatasetDeclaration.from_json(manifest["declaration"])  # schema-checked
     dtype = np.dtype(manifest["dtype"])
     shards = []
+    masks = []
+    supervised = manifest.get("supervision") is not None
     for entry in manifest["shards"]:
         files: dict[str, str] = entry["files"]
         blobs = {
             name: _read_checked(root, name, digest) if verify else (root / name).read_bytes()
             for name, digest in sorted(files.items())
         }
-        shards.append(_shard_from_files(manifest["format"], blobs, dtype))
-    ds = EncodedDataset(root, manifest, shards)
+        mask = [v for k, v in blobs.items() if k.endswith(MASK_SUFFIX)]
+        shards.append(
+            _shard_from_files(
+                manifest["format"],
+                {k: v for k, v in blobs.items() if not k.endswith(MASK_SUFFIX)},
+                dtype,
+            )
+        )
+        if supervised:
+            if len(mask) != 1 or len(mask[0]) != int(shards[-1].offsets[-1]):
+                raise ContractError(
+                    "a conversation shard's supervision mask is missing or does not match its "
+                    "tokens; re-encode the dataset"
+                )
+            masks.append(np.frombuffer(mask[0], dtype=np.uint8))
+    flags = None
+    if supervised:
+        flags = np.concatenate(masks) if masks else np.zeros(0, np.uint8)
+    ds = EncodedDataset(root, manifest, shards, flags)
     if len(ds) != manifest["records"] or int(ds.lengths.sum()) != manifest["tokens"]:
         raise ContractError("the shards' record or token totals differ from the manifest")
     return ds

@@ -5,7 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from . import batch_checks, checkpoint_checks, template_checks, tokenizer_checks  # noqa: F401
+from . import (  # noqa: F401 - registers the detectors
+    batch_checks,
+    checkpoint_checks,
+    supervision_checks,
+    template_checks,
+    tokenizer_checks,
+)
 from .findings import DETECTORS, Detector, DoctorReport, Finding
 from .subject import Subject, gather
 
