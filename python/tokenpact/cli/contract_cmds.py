@@ -16,6 +16,7 @@ from ..contract import hashing
 from ..contract.artifact import TOKENIZER_FILE, inspect_contract_files
 from ..contract.canonical import CanonicalError, loads
 from ..contract.checkpoint_reader import checkpoint_from_safetensors
+from ..contract.dataset_files import DATASET_MANIFEST, is_shard_file, read_dataset
 from ..contract.manifest import GOLDEN_FILE, MANIFEST_FILE
 from ..contract.reconcile import check_checkpoint, check_dataset, derive_hashes, reconcile
 from ..contract.replay import replay
@@ -98,7 +99,11 @@ def identities(path: Path) -> dict[str, str]:
     if path.is_dir():
         if (path / TOKENIZER_FILE).is_file():
             return _native_identities(path / TOKENIZER_FILE)
+        if (path / DATASET_MANIFEST).is_file():
+            return _dataset_identities(path)
         return _engine_identities(path)
+    if is_shard_file(path) or path.name == DATASET_MANIFEST:
+        return _dataset_identities(path)
     if path.suffix == ".json":
         document = _read_plain_json(path)
         kind = kind_of(document)
@@ -114,6 +119,14 @@ def identities(path: Path) -> dict[str, str]:
             return _native_identities(path)
     # Other files (a *.tiktoken rank file needs a pattern to mean anything) get their digest.
     return {f"file {path.name}": hashing.file_sha256(path)}
+
+
+def _dataset_identities(path: Path) -> dict[str, str]:
+    found = read_dataset(path)
+    errors = declaration_errors(found.declaration, "dataset")
+    if errors:
+        raise click.ClickException(f"{found.path} is not a valid dataset: " + "; ".join(errors))
+    return {"dataset_hash": hashing.dataset_hash(found.declaration)}
 
 
 def _engine_identities(path: Path) -> dict[str, str]:
@@ -163,8 +176,10 @@ def _declaration(report: Report, document: Any, kind: str) -> bool:
 @click.command("verify")
 @click.argument("directory", type=InputPath(exists=True, file_okay=False, path_type=Path))
 @click.option(
-    "--dataset", type=InputPath(exists=True, dir_okay=False, path_type=Path),
-    help="Encoded-dataset declaration (JSON) that must be bound to this tokenizer.",
+    "--dataset", type=InputPath(exists=True, path_type=Path),
+    help="Encoded dataset (its directory, dataset.json or a shard file) or a dataset "
+    "declaration (JSON) that must be bound to this tokenizer; shard digests and the "
+    "document boundaries are checked too.",
 )  # fmt: skip
 @click.option(
     "--checkpoint", type=InputPath(exists=True, path_type=Path),
@@ -212,9 +227,7 @@ def verify_cmd(
         if _declaration(report, document, "template"):
             bound_template = hashing.template_hash(document)
     if dataset is not None:
-        document = _read_json(dataset)
-        if _declaration(report, document, "dataset"):
-            check_dataset(report, document, semantic=semantic, top_id=top, template=bound_template)
+        _verify_dataset(report, dataset, tok, semantic, top, bound_template)
     if checkpoint is not None:
         document = _checkpoint_document(checkpoint)
         if _declaration(report, document, "checkpoint"):
@@ -233,6 +246,25 @@ def verify_cmd(
         texts = tokenpact.TextFiles([str(p) for p in corpus], text_field=text_field)  # type: ignore[attr-defined]
         report.extend(replay(tok, texts))
     _emit(report, as_json, verbose)
+
+
+def _verify_dataset(
+    report: Report, path: Path, tok: Any, semantic: str, top: int | None, template: str | None
+) -> None:
+    try:
+        found = read_dataset(path)
+    except TokenpactError as exc:
+        report.failed("dataset.read", str(exc))
+        return
+    if not _declaration(report, found.declaration, "dataset"):
+        return
+    check_dataset(report, found.declaration, semantic=semantic, top_id=top, template=template)
+    if found.manifest is None or found.root is None:
+        return
+    from ..data.dataset import dataset_problems
+
+    for name, problems in dataset_problems(found.root, found.manifest, tok).items():
+        report.expect(f"dataset.{name}", not problems, "; ".join(problems[:5]))
 
 
 @click.command("reconcile")

@@ -5,7 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from . import batch_checks, checkpoint_checks, template_checks, tokenizer_checks  # noqa: F401
+from . import (  # noqa: F401
+    batch_checks,
+    checkpoint_checks,
+    dataset_checks,
+    template_checks,
+    tokenizer_checks,
+)
 from .findings import DETECTORS, Detector, DoctorReport, Finding
 from .subject import Subject, gather
 
@@ -44,7 +50,7 @@ def run_detectors(subject: Subject, report: DoctorReport, *, only: Sequence[str]
                 _run(det, subject.focus(batch=batch), path, report)
         elif scope == "manifest":
             for path, doc in subject.manifests:
-                _run(det, subject.focus(manifest=doc), path, report)
+                _run(det, subject.focus(manifest=doc, manifest_path=path), path, report)
         elif scope == "checkpoint" and subject.checkpoint is not None:
             _run(det, subject, subject.checkpoint_path, report)
         elif scope == "template" and subject.template is not None:
