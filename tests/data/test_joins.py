@@ -227,3 +227,35 @@ def test_allowed_special_lets_control_spellings_through(tmp_path: Path, tok: Pat
     assert json.loads((tmp_path / "s" / "dataset.json").read_text())["allowed_special"] == [
         "<|eot|>"
     ]
+
+
+def test_leakage_cli_reports_and_drops(tmp_path: Path, records: list[dict[str, object]]) -> None:
+    fit = [dict(r) for r in records[:30] if r["id"] != "copy-of-3"]
+    test = [dict(r) for r in records[30:45]]
+    # One exact copy and one shared passage (13+ words) carried into the fit role.
+    fit.append({**test[0], "id": "fit-copy"})
+    passage = " ".join(f"word{i}" for i in range(20))
+    fit.append({"id": "fit-quote", "text": "intro " + passage, "slice": "q", "meta": {}})
+    test.append({"id": "test-quote", "text": passage + " outro", "slice": "q", "meta": {}})
+    _write(tmp_path / "fit.jsonl", fit)
+    _write(tmp_path / "test.jsonl", test)
+    args = ["data", "leakage", tmp_path / "fit.jsonl", tmp_path / "test.jsonl"]
+    code, text = _run(*args, "--report", tmp_path / "leak.json")
+    assert code == 1 and "| fit / test |" in text, text
+    assert json.loads((tmp_path / "leak.json").read_text())["pairs"]
+    code, text = _run(*args, "--drop", tmp_path / "fit.clean.jsonl")
+    assert code == 0, text
+    kept = _read(tmp_path / "fit.clean.jsonl")
+    ids = {r["id"] for r in kept}
+    assert "fit-copy" not in ids and "fit-quote" not in ids
+    by_id = {r["id"]: r for r in fit}
+    assert all(r == by_id[r["id"]] for r in kept)  # every field passed through
+    code, text = _run(
+        "data",
+        "leakage",
+        tmp_path / "fit.clean.jsonl",
+        tmp_path / "test.jsonl",
+        "--fit-role",
+        "fit",
+    )
+    assert code == 0, text

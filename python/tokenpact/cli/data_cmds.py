@@ -294,6 +294,90 @@ def split_cmd(
         click.echo(f"{role}: {len(docs)} documents")
 
 
+@data.command("leakage")
+@_reader_options
+@click.option("--fit-role", default="fit", show_default=True, help="The role a model fits on.")
+@click.option(
+    "--protected",
+    default="validation,test",
+    show_default=True,
+    help="Comma-separated held-out roles the fit role must not share text with.",
+)
+@click.option("--near", type=click.FloatRange(0.0, 1.0), default=0.8, show_default=True)
+@click.option("--no-near", is_flag=True, help="Exact and n-gram overlap only.")
+@click.option("--ngram", type=click.IntRange(min=1), default=13, show_default=True)
+@click.option("--report", "report_path", type=click.Path(path_type=Path), default=None)
+@click.option(
+    "--drop",
+    "drop_out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the fit role without its leaked documents here (exit 0 once dropped).",
+)
+@threads_option
+@progress_option
+def leakage_cmd(
+    inputs: tuple[Path, ...],
+    fit_role: str,
+    protected: str,
+    near: float,
+    no_near: bool,
+    ngram: int,
+    report_path: Path | None,
+    drop_out: Path | None,
+    threads: int | None,
+    progress: bool | None,
+    **reader: Any,
+) -> None:
+    """Check split files for text shared between roles (exact, near, n-gram).
+
+    Each INPUT is one role, named by its file name (splits/fit.jsonl is role 'fit', as
+    `data split` writes them). Exit 1 when the fit role shares text with a protected
+    role, unless --drop writes the fit role without those documents.
+
+    \b
+    Example:
+      tokenpact data leakage splits/fit.jsonl splits/test.jsonl --drop splits/fit.clean.jsonl
+    """
+    from ..data import check_leakage, drop_leaked
+
+    show = resolve_progress(progress)
+    splits: dict[str, list[Any]] = {}
+    for path in inputs:
+        role = path.name.split(".", 1)[0]
+        if role in splits:
+            raise click.BadParameter(f"two inputs are role {role!r}", param_hint="INPUTS")
+        splits[role] = _read((path,), reader, show)
+    if fit_role not in splits:
+        raise click.BadParameter(
+            f"no input is the fit role {fit_role!r} (roles: {', '.join(splits)})",
+            param_hint="--fit-role",
+        )
+    held = [r for r in (p.strip() for p in protected.split(",")) if r in splits]
+    report = check_leakage(
+        splits, near_threshold=None if no_near else near, ngram=ngram, threads=threads
+    )
+    if report_path is not None:
+        from ..data.corpus_manifest import write_json_atomic
+
+        write_json_atomic(report_path, report.to_json())
+    click.echo(report.to_markdown())
+    leaked = sorted(report.leaked_ids(fit_role, held))
+    click.echo(
+        f"{len(leaked)} of {len(splits[fit_role])} {fit_role} documents share text "
+        f"with {', '.join(held) or 'no protected role'}"
+    )
+    if drop_out is not None:
+        kept, removed = drop_leaked(splits, report, fit_role=fit_role, protected=held)
+        _write_jsonl(drop_out, kept[fit_role], reader)
+        click.echo(
+            f"dropped {len(removed)}; {len(kept[fit_role])} {fit_role} documents -> {drop_out}"
+        )
+        return
+    if leaked:
+        raise SystemExit(1)
+
+
 def _write_jsonl(path: Path, docs: list[Any], reader: dict[str, Any]) -> None:
     """Write documents as JSON Lines, every input field passed through unchanged."""
     import os
