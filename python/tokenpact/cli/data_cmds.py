@@ -199,7 +199,7 @@ def data() -> None:
 @click.option("--no-near", is_flag=True, help="Exact deduplication only.")
 @click.option("--shingle", type=click.Choice(["word", "char"]), default="word", show_default=True)
 @click.option("--ngram", "n", type=click.IntRange(min=1), default=5, show_default=True)
-@click.option("--num-perm", type=click.IntRange(1, 191), default=128, show_default=True)
+@click.option("--num-perm", type=click.IntRange(1, 8192), default=128, show_default=True)
 @click.option("--case", type=click.Choice(["keep", "lower", "fold"]), default="keep")
 @click.option("--unicode-form", type=click.Choice(["none", "NFC", "NFKC"]), default="NFC")
 @_engine_options
