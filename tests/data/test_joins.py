@@ -259,3 +259,43 @@ def test_leakage_cli_reports_and_drops(tmp_path: Path, records: list[dict[str, o
         "fit",
     )
     assert code == 0, text
+
+
+def test_bind_an_existing_checkpoint_and_verify_an_hf_directory(
+    tmp_path: Path, real_docs: list[Document]
+) -> None:
+    import tiny_lm
+
+    native = tp.train_bpe([d.text for d in real_docs], vocab_size=420)
+    hf = tmp_path / "hf"
+    hf.mkdir()
+    native.export_hf(hf / "tokenizer.json")
+    tok = tp.Tokenizer.load(hf)
+    tiny_lm.build(tmp_path / "ckpt", rows=tok.vocab_size, tied=True)
+    config_path = tmp_path / "ckpt" / "config.json"
+    config = json.loads(config_path.read_text())
+    ids = tok.special_tokens
+    config.update(
+        bos_token_id=ids["<|bos|>"],
+        pad_token_id=ids["<|pad|>"],
+        eos_token_id=[ids["<|eos|>"], ids["<|eot|>"]],
+        my_key=[1, 2],
+    )
+    config_path.write_text(json.dumps(config))
+    code, text = _run("bind", tmp_path / "ckpt", "--tokenizer", hf)
+    assert code == 0, text
+    bound = json.loads(config_path.read_text())
+    assert bound["tokenpact"]["tokenizer_semantic_hash"] == tok.semantic_hash
+    assert {k: v for k, v in bound.items() if k != "tokenpact"} == config  # all else kept
+    docs = [Document(d.doc_id, d.text) for d in real_docs[:20]]
+    encode_dataset(docs, tok, tmp_path / "ds", format="megatron", append_eod=True)
+    code, text = _run("verify", hf, "--dataset", tmp_path / "ds", "--checkpoint", tmp_path / "ckpt")
+    assert code == 0 and "artifact.foreign" not in text, text  # passes quietly
+    code, text = _run("verify", hf, "-v")
+    assert code == 0 and "artifact.foreign" in text
+    # A checkpoint too small for the tokenizer is refused and nothing is written.
+    tiny_lm.build(tmp_path / "small", rows=tok.vocab_size - 5, tied=True)
+    before = (tmp_path / "small" / "config.json").read_text()
+    code, text = _run("bind", tmp_path / "small", "-t", hf)
+    assert code == 1 and "rows" in text
+    assert (tmp_path / "small" / "config.json").read_text() == before

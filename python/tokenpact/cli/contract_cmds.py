@@ -211,7 +211,11 @@ def verify_cmd(
     verbose: bool,
 ) -> None:
     """Verify the saved tokenizer in DIRECTORY against its manifest and golden vectors,
-    and optionally a dataset, a checkpoint and a replayed training run."""
+    and optionally a dataset, a checkpoint and a replayed training run.
+
+    DIRECTORY may also be a Hugging Face tokenizer directory (tokenizer.json, no
+    tokenpact manifest): its identity is derived from the files and the dataset and
+    checkpoint bindings are checked against it (no conversion needed)."""
     if do_replay and not corpus:
         raise click.UsageError("--replay needs the training files: --corpus FILE [--corpus ...]")
     try:
@@ -219,7 +223,17 @@ def verify_cmd(
     except TokenpactError as exc:
         raise click.ClickException(f"cannot load the tokenizer in {directory}: {exc}") from None
     report = Report(f"verify {directory}")
-    report.extend(inspect_contract_files(tok, directory, verify_golden=not no_golden))
+    if _foreign(directory):
+        # A Hugging Face (or SentencePiece, tiktoken) directory carries no tokenpact
+        # manifest to check drift against; its identity is derived from the files, and
+        # the dataset and checkpoint bindings are checked against that identity.
+        report.passed(
+            "artifact.foreign",
+            f"no tokenpact manifest (a foreign tokenizer directory); semantic hash "
+            f"{hashing.semantic_hash(tok)} derived from its files",
+        )
+    else:
+        report.extend(inspect_contract_files(tok, directory, verify_golden=not no_golden))
     semantic, top, policy = hashing.semantic_hash(tok), max_id(tok), special_policy(tok)
     bound_template = None
     if template is not None:
@@ -248,6 +262,13 @@ def verify_cmd(
     _emit(report, as_json, verbose)
 
 
+def _foreign(directory: Path) -> bool:
+    """A tokenizer directory tokenpact did not save (no tokenpact.json, manifest or
+    golden set): verify checks bindings against its derived identity."""
+    ours = (TOKENIZER_FILE, MANIFEST_FILE, GOLDEN_FILE)
+    return not any((directory / name).exists() for name in ours)
+
+
 def _verify_dataset(
     report: Report, path: Path, tok: Any, semantic: str, top: int | None, template: str | None
 ) -> None:
@@ -265,6 +286,39 @@ def _verify_dataset(
 
     for name, problems in dataset_problems(found.root, found.manifest, tok).items():
         report.expect(f"dataset.{name}", not problems, "; ".join(problems[:5]))
+
+
+@click.command("bind")
+@click.argument("checkpoint", type=InputPath(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--tokenizer", "-t", "tokenizer_path", required=True,
+    type=InputPath(exists=True, path_type=Path),
+    help="The tokenizer the checkpoint was trained with (artifact or Hugging Face directory).",
+)  # fmt: skip
+@click.option(
+    "--template", type=InputPath(exists=True, dir_okay=False, path_type=Path),
+    help="Template declaration the checkpoint was trained with.",
+)  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def bind_cmd(checkpoint: Path, tokenizer_path: Path, template: Path | None, as_json: bool) -> None:
+    """Bind an existing CHECKPOINT directory to its tokenizer (and template).
+
+    The checkpoint is checked against the tokenizer first (rows cover every ID, special
+    IDs agree, tied head); only if every check passes are the hashes written to its
+    config.json under "tokenpact" (tokenizer_semantic_hash, template_hash), atomically.
+    Every other key of config.json is kept as it was.
+    """
+    from ..contract.bindings import bind_checkpoint
+
+    try:
+        tok = _load_tokenizer(tokenizer_path)
+    except TokenpactError as exc:
+        raise click.ClickException(f"cannot load the tokenizer {tokenizer_path}: {exc}") from None
+    template_doc = _read_json(template) if template is not None else None
+    report = bind_checkpoint(checkpoint, tok, template=template_doc)
+    if report.ok and not as_json:
+        click.echo(f"bound {checkpoint}/config.json to {hashing.semantic_hash(tok)}")
+    _emit(report, as_json, verbose=False)
 
 
 @click.command("reconcile")

@@ -39,6 +39,7 @@ from ..contract import (
     framed_hash,
     template_hash,
 )
+from ..contract.bindings import BINDING_KEY
 from ..contract.dataset_files import read_dataset, shard_digest_problems
 from ..contract.hashing import dataset_hash
 from ..contract.reconcile import check_checkpoint, check_dataset
@@ -52,7 +53,6 @@ KIND = "tokenpact.release"
 POINTER_KIND = "tokenpact.release-pointer"
 CHECKPOINT_FILES = "checkpoint-files-v1"
 CACHE_NAMESPACE = "cache-namespace-v1"
-BINDING_KEY = "tokenpact"
 
 
 def cache_namespace(semantic: str, template: str) -> str:
