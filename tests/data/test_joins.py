@@ -299,3 +299,23 @@ def test_bind_an_existing_checkpoint_and_verify_an_hf_directory(
     code, text = _run("bind", tmp_path / "small", "-t", hf)
     assert code == 1 and "rows" in text
     assert (tmp_path / "small" / "config.json").read_text() == before
+
+
+def test_clean_passes_every_field_through(tmp_path: Path, records: list[dict[str, object]]) -> None:
+    corpus = _write(tmp_path / "raw.jsonl", records)
+    out = tmp_path / "clean.jsonl"
+    code, text = _run(
+        "data", "clean", corpus, out, "--steps", "repair,pii", "--duplicate-ids", "number"
+    )
+    assert code == 0, text
+    by_id = {r["id"]: r for r in records}
+    rows = _read(out)
+    assert len(rows) == len(records)
+    for row in rows:
+        original = by_id[row["id"]]
+        # Every input field is kept as it was ("meta" included: this run's annotations
+        # go to clean_meta because the input already uses "meta").
+        for key, value in original.items():
+            if key != "text":
+                assert row[key] == value, key
+        assert {"clean_meta", "raw_sha256", "clean_sha256"} <= set(row)

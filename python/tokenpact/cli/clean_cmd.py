@@ -126,7 +126,13 @@ def register(group: click.Group, reader_options: Any, engine_options: Any, read:
             ) from None
         ray_options = {"address": address} if engine == "ray" and address else None
         result = pipeline.run(docs, engine=engine, ray_options=ray_options, progress=show)
-        result.write(out_path, rejected_path=rejected_path, report_path=report_path)
+        fields = {
+            "text_field": reader["text_field"],
+            "id_field": reader["id_field"] or None,
+            "source_field": reader["source_field"],
+            "group_field": reader["group_field"],
+        }
+        result.write(out_path, rejected_path=rejected_path, report_path=report_path, names=fields)
         if manifest_path is not None:
             manifest = result.corpus_manifest(revision=revision)
             from ..data.corpus_manifest import write_json_atomic
