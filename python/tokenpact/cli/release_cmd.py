@@ -77,7 +77,7 @@ def seal_cmd(
     echo_rows(
         [
             ("bundle", str(out)),
-            ("transition", str(bundle["transition"])),
+            ("transition", bundle["transition"] or "none (no previous release)"),
             ("cache namespace", bundle["cache_namespace"]),
         ]
     )
