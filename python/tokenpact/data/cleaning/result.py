@@ -64,6 +64,25 @@ class CleaningResult:
             if d.text is not None
         ]
 
+    def drops(self, max_share: float) -> list[dict[str, Any]]:
+        """Each (source, step) where the step dropped more than ``max_share`` of the
+        source's documents: ``{"source", "step", "dropped", "documents", "share"}``,
+        largest share first. A preset that does not fit the content shows up here."""
+        totals = Counter(d.source for d in self.documents)
+        dropped = Counter((d.source, d.dropped_by) for d in self.documents if d.text is None)
+        out = [
+            {
+                "source": source,
+                "step": step,
+                "dropped": n,
+                "documents": totals[source],
+                "share": n / totals[source],
+            }
+            for (source, step), n in dropped.items()
+            if n / totals[source] > max_share
+        ]
+        return sorted(out, key=lambda r: (-r["share"], r["source"], str(r["step"])))
+
     @property
     def rejected(self) -> list[DocResult]:
         return [d for d in self.documents if d.text is None]
