@@ -85,9 +85,10 @@ def _walk(root: Path, *, engine: str) -> dict[str, Any]:
     run("train", raw, "-o", root / "tok", "--vocab-size", 700)
     clean = root / "clean.jsonl"
     run(
-        "data", "clean", raw, clean, "--steps", "repair,pii", "--duplicate-ids", "number",
-        "--report", root / "clean-report.json", "--manifest", root / "corpus.json",
-        "--engine", engine,
+        "data", "clean", raw, clean, "--steps", "repair,quality,pii", "--preset", "short",
+        "--source-field", "slice", "--duplicate-ids", "number",
+        "--rejected", root / "rejected.jsonl", "--report", root / "clean-report.json",
+        "--manifest", root / "corpus.json", "--engine", engine,
     )  # fmt: skip
     kept = root / "kept.jsonl"
     run("data", "dedup", clean, "-o", kept, "--report", root / "dedup.json", "--engine", engine)
@@ -111,9 +112,14 @@ def _walk(root: Path, *, engine: str) -> dict[str, Any]:
 def test_no_record_field_or_id_is_lost(journey: dict[str, Any]) -> None:
     raw = read_jsonl(journey["raw"])
     clean = read_jsonl(journey["clean"])
-    # The repeated ID was numbered, every other ID kept; clean dropped nothing here.
-    assert [r["id"] for r in clean] == [*(r["id"] for r in raw[:-1]), f"{raw[-1]['id']}#2"]
-    for before, after in zip(raw, clean, strict=True):
+    rejected = read_jsonl(journey["root"] / "rejected.jsonl")
+    # The repeated ID was numbered, every other ID kept; every record is kept or rejected.
+    ids = [*(r["id"] for r in raw[:-1]), f"{raw[-1]['id']}#2"]
+    assert sorted(r["id"] for r in clean + rejected) == sorted(ids)
+    assert 0 < len(rejected) < len(raw) / 2  # the "short" preset fits these paragraphs
+    originals = dict(zip(ids, raw, strict=True))
+    for after in clean:
+        before = originals[after["id"]]
         for key in ("slice", "source", "meta"):
             assert after[key] == before[key]  # passed through, never rewritten
     kept = read_jsonl(journey["kept"])
