@@ -73,12 +73,36 @@ def read_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+# Files the project writes that no detector reads: recognized (so the doctor says what
+# it saw, not "nothing recognizable"), with nothing to check.
+_RECORD_KINDS = {
+    "tokenpact.release": "release bundle",
+    "tokenpact.release-pointer": "release pointer",
+    "tokenpact.bundle": "reconcile bundle",
+    "tokenpact.doctor": "doctor report",
+}
+_REPORT_KEYS: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"settings", "totals", "per_source", "clusters"}), "dedup report"),
+    (frozenset({"steps", "totals"}), "cleaning report"),
+    (frozenset({"settings", "pairs"}), "leakage report"),
+)
+# Beside a saved tokenizer: its manifest and golden set stand for the artifact.
+_ARTIFACT_FILES = ("manifest.json", "golden.json")
+
+
 def _json_kind(doc: Any) -> str | None:
     if not isinstance(doc, dict):
         return None
     kind = doc.get("kind")
     if kind == "tokenpact.encoded_dataset":
         return "encoded dataset"
+    if doc.get("format") == "tokenpact.tokenizer":
+        return "tokenizer"
+    if kind in _RECORD_KINDS:
+        return _RECORD_KINDS[kind]
+    for keys, name in _REPORT_KEYS:
+        if keys <= doc.keys():
+            return name
     if kind == "tokenpact.checkpoint":
         return "checkpoint declaration"
     if kind in ("tokenpact.dataset", "tokenpact.corpus") or "cache_key" in doc:
@@ -196,6 +220,12 @@ def _inspect_file(subject: Subject, path: Path, kinds: list[str]) -> list[str]:
         kinds.append("tokenizer")
         _load_tokenizer(subject, path)
         return ["tokenizer"]
+    if name in (*_ARTIFACT_FILES, "tokenpact.json") and (path.parent / "manifest.json").is_file():
+        kinds.append("tokenizer")
+        _load_tokenizer(subject, path.parent)
+        return ["tokenizer"]
+    if name.endswith((".jsonl", ".jsonl.gz", ".jsonl.zst", ".ndjson")):
+        return ["JSON Lines records (no detector reads corpus records)"]
     if name.endswith(".json"):
         doc = read_json(path)
         kind = _json_kind(doc)
