@@ -232,6 +232,7 @@ def test_release_migrate_reencode_and_rollback(journey: dict[str, Any]) -> None:
         "--out", v2)  # fmt: skip
     checked = run("release", "check", v2)  # the recorded previous: nothing skipped
     assert "transition.declared" in checked and "canary." in checked
+    assert "all" in run("reconcile", v2)  # a release bundle runs the same admission
     run("release", "promote", v2, "--pointer", pointer)
     # A flipped byte in the new shards blocks a re-check.
     original = flip_byte(ds2 / "shard-00000.bin")

@@ -1,7 +1,8 @@
 """Every file the data journey writes is readable by every command that takes files:
 ``hash`` names its identity, ``doctor`` says what it is (never "nothing recognizable",
-never a traceback), and every dataset file is accepted by ``verify --dataset`` and
-``release seal --dataset``."""
+never a traceback), and every dataset file is accepted by ``verify --dataset``,
+``reconcile`` and ``doctor`` (``release seal --dataset``: tests/migrate/test_release.py
+and the journey)."""
 
 from __future__ import annotations
 
@@ -60,3 +61,8 @@ def test_every_dataset_file_is_a_dataset_everywhere(walked: dict[str, Any]) -> N
             assert result.exit_code == 0, (path, result.output)
             result = _invoke("doctor", path, root / "tok")
             assert result.exit_code == 0 and "encoded dataset" in result.output, path
+            result = _invoke("reconcile", path)  # the checks that need no tokenizer
+            assert (
+                result.exit_code == 0
+                and "dataset.shards" in _invoke("reconcile", path, "-v").output
+            ), (path, result.output)

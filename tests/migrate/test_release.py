@@ -220,3 +220,14 @@ def test_rollback_is_a_stack(releases: dict[str, Path]) -> None:
     assert release.rollback(pointer=pointer)["name"] == "v1"
     with pytest.raises(ConfigError, match="no earlier release"):
         release.rollback(pointer=pointer)
+
+
+def test_bundles_read_back_through_the_canonical_reader(releases: dict[str, Path]) -> None:
+    bundle = tp.contract.loads(releases["v2"].read_bytes())  # no float refused
+    assert bundle["canary"]["max_token_ratio"] == {"default": "1.0"}
+    from click.testing import CliRunner
+
+    from tokenpact.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["reconcile", str(releases["v2"])])
+    assert result.exit_code == 0, result.output

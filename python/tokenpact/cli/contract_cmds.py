@@ -322,7 +322,7 @@ def bind_cmd(checkpoint: Path, tokenizer_path: Path, template: Path | None, as_j
 
 
 @click.command("reconcile")
-@click.argument("bundle", type=InputPath(exists=True, dir_okay=False, path_type=Path))
+@click.argument("bundle", type=InputPath(exists=True, path_type=Path))
 @click.option(
     "--root", type=InputPath(exists=True, file_okay=False, path_type=Path),
     help="Directory holding the released tokenizer files; their bytes are re-hashed.",
@@ -331,7 +331,19 @@ def bind_cmd(checkpoint: Path, tokenizer_path: Path, template: Path | None, as_j
 @click.option("-v", "--verbose", is_flag=True, help="List passing checks too.")
 def reconcile_cmd(bundle: Path, root: Path | None, as_json: bool, verbose: bool) -> None:
     """Check a bundle (corpus, tokenizer, template, golden, dataset, checkpoint): every
-    hash is re-derived and every binding compared; all failures are listed."""
+    hash is re-derived and every binding compared; all failures are listed.
+
+    BUNDLE may also be a release bundle (the release admission checks run) or an encoded
+    dataset (its directory, dataset.json or a shard file: the checks that need no
+    tokenizer run; bind it to one with `tokenpact verify TOKENIZER --dataset PATH`)."""
+    if bundle.is_dir() or is_shard_file(bundle) or bundle.name == DATASET_MANIFEST:
+        _emit(_reconcile_dataset(bundle), as_json, verbose)
+        return
+    if _plain_kind(bundle) == "tokenpact.release":
+        from ..migrate.release import check_release
+
+        _emit(check_release(bundle), as_json, verbose)
+        return
     try:
         document = loads(bundle.read_bytes())
     except (OSError, CanonicalError) as exc:
@@ -340,3 +352,32 @@ def reconcile_cmd(bundle: Path, root: Path | None, as_json: bool, verbose: bool)
         _emit(report, as_json, verbose)
         return
     _emit(reconcile(document, root=root), as_json, verbose)
+
+
+def _plain_kind(path: Path) -> Any:
+    """The ``kind`` of a JSON document read leniently (release bundles sealed before
+    their ratios became strings hold floats), or None."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return document.get("kind") if isinstance(document, dict) else None
+
+
+def _reconcile_dataset(path: Path) -> Report:
+    report = Report("reconcile")
+    try:
+        found = read_dataset(path)
+    except TokenpactError as exc:
+        report.failed("dataset.read", str(exc))
+        return report
+    if not _declaration(report, found.declaration, "dataset"):
+        return report
+    report.passed("dataset.schema")
+    if found.manifest is None or found.root is None:
+        return report
+    from ..data.dataset import dataset_problems
+
+    for name, problems in dataset_problems(found.root, found.manifest, None).items():
+        report.expect(f"dataset.{name}", not problems, "; ".join(problems[:5]))
+    return report

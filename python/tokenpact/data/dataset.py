@@ -204,7 +204,8 @@ def boundary_problems(ds: EncodedDataset, *, eos_id: int | None) -> list[str]:
 
 
 def dataset_problems(root: Path, manifest: dict[str, Any], tokenizer: Any) -> dict[str, list[str]]:
-    """Every way an encoded dataset's files disagree with its manifest and ``tokenizer``:
+    """Every way an encoded dataset's files disagree with its manifest and ``tokenizer``
+    (``None``: the checks that need no tokenizer):
     ``declaration_hash`` (the declaration was edited), ``shards`` (digests, totals,
     format) and ``boundaries`` (the records do not hold what ``boundary_policy`` says)."""
     out: dict[str, list[str]] = {"declaration_hash": [], "shards": [], "boundaries": []}
@@ -222,5 +223,6 @@ def dataset_problems(root: Path, manifest: dict[str, Any], tokenizer: Any) -> di
     except (ContractError, KeyError, TypeError, ValueError) as exc:
         out["shards"].append(str(exc))
         return out
-    out["boundaries"] = boundary_problems(ds, eos_id=tokenizer.eos_id)
+    eos = tokenizer.eos_id if tokenizer is not None else None
+    out["boundaries"] = boundary_problems(ds, eos_id=eos)
     return out

@@ -150,7 +150,14 @@ def seal_release(
         "transition": transition,
         "canary": None
         if canary is None
-        else {"path": rel(canary), "max_token_ratio": dict(max_token_ratio or {"default": 1.0})},
+        else {
+            "path": rel(canary),
+            # Decimal strings: the bundle is read back by the canonical-JSON reader
+            # (reconcile), which refuses floats.
+            "max_token_ratio": {
+                k: repr(float(v)) for k, v in (max_token_ratio or {"default": 1.0}).items()
+            },
+        },
         "previous": None
         if previous is None
         else {
