@@ -204,7 +204,9 @@ def _inspect_shard(subject: Subject, path: Path) -> list[str]:
 
 def _inspect_file(subject: Subject, path: Path, kinds: list[str]) -> list[str]:
     name = path.name
-    if name.startswith("shard-") and name.endswith((".parquet", ".bin", ".idx", ".docs.tsv")):
+    shard = name.startswith("shard-") and name.endswith((".parquet", ".bin", ".idx", ".docs.tsv"))
+    # A Parquet file named like a shard with no dataset.json beside it is a batch file.
+    if shard and not (name.endswith(".parquet") and not (path.parent / "dataset.json").exists()):
         return _inspect_shard(subject, path)
     if name.endswith((".npz", ".parquet")):
         subject.batches.append((str(path), load_batch(path)))
