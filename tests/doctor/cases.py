@@ -253,3 +253,32 @@ case("cache-key-without-identity", TRIGGER)(lambda t: _key(t, complete=False))
 case("cache-key-without-identity", CLEAN)(lambda t: _key(t, complete=True))
 case("manifest-tokenizer-mismatch", TRIGGER)(_dataset(matching=False))
 case("manifest-tokenizer-mismatch", CLEAN)(_dataset(matching=True))
+
+
+# ------------------------------------------------------------------------ encoded datasets
+def _encoded(tmp: Path, *, fmt: str, append_eod: bool) -> Path:
+    folder = byte_bpe_artifact(tmp / "tok")
+    tok = tp.Tokenizer.load(folder)
+    docs = [tp.data.Document(f"d{i}", f"record {i} of the encoded set") for i in range(6)]
+    out = tmp / "shards"
+    tp.data.encode_dataset(docs, tok, out, format=fmt, append_eod=append_eod)
+    return out
+
+
+def _flipped(tmp: Path, *, flip: bool) -> Built:
+    out = _encoded(tmp, fmt="megatron", append_eod=True)
+    if flip:
+        data = bytearray((out / "shard-00000.bin").read_bytes())
+        data[0] ^= 1
+        (out / "shard-00000.bin").write_bytes(bytes(data))
+    return [out], {}
+
+
+def _boundaries(tmp: Path, *, eod: bool) -> Built:
+    return [_encoded(tmp, fmt="megatron", append_eod=eod)], {}
+
+
+case("dataset-shards-changed", TRIGGER)(lambda t: _flipped(t, flip=True))
+case("dataset-shards-changed", CLEAN)(lambda t: _flipped(t, flip=False))
+case("dataset-boundary-policy", TRIGGER)(lambda t: _boundaries(t, eod=False))
+case("dataset-boundary-policy", CLEAN)(lambda t: _boundaries(t, eod=True))

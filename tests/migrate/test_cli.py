@@ -159,3 +159,17 @@ def test_apply_refuses_a_non_append_only_change(tmp_path: Path) -> None:
     )
     assert code == 1 and "append-only" in out
     assert not (tmp_path / "out").exists()
+
+
+def test_plan_without_a_corpus_says_not_measured(tmp_path: Path) -> None:
+    old = tp.train_bpe(TEXTS, vocab_size=275)
+    old.save(tmp_path / "tok1")
+    tp.migrate.extend_bpe(old, ["error terror mirror"] * 20, add_merges=3).save(tmp_path / "tok2")
+    code, out = run("migrate", "plan", "--old", tmp_path / "tok1", "--new", tmp_path / "tok2")
+    assert code == 0, out
+    assert "not measured" in out and "0 of 0" not in out and "0.00%" not in out
+    code, out = run(
+        "migrate", "plan", "--old", tmp_path / "tok1", "--new", tmp_path / "tok2", "--json"
+    )
+    plan = json.loads(out)
+    assert plan["corpus"]["measured"] is False and plan["unseen_ids"] == plan["unreachable_ids"]

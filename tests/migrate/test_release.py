@@ -138,3 +138,96 @@ def test_drifted_component_fails_its_hash(releases: dict[str, Path]) -> None:
     ckpt.write_text(ckpt.read_text().replace('"hidden_size": 16', '"hidden_size": 17'))
     report = release.check_release(releases["v2"], previous=releases["v1"])
     assert "hashes.checkpoint" in {c.name for c in report.failures}
+
+
+def test_previous_is_recorded_and_used_without_flags(releases: dict[str, Path]) -> None:
+    bundle = json.loads(releases["v2"].read_text())
+    assert bundle["previous"]["name"] == "v1" and bundle["previous"]["path"] == "v1.bundle.json"
+    report = release.check_release(releases["v2"])  # no previous= given
+    names = {c.name for c in report}
+    assert report.ok, report.format(verbose=True)
+    assert {"previous.recorded", "transition.declared", "canary.prose"} <= names
+
+
+def test_a_comparison_that_cannot_run_fails_instead_of_skipping(releases: dict[str, Path]) -> None:
+    root = releases["root"]
+    bundle = json.loads(releases["v2"].read_text())
+    bundle["previous"] = None  # transition still declared, nothing to compare with
+    orphan = root / "orphan.bundle.json"
+    orphan.write_text(json.dumps(bundle))
+    report = release.check_release(orphan)
+    assert "transition.previous_missing" in {c.name for c in report.failures}
+    assert "--previous" in report.format()
+    # A recorded previous bundle that changed since sealing is caught.
+    v1 = releases["v1"]
+    v1.write_text(v1.read_text().replace('"name": "v1"', '"name": "v1b"'))
+    failed = {c.name for c in release.check_release(releases["v2"]).failures}
+    assert "previous.recorded" in failed
+
+
+def test_seal_refuses_a_ratio_limit_without_a_canary(releases: dict[str, Path]) -> None:
+    root = releases["root"]
+    with pytest.raises(ConfigError, match="canary"):
+        release.seal_release(
+            root / "x.bundle.json",
+            name="x",
+            tokenizer=root / "tok-v2",
+            dataset=root / "data-v2.json",
+            checkpoint=root / "ckpt-v2",
+            max_token_ratio={"default": 1.0},
+            previous=releases["v1"],
+        )
+
+
+def test_encoded_dataset_directory_in_a_bundle(releases: dict[str, Path]) -> None:
+    root = releases["root"]
+    tok = tp.Tokenizer.load(root / "tok-v1")
+    docs = [tp.data.Document(f"d{i}", t) for i, t in enumerate(TEXTS)]
+    tp.data.encode_dataset(docs, tok, root / "shards-v1", format="megatron", append_eod=True)
+    bundle_path = root / "enc.bundle.json"
+    release.seal_release(
+        bundle_path,
+        name="enc",
+        tokenizer=root / "tok-v1",
+        dataset=root / "shards-v1",
+        checkpoint=root / "ckpt-v1",
+    )
+    report = release.check_release(bundle_path)
+    assert report.ok, report.format(verbose=True)
+    assert "hashes.dataset_shards" in {c.name for c in report}
+    data = bytearray((root / "shards-v1" / "shard-00000.bin").read_bytes())
+    data[3] ^= 0x40
+    (root / "shards-v1" / "shard-00000.bin").write_bytes(bytes(data))
+    failed = {c.name for c in release.check_release(bundle_path).failures}
+    assert failed == {"hashes.dataset_shards"}
+
+
+def test_rollback_is_a_stack(releases: dict[str, Path]) -> None:
+    root, pointer = releases["root"], releases["pointer"]
+    v3 = root / "v3.bundle.json"
+    release.seal_release(
+        v3,
+        name="v3",
+        tokenizer=root / "tok-v2",
+        dataset=root / "data-v2.json",
+        checkpoint=root / "ckpt-v2",
+        canary=root / "canary.jsonl",
+        previous=releases["v2"],
+    )
+    for path in (releases["v1"], releases["v2"], v3):
+        assert release.promote(path, pointer=pointer).ok
+    assert release.rollback(pointer=pointer)["name"] == "v2"
+    assert release.rollback(pointer=pointer)["name"] == "v1"
+    with pytest.raises(ConfigError, match="no earlier release"):
+        release.rollback(pointer=pointer)
+
+
+def test_bundles_read_back_through_the_canonical_reader(releases: dict[str, Path]) -> None:
+    bundle = tp.contract.loads(releases["v2"].read_bytes())  # no float refused
+    assert bundle["canary"]["max_token_ratio"] == {"default": "1.0"}
+    from click.testing import CliRunner
+
+    from tokenpact.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["reconcile", str(releases["v2"])])
+    assert result.exit_code == 0, result.output

@@ -8,6 +8,7 @@ on stderr, no traceback; a missing or unreadable file is always one), 2 a usage 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -28,6 +29,29 @@ F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
 
+# Library errors name the Python keyword that fixes them; a CLI user typed flags, so the
+# message is respelled with the flag (``text_field=`` -> ``--text-field``).
+_PARAMETERS = (
+    "text_field", "id_field", "source_field", "group_field", "duplicate_ids", "overwrite",
+    "max_length", "append_eod", "add_bos", "allowed_special", "records_per_shard",
+    "allow_drop", "drop",
+)  # fmt: skip
+_PARAMETER = re.compile(
+    r"\b(" + "|".join(_PARAMETERS) + r")\s*=(?:\s*(?:True\b|'([^']*)'|\"([^\"]*)\"))?"
+)
+
+
+def _flag(match: re.Match[str]) -> str:
+    flag = "--" + match.group(1).replace("_", "-")
+    value = match.group(2) if match.group(2) is not None else match.group(3)
+    return f"{flag} {value}" if value else flag
+
+
+def cli_spelling(message: str) -> str:
+    """``message`` with Python keyword spellings replaced by the CLI flags that set them."""
+    return _PARAMETER.sub(_flag, message)
+
+
 class TokenpactGroup(click.Group):
     """A click group that turns a :class:`TokenpactError` into ``error: ...`` and exit 1."""
 
@@ -42,7 +66,7 @@ class TokenpactGroup(click.Group):
         try:
             return super().invoke(ctx)
         except TokenpactError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {cli_spelling(str(exc))}", err=True)
             ctx.exit(EXIT_ERROR)
         except UnicodeDecodeError as exc:
             # Bytes read from an input file that are not UTF-8 (an argument never decodes

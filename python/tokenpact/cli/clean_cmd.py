@@ -72,6 +72,23 @@ def register(group: click.Group, reader_options: Any, engine_options: Any, read:
         help="Write the corpus manifest (kept documents, step records) here.",
     )
     @click.option("--revision", default="cleaned", show_default=True, help="Manifest revision.")
+    @click.option(
+        "--preset",
+        type=click.Choice(["web", "prose", "technical", "code", "short"]),
+        default="web",
+        show_default=True,
+        help="Thresholds that fit the content (web pages, prose, man pages and technical "
+        "docs, source code, short texts); --config options win.",
+    )
+    @click.option(
+        "--max-drop",
+        type=click.FloatRange(0.0, 1.0),
+        default=0.5,
+        show_default=True,
+        help="Exit 1 (outputs still written) when one step drops more than this share of a "
+        "source's documents.",
+    )
+    @click.option("--allow-drop", is_flag=True, help="Accept any drop share (exit 0).")
     @engine_options
     @progress_option
     def clean_cmd(
@@ -84,6 +101,9 @@ def register(group: click.Group, reader_options: Any, engine_options: Any, read:
         report_path: Path | None,
         manifest_path: Path | None,
         revision: str,
+        preset: str,
+        max_drop: float,
+        allow_drop: bool,
         engine: str,
         address: str | None,
         progress: bool | None,
@@ -99,6 +119,7 @@ def register(group: click.Group, reader_options: Any, engine_options: Any, read:
         """
         from ..data.cleaning import DEFAULT_STEPS, CleaningPipeline
         from ..data.cleaning.pipeline import STEP_ORDER
+        from ..data.cleaning.presets import preset_config
         from ..data.corpus_manifest import read_json
 
         names = _step_list(steps)
@@ -115,7 +136,7 @@ def register(group: click.Group, reader_options: Any, engine_options: Any, read:
             config["decontam"] = decontam
             if "decontam" not in names:
                 names.append("decontam")
-        pipeline = CleaningPipeline.from_config(config, steps=names)
+        pipeline = CleaningPipeline.from_config(preset_config(preset, names, config), steps=names)
         show = resolve_progress(progress)
         try:
             docs = read(inputs, reader, show)
@@ -126,7 +147,13 @@ def register(group: click.Group, reader_options: Any, engine_options: Any, read:
             ) from None
         ray_options = {"address": address} if engine == "ray" and address else None
         result = pipeline.run(docs, engine=engine, ray_options=ray_options, progress=show)
-        result.write(out_path, rejected_path=rejected_path, report_path=report_path)
+        fields = {
+            "text_field": reader["text_field"],
+            "id_field": reader["id_field"] or None,
+            "source_field": reader["source_field"],
+            "group_field": reader["group_field"],
+        }
+        result.write(out_path, rejected_path=rejected_path, report_path=report_path, names=fields)
         if manifest_path is not None:
             manifest = result.corpus_manifest(revision=revision)
             from ..data.corpus_manifest import write_json_atomic
@@ -135,3 +162,18 @@ def register(group: click.Group, reader_options: Any, engine_options: Any, read:
         click.echo(result.to_markdown())
         kept = sum(1 for d in result.documents if d.kept)
         click.echo(f"{kept} of {len(result.documents)} documents kept -> {out_path}")
+        heavy = [] if allow_drop else result.drops(max_drop)
+        for row in heavy:
+            click.echo(
+                f"warning: {row['step']} dropped {row['dropped']} of {row['documents']} "
+                f"documents ({row['share']:.0%}) of source {row['source']!r}",
+                err=True,
+            )
+        if heavy:
+            click.echo(
+                f"error: a step dropped more than {max_drop:.0%} of a source; choose the "
+                "--preset that fits the content (prose, technical, code, short), adjust "
+                "--config, or pass --allow-drop",
+                err=True,
+            )
+            raise SystemExit(1)

@@ -31,7 +31,20 @@ def _reader_options(func: F) -> F:
         (
             click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path)),
             click.option("--text-field", default="text", show_default=True),
-            click.option("--id-field", default="id", show_default=True, help="'' derives IDs."),
+            click.option(
+                "--id-field",
+                default="id",
+                show_default=True,
+                help="'' derives IDs from content (replacing the field's values).",
+            ),
+            click.option(
+                "--duplicate-ids",
+                type=click.Choice(["error", "number"]),
+                default="error",
+                show_default=True,
+                help="A repeated ID: refuse it, or rename the repeats ID#2, ID#3... "
+                "(reading order).",
+            ),
             click.option("--source-field", default=None, help="Column naming each source."),
             click.option("--group-field", default=None, help="Column naming each split group."),
             click.option(
@@ -69,6 +82,8 @@ def _read(inputs: tuple[Path, ...], opts: dict[str, Any], progress: bool) -> lis
             id_field=opts["id_field"] or None,
             source_field=opts["source_field"],
             group_field=opts["group_field"],
+            duplicate_ids="number" if opts["duplicate_ids"] == "number" else "keep",
+            keep_fields=True,
             progress=progress,
         )
     )
@@ -92,6 +107,21 @@ def _ray_options(engine: str, address: str | None) -> dict[str, Any] | None:
 @click.option("--max-length", type=click.IntRange(min=1), default=None, help="Truncate records.")
 @click.option("--add-special-tokens", is_flag=True, help="Apply the post-processor (BOS/EOS).")
 @click.option(
+    "--append-eod",
+    is_flag=True,
+    help="End every document with the tokenizer's EOS ID (Megatron's --append-eod); "
+    "boundary_policy becomes eos_separate_documents.",
+)
+@click.option("--add-bos", is_flag=True, help="Start every document with the tokenizer's BOS ID.")
+@click.option(
+    "--allow-special",
+    "allow_special",
+    multiple=True,
+    metavar="SPELLING",
+    help="Let this control spelling in the text through as its control ID (repeatable; "
+    "'all' for every one). By default control spellings in text stay ordinary text.",
+)
+@click.option(
     "--compression",
     type=click.Choice(["none", "snappy", "zstd", "lz4", "gzip"]),
     default="none",
@@ -110,6 +140,9 @@ def encode_dataset_cmd(
     records_per_shard: int,
     max_length: int | None,
     add_special_tokens: bool,
+    append_eod: bool,
+    add_bos: bool,
+    allow_special: tuple[str, ...],
     compression: str,
     overwrite: bool,
     engine: str,
@@ -136,6 +169,9 @@ def encode_dataset_cmd(
         records_per_shard=records_per_shard,
         max_length=max_length,
         add_special_tokens=add_special_tokens,
+        append_eod=append_eod,
+        add_bos=add_bos,
+        allowed_special="all" if "all" in allow_special else allow_special,
         compression=compression,
         engine=engine,
         threads=threads,
@@ -145,7 +181,8 @@ def encode_dataset_cmd(
     )
     click.echo(
         f"{manifest['records']} records, {manifest['tokens']} tokens, "
-        f"{len(manifest['shards'])} {shard_format} shards ({manifest['dtype']}) in {out_dir}"
+        f"{len(manifest['shards'])} {shard_format} shards ({manifest['dtype']}) in {out_dir}; "
+        f"boundary_policy {manifest['boundary_policy']}"
     )
 
 
@@ -162,7 +199,7 @@ def data() -> None:
 @click.option("--no-near", is_flag=True, help="Exact deduplication only.")
 @click.option("--shingle", type=click.Choice(["word", "char"]), default="word", show_default=True)
 @click.option("--ngram", "n", type=click.IntRange(min=1), default=5, show_default=True)
-@click.option("--num-perm", type=click.IntRange(1, 191), default=128, show_default=True)
+@click.option("--num-perm", type=click.IntRange(1, 8192), default=128, show_default=True)
 @click.option("--case", type=click.Choice(["keep", "lower", "fold"]), default="keep")
 @click.option("--unicode-form", type=click.Choice(["none", "NFC", "NFKC"]), default="NFC")
 @_engine_options
@@ -205,7 +242,7 @@ def dedup_cmd(
         ray_options=_ray_options(engine, address),
         progress=show,
     )
-    _write_jsonl(out_path, outcome.kept)
+    _write_jsonl(out_path, outcome.kept, reader)
     if report_path is not None:
         from ..data.corpus_manifest import write_json_atomic
 
@@ -253,19 +290,109 @@ def split_cmd(
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     for role, docs in splits.items():
-        _write_jsonl(out_dir / f"{role}.jsonl", docs)
+        _write_jsonl(out_dir / f"{role}.jsonl", docs, reader)
         click.echo(f"{role}: {len(docs)} documents")
 
 
-def _write_jsonl(path: Path, docs: list[Any]) -> None:
+@data.command("leakage")
+@_reader_options
+@click.option("--fit-role", default="fit", show_default=True, help="The role a model fits on.")
+@click.option(
+    "--protected",
+    default="validation,test",
+    show_default=True,
+    help="Comma-separated held-out roles the fit role must not share text with.",
+)
+@click.option("--near", type=click.FloatRange(0.0, 1.0), default=0.8, show_default=True)
+@click.option("--no-near", is_flag=True, help="Exact and n-gram overlap only.")
+@click.option("--ngram", type=click.IntRange(min=1), default=13, show_default=True)
+@click.option("--report", "report_path", type=click.Path(path_type=Path), default=None)
+@click.option(
+    "--drop",
+    "drop_out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the fit role without its leaked documents here (exit 0 once dropped).",
+)
+@threads_option
+@progress_option
+def leakage_cmd(
+    inputs: tuple[Path, ...],
+    fit_role: str,
+    protected: str,
+    near: float,
+    no_near: bool,
+    ngram: int,
+    report_path: Path | None,
+    drop_out: Path | None,
+    threads: int | None,
+    progress: bool | None,
+    **reader: Any,
+) -> None:
+    """Check split files for text shared between roles (exact, near, n-gram).
+
+    Each INPUT is one role, named by its file name (splits/fit.jsonl is role 'fit', as
+    `data split` writes them). Exit 1 when the fit role shares text with a protected
+    role, unless --drop writes the fit role without those documents.
+
+    \b
+    Example:
+      tokenpact data leakage splits/fit.jsonl splits/test.jsonl --drop splits/fit.clean.jsonl
+    """
+    from ..data import check_leakage, drop_leaked
+
+    show = resolve_progress(progress)
+    splits: dict[str, list[Any]] = {}
+    for path in inputs:
+        role = path.name.split(".", 1)[0]
+        if role in splits:
+            raise click.BadParameter(f"two inputs are role {role!r}", param_hint="INPUTS")
+        splits[role] = _read((path,), reader, show)
+    if fit_role not in splits:
+        raise click.BadParameter(
+            f"no input is the fit role {fit_role!r} (roles: {', '.join(splits)})",
+            param_hint="--fit-role",
+        )
+    held = [r for r in (p.strip() for p in protected.split(",")) if r in splits]
+    report = check_leakage(
+        splits, near_threshold=None if no_near else near, ngram=ngram, threads=threads
+    )
+    if report_path is not None:
+        from ..data.corpus_manifest import write_json_atomic
+
+        write_json_atomic(report_path, report.to_json())
+    click.echo(report.to_markdown())
+    leaked = sorted(report.leaked_ids(fit_role, held))
+    click.echo(
+        f"{len(leaked)} of {len(splits[fit_role])} {fit_role} documents share text "
+        f"with {', '.join(held) or 'no protected role'}"
+    )
+    if drop_out is not None:
+        kept, removed = drop_leaked(splits, report, fit_role=fit_role, protected=held)
+        _write_jsonl(drop_out, kept[fit_role], reader)
+        click.echo(
+            f"dropped {len(removed)}; {len(kept[fit_role])} {fit_role} documents -> {drop_out}"
+        )
+        return
+    if leaked:
+        raise SystemExit(1)
+
+
+def _write_jsonl(path: Path, docs: list[Any], reader: dict[str, Any]) -> None:
+    """Write documents as JSON Lines, every input field passed through unchanged."""
     import os
 
+    from ..data.documents import output_record
+
+    names = {
+        "text_field": reader["text_field"],
+        "id_field": reader["id_field"] or None,
+        "source_field": reader["source_field"],
+        "group_field": reader["group_field"],
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     with open(tmp, "w", encoding="utf-8") as handle:
         for d in docs:
-            record = {"id": d.doc_id, "text": d.text, "source": d.source}
-            if d.group_id is not None:
-                record["group"] = d.group_id
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            handle.write(json.dumps(output_record(d, **names), ensure_ascii=False) + "\n")
     os.replace(tmp, path)

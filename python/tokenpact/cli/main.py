@@ -57,6 +57,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "verify_cmd",
         "Verify the saved tokenizer in DIRECTORY against its manifest and golden vectors, and...",
     ),
+    "bind": (
+        "contract_cmds",
+        "bind_cmd",
+        "Bind an existing CHECKPOINT directory to its tokenizer (and template).",
+    ),
     "reconcile": (
         "contract_cmds",
         "reconcile_cmd",

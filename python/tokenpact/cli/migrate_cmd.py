@@ -125,10 +125,15 @@ def plan_cmd(
         ),
         ("IDs", f"{report.prefix_proof['old_ids']} -> {report.prefix_proof['new_ids']}"),
         ("golden cases changed", str(len(report.golden_differences))),
-        ("documents changed", f"{report.changed_documents} of {report.documents}"),
-        ("compression gain", f"{corpus_stats['compression_gain']:.2%}"),
-        ("unreachable new IDs", str(len(report.unreachable_ids))),
     ]
+    if report.measured:
+        rows += [
+            ("documents changed", f"{report.changed_documents} of {report.documents}"),
+            ("compression gain", f"{corpus_stats['compression_gain']:.2%}"),
+            ("new IDs unseen in the corpus", str(len(report.unseen_ids))),
+        ]
+    else:
+        rows += [("corpus figures", "not measured (pass --corpus FILE)")]
     if "resize" in result:
         r = result["resize"]
         rows += [

@@ -25,7 +25,12 @@ def release_group() -> None:
 @release_group.command("seal")
 @click.option("--name", required=True)
 @click.option("--tokenizer", required=True, type=_PATH, help="Artifact directory (tok.save).")
-@click.option("--dataset", required=True, type=_PATH, help="Dataset declaration JSON.")
+@click.option(
+    "--dataset",
+    required=True,
+    type=_PATH,
+    help="Encoded dataset (its directory or dataset.json) or a dataset declaration JSON.",
+)
 @click.option("--checkpoint", required=True, type=_PATH, help="Checkpoint directory.")
 @click.option("--template", type=_PATH, default=None, help="Template declaration JSON.")
 @click.option("--canary", type=_PATH, default=None, help="JSONL of {slice, text}.")
@@ -72,7 +77,7 @@ def seal_cmd(
     echo_rows(
         [
             ("bundle", str(out)),
-            ("transition", str(bundle["transition"])),
+            ("transition", bundle["transition"] or "none (no previous release)"),
             ("cache namespace", bundle["cache_namespace"]),
         ]
     )

@@ -39,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     "account_mixture": "mixture",
     "build_corpus_manifest": "corpus_manifest",
     "check_leakage": "leakage",
+    "drop_leaked": "leakage",
     "expected_token_shares": "mixture",
     "role_by_doc": "splits",
     "split_documents": "splits",
@@ -91,6 +92,7 @@ __all__ = [
     "account_mixture",
     "build_corpus_manifest",
     "check_leakage",
+    "drop_leaked",
     "expected_token_shares",
     "role_by_doc",
     "split_documents",
@@ -161,7 +163,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         exact_dedup,
         exact_dedup_key,
     )
-    from .leakage import LeakageReport, check_leakage
+    from .leakage import LeakageReport, check_leakage, drop_leaked
     from .minhash import MinHashParams, jaccard, minhash_signatures, reference_signature, shingles
     from .mixture import MixtureReport, account_mixture, expected_token_shares
     from .near import NearCluster, NearDedupResult, brute_force_clusters, near_dedup, optimal_bands

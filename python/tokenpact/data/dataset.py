@@ -199,3 +199,65 @@ def _shard_from_files(fmt: str, blobs: dict[str, bytes], dtype: np.dtype[Any]) -
     if shard.ids.dtype != dtype:
         raise ContractError(f"shard IDs are {shard.ids.dtype}, the manifest says {dtype}")
     return shard
+
+
+def boundary_problems(ds: EncodedDataset, *, eos_id: int | None) -> list[str]:
+    """Where the records contradict the manifest's boundary policy and BOS/EOD flags."""
+    m = ds.manifest
+    problems = []
+    policy = m.get("boundary_policy")
+    eod = m.get("eod_id") if m.get("append_eod") else eos_id
+    ends = ds.offsets[1:] - 1
+    nonempty = ds.lengths > 0
+    if policy == "eos_separate_documents":
+        if eod is None:
+            problems.append(
+                "boundary_policy is eos_separate_documents but no EOS ID is known; load "
+                "the tokenizer the dataset was encoded with"
+            )
+        else:
+            bad = np.flatnonzero(~nonempty | (ds.input_ids[np.maximum(ends, 0)] != eod))
+            if bad.size:
+                problems.append(
+                    f"boundary_policy is eos_separate_documents but {bad.size} of {len(ds)} "
+                    f"records do not end with EOS {eod} (first: {ds.doc_ids[int(bad[0])]!r}); "
+                    "re-encode with --append-eod"
+                )
+    elif policy not in (None, "none"):
+        problems.append(f"unknown boundary_policy {policy!r}; re-encode the dataset")
+    if m.get("add_bos"):
+        bos = m.get("bos_id")
+        starts = ds.offsets[:-1]
+        first = ds.input_ids[np.minimum(starts, max(len(ds.input_ids) - 1, 0))]
+        bad = np.flatnonzero(~nonempty | (first != bos))
+        if bad.size:
+            problems.append(
+                f"add_bos is set but {bad.size} records do not start with BOS {bos}; "
+                "re-encode the dataset"
+            )
+    return problems
+
+
+def dataset_problems(root: Path, manifest: dict[str, Any], tokenizer: Any) -> dict[str, list[str]]:
+    """Every way an encoded dataset's files disagree with its manifest and ``tokenizer``
+    (``None``: the checks that need no tokenizer):
+    ``declaration_hash`` (the declaration was edited), ``shards`` (digests, totals,
+    format) and ``boundaries`` (the records do not hold what ``boundary_policy`` says)."""
+    out: dict[str, list[str]] = {"declaration_hash": [], "shards": [], "boundaries": []}
+    try:
+        declared = DatasetDeclaration.from_json(manifest["declaration"])
+        if manifest.get("declaration_hash") != declared.hash:
+            out["declaration_hash"].append(
+                f"declaration_hash {manifest.get('declaration_hash')} is not the hash of the "
+                f"declaration ({declared.hash}); the manifest was edited: re-encode"
+            )
+    except (ContractError, KeyError, TypeError) as exc:
+        out["declaration_hash"].append(f"the declaration is malformed: {exc}")
+    try:
+        ds = open_dataset(root)
+    except (ContractError, KeyError, TypeError, ValueError) as exc:
+        out["shards"].append(str(exc))
+        return out
+    eos = tokenizer.eos_id if tokenizer is not None else None
+    out["boundaries"] = boundary_problems(ds, eos_id=eos)
+    return out

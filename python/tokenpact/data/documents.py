@@ -9,10 +9,11 @@ same file always yields the same IDs whatever the reading order or worker count.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from itertools import islice, repeat
 from operator import attrgetter, eq
+from typing import Any
 
 from ..errors import InvalidInputError
 
@@ -25,7 +26,10 @@ class Document:
     """One text with its stable ``doc_id``, its ``source`` and an optional ``group_id``.
 
     ``group_id`` ties documents that must land in the same split (translations, shards
-    of one page, conversation branches); it defaults to the ``doc_id``.
+    of one page, conversation branches); it defaults to the ``doc_id``. ``fields`` is
+    the input record as read (every column, when the reader was asked to keep them):
+    steps that write documents back pass the fields they do not own through unchanged.
+    It takes no part in equality.
     """
 
     doc_id: str
@@ -33,6 +37,7 @@ class Document:
     source: str = "default"
     group_id: str | None = None
     license_class: str = "unknown"
+    fields: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.doc_id, str) or not self.doc_id:
@@ -102,8 +107,9 @@ def sort_documents(documents: Iterable[Document]) -> tuple[list[Document], list[
     if any(map(eq, ids, islice(ids, 1, None))):
         dup = next(a for a, b in zip(ids, ids[1:], strict=False) if a == b)
         raise InvalidInputError(
-            f"doc_id {dup!r} occurs twice; give every document a unique ID "
-            "(or drop the ID field to derive IDs from content)"
+            f"doc_id {dup!r} occurs twice; give every document a unique ID, read with "
+            "duplicate_ids='number' to rename the repeats ID#2, ID#3..., or derive IDs "
+            "from content"
         )
     return ordered, ids
 
@@ -111,3 +117,30 @@ def sort_documents(documents: Iterable[Document]) -> tuple[list[Document], list[
 def iter_texts(documents: Iterable[Document]) -> Iterator[str]:
     for d in documents:
         yield d.text
+
+
+def output_record(
+    doc: Document,
+    *,
+    text_field: str = "text",
+    id_field: str | None = "id",
+    source_field: str | None = None,
+    group_field: str | None = None,
+) -> dict[str, Any]:
+    """The JSON Lines record a step writes for ``doc``: its input fields unchanged, with
+    only the fields the step owns set (the text, the ID, and the source and group when
+    their fields were named). A document read without its fields gets
+    ``{"id", "text", "source"}`` (and ``"group"``)."""
+    if doc.fields is None:
+        record: dict[str, Any] = {"id": doc.doc_id, "text": doc.text, "source": doc.source}
+        if doc.group_id is not None:
+            record["group"] = doc.group_id
+        return record
+    record = dict(doc.fields)
+    record[text_field] = doc.text
+    record[id_field or "id"] = doc.doc_id
+    if source_field is not None:
+        record[source_field] = doc.source
+    if group_field is not None and doc.group_id is not None:
+        record[group_field] = doc.group_id
+    return record

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..contract import CorpusManifest, DatasetDeclaration, canonical_bytes, template_hash
+from ..contract.dataset_files import DATASET_MANIFEST, ENCODED_DATASET_KIND
 from ..contract.hashing import CORPUS as CORPUS_DOMAIN
 from ..contract.hashing import framed_digest, framed_digest_parts
 from ..errors import ConfigError, ContractError, InvalidInputError
@@ -45,9 +46,10 @@ from .shard_formats import PARQUET_COMPRESSIONS, token_dtype
 from .shard_writer import CHUNK_CHARS, EncodedChunk, ShardSummary, ShardWriter, chunk_bounds
 
 SHARD_FORMATS = ("parquet", "megatron")
-MANIFEST_NAME = "dataset.json"
+BOUNDARY_POLICIES = ("eos_separate_documents", "none")
+MANIFEST_NAME = DATASET_MANIFEST
 CORPUS_NAME = "corpus.json"
-MANIFEST_KIND = "tokenpact.encoded_dataset"
+MANIFEST_KIND = ENCODED_DATASET_KIND
 DEFAULT_RECORDS_PER_SHARD = 100_000
 _MAX_PENDING = 2  # encoded chunks waiting for the writer thread
 _ENCODE_AHEAD = 2  # chunk batch calls in flight on the encoder pool
@@ -69,6 +71,9 @@ class EncodeOptions:
     threads: int | None = None
     compression: str = "none"
     chunk_chars: int = CHUNK_CHARS
+    bos_id: int | None = None
+    eod_id: int | None = None
+    allowed_special: tuple[str, ...] = ()
 
     def metadata(self) -> dict[str, str]:
         return {
@@ -84,16 +89,41 @@ def shard_name(index: int) -> str:
 def _encode_flat(
     tok: Any, texts: list[str], opts: EncodeOptions, digests: bool = False
 ) -> tuple[Any, Any, Any, Any]:
+    allowed = opts.allowed_special
     if digests and not opts.add_special_tokens:
-        return tok.encode_batch_flat_digests(texts, threads=opts.threads)  # type: ignore[no-any-return]
+        return tok.encode_batch_flat_digests(texts, allowed_special=allowed, threads=opts.threads)  # type: ignore[no-any-return]
     if opts.add_special_tokens:
-        lists = tok.encode_batch(texts, add_special_tokens=True, threads=opts.threads)
+        lists = tok.encode_batch(
+            texts, allowed_special=allowed, add_special_tokens=True, threads=opts.threads
+        )
         offsets = np.zeros(len(lists) + 1, dtype=np.int64)
         np.cumsum([len(x) for x in lists], out=offsets[1:])
         ids = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(offsets[-1]))
         return ids, offsets, None, None
-    ids, offsets = tok.encode_batch_flat(texts, threads=opts.threads)
+    ids, offsets = tok.encode_batch_flat(texts, allowed_special=allowed, threads=opts.threads)
     return ids, np.asarray(offsets, dtype=np.int64), None, None
+
+
+def _add_boundaries(ids: Any, offsets: Any, bos: int | None, eod: int | None) -> tuple[Any, Any]:
+    """Each record with ``bos`` before it and ``eod`` after it (either may be ``None``),
+    as Megatron's preprocessing appends EOD: one flat gather, no per-record Python."""
+    lengths = np.diff(offsets)
+    extra = (bos is not None) + (eod is not None)
+    if not extra or not lengths.size:
+        return ids, offsets
+    new_lengths = lengths + extra
+    new_offsets = np.zeros_like(offsets)
+    np.cumsum(new_lengths, out=new_offsets[1:])
+    out = np.empty(int(new_offsets[-1]), dtype=ids.dtype)
+    body = np.ones(out.shape[0], dtype=bool)
+    if bos is not None:
+        out[new_offsets[:-1]] = bos
+        body[new_offsets[:-1]] = False
+    if eod is not None:
+        out[new_offsets[1:] - 1] = eod
+        body[new_offsets[1:] - 1] = False
+    out[body] = ids
+    return out, new_offsets
 
 
 def _truncate(ids: Any, offsets: Any, max_length: int | None) -> tuple[Any, Any, Any]:
@@ -120,7 +150,11 @@ def encode_chunk(
         raise InvalidInputError(
             f"a document in shard {shard} is not valid Unicode: {exc}"
         ) from None
-    ids, offsets, truncated = _truncate(ids, offsets, opts.max_length)
+    extra = (opts.bos_id is not None) + (opts.eod_id is not None)
+    # The boundary tokens survive truncation: the text is cut to leave room for them.
+    limit = None if opts.max_length is None else max(opts.max_length - extra, 0)
+    ids, offsets, truncated = _truncate(ids, offsets, limit)
+    ids, offsets = _add_boundaries(ids, offsets, opts.bos_id, opts.eod_id)
     dtype = np.dtype(opts.dtype)
     top = int(ids.max()) if ids.size else None
     if top is not None and top > np.iinfo(dtype).max:
@@ -345,6 +379,61 @@ def _feeding_records(
             close()
 
 
+def _boundary_ids(tok: Any, *, add_bos: bool, append_eod: bool) -> tuple[int | None, int | None]:
+    bos = eod = None
+    if add_bos:
+        bos = tok.bos_id
+        if bos is None:
+            raise ConfigError(
+                "add_bos: the tokenizer declares no BOS token; declare one (a special token "
+                "with the bos role) or leave BOS out"
+            )
+    if append_eod:
+        eod = tok.eos_id
+        if eod is None:
+            raise ConfigError(
+                "append_eod: the tokenizer declares no EOS token; declare one (a special "
+                "token with the eos role) or leave EOD out"
+            )
+    return bos, eod
+
+
+def _checked_policy(
+    declared: str | None,
+    tok: Any,
+    eod: int | None,
+    *,
+    add_special_tokens: bool,
+    truncated: int,
+) -> str:
+    """The boundary policy the shards hold; a declared one they do not hold is refused.
+
+    Without ``append_eod`` the records end with EOS only when the post-processor appends
+    it (it does the same to every record, so one probe tells) and nothing was cut off.
+    """
+    held = "none"
+    if eod is not None:
+        held = "eos_separate_documents"
+    elif add_special_tokens and not truncated and tok.eos_id is not None:
+        probe = tok.encode("a", add_special_tokens=True)
+        if probe and probe[-1] == tok.eos_id:
+            held = "eos_separate_documents"
+    if declared is not None and declared != held:
+        raise ConfigError(
+            f"boundary_policy {declared!r} does not describe the shards: they hold "
+            f"{held!r}; add the EOS with append_eod=True (--append-eod) or drop the policy"
+        )
+    return held
+
+
+def _exact_shares(mixture: dict[str, Any]) -> dict[str, Any]:
+    """The mixture with each token share as a decimal string: the manifest is read back
+    by the canonical-JSON reader (``verify``, ``release``), which refuses floats because
+    their spelling is not one value everywhere."""
+    shares = mixture.get("token_share") or {}
+    return {**mixture, "token_share": {k: repr(float(v)) for k, v in shares.items()}}
+
+
 def _documents(source: Any, reader_options: Mapping[str, Any] | None) -> list[Document]:
     from .readers import read_documents
 
@@ -366,8 +455,11 @@ def encode_dataset(
     format: str = "parquet",
     records_per_shard: int = DEFAULT_RECORDS_PER_SHARD,
     add_special_tokens: bool = False,
+    append_eod: bool = False,
+    add_bos: bool = False,
+    allowed_special: Sequence[str] | str = (),
     max_length: int | None = None,
-    boundary_policy: str = "eos_separate_documents",
+    boundary_policy: str | None = None,
     roles: Mapping[str, str] | None = None,
     corpus: CorpusManifest | None = None,
     corpus_revision: str = "unversioned",
@@ -387,6 +479,15 @@ def encode_dataset(
     an existing corpus manifest (else one is built from the documents as read).
     ``compression`` applies to Parquet shards (``"none"`` by default: the writer must
     keep up with the encoder; ``"snappy"`` or ``"zstd"`` halve the files).
+
+    ``append_eod`` ends every record with the tokenizer's EOS ID and ``add_bos`` starts
+    it with its BOS ID (what Megatron's ``--append-eod`` does), whatever the
+    post-processor adds; ``max_length`` then counts them. ``allowed_special`` lets those
+    spellings in the text through as control IDs ("all" for every one); by default a
+    control spelling in text stays ordinary text. ``boundary_policy`` (default: derived)
+    says what separates documents in the shards: ``"eos_separate_documents"`` when every
+    record ends with EOS, else ``"none"``; a declared policy the shards do not hold is an
+    error.
     """
     if format not in SHARD_FORMATS:
         raise ConfigError(f"unknown shard format {format!r}; use one of {SHARD_FORMATS}")
@@ -406,6 +507,22 @@ def encode_dataset(
         raise ConfigError(
             f"unknown Parquet compression {compression!r}; use one of {PARQUET_COMPRESSIONS}"
         )
+    bos_id, eod_id = _boundary_ids(tokenizer, add_bos=add_bos, append_eod=append_eod)
+    extra = (bos_id is not None) + (eod_id is not None)
+    if max_length is not None and max_length <= extra:
+        raise ConfigError(
+            f"max_length {max_length} leaves no room for text after the {extra} boundary "
+            "token(s); raise max_length"
+        )
+    if boundary_policy is not None and boundary_policy not in BOUNDARY_POLICIES:
+        raise ConfigError(
+            f"unknown boundary_policy {boundary_policy!r}; use one of {BOUNDARY_POLICIES}"
+        )
+    allowed: tuple[str, ...] = (
+        tuple(sorted(tokenizer.special_tokens))
+        if allowed_special == "all"
+        else tuple(allowed_special)  # fmt: skip
+    )
     out = Path(out_dir)
     if (out / MANIFEST_NAME).exists() and not overwrite:
         raise ConfigError(f"{out} already holds a dataset; pass overwrite=True or another out_dir")
@@ -428,6 +545,9 @@ def encode_dataset(
         threads=threads,
         compression=compression,
         chunk_chars=CHUNK_CHARS,
+        bos_id=bos_id,
+        eod_id=eod_id,
+        allowed_special=allowed,
     )
     bounds = [
         (s, min(s + records_per_shard, len(docs))) for s in range(0, len(docs), records_per_shard)
@@ -519,6 +639,13 @@ def encode_dataset(
     lengths = np.concatenate([s.lengths for s in summaries]) if summaries else np.zeros(0, np.int64)
     tops = [s.max_token_id for s in summaries if s.max_token_id is not None]
     max_id = max(tops) if tops else None
+    policy = _checked_policy(
+        boundary_policy,
+        tokenizer,
+        eod_id,
+        add_special_tokens=add_special_tokens,
+        truncated=sum(s.truncated for s in summaries),
+    )
     shards = [
         {
             "files": s.files,
@@ -545,8 +672,13 @@ def encode_dataset(
         "vocab_size": tokenizer.vocab_size,
         "tokenizer_hash": opts.tokenizer_hash,
         "template_hash": opts.template_hash,
-        "boundary_policy": boundary_policy,
+        "boundary_policy": policy,
         "add_special_tokens": add_special_tokens,
+        "append_eod": eod_id is not None,
+        "add_bos": bos_id is not None,
+        "eod_id": eod_id,
+        "bos_id": bos_id,
+        "allowed_special": list(allowed),
         "max_length": max_length,
         "compression": compression if format == "parquet" else "none",
         "order_policy": "sorted_by_doc_id",
@@ -558,7 +690,7 @@ def encode_dataset(
         "corpus_hash": corpus_hash,
         "declaration": declaration.to_json(),
         "declaration_hash": declaration.hash,
-        "mixture": mixture.to_json(),
+        "mixture": _exact_shares(mixture.to_json()),
         "shards": shards,
     }
     write_json_atomic(out / MANIFEST_NAME, manifest)

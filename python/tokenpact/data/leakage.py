@@ -5,7 +5,8 @@ a quoted passage can carry held-out text into the fit role. For every pair of ro
 report counts documents of the later role that have an exact duplicate, a near
 duplicate (MinHash + verified Jaccard) or a shared word n-gram (13 by default) in the
 earlier role. ``check_fit`` turns overlap of the fit role with validation or test into
-a :class:`~tokenpact.errors.ContractError`.
+a :class:`~tokenpact.errors.ContractError`; :func:`drop_leaked` removes the fit
+documents that share text with a protected role instead.
 """
 
 from __future__ import annotations
@@ -33,6 +34,24 @@ class LeakageReport:
     pairs: dict[tuple[str, str], dict[str, int]]
     examples: dict[tuple[str, str], dict[str, list[tuple[str, str]]]]
     settings: dict[str, Any] = field(default_factory=dict)
+    # shared[(x, y)]: IDs of role x's documents sharing text (any kind) with role y.
+    shared: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+
+    def leaked_ids(self, role: str, against: Sequence[str]) -> set[str]:
+        """IDs of ``role``'s documents that share text with any role in ``against``."""
+        out: set[str] = set()
+        for other in against:
+            out |= self.shared.get((role, other), frozenset())
+        return out
+
+    def to_markdown(self) -> str:
+        """One row per role pair: documents of the second role found in the first."""
+        lines = ["| roles | exact | near | ngram |", "|---|---:|---:|---:|"]
+        for (a, b), counts in sorted(self.pairs.items()):
+            lines.append(
+                f"| {a} / {b} | {counts['exact']} | {counts['near']} | {counts['ngram']} |"
+            )
+        return "\n".join(lines)
 
     def overlap(self, a: str, b: str) -> dict[str, int]:
         """Counts for the unordered role pair ``{a, b}``."""
@@ -53,8 +72,8 @@ class LeakageReport:
             raise ContractError(
                 "the tokenizer's fit role overlaps held-out roles ("
                 + "; ".join(problems)
-                + "); remove the leaked documents from the fit role or re-split by a "
-                "coarser group_id before training"
+                + "); remove the leaked documents from the fit role (drop_leaked(), "
+                "drop=True) or re-split by a coarser group_id before training"
             )
 
     def to_json(self) -> dict[str, Any]:
@@ -174,4 +193,61 @@ def check_leakage(
         "minhash": p.to_json() if near_threshold is not None else None,
         "ngram": ngram,
     }
-    return LeakageReport(pairs=pairs, examples=examples, settings=settings)
+    sharing = _shared_ids(roles, splits, exact_keys, grams, canonicalization)
+    if near_threshold is not None:
+        for group in members.values():
+            group_roles = {doc_roles[i] for i in group}
+            if len(group_roles) < 2:
+                continue
+            for i in group:
+                doc_id = ordered[i].doc_id.split("\x00", 1)[1]
+                for other in group_roles - {doc_roles[i]}:
+                    sharing[(doc_roles[i], other)].add(doc_id)
+    return LeakageReport(
+        pairs=pairs,
+        examples=examples,
+        settings=settings,
+        shared={k: frozenset(v) for k, v in sharing.items()},
+    )
+
+
+def _shared_ids(
+    roles: Sequence[str],
+    splits: Mapping[str, Sequence[Document]],
+    exact_keys: Mapping[str, Mapping[bytes, str]],
+    grams: Mapping[str, list[set[bytes]]],
+    canonicalization: Canonicalization | None,
+) -> dict[tuple[str, str], set[str]]:
+    """Every document of each role sharing an exact key or an n-gram with another role
+    (both directions, every copy: the counts above name one owner per key)."""
+    unions = {role: set().union(*grams[role]) for role in grams}
+    shared: dict[tuple[str, str], set[str]] = {
+        (x, y): set() for x in roles for y in roles if x != y
+    }
+    for x in roles:
+        keys = [exact_dedup_key(d.text, canonicalization) for d in splits[x]]
+        for y in roles:
+            if x == y:
+                continue
+            for i, doc in enumerate(splits[x]):
+                if keys[i] in exact_keys[y] or (grams and not grams[x][i].isdisjoint(unions[y])):
+                    shared[(x, y)].add(doc.doc_id)
+    return shared
+
+
+def drop_leaked(
+    splits: Mapping[str, Sequence[Document]],
+    report: LeakageReport,
+    *,
+    fit_role: str = "fit",
+    protected: Sequence[str] = ("validation", "test"),
+) -> tuple[dict[str, list[Document]], list[str]]:
+    """``splits`` with the ``fit_role`` documents that share text with a protected role
+    removed (held-out roles are never touched), and the removed IDs in order."""
+    if fit_role not in splits:
+        raise ConfigError(f"no role {fit_role!r} in the splits; name the fit role")
+    leaked = report.leaked_ids(fit_role, [r for r in protected if r in splits])
+    out = {role: list(docs) for role, docs in splits.items()}
+    out[fit_role] = [d for d in splits[fit_role] if d.doc_id not in leaked]
+    removed = [d.doc_id for d in splits[fit_role] if d.doc_id in leaked]
+    return out, removed

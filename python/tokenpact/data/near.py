@@ -27,13 +27,22 @@ from ..errors import ConfigError
 from .documents import Document, sort_by_id
 from .minhash import MinHashParams, jaccard, minhash_signatures, shingles
 
-_QUADRATURE_NODES = 96  # Gauss-Legendre: exact for the degree <= 191 polynomials below
+_MIN_NODES = 96  # Gauss-Legendre with n nodes is exact for polynomials of degree <= 2n - 1
+MAX_NUM_PERM = 8192  # the tuning's node count and candidate table grow with num_perm
+
+
+@cache
+def _nodes(count: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    nodes, weights = np.polynomial.legendre.leggauss(count)
+    return nodes, weights
 
 
 def _integrals(
-    threshold: float, b: NDArray[np.float64], r: NDArray[np.float64]
+    threshold: float, b: NDArray[np.float64], r: NDArray[np.float64], num_perm: int
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    nodes, weights = np.polynomial.legendre.leggauss(_QUADRATURE_NODES)
+    # The integrands have degree b * r <= num_perm: num_perm // 2 + 1 nodes integrate them
+    # exactly, so any num_perm is tuned exactly (not only those up to 191).
+    nodes, weights = _nodes(max(_MIN_NODES, num_perm // 2 + 1))
 
     def integrate(lo: float, hi: float, false_positive: bool) -> NDArray[np.float64]:
         s = (nodes * (hi - lo) + (hi + lo)) / 2.0
@@ -57,11 +66,11 @@ def optimal_bands(
     """
     if not 0.0 <= threshold <= 1.0:
         raise ConfigError(f"threshold must be in [0, 1], got {threshold}")
-    if num_perm < 1 or num_perm > 2 * _QUADRATURE_NODES - 1:
-        raise ConfigError(f"num_perm must be in 1..{2 * _QUADRATURE_NODES - 1} for LSH tuning")
+    if num_perm < 1 or num_perm > MAX_NUM_PERM:
+        raise ConfigError(f"num_perm must be in 1..{MAX_NUM_PERM} for LSH tuning")
     pairs = [(b, r) for b in range(1, num_perm + 1) for r in range(1, num_perm // b + 1)]
     arr = np.asarray(pairs, dtype=np.float64)
-    fp, fn = _integrals(threshold, arr[:, 0], arr[:, 1])
+    fp, fn = _integrals(threshold, arr[:, 0], arr[:, 1], num_perm)
     error = fp * false_positive_weight + fn * (1.0 - false_positive_weight)
     best = int(np.argmin(error))  # argmin returns the first minimum: datasketch's order
     return pairs[best]

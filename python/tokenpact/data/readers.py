@@ -82,6 +82,7 @@ class _Fields:
         self.where = where
         self.content_ids = ContentIds()
         self.seen_ids: dict[str, int] | None = None  # set when repeats are numbered
+        self.keep_fields = False  # attach every column of the record to its Document
 
     def document(self, record: dict[str, Any], at: str) -> Document:
         text = record.get(self.text_field)
@@ -110,9 +111,13 @@ class _Fields:
         group = None
         if self.group_field is not None and record.get(self.group_field) is not None:
             group = str(record[self.group_field])
-        return Document(doc_id=doc_id, text=text, source=source, group_id=group)
+        kept = record if self.keep_fields else None
+        return Document(doc_id=doc_id, text=text, source=source, group_id=group, fields=kept)
 
-    def columns(self) -> list[str]:
+    def columns(self) -> list[str] | None:
+        """The columns to read (``None``: all of them, when the fields are kept)."""
+        if self.keep_fields:
+            return None
         names = [self.text_field, self.id_field, self.source_field, self.group_field]
         return list(dict.fromkeys(n for n in names if n))
 
@@ -155,7 +160,8 @@ def _read_parquet(path: Path, fields: _Fields) -> Iterator[Document]:
     except Exception as exc:  # pyarrow raises ArrowInvalid and friends
         raise InvalidInputError(f"{path} is not a readable Parquet file: {exc}") from None
     available = set(handle.schema_arrow.names)
-    columns = [c for c in fields.columns() if c in available]
+    wanted = fields.columns()
+    columns = None if wanted is None else [c for c in wanted if c in available]
     batches = handle.iter_batches(batch_size=_BATCH_ROWS, columns=columns)
     yield from _record_batches_to_docs(batches, fields, str(path))
 
@@ -189,7 +195,12 @@ def _read_hf_arrow(path: Path, fields: _Fields) -> Iterator[Document]:
         try:
             with open(file, "rb") as handle:
                 reader = ipc.open_stream(handle)
-                wanted = [c for c in fields.columns() if c in reader.schema.names]
+                named = fields.columns()
+                wanted = (
+                    list(reader.schema.names)
+                    if named is None
+                    else [c for c in named if c in reader.schema.names]
+                )
 
                 def project(r: Any, cols: list[str] = wanted) -> Iterator[Any]:
                     for b in r:
@@ -223,6 +234,7 @@ def read_documents(
     source_field: str | None = None,
     group_field: str | None = None,
     duplicate_ids: str = "keep",
+    keep_fields: bool = False,
     progress: bool = False,
 ) -> Iterator[Document]:
     """Stream the documents of one or more files (or ``datasets`` directories).
@@ -234,6 +246,8 @@ def read_documents(
     Real corpora repeat IDs (a quotation collected twice keeps its content hash);
     ``duplicate_ids="number"`` renames the repeats ``ID#2``, ``ID#3``... in reading
     order, while the default ``"keep"`` leaves them for the pipeline to refuse.
+    ``keep_fields=True`` attaches each input record (every column) to its document as
+    :attr:`Document.fields`, so a step that writes documents back can pass them through.
     """
     if duplicate_ids not in ("keep", "number"):
         raise ConfigError(f"duplicate_ids must be 'keep' or 'number', got {duplicate_ids!r}")
@@ -266,6 +280,7 @@ def read_documents(
             )
             fields.content_ids = content_ids
             fields.seen_ids = seen
+            fields.keep_fields = keep_fields
             yield from readers[fmt](path, fields)
 
     return _progress(generate(), progress, "reading")

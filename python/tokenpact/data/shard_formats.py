@@ -30,12 +30,19 @@ _HEADER = struct.Struct("<9sQBQQ")
 PARQUET_COLUMNS = ("doc_id", "input_ids", "length", "truncated")
 
 
+MEGATRON_UINT16_BELOW = 65_500
+
+
 def token_dtype(vocab_size: int, fmt: str) -> np.dtype[Any]:
-    """uint16 when every ID fits (``vocab_size <= 65536``); else uint32 (Parquet) or
-    int32 (Megatron, whose dtype codes have no uint32)."""
+    """Parquet: uint16 when every ID fits (``vocab_size <= 65536``), else uint32.
+    Megatron: its own rule (``DType.optimal_dtype``: uint16 below 65,500 IDs, else
+    int32; its dtype codes have no uint32), so shards match what its preprocessing
+    writes for the same vocabulary."""
+    if fmt == "megatron":
+        return np.dtype(np.uint16 if vocab_size < MEGATRON_UINT16_BELOW else np.int32)
     if vocab_size <= 1 << 16:
         return np.dtype(np.uint16)
-    return np.dtype(np.int32) if fmt == "megatron" else np.dtype(np.uint32)
+    return np.dtype(np.uint32)
 
 
 @dataclass(frozen=True, eq=False)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from . import (  # noqa: F401 - registers the detectors
     batch_checks,
     checkpoint_checks,
+    dataset_checks,
     supervision_checks,
     template_checks,
     tokenizer_checks,
@@ -50,7 +51,7 @@ def run_detectors(subject: Subject, report: DoctorReport, *, only: Sequence[str]
                 _run(det, subject.focus(batch=batch), path, report)
         elif scope == "manifest":
             for path, doc in subject.manifests:
-                _run(det, subject.focus(manifest=doc), path, report)
+                _run(det, subject.focus(manifest=doc, manifest_path=path), path, report)
         elif scope == "checkpoint" and subject.checkpoint is not None:
             _run(det, subject, subject.checkpoint_path, report)
         elif scope == "template" and subject.template is not None:

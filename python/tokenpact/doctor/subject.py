@@ -43,6 +43,7 @@ class Subject:
     # The one batch or manifest a batch/manifest detector is looking at.
     batch: BatchView | None = None
     manifest: dict[str, Any] | None = None
+    manifest_path: str = ""
     # Overrides from the command line (a batch file rarely says which ID is EOS).
     eos_id: int | None = None
     pad_id: int | None = None
@@ -50,8 +51,10 @@ class Subject:
     # Results several detectors share (the rendered template), computed once.
     cache: dict[str, Any] = field(default_factory=dict)
 
-    def focus(self, *, batch: BatchView | None = None, manifest: Any = None) -> Subject:
-        return replace(self, batch=batch, manifest=manifest)
+    def focus(
+        self, *, batch: BatchView | None = None, manifest: Any = None, manifest_path: str = ""
+    ) -> Subject:
+        return replace(self, batch=batch, manifest=manifest, manifest_path=manifest_path)
 
     @property
     def eos(self) -> int | None:
@@ -70,10 +73,36 @@ def read_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+# Files the project writes that no detector reads: recognized (so the doctor says what
+# it saw, not "nothing recognizable"), with nothing to check.
+_RECORD_KINDS = {
+    "tokenpact.release": "release bundle",
+    "tokenpact.release-pointer": "release pointer",
+    "tokenpact.bundle": "reconcile bundle",
+    "tokenpact.doctor": "doctor report",
+}
+_REPORT_KEYS: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"settings", "totals", "per_source", "clusters"}), "dedup report"),
+    (frozenset({"steps", "totals"}), "cleaning report"),
+    (frozenset({"settings", "pairs"}), "leakage report"),
+)
+# Beside a saved tokenizer: its manifest and golden set stand for the artifact.
+_ARTIFACT_FILES = ("manifest.json", "golden.json")
+
+
 def _json_kind(doc: Any) -> str | None:
     if not isinstance(doc, dict):
         return None
     kind = doc.get("kind")
+    if kind == "tokenpact.encoded_dataset":
+        return "encoded dataset"
+    if doc.get("format") == "tokenpact.tokenizer":
+        return "tokenizer"
+    if kind in _RECORD_KINDS:
+        return _RECORD_KINDS[kind]
+    for keys, name in _REPORT_KEYS:
+        if keys <= doc.keys():
+            return name
     if kind == "tokenpact.checkpoint":
         return "checkpoint declaration"
     if kind in ("tokenpact.dataset", "tokenpact.corpus") or "cache_key" in doc:
@@ -147,14 +176,38 @@ def _inspect_dir(subject: Subject, path: Path, kinds: list[str]) -> list[str]:
         _load_checkpoint(subject, path)
     for name in ("dataset.json", "manifest.json"):
         doc_path = path / name
-        if doc_path.is_file() and _json_kind(doc := read_json(doc_path)) == "dataset manifest":
+        if not doc_path.is_file():
+            continue
+        kind = _json_kind(doc := read_json(doc_path))
+        if kind in ("dataset manifest", "encoded dataset"):
             subject.manifests.append((str(doc_path), doc))
-            kinds.append("dataset manifest")
+            kinds.append(kind)
     return kinds
+
+
+def _inspect_shard(subject: Subject, path: Path) -> list[str]:
+    """A shard file of an encoded dataset is checked as its dataset (``dataset.json``
+    beside it binds it to a tokenizer); without one nothing can be checked."""
+    manifest = path.parent / "dataset.json"
+    if not manifest.is_file():
+        raise ValueError(
+            f"{path.name} is a dataset shard without the dataset.json beside it, so nothing "
+            "binds it to a tokenizer; pass the encode-dataset output directory"
+        )
+    doc = read_json(manifest)
+    if _json_kind(doc) != "encoded dataset":
+        raise ValueError(f"{manifest} is not an encoded-dataset manifest")
+    if all(p != str(manifest) for p, _ in subject.manifests):
+        subject.manifests.append((str(manifest), doc))
+    return ["encoded dataset"]
 
 
 def _inspect_file(subject: Subject, path: Path, kinds: list[str]) -> list[str]:
     name = path.name
+    shard = name.startswith("shard-") and name.endswith((".parquet", ".bin", ".idx", ".docs.tsv"))
+    # A Parquet file named like a shard with no dataset.json beside it is a batch file.
+    if shard and not (name.endswith(".parquet") and not (path.parent / "dataset.json").exists()):
+        return _inspect_shard(subject, path)
     if name.endswith((".npz", ".parquet")):
         subject.batches.append((str(path), load_batch(path)))
         return ["batch"]
@@ -169,6 +222,12 @@ def _inspect_file(subject: Subject, path: Path, kinds: list[str]) -> list[str]:
         kinds.append("tokenizer")
         _load_tokenizer(subject, path)
         return ["tokenizer"]
+    if name in (*_ARTIFACT_FILES, "tokenpact.json") and (path.parent / "manifest.json").is_file():
+        kinds.append("tokenizer")
+        _load_tokenizer(subject, path.parent)
+        return ["tokenizer"]
+    if name.endswith((".jsonl", ".jsonl.gz", ".jsonl.zst", ".ndjson")):
+        return ["JSON Lines records (no detector reads corpus records)"]
     if name.endswith(".json"):
         doc = read_json(path)
         kind = _json_kind(doc)
@@ -180,7 +239,7 @@ def _inspect_file(subject: Subject, path: Path, kinds: list[str]) -> list[str]:
             return ["chat template"] if subject.template else ["tokenizer config"]
         elif kind == "checkpoint declaration":
             _load_checkpoint(subject, path, declaration=doc)
-        elif kind == "dataset manifest":
+        elif kind in ("dataset manifest", "encoded dataset"):
             subject.manifests.append((str(path), doc))
         return [kind] if kind else []
     return kinds

@@ -56,6 +56,18 @@ class TransitionReport:
     unreachable_ids: list[int] = field(default_factory=list)
 
     @property
+    def unseen_ids(self) -> list[int]:
+        """New non-control IDs that no corpus document produced (``unreachable_ids`` is
+        the older name): unseen in this corpus, which is not the audit's proof that no
+        text can produce them."""
+        return self.unreachable_ids
+
+    @property
+    def measured(self) -> bool:
+        """Whether a corpus was measured (the corpus figures mean nothing otherwise)."""
+        return self.documents > 0
+
+    @property
     def compression_gain(self) -> float:
         """Fraction of tokens saved on the corpus: ``1 - new_tokens / old_tokens``."""
         return 0.0 if self.old_tokens == 0 else 1.0 - self.new_tokens / self.old_tokens
@@ -73,6 +85,7 @@ class TransitionReport:
             "prefix_proof": self.prefix_proof,
             "golden_differences": self.golden_differences,
             "corpus": {
+                "measured": self.measured,
                 "documents": self.documents,
                 "changed_documents": self.changed_documents,
                 "examples": self.examples,
@@ -84,6 +97,7 @@ class TransitionReport:
                 "new_bytes_per_token": _ratio(self.text_bytes, self.new_tokens),
             },
             "new_ids": self.new_ids,
+            "unseen_ids": self.unreachable_ids,
             "unreachable_ids": self.unreachable_ids,
         }
 

@@ -9,7 +9,11 @@ A bundle file (``*.bundle.json``) names, by hash, every component of one release
      "checkpoint": {"path": "ckpt", "hash": "sha256:.."},
      "cache_namespace": "tp-3f2a...",
      "transition": "append-only",
-     "canary": {"path": "canary.jsonl", "max_token_ratio": {"default": 1.0}} | null}
+     "canary": {"path": "canary.jsonl", "max_token_ratio": {"default": 1.0}} | null,
+     "previous": {"path": "old.bundle.json", "name": "..", "bundle_sha256": "sha256:.."} | null}
+
+``dataset.path`` names an encoded dataset (its directory or ``dataset.json``, whose
+declaration is hashed and whose shard digests are checked) or a bare declaration file.
 
 Paths are relative to the bundle file. ``check_release`` re-derives every hash and runs
 every admission check (reconcile's dataset and checkpoint checks, golden vectors, the
@@ -35,6 +39,8 @@ from ..contract import (
     framed_hash,
     template_hash,
 )
+from ..contract.bindings import BINDING_KEY
+from ..contract.dataset_files import read_dataset, shard_digest_problems
 from ..contract.hashing import dataset_hash
 from ..contract.reconcile import check_checkpoint, check_dataset
 from ..contract.semantics import max_id, special_policy
@@ -47,7 +53,6 @@ KIND = "tokenpact.release"
 POINTER_KIND = "tokenpact.release-pointer"
 CHECKPOINT_FILES = "checkpoint-files-v1"
 CACHE_NAMESPACE = "cache-namespace-v1"
-BINDING_KEY = "tokenpact"
 
 
 def cache_namespace(semantic: str, template: str) -> str:
@@ -115,6 +120,10 @@ def seal_release(
     def rel(p: str | os.PathLike[str]) -> str:
         return os.path.relpath(Path(p).resolve(), base.resolve())
 
+    if max_token_ratio and canary is None:
+        raise ConfigError(
+            "max_token_ratio limits need a canary set to measure; pass canary= or drop them"
+        )
     tok = Tokenizer.load(tokenizer)
     tmpl = _read_json(Path(template), "template") if template is not None else None
     semantic, thash = tok.semantic_hash, template_hash(tmpl)
@@ -134,14 +143,28 @@ def seal_release(
         "template": None if template is None else {"path": rel(template), "hash": thash},
         "dataset": {
             "path": rel(dataset),
-            "hash": dataset_hash(_read_json(Path(dataset), "dataset declaration")),
+            "hash": dataset_hash(read_dataset(dataset).declaration),
         },
         "checkpoint": {"path": rel(checkpoint), "hash": checkpoint_hash(checkpoint)},
         "cache_namespace": cache_namespace(semantic, thash),
         "transition": transition,
         "canary": None
         if canary is None
-        else {"path": rel(canary), "max_token_ratio": dict(max_token_ratio or {"default": 1.0})},
+        else {
+            "path": rel(canary),
+            # Decimal strings: the bundle is read back by the canonical-JSON reader
+            # (reconcile), which refuses floats.
+            "max_token_ratio": {
+                k: repr(float(v)) for k, v in (max_token_ratio or {"default": 1.0}).items()
+            },
+        },
+        "previous": None
+        if previous is None
+        else {
+            "path": rel(previous),
+            "name": load_bundle(previous)["name"],
+            "bundle_sha256": file_sha256(previous),
+        },
     }
     atomic_write_json(target, bundle)
     return bundle
@@ -164,7 +187,9 @@ class _Loaded:
         if bundle.get("template") is not None:
             self.template = _read_json(base / bundle["template"]["path"], "template")
         self.template_hash = template_hash(self.template)
-        self.dataset = _read_json(base / bundle["dataset"]["path"], "dataset declaration")
+        found = read_dataset(base / bundle["dataset"]["path"])
+        self.dataset = found.declaration
+        self.dataset_files = (found.root, found.manifest) if found.manifest else None
         self.checkpoint_dir = base / bundle["checkpoint"]["path"]
 
 
@@ -191,6 +216,10 @@ def _check_identities(c: _Loaded, report: Report) -> None:
         b["dataset"]["hash"] == dataset_hash(c.dataset),
         "the dataset declaration changed after the bundle was sealed",
     )
+    if c.dataset_files is not None:
+        root, manifest = c.dataset_files
+        problems = shard_digest_problems(root, manifest)  # type: ignore[arg-type]
+        report.expect("hashes.dataset_shards", not problems, "; ".join(problems[:5]))
     actual = checkpoint_hash(c.checkpoint_dir)
     report.expect(
         "hashes.checkpoint",
@@ -236,7 +265,22 @@ def _check_bindings(c: _Loaded, report: Report) -> None:
 def _check_against_previous(c: _Loaded, prev: _Loaded | None, report: Report) -> None:
     declared = c.bundle.get("transition")
     if prev is None:
-        report.passed("transition.first_release", "no promoted release to migrate from")
+        needs = [k for k in ("transition", "previous") if c.bundle.get(k) is not None]
+        if needs:
+            report.failed(
+                "transition.previous_missing",
+                f"the bundle declares {', '.join(needs)}, which compare against the "
+                "previous release, but none was given: pass previous= (--previous BUNDLE) "
+                "or the promoted pointer (--pointer FILE)",
+            )
+        else:
+            report.passed("transition.first_release", "no previous release declared")
+            if c.bundle.get("canary") is not None:
+                report.passed(
+                    "canary.first_release",
+                    "a first release has nothing to compare with; its canary set is "
+                    "measured when the next release is checked against it",
+                )
         return
     if prev.tok is None or c.tok is None:
         report.failed("transition", "a tokenizer did not load; the transition is unknown")
@@ -322,6 +366,15 @@ def check_release(
     _check_identities(current, report)
     _check_bindings(current, report)
     prev = None
+    recorded = bundle.get("previous")
+    if previous is None and recorded is not None:
+        found = path.parent / recorded["path"]
+        report.expect(
+            "previous.recorded",
+            found.is_file() and file_sha256(found) == recorded["bundle_sha256"],
+            f"the previous bundle recorded at seal time ({found}) is missing or changed",
+        )
+        previous = found if found.is_file() else None
     if previous is not None:
         prev_report = Report("previous")
         prev = _Loaded(Path(previous), load_bundle(previous), prev_report)

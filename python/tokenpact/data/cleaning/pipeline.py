@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,8 @@ class DocResult:
     meta: dict[str, Any] = field(default_factory=dict)
     # Per step that saw the document: (bytes in, bytes out, changed, counts).
     trace: list[tuple[str, int, int, bool, dict[str, int]]] = field(default_factory=list)
+    # The input record's fields (attached on the driver, never shipped to Ray workers).
+    fields: Mapping[str, Any] | None = None
 
     @property
     def kept(self) -> bool:
@@ -200,10 +202,13 @@ class CleaningPipeline:
         else:
             from ..ray_engine import ray_map_blocks
 
-            blocks = _blocks(docs, block_docs)
+            bare = [replace(d, fields=None) if d.fields is not None else d for d in docs]
+            blocks = _blocks(bare, block_docs)
             mapped = ray_map_blocks(clean_block, workers, blocks, **options)
             for block in _progress(mapped, progress, "cleaning (ray)", "block", len(blocks)):
                 results.extend(block)
+        for result, doc in zip(results, docs, strict=True):
+            result.fields = doc.fields
         return CleaningResult(self, workers, results)
 
 

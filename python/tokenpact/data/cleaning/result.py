@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...contract import CorpusManifest
 from ..corpus_manifest import build_corpus_manifest, write_json_atomic
-from ..documents import Document
+from ..documents import Document, output_record
 from .decontam import DecontamConfig, DecontamWorker
 from .langid import LangIdConfig
 from .quality import QualityConfig
@@ -30,6 +30,12 @@ from .step import Worker, hashable_json
 
 if TYPE_CHECKING:
     from .pipeline import CleaningPipeline, DocResult
+
+
+# Annotations only a cleaning run writes: an input record holding them is an earlier
+# run's output, so they are replaced. ``meta`` is a common user field, so an input
+# ``meta`` is kept and this run's annotations go to ``clean_meta``.
+ANNOTATIONS_OWNED = frozenset({"flags", "raw_sha256", "clean_sha256"})
 
 
 def _sha256(text: str) -> str:
@@ -57,6 +63,25 @@ class CleaningResult:
             for d in self.documents
             if d.text is not None
         ]
+
+    def drops(self, max_share: float) -> list[dict[str, Any]]:
+        """Each (source, step) where the step dropped more than ``max_share`` of the
+        source's documents: ``{"source", "step", "dropped", "documents", "share"}``,
+        largest share first. A preset that does not fit the content shows up here."""
+        totals = Counter(d.source for d in self.documents)
+        dropped = Counter((d.source, d.dropped_by) for d in self.documents if d.text is None)
+        out = [
+            {
+                "source": source,
+                "step": step,
+                "dropped": n,
+                "documents": totals[source],
+                "share": n / totals[source],
+            }
+            for (source, step), n in dropped.items()
+            if n / totals[source] > max_share
+        ]
+        return sorted(out, key=lambda r: (-r["share"], r["source"], str(r["step"])))
 
     @property
     def rejected(self) -> list[DocResult]:
@@ -223,20 +248,27 @@ class CleaningResult:
                 lines.append(f"- {r['step']}: " + ", ".join(f"{k} {v}" for k, v in top))
         return "\n".join(lines)
 
-    def output_records(self) -> list[dict[str, Any]]:
-        """Kept documents as JSON Lines records: id, text, source, annotations, flags."""
+    def output_records(self, **names: str | None) -> list[dict[str, Any]]:
+        """Kept documents as JSON Lines records: the input record's fields unchanged (for
+        documents read with ``keep_fields=True``; ``names`` are the reader's
+        ``text_field``, ``id_field``, ``source_field`` and ``group_field``), the cleaned
+        text and ID, then this step's annotations: ``meta``, ``flags``, ``raw_sha256``,
+        ``clean_sha256``. An annotation whose name the input record already uses for
+        something else is written as ``clean_<name>`` instead (the input field stays)."""
         out = []
         for d in self.documents:
             if d.text is None:
                 continue
-            record: dict[str, Any] = {"id": d.doc_id, "text": d.text, "source": d.source}
-            if d.group_id is not None:
-                record["group"] = d.group_id
-            record["meta"] = d.meta
+            doc = Document(d.doc_id, d.text, d.source, d.group_id, d.license_class, d.fields)
+            record = output_record(doc, **names)  # type: ignore[arg-type]
+            annotations: dict[str, Any] = {"meta": d.meta}
             if d.reasons:
-                record["flags"] = d.reasons
-            record["raw_sha256"] = _sha256(d.raw_text)
-            record["clean_sha256"] = _sha256(d.text)
+                annotations["flags"] = d.reasons
+            annotations["raw_sha256"] = _sha256(d.raw_text)
+            annotations["clean_sha256"] = _sha256(d.text)
+            for key, value in annotations.items():
+                taken = d.fields is not None and key in d.fields and key not in ANNOTATIONS_OWNED
+                record[f"clean_{key}" if taken else key] = value
             out.append(record)
         return out
 
@@ -261,9 +293,11 @@ class CleaningResult:
         *,
         rejected_path: str | os.PathLike[str] | None = None,
         report_path: str | os.PathLike[str] | None = None,
+        names: Mapping[str, str | None] | None = None,
     ) -> None:
-        """Write kept documents (JSON Lines), rejected samples and the report, atomically."""
-        write_jsonl_atomic(out_path, self.output_records())
+        """Write kept documents (JSON Lines), rejected samples and the report, atomically;
+        ``names`` are the reader's field names (see :meth:`output_records`)."""
+        write_jsonl_atomic(out_path, self.output_records(**dict(names or {})))
         if rejected_path is not None:
             write_jsonl_atomic(rejected_path, self.rejected_records())
         if report_path is not None:

@@ -1,0 +1,79 @@
+"""Detectors for encoded datasets (``encode-dataset`` output): shards that changed after
+encoding, and a boundary policy the shards do not hold."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..contract.dataset_files import ENCODED_DATASET_KIND, shard_digest_problems
+from ..contract.declarations import DatasetDeclaration
+from ..errors import ContractError
+from .findings import detector
+from .subject import Subject
+
+Found = Iterator[tuple[str, str]]
+
+
+def _encoded(subject: Subject) -> bool:
+    doc = subject.manifest
+    return isinstance(doc, dict) and doc.get("kind") == ENCODED_DATASET_KIND
+
+
+@detector(
+    "dataset-shards-changed",
+    failure="dataset files changed after encoding",
+    needs=("manifest",),
+)
+def dataset_shards_changed(subject: Subject) -> Found:
+    if not _encoded(subject) or not subject.manifest_path:
+        return
+    doc = subject.manifest
+    assert doc is not None
+    for problem in shard_digest_problems(Path(subject.manifest_path).parent, doc):
+        yield problem, "re-encode the dataset, or restore the shard files it was encoded to"
+    try:
+        declared = DatasetDeclaration.from_json(doc.get("declaration"))
+    except (ContractError, TypeError, KeyError) as exc:
+        yield f"the dataset declaration is malformed: {exc}", "re-encode the dataset"
+        return
+    if doc.get("declaration_hash") != declared.hash:
+        yield (
+            "declaration_hash is not the hash of the declaration: the manifest was edited",
+            "re-encode the dataset (never edit dataset.json by hand)",
+        )
+
+
+@detector(
+    "dataset-boundary-policy",
+    failure="documents run together: no EOS between them",
+    needs=("manifest",),
+    severity="warning",
+)
+def dataset_boundary_policy(subject: Subject) -> Found:
+    if not _encoded(subject):
+        return
+    doc = subject.manifest
+    assert doc is not None
+    policy = doc.get("boundary_policy")
+    added = bool(doc.get("append_eod")) or bool(doc.get("add_special_tokens"))
+    if policy == "eos_separate_documents" and not added:
+        yield (
+            "dataset.json declares boundary_policy eos_separate_documents, but the shards "
+            "were encoded without --append-eod or --add-special-tokens: no record ends "
+            "with EOS",
+            "re-encode with --append-eod",
+        )
+    elif policy == "none" and doc.get("format") == "megatron":
+        yield (
+            "Megatron shards without an end-of-document token: GPTDataset concatenates "
+            "the documents with nothing between them",
+            "re-encode with --append-eod (as Megatron's preprocess_data.py --append-eod)",
+        )
+    eod = doc.get("eod_id")
+    tok = subject.tokenizer
+    if doc.get("append_eod") and tok is not None and eod != tok.eos_id:
+        yield (
+            f"the shards end documents with ID {eod}, this tokenizer's EOS is {tok.eos_id}",
+            "use the tokenizer the dataset was encoded with, or re-encode",
+        )
