@@ -111,8 +111,6 @@ pub enum Finish {
 
 pub struct OutputEngine {
     decoder: IncrementalDecoder,
-    /// The tokenizer, to decode a stop ID's own text (include_stop_in_output).
-    source: Engine,
     stop_ids: FxHashSet<u32>,
     sequences: Option<IdMatcher>,
     strings: Option<StopScanner>,
@@ -121,6 +119,8 @@ pub struct OutputEngine {
     budget: Option<usize>,
     include: bool,
     prompt_left: usize,
+    /// Prompt IDs pushed so far (they prime the decoder once the boundary is reached).
+    prompt: Vec<u32>,
     /// Decoded, not yet visible.
     pending: String,
     /// Byte length of all text decoded so far, and of the visible part.
@@ -139,28 +139,40 @@ pub struct EngineSpec {
     pub budget: Option<usize>,
     pub include: bool,
     pub prompt_boundary: usize,
+    /// Prompt IDs known up front (primes the decoder before any push).
+    pub prompt: Vec<u32>,
+    /// IDs the decoder drops (skip_special_tokens).
+    pub skip: Vec<u32>,
+    /// Stop-string ties (several end on the same character): the first listed wins
+    /// (vLLM's rule) instead of the longest.
+    pub first_listed: bool,
 }
 
 impl OutputEngine {
-    pub fn new(source: Engine, spec: EngineSpec) -> OutputEngine {
-        OutputEngine {
-            decoder: IncrementalDecoder::new(source.clone(), false, FxHashSet::default()),
-            source,
+    pub fn new(source: Engine, spec: EngineSpec) -> Result<OutputEngine, DecodeFailure> {
+        let mut decoder = IncrementalDecoder::new(source, false, spec.skip.into_iter().collect());
+        if !spec.prompt.is_empty() {
+            decoder.prime(&spec.prompt)?;
+        }
+        Ok(OutputEngine {
+            decoder,
             stop_ids: spec.stop_ids.into_iter().collect(),
             sequence_lens: spec.sequences.iter().map(Vec::len).collect(),
             sequences: (!spec.sequences.is_empty()).then(|| IdMatcher::new(&spec.sequences)),
             string_lens: spec.strings.iter().map(|s| s.len()).collect(),
-            strings: (!spec.strings.is_empty()).then(|| StopScanner::new(&spec.strings)),
+            strings: (!spec.strings.is_empty())
+                .then(|| StopScanner::new(&spec.strings, spec.first_listed)),
             budget: spec.budget,
             include: spec.include,
             prompt_left: spec.prompt_boundary,
+            prompt: Vec::new(),
             pending: String::new(),
             text_len: 0,
             visible_len: 0,
             offsets: VecDeque::new(),
             processed: Vec::new(),
             finish: None,
-        }
+        })
     }
 
     /// Processes IDs until a stop; appends newly visible text to `out`; returns how many
@@ -174,6 +186,11 @@ impl OutputEngine {
             consumed += 1;
             if self.prompt_left > 0 {
                 self.prompt_left -= 1;
+                self.prompt.push(id);
+                if self.prompt_left == 0 {
+                    let prompt = std::mem::take(&mut self.prompt);
+                    self.decoder.prime(&prompt)?;
+                }
                 continue;
             }
             self.step(id, out)?;
@@ -200,17 +217,17 @@ impl OutputEngine {
     fn step(&mut self, id: u32, out: &mut String) -> Result<(), DecodeFailure> {
         self.processed.push(id);
         if self.stop_ids.contains(&id) {
+            // With include_stop_in_output the stop ID is decoded like any other ID (as
+            // vLLM does): a special ID under skip_special_tokens adds no text. Its text is
+            // scanned too, so a stop string completing in it names the stop (vLLM's
+            // stop_reason). Without it, the text of the IDs before it is final.
             let mut tail = String::new();
+            if self.include {
+                self.decoder.push(&[id], &mut tail)?;
+            }
             self.decoder.finish(&mut tail)?;
             if self.scan(&tail, out) {
                 return Ok(());
-            }
-            if self.include {
-                // The stop ID alone, as `tok.decode([id], errors="replace")`.
-                let mut d =
-                    IncrementalDecoder::new(self.source.clone(), false, FxHashSet::default());
-                d.push(&[id], &mut self.pending)?;
-                d.finish(&mut self.pending)?;
             }
             let cut = self.pending.len();
             self.stop(Finish::StopId(id), cut, out);

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from .. import _native
 from ..errors import InvalidInputError, UnknownTokenError
+from .decode import _prompt_list
 from .stops import StopPolicy
 
 if TYPE_CHECKING:
@@ -43,6 +44,32 @@ class OutputDelta(NamedTuple):
     consumed: int
 
 
+def _stream_args(
+    tok: Tokenizer,
+    policy: StopPolicy | None,
+    prompt_ids: Iterable[int] | None,
+    prompt_boundary: int,
+) -> tuple[list[int], StopPolicy]:
+    """Checked prompt IDs and policy (shared with the Python reference stream)."""
+    if isinstance(prompt_boundary, bool) or not isinstance(prompt_boundary, int):
+        raise InvalidInputError("prompt_boundary must be an int >= 0")
+    if prompt_boundary < 0:
+        raise InvalidInputError("prompt_boundary must be >= 0")
+    if prompt_ids is not None and prompt_boundary:
+        raise InvalidInputError(
+            "pass prompt_ids (the prompt up front) or prompt_boundary (the prompt pushed "
+            "first), not both"
+        )
+    if policy is None:
+        policy = StopPolicy()
+    elif not isinstance(policy, StopPolicy):
+        raise InvalidInputError(
+            f"policy must be a StopPolicy (tokenpact.runtime.StopPolicy, the type "
+            f"Conversation.stop_policy has), not {type(policy).__name__}"
+        )
+    return _prompt_list(tok, prompt_ids), policy
+
+
 class OutputStream:
     """Stop-safe client text from generated IDs.
 
@@ -50,17 +77,34 @@ class OutputStream:
     >>> out.push([400, 403, 79, 80, 33]).text                        # doctest: +SKIP
     'OK '
 
-    ``prompt_boundary``: how many of the first pushed IDs are prompt; they are consumed
-    without being decoded or matched (a stop-looking prompt never stops generation).
+    ``prompt_ids``: the prompt (or a tail of it) the generated IDs continue; it primes
+    the decoder, so the visible text is ``decode(prompt + generated)[len(decode(prompt)):]``
+    (a SentencePiece/Metaspace model keeps the first generated token's leading space).
+    ``prompt_boundary``: how many of the first pushed IDs are prompt instead; they prime
+    the decoder the same way and are never matched (a stop-looking prompt never stops
+    generation). Pass one of the two.
+
+    ``skip_special_tokens`` (default ``True``, as vLLM and transformers' generation
+    pipelines): special IDs add no text; ``False`` prints their spellings.
+
     When several kinds of stop complete on the same ID: stop ID, then ID sequence, then
     stop string.
     """
 
-    def __init__(self, tok: Tokenizer, policy: StopPolicy, *, prompt_boundary: int = 0) -> None:
-        if prompt_boundary < 0:
-            raise InvalidInputError("prompt_boundary must be >= 0")
+    def __init__(
+        self,
+        tok: Tokenizer,
+        policy: StopPolicy | None = None,
+        *,
+        prompt_ids: Iterable[int] | None = None,
+        prompt_boundary: int = 0,
+        skip_special_tokens: bool = True,
+    ) -> None:
+        prompt, policy = _stream_args(tok, policy, prompt_ids, prompt_boundary)
         self.tokenizer = tok
         self.policy = policy
+        self.skip_special_tokens = skip_special_tokens
+        skip = sorted(set(tok.special_tokens.values())) if skip_special_tokens else []
         self._engine = _native.OutputEngineCore(
             tok.engine,
             sorted(policy.stop_token_ids),
@@ -69,6 +113,9 @@ class OutputStream:
             policy.max_new_tokens,
             policy.include_stop_in_output,
             prompt_boundary,
+            prompt,
+            skip,
+            policy.stop_string_ties == "first_listed",
         )
         self._push_one = self._engine.push_one
         self._visible: list[str] = []
