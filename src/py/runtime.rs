@@ -165,7 +165,7 @@ impl OutputEngineCore {
     #[new]
     #[pyo3(signature = (
         core, stop_ids, sequences, strings, budget, include, prompt_boundary,
-        prompt = Vec::new(), skip_ids = Vec::new(), first_listed = false
+        prompt = Vec::new(), skip_ids = Vec::new(), first_listed = false, window = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -180,6 +180,7 @@ impl OutputEngineCore {
         prompt: Vec<u32>,
         skip_ids: Vec<u32>,
         first_listed: bool,
+        window: Option<usize>,
     ) -> PyResult<Self> {
         let spec = EngineSpec {
             stop_ids,
@@ -191,6 +192,7 @@ impl OutputEngineCore {
             prompt,
             skip: skip_ids,
             first_listed,
+            window,
         };
         Ok(OutputEngineCore {
             inner: OutputEngine::new(source(core)?, spec).map_err(|f| failure(py, f))?,

@@ -118,6 +118,11 @@ pub struct OutputEngine {
     sequence_lens: Vec<usize>,
     budget: Option<usize>,
     include: bool,
+    window: Option<usize>,
+    /// Window mode: text length after the last ID that left the decoder holding
+    /// nothing. vLLM's `DecodeStream` adds a token's text only once it no longer ends in
+    /// an incomplete character, so its window counts back from there.
+    settled: usize,
     prompt_left: usize,
     /// Prompt IDs pushed so far (they prime the decoder once the boundary is reached).
     prompt: Vec<u32>,
@@ -146,6 +151,9 @@ pub struct EngineSpec {
     /// Stop-string ties (several end on the same character): the first listed wins
     /// (vLLM's rule) instead of the longest.
     pub first_listed: bool,
+    /// Hold back the last this many characters whatever they are (vLLM's
+    /// `max(len(stop)) - 1` window) instead of only the live stop prefix.
+    pub window: Option<usize>,
 }
 
 impl OutputEngine {
@@ -164,6 +172,8 @@ impl OutputEngine {
                 .then(|| StopScanner::new(&spec.strings, spec.first_listed)),
             budget: spec.budget,
             include: spec.include,
+            window: spec.window,
+            settled: 0,
             prompt_left: spec.prompt_boundary,
             prompt: Vec::new(),
             pending: String::new(),
@@ -258,6 +268,9 @@ impl OutputEngine {
         if self.scan(&text, out) {
             return Ok(());
         }
+        if self.window.is_some() && self.decoder.held() == 0 {
+            self.settled = self.text_len;
+        }
         if self.budget.is_some_and(|b| self.processed.len() >= b) {
             let mut tail = String::new();
             self.decoder.finish(&mut tail)?;
@@ -296,7 +309,22 @@ impl OutputEngine {
 
     fn release_safe(&mut self, out: &mut String) {
         let mut boundary = self.text_len;
-        if let Some(s) = &self.strings {
+        if let Some(n) = self.window {
+            // The last `n` characters of the settled text, whatever they are. Everything
+            // before them is already visible or pending, so they lie in `pending` unless
+            // it is shorter (then nothing more is released).
+            let settled = &self.pending[..self.settled.saturating_sub(self.visible_len)];
+            let kept = if n == 0 {
+                settled.len()
+            } else {
+                settled
+                    .char_indices()
+                    .rev()
+                    .nth(n - 1)
+                    .map_or(0, |(i, _)| i)
+            };
+            boundary = self.visible_len + kept;
+        } else if let Some(s) = &self.strings {
             // The live prefix is `depth` characters: walk back over them.
             let depth = s.depth();
             if depth > 0 {

@@ -51,8 +51,8 @@ def _pair(name: str):
     return tp.Tokenizer.load(path), tokenizers.Tokenizer.from_file(str(path))
 
 
-def _tp_stream(tok, prompt, completion, policy, *, skip=True):
-    out = OutputStream(tok, policy, prompt_ids=prompt, skip_special_tokens=skip)
+def _tp_stream(tok, prompt, completion, policy, *, skip=True, hold="live_prefix"):
+    out = OutputStream(tok, policy, prompt_ids=prompt, skip_special_tokens=skip, hold=hold)
     deltas = []
     for token_id in completion:
         deltas.append(out.push(token_id).text)
@@ -100,7 +100,8 @@ def _inside(hf, ids: list[int]) -> bool:
 @pytest.mark.parametrize("name", SHIPPED)
 def test_streamed_text_equals_vllm(name: str) -> None:
     """Prompt-primed streaming, special tokens skipped, stop strings (vLLM's tie rule),
-    budget: identical final text, matched stop and finish reason."""
+    budget: identical final text, matched stop and finish reason; with
+    ``hold="fixed_window"`` also the text of every step (what vLLM holds back)."""
     tok, hf = _pair(name)
     rng = random.Random(name)
     checked = differ = 0
@@ -115,7 +116,7 @@ def test_streamed_text_equals_vllm(name: str) -> None:
         if not _same_decode(tok, hf, prompt + completion):
             differ += 1
             continue
-        want_text, want_stop, _ = vllm_oracle.stream(
+        want_text, want_stop, want_deltas = vllm_oracle.stream(
             hf, prompt, completion, stop=stops or None, include_stop_str_in_output=include
         )
         policy = StopPolicy(
@@ -128,6 +129,9 @@ def test_streamed_text_equals_vllm(name: str) -> None:
         assert out.visible_text == want_text, (prompt, completion, stops)
         assert out.matched_stop == want_stop
         assert out.finish_reason == ("stop" if want_stop is not None else "length")
+        fixed, deltas = _tp_stream(tok, prompt, completion, policy, hold="fixed_window")
+        assert deltas == want_deltas, (prompt, completion, stops)
+        assert (fixed.visible_text, fixed.matched_stop) == (want_text, want_stop)
         checked += 1
     assert checked > differ
 

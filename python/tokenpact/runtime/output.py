@@ -25,9 +25,10 @@ from .stops import StopPolicy
 if TYPE_CHECKING:
     from ..core import Tokenizer
 
-__all__ = ["FinishReason", "OutputDelta", "OutputStream"]
+__all__ = ["FinishReason", "HoldRule", "OutputDelta", "OutputStream"]
 
 FinishReason = Literal["stop", "length", "end"]
+HoldRule = Literal["live_prefix", "fixed_window"]
 
 
 class OutputDelta(NamedTuple):
@@ -70,6 +71,19 @@ def _stream_args(
     return _prompt_list(tok, prompt_ids), policy
 
 
+def _window(policy: StopPolicy, hold: str) -> int | None:
+    """Characters a fixed window holds back (vLLM's ``stop_buffer_length``), or None."""
+    if hold == "live_prefix":
+        return None
+    if hold != "fixed_window":
+        raise InvalidInputError(
+            f'hold must be "live_prefix" or "fixed_window" (vLLM\'s), not {hold!r}'
+        )
+    if not policy.stop_strings or policy.include_stop_in_output:
+        return 0
+    return max(len(s) for s in policy.stop_strings) - 1
+
+
 class OutputStream:
     """Stop-safe client text from generated IDs.
 
@@ -87,6 +101,11 @@ class OutputStream:
     ``skip_special_tokens`` (default ``True``, as vLLM and transformers' generation
     pipelines): special IDs add no text; ``False`` prints their spellings.
 
+    ``hold``: ``"live_prefix"`` (default) holds back only a suffix that can still start
+    a stop string; ``"fixed_window"`` holds the last ``max(len(stop)) - 1`` characters
+    whatever they are (nothing with ``include_stop_in_output``), as vLLM's detokenizer,
+    so each delta is the one vLLM streams. The final text is the same either way.
+
     When several kinds of stop complete on the same ID: stop ID, then ID sequence, then
     stop string.
     """
@@ -99,9 +118,12 @@ class OutputStream:
         prompt_ids: Iterable[int] | None = None,
         prompt_boundary: int = 0,
         skip_special_tokens: bool = True,
+        hold: HoldRule = "live_prefix",
     ) -> None:
         prompt, policy = _stream_args(tok, policy, prompt_ids, prompt_boundary)
+        window = _window(policy, hold)
         self.tokenizer = tok
+        self.hold = hold
         self.policy = policy
         self.skip_special_tokens = skip_special_tokens
         skip = sorted(set(tok.special_tokens.values())) if skip_special_tokens else []
@@ -116,6 +138,7 @@ class OutputStream:
             prompt,
             skip,
             policy.stop_string_ties == "first_listed",
+            window,
         )
         self._push_one = self._engine.push_one
         self._visible: list[str] = []

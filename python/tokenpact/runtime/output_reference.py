@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..errors import UnknownTokenError
 from .automaton import Automaton
 from .decode import IncrementalDecoder
-from .output import FinishReason, OutputDelta, _stream_args
+from .output import FinishReason, HoldRule, OutputDelta, _stream_args, _window
 from .stops import StopPolicy
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ class ReferenceOutputStream:
     >>> out.push([400, 403, 79, 80, 33]).text                        # doctest: +SKIP
     'OK '
 
-    ``prompt_ids`` / ``prompt_boundary`` and ``skip_special_tokens``: as
+    ``prompt_ids`` / ``prompt_boundary``, ``skip_special_tokens`` and ``hold``: as
     :class:`~tokenpact.runtime.OutputStream`.
     """
 
@@ -46,8 +46,13 @@ class ReferenceOutputStream:
         prompt_ids: Iterable[int] | None = None,
         prompt_boundary: int = 0,
         skip_special_tokens: bool = True,
+        hold: HoldRule = "live_prefix",
     ) -> None:
         prompt, policy = _stream_args(tok, policy, prompt_ids, prompt_boundary)
+        self._window = _window(policy, hold)
+        # Window mode: text length after the last ID that left the decoder holding
+        # nothing (vLLM's DecodeStream adds a token's text only then).
+        self._settled = 0
         self.tokenizer = tok
         self.policy = policy
         self._prompt_left = prompt_boundary
@@ -167,6 +172,8 @@ class ReferenceOutputStream:
             return
         if self._scan(text):
             return
+        if self._window is not None and not self._decoder.held_bytes:
+            self._settled = self._text_len
         budget = policy.max_new_tokens
         if budget is not None and len(self.processed_ids) >= budget:
             if not self._scan(self._decoder.finish()):
@@ -202,7 +209,10 @@ class ReferenceOutputStream:
 
     def _release_safe(self) -> None:
         """Make visible everything before the earliest live stop prefix."""
-        boundary = self._text_len - self._text_ac.depth[self._text_state]
+        if self._window is None:
+            boundary = self._text_len - self._text_ac.depth[self._text_state]
+        else:  # the last `window` characters of the settled text, whatever they are
+            boundary = max(self._visible_len, self._settled - self._window)
         live_ids = self._ids_ac.depth[self._ids_state]
         if live_ids:
             boundary = min(boundary, self._id_offsets[-live_ids])
