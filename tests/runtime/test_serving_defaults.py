@@ -123,3 +123,28 @@ def test_one_stop_policy_from_render_to_runtime() -> None:
 def test_prompt_ids_and_boundary_are_exclusive() -> None:
     with pytest.raises(InvalidInputError, match="not both"):
         OutputStream(TOK, StopPolicy(), prompt_ids=[65], prompt_boundary=1)
+
+
+def test_priming_arguments() -> None:
+    """Prompt IDs: a list or a numpy array, not counted as consumed; bad IDs and text are
+    typed errors; a strict decoder rejects a prompt that is not UTF-8 at once."""
+    import numpy as np
+
+    from tokenpact.errors import DecodeError, UnknownTokenError
+    from tokenpact.runtime import IncrementalDecoder
+
+    tok = family("llama3.2")
+    ids = tok.encode("Hello world, again")
+    for prompt in (ids[:2], np.array(ids[:2], dtype=np.int64)):
+        dec = IncrementalDecoder(tok, prompt_ids=prompt)
+        assert dec.consumed == 0
+        assert dec.push(ids[2:]) + dec.finish() == tok.decode(ids)[len(tok.decode(ids[:2])) :]
+    with pytest.raises(UnknownTokenError):
+        IncrementalDecoder(tok, prompt_ids=[tok.vocab_size + 10])
+    with pytest.raises(UnknownTokenError):
+        IncrementalDecoder(tok, prompt_ids=[-1])
+    with pytest.raises(InvalidInputError, match="not text"):
+        IncrementalDecoder(tok, prompt_ids="Hello")  # type: ignore[arg-type]
+    lone = next(i for i in range(tok.vocab_size) if tok.token_bytes(i) == b"\xa2")
+    with pytest.raises(DecodeError):
+        IncrementalDecoder(tok, errors="strict", prompt_ids=[lone, lone])
