@@ -92,11 +92,21 @@ impl IncrementalDecoderCore {
 #[pymethods]
 impl IncrementalDecoderCore {
     #[new]
-    #[pyo3(signature = (core, strict, skip_ids))]
-    fn new(core: &Bound<'_, PyAny>, strict: bool, skip_ids: Vec<u32>) -> PyResult<Self> {
+    #[pyo3(signature = (core, strict, skip_ids, prompt = Vec::new()))]
+    fn new(
+        py: Python<'_>,
+        core: &Bound<'_, PyAny>,
+        strict: bool,
+        skip_ids: Vec<u32>,
+        prompt: Vec<u32>,
+    ) -> PyResult<Self> {
         let skip: FxHashSet<u32> = skip_ids.into_iter().collect();
+        let mut inner = IncrementalDecoder::new(source(core)?, strict, skip);
+        if !prompt.is_empty() {
+            inner.prime(&prompt).map_err(|f| failure(py, f))?;
+        }
         Ok(IncrementalDecoderCore {
-            inner: IncrementalDecoder::new(source(core)?, strict, skip),
+            inner,
             failed: false,
         })
     }
@@ -153,8 +163,13 @@ struct OutputEngineCore {
 #[pymethods]
 impl OutputEngineCore {
     #[new]
-    #[pyo3(signature = (core, stop_ids, sequences, strings, budget, include, prompt_boundary))]
+    #[pyo3(signature = (
+        core, stop_ids, sequences, strings, budget, include, prompt_boundary,
+        prompt = Vec::new(), skip_ids = Vec::new(), first_listed = false, window = None
+    ))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         core: &Bound<'_, PyAny>,
         stop_ids: Vec<u32>,
         sequences: Vec<Vec<u32>>,
@@ -162,6 +177,10 @@ impl OutputEngineCore {
         budget: Option<usize>,
         include: bool,
         prompt_boundary: usize,
+        prompt: Vec<u32>,
+        skip_ids: Vec<u32>,
+        first_listed: bool,
+        window: Option<usize>,
     ) -> PyResult<Self> {
         let spec = EngineSpec {
             stop_ids,
@@ -170,9 +189,13 @@ impl OutputEngineCore {
             budget,
             include,
             prompt_boundary,
+            prompt,
+            skip: skip_ids,
+            first_listed,
+            window,
         };
         Ok(OutputEngineCore {
-            inner: OutputEngine::new(source(core)?, spec),
+            inner: OutputEngine::new(source(core)?, spec).map_err(|f| failure(py, f))?,
         })
     }
 
@@ -232,9 +255,10 @@ struct StopScannerCore {
 #[pymethods]
 impl StopScannerCore {
     #[new]
-    fn new(patterns: Vec<String>) -> Self {
+    #[pyo3(signature = (patterns, first_listed = false))]
+    fn new(patterns: Vec<String>, first_listed: bool) -> Self {
         StopScannerCore {
-            inner: StopScanner::new(&patterns),
+            inner: StopScanner::new(&patterns, first_listed),
         }
     }
 

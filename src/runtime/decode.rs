@@ -58,6 +58,11 @@ pub struct IncrementalDecoder {
     strict: bool,
     skip: FxHashSet<u32>,
     scratch: Vec<u8>,
+    /// The prompt's text that the decoder held back while priming, and how much of it
+    /// the output has matched: output is dropped while it repeats this text (it is the
+    /// prompt's, not the completion's), and never again after the first difference.
+    skip_text: String,
+    skip_at: usize,
     /// IDs consumed so far.
     pub count: usize,
 }
@@ -96,8 +101,36 @@ impl IncrementalDecoder {
             strict,
             skip,
             scratch: Vec::new(),
+            skip_text: String::new(),
+            skip_at: 0,
             count: 0,
         }
+    }
+
+    /// Primes the stream with prompt IDs: what it emits from now on is
+    /// `decode(prompt + completion)` after its longest common prefix with
+    /// `decode(prompt)`, which is `decode(prompt + completion)[len(decode(prompt)):]`
+    /// whenever the prompt's text is a prefix of the whole (always, unless the prompt
+    /// ends inside a character: then the character the completion completes is the
+    /// completion's, not a U+FFFD of the prompt's). So a completion continues the prompt's
+    /// text (a SentencePiece `▁` after a prompt is a space, not a stripped sentence
+    /// start). A tail of the prompt works the same for decoders whose state never reaches
+    /// back further than that tail (one token for Metaspace/SentencePiece, a character
+    /// for byte-level). `count` is unchanged.
+    pub fn prime(&mut self, prompt: &[u32]) -> Result<(), DecodeFailure> {
+        let count = self.count;
+        let mut emitted = String::new();
+        self.run(prompt, false, &mut emitted)?;
+        self.count = count;
+        // The decode of the prompt alone, as the batch decoder gives it: the text the
+        // stream emitted plus what the end of the prompt would flush.
+        let mut whole = String::new();
+        let mut alone = IncrementalDecoder::new(self.source.clone(), false, self.skip.clone());
+        alone.run(prompt, true, &mut whole)?;
+        // `emitted` is a prefix of `whole`: the stream only emits final text.
+        self.skip_text = whole.get(emitted.len()..).unwrap_or_default().to_owned();
+        self.skip_at = 0;
+        Ok(())
     }
 
     /// Decodes `ids`, appending the text that no later ID can change to `out`.
@@ -122,10 +155,29 @@ impl IncrementalDecoder {
 
     fn run(&mut self, ids: &[u32], finish: bool, out: &mut String) -> Result<(), DecodeFailure> {
         let source = self.source.clone();
+        let start = out.len();
         match source {
-            Engine::Pipeline(core) => self.run_core(&core, ids, finish, out),
-            Engine::SentencePiece(sp) => self.run_sp(&sp, ids, finish, out),
+            Engine::Pipeline(core) => self.run_core(&core, ids, finish, out)?,
+            Engine::SentencePiece(sp) => self.run_sp(&sp, ids, finish, out)?,
         }
+        if self.skip_at < self.skip_text.len() {
+            let fresh = &out[start..];
+            let expected = &self.skip_text[self.skip_at..];
+            let matched: usize = fresh
+                .chars()
+                .zip(expected.chars())
+                .take_while(|(a, b)| a == b)
+                .map(|(a, _)| a.len_utf8())
+                .sum();
+            let all = matched == fresh.len();
+            out.replace_range(start..start + matched, "");
+            self.skip_at += matched;
+            if !all || self.skip_at == self.skip_text.len() {
+                self.skip_text = String::new();
+                self.skip_at = 0;
+            }
+        }
+        Ok(())
     }
 
     fn run_core(

@@ -111,8 +111,6 @@ pub enum Finish {
 
 pub struct OutputEngine {
     decoder: IncrementalDecoder,
-    /// The tokenizer, to decode a stop ID's own text (include_stop_in_output).
-    source: Engine,
     stop_ids: FxHashSet<u32>,
     sequences: Option<IdMatcher>,
     strings: Option<StopScanner>,
@@ -120,7 +118,14 @@ pub struct OutputEngine {
     sequence_lens: Vec<usize>,
     budget: Option<usize>,
     include: bool,
+    window: Option<usize>,
+    /// Window mode: text length after the last ID that left the decoder holding
+    /// nothing. vLLM's `DecodeStream` adds a token's text only once it no longer ends in
+    /// an incomplete character, so its window counts back from there.
+    settled: usize,
     prompt_left: usize,
+    /// Prompt IDs pushed so far (they prime the decoder once the boundary is reached).
+    prompt: Vec<u32>,
     /// Decoded, not yet visible.
     pending: String,
     /// Byte length of all text decoded so far, and of the visible part.
@@ -139,28 +144,45 @@ pub struct EngineSpec {
     pub budget: Option<usize>,
     pub include: bool,
     pub prompt_boundary: usize,
+    /// Prompt IDs known up front (primes the decoder before any push).
+    pub prompt: Vec<u32>,
+    /// IDs the decoder drops (skip_special_tokens).
+    pub skip: Vec<u32>,
+    /// Stop-string ties (several end on the same character): the first listed wins
+    /// (vLLM's rule) instead of the longest.
+    pub first_listed: bool,
+    /// Hold back the last this many characters whatever they are (vLLM's
+    /// `max(len(stop)) - 1` window) instead of only the live stop prefix.
+    pub window: Option<usize>,
 }
 
 impl OutputEngine {
-    pub fn new(source: Engine, spec: EngineSpec) -> OutputEngine {
-        OutputEngine {
-            decoder: IncrementalDecoder::new(source.clone(), false, FxHashSet::default()),
-            source,
+    pub fn new(source: Engine, spec: EngineSpec) -> Result<OutputEngine, DecodeFailure> {
+        let mut decoder = IncrementalDecoder::new(source, false, spec.skip.into_iter().collect());
+        if !spec.prompt.is_empty() {
+            decoder.prime(&spec.prompt)?;
+        }
+        Ok(OutputEngine {
+            decoder,
             stop_ids: spec.stop_ids.into_iter().collect(),
             sequence_lens: spec.sequences.iter().map(Vec::len).collect(),
             sequences: (!spec.sequences.is_empty()).then(|| IdMatcher::new(&spec.sequences)),
             string_lens: spec.strings.iter().map(|s| s.len()).collect(),
-            strings: (!spec.strings.is_empty()).then(|| StopScanner::new(&spec.strings)),
+            strings: (!spec.strings.is_empty())
+                .then(|| StopScanner::new(&spec.strings, spec.first_listed)),
             budget: spec.budget,
             include: spec.include,
+            window: spec.window,
+            settled: 0,
             prompt_left: spec.prompt_boundary,
+            prompt: Vec::new(),
             pending: String::new(),
             text_len: 0,
             visible_len: 0,
             offsets: VecDeque::new(),
             processed: Vec::new(),
             finish: None,
-        }
+        })
     }
 
     /// Processes IDs until a stop; appends newly visible text to `out`; returns how many
@@ -174,6 +196,11 @@ impl OutputEngine {
             consumed += 1;
             if self.prompt_left > 0 {
                 self.prompt_left -= 1;
+                self.prompt.push(id);
+                if self.prompt_left == 0 {
+                    let prompt = std::mem::take(&mut self.prompt);
+                    self.decoder.prime(&prompt)?;
+                }
                 continue;
             }
             self.step(id, out)?;
@@ -200,17 +227,17 @@ impl OutputEngine {
     fn step(&mut self, id: u32, out: &mut String) -> Result<(), DecodeFailure> {
         self.processed.push(id);
         if self.stop_ids.contains(&id) {
+            // With include_stop_in_output the stop ID is decoded like any other ID (as
+            // vLLM does): a special ID under skip_special_tokens adds no text. Its text is
+            // scanned too, so a stop string completing in it names the stop (vLLM's
+            // stop_reason). Without it, the text of the IDs before it is final.
             let mut tail = String::new();
+            if self.include {
+                self.decoder.push(&[id], &mut tail)?;
+            }
             self.decoder.finish(&mut tail)?;
             if self.scan(&tail, out) {
                 return Ok(());
-            }
-            if self.include {
-                // The stop ID alone, as `tok.decode([id], errors="replace")`.
-                let mut d =
-                    IncrementalDecoder::new(self.source.clone(), false, FxHashSet::default());
-                d.push(&[id], &mut self.pending)?;
-                d.finish(&mut self.pending)?;
             }
             let cut = self.pending.len();
             self.stop(Finish::StopId(id), cut, out);
@@ -240,6 +267,9 @@ impl OutputEngine {
         }
         if self.scan(&text, out) {
             return Ok(());
+        }
+        if self.window.is_some() && self.decoder.held() == 0 {
+            self.settled = self.text_len;
         }
         if self.budget.is_some_and(|b| self.processed.len() >= b) {
             let mut tail = String::new();
@@ -279,7 +309,22 @@ impl OutputEngine {
 
     fn release_safe(&mut self, out: &mut String) {
         let mut boundary = self.text_len;
-        if let Some(s) = &self.strings {
+        if let Some(n) = self.window {
+            // The last `n` characters of the settled text, whatever they are. Everything
+            // before them is already visible or pending, so they lie in `pending` unless
+            // it is shorter (then nothing more is released).
+            let settled = &self.pending[..self.settled.saturating_sub(self.visible_len)];
+            let kept = if n == 0 {
+                settled.len()
+            } else {
+                settled
+                    .char_indices()
+                    .rev()
+                    .nth(n - 1)
+                    .map_or(0, |(i, _)| i)
+            };
+            boundary = self.visible_len + kept;
+        } else if let Some(s) = &self.strings {
             // The live prefix is `depth` characters: walk back over them.
             let depth = s.depth();
             if depth > 0 {

@@ -3,7 +3,7 @@
 //! suffix of the text that is still a prefix of some stop string (the seed's `h(y)`,
 //! 0x0D): only that suffix may be held back. The first character at which a stop string
 //! ends decides (the earliest completing match); among the stop strings ending there the
-//! longest wins.
+//! longest wins, or with `first_listed` the one listed first (vLLM's rule).
 
 use rustc_hash::FxHashMap;
 
@@ -21,7 +21,7 @@ pub struct StopScanner {
 const NONE: u32 = u32::MAX;
 
 impl StopScanner {
-    pub fn new(patterns: &[String]) -> StopScanner {
+    pub fn new(patterns: &[String], first_listed: bool) -> StopScanner {
         let mut goto: FxHashMap<(u32, char), u32> = FxHashMap::default();
         let mut depth = vec![0u32];
         let mut out = vec![NONE];
@@ -50,8 +50,11 @@ impl StopScanner {
         let mut queue: std::collections::VecDeque<u32> =
             children[0].iter().map(|&(_, s)| s).collect();
         while let Some(state) = queue.pop_front() {
-            if out[state as usize] == NONE {
-                out[state as usize] = out[fail[state as usize] as usize];
+            // The fail state (shallower, so already final in BFS order) holds the
+            // patterns that are proper suffixes of this state's text.
+            let inherited = out[fail[state as usize] as usize];
+            if out[state as usize] == NONE || (first_listed && inherited < out[state as usize]) {
+                out[state as usize] = inherited;
             }
             for &(c, next) in &children[state as usize] {
                 queue.push_back(next);
@@ -129,11 +132,14 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let mut s = StopScanner::new(&pats);
+        let mut s = StopScanner::new(&pats, false);
         assert_eq!(s.feed("OK S"), Some((4, 2)));
-        let mut s = StopScanner::new(&pats[3..]);
+        let mut s = StopScanner::new(&pats[3..], false);
         assert_eq!(s.feed("xST"), None);
         assert_eq!(s.depth(), 2);
         assert_eq!(s.feed("OP"), Some((2, 2)));
+        // "P", "OP" and "STOP" all end here: the first listed wins under vLLM's rule.
+        let mut s = StopScanner::new(&pats[3..], true);
+        assert_eq!(s.feed("xSTOP"), Some((5, 0)));
     }
 }

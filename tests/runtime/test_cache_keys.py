@@ -109,9 +109,11 @@ def test_bad_arguments_are_typed() -> None:
         CacheNamespace(model="")
 
 
-# vLLM main at commit 001cabc1be16a59a70d720ed61a13b678c060a18 (vllm/v1/core/
-# kv_cache_utils.py hash_block_tokens, vllm/utils/hashing.py sha256_cbor), with
-# PYTHONHASHSEED=0. Vectors computed from that algorithm with cbor2 5.7.1.
+# The older rule (extra_keys="untagged"): vLLM main at commit
+# 001cabc1be16a59a70d720ed61a13b678c060a18 (vllm/v1/core/kv_cache_utils.py
+# hash_block_tokens, vllm/utils/hashing.py sha256_cbor), with PYTHONHASHSEED=0. Vectors
+# computed from that algorithm with cbor2 5.7.1. The current rule is checked against
+# vLLM's own functions in test_vllm_differential.py.
 NONE_HASH_SEED_0 = "4e1195df020de59e0d65a33a4279f1183e7ae4e5d980e309f8b55adff2e61c3e"
 GOLDEN_PLAIN = [
     "d830de3d42c00f25a2949b5d12d98642664a44872c1614c5b0147556276afc9c",
@@ -131,7 +133,12 @@ def test_vllm_golden_vectors() -> None:
     plain = vllm_block_hashes(ids, block_size=16, none_hash=none_hash)
     assert plain.hex() == GOLDEN_PLAIN and plain.tail == (32,)
     extra = vllm_block_hashes(
-        ids, block_size=16, none_hash=none_hash, lora_name="adapter-a", cache_salt="salt"
+        ids,
+        block_size=16,
+        none_hash=none_hash,
+        lora_name="adapter-a",
+        cache_salt="salt",
+        extra_keys="untagged",
     )
     assert extra.hex() == GOLDEN_LORA_SALT
     wide = vllm_block_hashes([70000, 128000, 5, 300] * 4, block_size=16, none_hash=none_hash)
@@ -153,7 +160,9 @@ def test_vllm_chain_equals_cbor2(ids: list[int], block_size: int, lora: str | No
         block = tuple(ids[i * block_size : (i + 1) * block_size])
         parent = hashlib.sha256(cbor2.dumps((parent, block, extra), canonical=True)).digest()
         want.append(parent)
-    got = vllm_block_hashes(ids, block_size=block_size, none_hash=none_hash, lora_name=lora)
+    got = vllm_block_hashes(
+        ids, block_size=block_size, none_hash=none_hash, lora_name=lora, extra_keys="untagged"
+    )
     assert list(got.keys) == want
     ref = vllm_block_hashes_reference(
         ids, block_size=block_size, none_hash=none_hash, extra_keys=extra

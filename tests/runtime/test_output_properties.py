@@ -18,20 +18,26 @@ from .families import family, texts
 NAMES = ["llama3.2", "mistral-sp-v3", "mistral-hf-bytefallback", "minilm-wordpiece"]
 
 
-def _earliest(text: str, strings: tuple[str, ...]) -> str | None:
-    """The stop string whose first occurrence ends earliest (ties: the longest)."""
+def _earliest(text: str, strings: tuple[str, ...], ties: str = "longest") -> str | None:
+    """The stop string whose first occurrence ends earliest (ties: the longest, or the
+    first listed)."""
     best: tuple[int, int, str] | None = None
-    for s in strings:
+    for rank, s in enumerate(strings):
         at = text.find(s)
         if at >= 0:
-            key = (at + len(s), -len(s), s)
+            key = (at + len(s), -len(s) if ties == "longest" else rank, s)
             best = key if best is None or key < best else best
     return None if best is None else best[2]
 
 
-def reference(tok, policy: StopPolicy, ids: list[int]):
+def reference(tok, policy: StopPolicy, ids: list[int], skip: bool = False):
     """The definition: decode exactly, search naively after every generated ID."""
-    dec = IncrementalDecoder(tok, errors="replace")
+    dec = IncrementalDecoder(tok, errors="replace", skip_special_tokens=skip)
+    ties = policy.stop_string_ties
+
+    def _earliest_here(text: str, strings: tuple[str, ...]) -> str | None:
+        return _earliest(text, strings, ties)
+
     text, gen, offsets = "", [], []
     include = policy.include_stop_in_output
 
@@ -42,27 +48,27 @@ def reference(tok, policy: StopPolicy, ids: list[int]):
     for token_id in ids:
         gen.append(token_id)
         if token_id in policy.stop_token_ids:
-            text += dec.finish()
-            hit = _earliest(text, policy.stop_strings)
+            # Kept, the stop ID decodes like any ID (skipped when special and skipping).
+            text += (dec.push([token_id]) if include else "") + dec.finish()
+            hit = _earliest_here(text, policy.stop_strings)
             if hit:
                 return cut_text(hit), gen, "stop", hit
-            extra = tok.decode([token_id], errors="replace") if include else ""
-            return text + extra, gen, "stop", token_id
+            return text, gen, "stop", token_id
         offsets.append(len(text))
         text += dec.push([token_id])
         for seq in sorted(policy.stop_sequences, key=len, reverse=True):
             if tuple(gen[-len(seq) :]) == seq:
                 kept = text + dec.finish() if include else text[: offsets[-len(seq)]]
                 return kept, gen, "stop", seq
-        hit = _earliest(text, policy.stop_strings)
+        hit = _earliest_here(text, policy.stop_strings)
         if hit:
             return cut_text(hit), gen, "stop", hit
         if policy.max_new_tokens is not None and len(gen) >= policy.max_new_tokens:
             text += dec.finish()
-            hit = _earliest(text, policy.stop_strings)
+            hit = _earliest_here(text, policy.stop_strings)
             return (cut_text(hit), gen, "stop", hit) if hit else (text, gen, "length", None)
     text += dec.finish()
-    hit = _earliest(text, policy.stop_strings)
+    hit = _earliest_here(text, policy.stop_strings)
     return (cut_text(hit), gen, "stop", hit) if hit else (text, gen, "end", None)
 
 
@@ -114,9 +120,10 @@ def scenario(draw, tok):
         stop_strings=rng.sample(strings, rng.randint(0, 16)),
         max_new_tokens=rng.choice([None, None, rng.randint(1, 64)]),
         include_stop_in_output=rng.random() < 0.3,
+        stop_string_ties=rng.choice(["longest", "first_listed"]),
     )
     sizes = draw(st.lists(st.integers(1, 8), min_size=1, max_size=5))
-    return ids, policy, sizes
+    return ids, policy, sizes, rng.random() < 0.5
 
 
 @pytest.mark.parametrize("impl", [OutputStream, ReferenceOutputStream], ids=["rust", "python"])
@@ -125,8 +132,8 @@ def scenario(draw, tok):
 @given(data=st.data())
 def test_stream_matches_reference_for_every_chunking(name: str, impl, data) -> None:
     tok = family(name)
-    ids, policy, sizes = data.draw(scenario(tok))
-    out = impl(tok, policy)
+    ids, policy, sizes, skip = data.draw(scenario(tok))
+    out = impl(tok, policy, skip_special_tokens=skip)
     text, at, i = "", 0, 0
     gen: list[int] = []
     offsets: list[int] = []
@@ -138,20 +145,44 @@ def test_stream_matches_reference_for_every_chunking(name: str, impl, data) -> N
         gen, at, i = list(out.processed_ids), at + n, i + 1
         if not out.finished:
             # Holding back only the live stop prefix (decoder bytes aside).
-            offsets = _offsets(tok, gen)
+            offsets = _offsets(tok, gen, skip)
             full = out.visible_text + out.held_text
             assert len(out.held_text) == _expected_hold(full, gen, offsets, policy)
     if not out.finished:
         text += out.finish().text
-    want = reference(tok, policy, ids)
+    want = reference(tok, policy, ids, skip)
     got = (text, out.processed_ids, out.finish_reason, out.matched_stop)
     assert got == want
 
 
-def _offsets(tok, gen: list[int]) -> list[int]:
-    dec = IncrementalDecoder(tok, errors="replace")
+def _offsets(tok, gen: list[int], skip: bool) -> list[int]:
+    dec = IncrementalDecoder(tok, errors="replace", skip_special_tokens=skip)
     offsets, n = [], 0
     for token_id in gen:
         offsets.append(n)
         n += len(dec.push([token_id]))
     return offsets
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(suppress_health_check=[HealthCheck.too_slow], max_examples=40)
+@given(data=st.data())
+def test_fixed_window_rust_equals_reference(name: str, data) -> None:
+    """``hold="fixed_window"`` (vLLM's hold-back): the Rust engine and the Python
+    reference give the same text after every push, and the same final text as the
+    default hold."""
+    tok = family(name)
+    ids, policy, sizes, skip = data.draw(scenario(tok))
+    streams = [
+        cls(tok, policy, skip_special_tokens=skip, hold="fixed_window")
+        for cls in (OutputStream, ReferenceOutputStream)
+    ]
+    at, i = 0, 0
+    while at < len(ids) and not streams[0].finished:
+        n = sizes[i % len(sizes)]
+        deltas = [s.push(ids[at : at + n]) for s in streams]
+        assert deltas[0] == deltas[1]
+        at, i = at + n, i + 1
+    ends = [s.finish() for s in streams]
+    assert ends[0] == ends[1]
+    assert streams[0].visible_text == reference(tok, policy, ids, skip)[0]

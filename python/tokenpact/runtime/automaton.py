@@ -16,12 +16,15 @@ from collections.abc import Hashable, Sequence
 class Automaton:
     """Aho-Corasick over ``patterns`` (non-empty sequences of hashable symbols)."""
 
-    def __init__(self, patterns: Sequence[Sequence[Hashable]]) -> None:
+    def __init__(
+        self, patterns: Sequence[Sequence[Hashable]], *, first_listed: bool = False
+    ) -> None:
         self.patterns = [tuple(p) for p in patterns]
         self.goto: list[dict[Hashable, int]] = [{}]
         self.depth = [0]
         self.fail = [0]
-        # The longest pattern (by index) ending at each state, following suffix links.
+        # The longest pattern (by index) ending at each state, following suffix links
+        # (with first_listed: the lowest index instead).
         self.out: list[int] = [-1]
         for index, pattern in enumerate(self.patterns):
             state = 0
@@ -40,9 +43,13 @@ class Automaton:
         queue = deque(self.goto[0].values())
         while queue:
             state = queue.popleft()
+            inherited = self.out[self.fail[state]]
             if self.out[state] < 0:
                 # No pattern ends exactly here: the longest one is on the suffix chain.
-                self.out[state] = self.out[self.fail[state]]
+                self.out[state] = inherited
+            elif first_listed and 0 <= inherited < self.out[state]:
+                # vLLM's tie rule: of the patterns ending here, the one listed first.
+                self.out[state] = inherited
             for symbol, nxt in self.goto[state].items():
                 queue.append(nxt)
                 f = self.fail[state]

@@ -15,13 +15,15 @@ Two namespaces, as the seed defines them:
   salt, a tenant). Release isolation and rollback are simpler; hits are fewer.
 
 ``vllm_block_hashes`` reproduces vLLM's own chain (``hash_block_tokens`` with
-``sha256_cbor``) for interoperability; see docs/RUNTIME.md for the version checked.
+``sha256_cbor`` or ``sha256``) for interoperability; see docs/RUNTIME.md for the
+version checked.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+import pickle
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -221,42 +223,124 @@ def sha256_cbor(value: Any) -> bytes:
     return hashlib.sha256(cbor_encode(value)).digest()
 
 
-def vllm_none_hash(python_hash_seed: str) -> bytes:
-    """vLLM's ``NONE_HASH`` for ``PYTHONHASHSEED=python_hash_seed`` with sha256_cbor
-    (without a seed vLLM draws 32 random bytes per process: keys are then not shareable)."""
-    return sha256_cbor(python_hash_seed)
+VllmHashAlgo = Literal["sha256_cbor", "sha256"]
+VllmExtraKeys = Literal["tagged", "untagged"]
+
+# vLLM's NONE_HASH seed for cryptographic hashes when PYTHONHASHSEED is unset
+# (vllm/v1/core/kv_cache_utils.py DEFAULT_NONE_HASH_SEED).
+VLLM_NONE_HASH_SEED = "vllm-none-hash"
+
+
+def _vllm_hash(hash_algo: VllmHashAlgo) -> Callable[[Any], bytes]:
+    if hash_algo == "sha256_cbor":
+        return sha256_cbor
+    if hash_algo == "sha256":
+        return _sha256_pickle
+    raise ConfigError(
+        f'hash_algo must be "sha256_cbor" or "sha256" (vLLM\'s prefix_caching_hash_algo), '
+        f"not {hash_algo!r}"
+    )
+
+
+def _sha256_pickle(value: Any) -> bytes:
+    """vLLM's ``sha256``: SHA-256 of the highest-protocol pickle (what a default vLLM
+    deployment, ``prefix_caching_hash_algo="sha256"``, uses). Pickling tuples of
+    ints, strs and bytes is deterministic for a given protocol."""
+    return hashlib.sha256(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)).digest()
+
+
+def vllm_none_hash(
+    python_hash_seed: str | None = None, *, hash_algo: VllmHashAlgo = "sha256_cbor"
+) -> bytes:
+    """vLLM's ``NONE_HASH``: the hash of ``PYTHONHASHSEED`` when the server sets it, else
+    of the fixed seed ``"vllm-none-hash"`` (what current vLLM uses for cryptographic
+    hashes, so independent servers share keys; before it drew a random seed per process
+    without ``PYTHONHASHSEED``)."""
+    seed = VLLM_NONE_HASH_SEED if python_hash_seed is None else python_hash_seed
+    return _vllm_hash(hash_algo)(seed)
+
+
+def _vllm_extra_keys(
+    rule: VllmExtraKeys,
+    lora_name: str | None,
+    lora_path: str | None,
+    cache_salt: str | None,
+) -> tuple[tuple[Any, ...] | None, tuple[Any, ...] | None]:
+    """(extra keys of the first block, of every later block), as vLLM builds them."""
+    if rule == "tagged":
+        if lora_name and lora_path is None:
+            raise ConfigError(
+                "vLLM keys a LoRA adapter by name and path: pass lora_path=... (the "
+                "LoRARequest's lora_path), or extra_keys='untagged' for the older rule"
+            )
+        rest: tuple[Any, ...] = (("lora", lora_name, lora_path),) if lora_name else ()
+        first = rest + ((("cache_salt", cache_salt),) if cache_salt else ())
+    elif rule == "untagged":
+        rest = (lora_name,) if lora_name else ()
+        first = rest + ((cache_salt,) if cache_salt else ())
+    else:
+        raise ConfigError(f'extra_keys must be "tagged" or "untagged", not {rule!r}')
+    return first or None, rest or None
 
 
 def vllm_block_hashes(
     ids: Sequence[int] | np.ndarray,
     *,
     block_size: int = 16,
-    none_hash: bytes,
+    none_hash: bytes | None = None,
     lora_name: str | None = None,
+    lora_path: str | None = None,
     cache_salt: str | None = None,
+    hash_algo: VllmHashAlgo = "sha256_cbor",
+    extra_keys: VllmExtraKeys = "tagged",
 ) -> BlockKeys:
-    """vLLM's block hashes (``hash_block_tokens`` with ``sha256_cbor``): each key is
-    ``sha256(cbor((parent, tuple(block_ids), extra_keys)))``, the first parent being
-    ``none_hash``; ``extra_keys`` is ``(lora_name,)`` plus the cache salt on the first
-    block only, or ``None``. Multimodal and prompt-embedding keys are not supported."""
+    """vLLM's block hashes (``hash_block_tokens``): each key is
+    ``hash((parent, tuple(block_ids), extra_keys))``, the first parent being
+    ``none_hash`` (default: :func:`vllm_none_hash` of the fixed seed, as a vLLM server
+    without ``PYTHONHASHSEED``).
+
+    ``extra_keys="tagged"`` (current vLLM): ``("lora", lora_name, lora_path)`` on every
+    block and ``("cache_salt", cache_salt)`` on the first, or ``None``;
+    ``"untagged"`` (the older rule): ``(lora_name,)`` plus the bare salt on the first
+    block. ``hash_algo``: vLLM's ``prefix_caching_hash_algo``, ``"sha256_cbor"`` or
+    ``"sha256"`` (pickle; vLLM's default). Multimodal and prompt-embedding keys are not
+    supported."""
     size = _block_size(block_size)
     arr = _id_array(ids)
-    rest: tuple[Any, ...] = (lora_name,) if lora_name else ()
-    first = rest + ((cache_salt,) if cache_salt else ())
-    keys = _native.block_keys_vllm(
-        arr, size, bytes(none_hash), cbor_encode(first or None), cbor_encode(rest or None)
-    )
-    return _split(keys, arr, size)
+    first, rest = _vllm_extra_keys(extra_keys, lora_name, lora_path, cache_salt)
+    if none_hash is None:
+        none_hash = vllm_none_hash(hash_algo=hash_algo)
+    if hash_algo == "sha256_cbor":
+        keys = _native.block_keys_vllm(
+            arr, size, bytes(none_hash), cbor_encode(first), cbor_encode(rest)
+        )
+        return _split(keys, arr, size)
+    fn = _vllm_hash(hash_algo)
+    parent, out = bytes(none_hash), bytearray()
+    values = arr.tolist()
+    for i in range(len(values) // size):
+        parent = fn((parent, tuple(values[i * size : (i + 1) * size]), rest if i else first))
+        out += parent
+    return _split(bytes(out), arr, size)
 
 
 def vllm_block_hashes_reference(
-    ids: Iterable[int], *, block_size: int, none_hash: bytes, extra_keys: Any = None
+    ids: Iterable[int],
+    *,
+    block_size: int,
+    none_hash: bytes,
+    extra_keys: Any = None,
+    first_extra_keys: Any = None,
+    hash_algo: VllmHashAlgo = "sha256_cbor",
 ) -> list[bytes]:
-    """vLLM's loop in Python (``get_request_block_hasher`` without multimodal inputs)."""
+    """vLLM's loop in Python (``get_request_block_hasher`` without multimodal inputs);
+    ``first_extra_keys`` (default: ``extra_keys``) for the first block."""
+    fn = _vllm_hash(hash_algo)
     ids = list(ids)
     parent, keys = none_hash, []
     for i in range(len(ids) // block_size):
         block = tuple(ids[i * block_size : (i + 1) * block_size])
-        parent = sha256_cbor((parent, block, extra_keys))
+        extra = first_extra_keys if i == 0 and first_extra_keys is not None else extra_keys
+        parent = fn((parent, block, extra))
         keys.append(parent)
     return keys

@@ -2,7 +2,9 @@
 
 The concatenation of every :meth:`IncrementalDecoder.push` result and
 :meth:`IncrementalDecoder.finish` equals ``tok.decode(all_ids, errors=...)`` for every
-way of splitting the IDs, with the tokenizer's own decoder chain. Each ID costs
+way of splitting the IDs, with the tokenizer's own decoder chain. Primed with the prompt
+(``prompt_ids=``), it equals ``tok.decode(prompt + ids)[len(tok.decode(prompt)):]``: the
+completion continues the prompt's text. Each ID costs
 constant work (no re-decoding of a growing window); see docs/RUNTIME.md for what each
 decoder holds back.
 
@@ -35,6 +37,23 @@ def _uint32(ids: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(ids, dtype=np.uint32)
 
 
+def _prompt_list(tok: Tokenizer, prompt_ids: Iterable[int] | np.ndarray | None) -> list[int]:
+    """The prompt IDs as a checked list (shared with :class:`OutputStream`)."""
+    if prompt_ids is None:
+        return []
+    if isinstance(prompt_ids, np.ndarray):
+        return [int(i) for i in _uint32(prompt_ids)]
+    if isinstance(prompt_ids, (str, bytes)):
+        raise InvalidInputError("prompt_ids takes token IDs (a list of ints), not text")
+    ids = list(prompt_ids)
+    bad = next((i for i in ids if isinstance(i, bool) or not isinstance(i, int)), None)
+    if bad is not None or any(not 0 <= i < 2**32 for i in ids):
+        raise UnknownTokenError(
+            f"prompt_ids must be token IDs of this tokenizer (0..{tok.vocab_size - 1})"
+        )
+    return ids
+
+
 class IncrementalDecoder:
     """Decode a stream of IDs exactly as ``tok.decode`` decodes them all at once.
 
@@ -43,6 +62,11 @@ class IncrementalDecoder:
     ``errors="strict"`` raises :class:`~tokenpact.errors.DecodeError` as soon as the
     bytes are proven invalid. ``skip_special_tokens`` drops the tokenizer's special
     (control) IDs before decoding.
+
+    ``prompt_ids``: the prompt the generated IDs continue (or a tail of it: one token is
+    enough for every shipped decoder family, a few cover byte-level characters split
+    across tokens). Without it the stream decodes as if the text started at the first
+    pushed ID, so a SentencePiece/Metaspace model drops the first token's leading space.
     """
 
     def __init__(
@@ -51,6 +75,7 @@ class IncrementalDecoder:
         *,
         errors: Literal["strict", "replace"] = "replace",
         skip_special_tokens: bool = False,
+        prompt_ids: Iterable[int] | np.ndarray | None = None,
     ) -> None:
         if errors not in ("strict", "replace"):
             raise ConfigError(f'errors must be "strict" or "replace", not {errors!r}')
@@ -58,7 +83,8 @@ class IncrementalDecoder:
         self.errors = errors
         self.skip_special_tokens = skip_special_tokens
         skip = sorted(set(tok.special_tokens.values())) if skip_special_tokens else []
-        self._engine = _native.IncrementalDecoderCore(tok.engine, errors == "strict", skip)
+        prompt = _prompt_list(tok, prompt_ids)
+        self._engine = _native.IncrementalDecoderCore(tok.engine, errors == "strict", skip, prompt)
         self._finished = False
 
     def push(self, ids: int | Iterable[int] | np.ndarray) -> str:

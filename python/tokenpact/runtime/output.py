@@ -19,14 +19,16 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from .. import _native
 from ..errors import InvalidInputError, UnknownTokenError
+from .decode import _prompt_list
 from .stops import StopPolicy
 
 if TYPE_CHECKING:
     from ..core import Tokenizer
 
-__all__ = ["FinishReason", "OutputDelta", "OutputStream"]
+__all__ = ["FinishReason", "HoldRule", "OutputDelta", "OutputStream"]
 
 FinishReason = Literal["stop", "length", "end"]
+HoldRule = Literal["live_prefix", "fixed_window"]
 
 
 class OutputDelta(NamedTuple):
@@ -43,6 +45,45 @@ class OutputDelta(NamedTuple):
     consumed: int
 
 
+def _stream_args(
+    tok: Tokenizer,
+    policy: StopPolicy | None,
+    prompt_ids: Iterable[int] | None,
+    prompt_boundary: int,
+) -> tuple[list[int], StopPolicy]:
+    """Checked prompt IDs and policy (shared with the Python reference stream)."""
+    if isinstance(prompt_boundary, bool) or not isinstance(prompt_boundary, int):
+        raise InvalidInputError("prompt_boundary must be an int >= 0")
+    if prompt_boundary < 0:
+        raise InvalidInputError("prompt_boundary must be >= 0")
+    if prompt_ids is not None and prompt_boundary:
+        raise InvalidInputError(
+            "pass prompt_ids (the prompt up front) or prompt_boundary (the prompt pushed "
+            "first), not both"
+        )
+    if policy is None:
+        policy = StopPolicy()
+    elif not isinstance(policy, StopPolicy):
+        raise InvalidInputError(
+            f"policy must be a StopPolicy (tokenpact.runtime.StopPolicy, the type "
+            f"Conversation.stop_policy has), not {type(policy).__name__}"
+        )
+    return _prompt_list(tok, prompt_ids), policy
+
+
+def _window(policy: StopPolicy, hold: str) -> int | None:
+    """Characters a fixed window holds back (vLLM's ``stop_buffer_length``), or None."""
+    if hold == "live_prefix":
+        return None
+    if hold != "fixed_window":
+        raise InvalidInputError(
+            f'hold must be "live_prefix" or "fixed_window" (vLLM\'s), not {hold!r}'
+        )
+    if not policy.stop_strings or policy.include_stop_in_output:
+        return 0
+    return max(len(s) for s in policy.stop_strings) - 1
+
+
 class OutputStream:
     """Stop-safe client text from generated IDs.
 
@@ -50,17 +91,42 @@ class OutputStream:
     >>> out.push([400, 403, 79, 80, 33]).text                        # doctest: +SKIP
     'OK '
 
-    ``prompt_boundary``: how many of the first pushed IDs are prompt; they are consumed
-    without being decoded or matched (a stop-looking prompt never stops generation).
+    ``prompt_ids``: the prompt (or a tail of it) the generated IDs continue; it primes
+    the decoder, so the visible text is ``decode(prompt + generated)[len(decode(prompt)):]``
+    (a SentencePiece/Metaspace model keeps the first generated token's leading space).
+    ``prompt_boundary``: how many of the first pushed IDs are prompt instead; they prime
+    the decoder the same way and are never matched (a stop-looking prompt never stops
+    generation). Pass one of the two.
+
+    ``skip_special_tokens`` (default ``True``, as vLLM and transformers' generation
+    pipelines): special IDs add no text; ``False`` prints their spellings.
+
+    ``hold``: ``"live_prefix"`` (default) holds back only a suffix that can still start
+    a stop string; ``"fixed_window"`` holds the last ``max(len(stop)) - 1`` characters
+    whatever they are (nothing with ``include_stop_in_output``), as vLLM's detokenizer,
+    so each delta is the one vLLM streams. The final text is the same either way.
+
     When several kinds of stop complete on the same ID: stop ID, then ID sequence, then
     stop string.
     """
 
-    def __init__(self, tok: Tokenizer, policy: StopPolicy, *, prompt_boundary: int = 0) -> None:
-        if prompt_boundary < 0:
-            raise InvalidInputError("prompt_boundary must be >= 0")
+    def __init__(
+        self,
+        tok: Tokenizer,
+        policy: StopPolicy | None = None,
+        *,
+        prompt_ids: Iterable[int] | None = None,
+        prompt_boundary: int = 0,
+        skip_special_tokens: bool = True,
+        hold: HoldRule = "live_prefix",
+    ) -> None:
+        prompt, policy = _stream_args(tok, policy, prompt_ids, prompt_boundary)
+        window = _window(policy, hold)
         self.tokenizer = tok
+        self.hold = hold
         self.policy = policy
+        self.skip_special_tokens = skip_special_tokens
+        skip = sorted(set(tok.special_tokens.values())) if skip_special_tokens else []
         self._engine = _native.OutputEngineCore(
             tok.engine,
             sorted(policy.stop_token_ids),
@@ -69,6 +135,10 @@ class OutputStream:
             policy.max_new_tokens,
             policy.include_stop_in_output,
             prompt_boundary,
+            prompt,
+            skip,
+            policy.stop_string_ties == "first_listed",
+            window,
         )
         self._push_one = self._engine.push_one
         self._visible: list[str] = []

@@ -15,10 +15,10 @@ from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidInputError, UnknownTokenError
+from ..errors import UnknownTokenError
 from .automaton import Automaton
 from .decode import IncrementalDecoder
-from .output import FinishReason, OutputDelta
+from .output import FinishReason, HoldRule, OutputDelta, _stream_args, _window
 from .stops import StopPolicy
 
 if TYPE_CHECKING:
@@ -34,18 +34,34 @@ class ReferenceOutputStream:
     >>> out.push([400, 403, 79, 80, 33]).text                        # doctest: +SKIP
     'OK '
 
-    ``prompt_boundary``: how many of the first pushed IDs are prompt; they are consumed
-    without being decoded or matched (a stop-looking prompt never stops generation).
+    ``prompt_ids`` / ``prompt_boundary``, ``skip_special_tokens`` and ``hold``: as
+    :class:`~tokenpact.runtime.OutputStream`.
     """
 
-    def __init__(self, tok: Tokenizer, policy: StopPolicy, *, prompt_boundary: int = 0) -> None:
-        if prompt_boundary < 0:
-            raise InvalidInputError("prompt_boundary must be >= 0")
+    def __init__(
+        self,
+        tok: Tokenizer,
+        policy: StopPolicy | None = None,
+        *,
+        prompt_ids: Iterable[int] | None = None,
+        prompt_boundary: int = 0,
+        skip_special_tokens: bool = True,
+        hold: HoldRule = "live_prefix",
+    ) -> None:
+        prompt, policy = _stream_args(tok, policy, prompt_ids, prompt_boundary)
+        self._window = _window(policy, hold)
+        # Window mode: text length after the last ID that left the decoder holding
+        # nothing (vLLM's DecodeStream adds a token's text only then).
+        self._settled = 0
         self.tokenizer = tok
         self.policy = policy
         self._prompt_left = prompt_boundary
-        self._decoder = IncrementalDecoder(tok, errors="replace")
-        self._text_ac = Automaton(policy.stop_strings)
+        self._prompt: list[int] = []
+        self._skip = skip_special_tokens
+        self._decoder = self._new_decoder(prompt)
+        self._text_ac = Automaton(
+            policy.stop_strings, first_listed=policy.stop_string_ties == "first_listed"
+        )
         self._ids_ac = Automaton(policy.stop_sequences)
         self._text_state = 0
         self._ids_state = 0
@@ -62,6 +78,14 @@ class ReferenceOutputStream:
         self._starts = frozenset(s[0] for s in policy.stop_strings)
         self.finish_reason: FinishReason | None = None
         self.matched_stop: int | tuple[int, ...] | str | None = None
+
+    def _new_decoder(self, prompt: list[int]) -> IncrementalDecoder:
+        return IncrementalDecoder(
+            self.tokenizer,
+            errors="replace",
+            skip_special_tokens=self._skip,
+            prompt_ids=prompt or None,
+        )
 
     @property
     def finished(self) -> bool:
@@ -91,6 +115,9 @@ class ReferenceOutputStream:
             consumed += 1
             if self._prompt_left:
                 self._prompt_left -= 1
+                self._prompt.append(token_id)
+                if not self._prompt_left:
+                    self._decoder = self._new_decoder(self._prompt)
                 continue
             self._step(token_id)
         if not self.finished:
@@ -121,13 +148,12 @@ class ReferenceOutputStream:
         policy = self.policy
         self.processed_ids.append(token_id)
         if token_id in policy.stop_token_ids:
-            # The text of the IDs before the stop is final: resolve it first; a text
-            # stop completing inside it is earlier than the stop ID.
-            if self._scan(self._decoder.finish()):
+            # Kept, the stop ID is decoded like any generated ID (a special one adds no
+            # text while special tokens are skipped, as in vLLM) and scanned with the
+            # text before it; dropped, the text before it is final.
+            text = self._decoder.push(token_id) if policy.include_stop_in_output else ""
+            if self._scan(text + self._decoder.finish()):
                 return
-            extra = self.tokenizer.decode([token_id], errors="replace")
-            if policy.include_stop_in_output:
-                self._pending += extra
             self._end("stop", token_id, len(self._pending))
             return
         self._id_offsets.append(self._text_len)
@@ -146,6 +172,8 @@ class ReferenceOutputStream:
             return
         if self._scan(text):
             return
+        if self._window is not None and not self._decoder.held_bytes:
+            self._settled = self._text_len
         budget = policy.max_new_tokens
         if budget is not None and len(self.processed_ids) >= budget:
             if not self._scan(self._decoder.finish()):
@@ -181,7 +209,10 @@ class ReferenceOutputStream:
 
     def _release_safe(self) -> None:
         """Make visible everything before the earliest live stop prefix."""
-        boundary = self._text_len - self._text_ac.depth[self._text_state]
+        if self._window is None:
+            boundary = self._text_len - self._text_ac.depth[self._text_state]
+        else:  # the last `window` characters of the settled text, whatever they are
+            boundary = max(self._visible_len, self._settled - self._window)
         live_ids = self._ids_ac.depth[self._ids_state]
         if live_ids:
             boundary = min(boundary, self._id_offsets[-live_ids])

@@ -46,8 +46,9 @@ class CompiledRequest:
 
 def _source(
     conversation_or_ids: Any, template_hash: str | None, compiler: Any, mode: str
-) -> tuple[list[int], int, str | None]:
-    """(IDs, prompt boundary, template hash) of a Conversation, messages or raw IDs."""
+) -> tuple[list[int], int, str | None, StopPolicy | None]:
+    """(IDs, prompt boundary, template hash, stop policy) of a Conversation, messages or
+    raw IDs."""
     source = conversation_or_ids
     if compiler is not None:
         source = compiler.compile(source, mode=mode)
@@ -57,7 +58,13 @@ def _source(
             raise ContractError(
                 "template_hash disagrees with the conversation's own template hash; pass one"
             )
-        return [int(i) for i in source.input_ids], int(source.prompt_boundary), declared
+        rendered = getattr(source, "stop_policy", None)
+        return (
+            [int(i) for i in source.input_ids],
+            int(source.prompt_boundary),
+            declared,
+            rendered if isinstance(rendered, StopPolicy) else None,
+        )
     if isinstance(source, (str, bytes)) or not isinstance(source, Sequence):
         raise InvalidInputError(
             "compile_request takes a compiled Conversation (tokenpact.chat), messages with "
@@ -66,7 +73,7 @@ def _source(
     ids = list(source)
     if any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
         raise InvalidInputError("prompt IDs must be ints")
-    return ids, len(ids), template_hash
+    return ids, len(ids), template_hash, None
 
 
 def _check_bound(declared: str | None, actual: str | None, what: str) -> str:
@@ -89,7 +96,7 @@ def compile_request(
     conversation_or_ids: Any,
     tokenizer: Tokenizer,
     checkpoint: CheckpointDeclaration,
-    policy: StopPolicy,
+    policy: StopPolicy | None = None,
     *,
     template_hash: str | None = None,
     compiler: Any = None,
@@ -97,8 +104,19 @@ def compile_request(
     namespace: CacheNamespace | None = None,
     block_size: int = 16,
 ) -> CompiledRequest:
-    """Check a request against the checkpoint and return its exact sequence object."""
-    ids, boundary, template = _source(conversation_or_ids, template_hash, compiler, mode)
+    """Check a request against the checkpoint and return its exact sequence object.
+
+    ``policy``: what ends generation; by default the conversation's own
+    ``stop_policy`` (what ``render`` returned), else no stop.
+    """
+    ids, boundary, template, rendered = _source(conversation_or_ids, template_hash, compiler, mode)
+    if policy is None:
+        policy = rendered if rendered is not None else StopPolicy()
+    elif not isinstance(policy, StopPolicy):
+        raise InvalidInputError(
+            f"policy must be a StopPolicy (the type Conversation.stop_policy has), not "
+            f"{type(policy).__name__}"
+        )
     tok_hash = _check_bound(checkpoint.tokenizer_hash, tokenizer.semantic_hash, "tokenizer")
     tpl_hash = _check_bound(checkpoint.template_hash, template, "template")
     if not ids:
