@@ -140,8 +140,12 @@ def test_reader_refuses_other_tokenizer_and_changed_shard(
     data = bytearray(path.read_bytes())
     data[0] ^= 1
     path.write_bytes(bytes(data))
+    lazy = open_dataset(tmp_path, tokenizer=tok)  # opening reads only the indexes
+    assert lazy[0].size and not lazy.verified
     with pytest.raises(ContractError, match="shard-00001.bin has digest"):
-        open_dataset(tmp_path, tokenizer=tok)
+        lazy[int(lazy.shard_docs[1])]  # first touch of the changed shard
+    with pytest.raises(ContractError, match="shard-00001.bin has digest"):
+        open_dataset(tmp_path, tokenizer=tok, verify="open")
     (tmp_path / "shard-00001.bin").unlink()
     with pytest.raises(ContractError, match="missing"):
         open_dataset(tmp_path, tokenizer=tok)
