@@ -32,6 +32,9 @@ _EXPORTS: dict[str, str] = {
     "EncodedDataset": "dataset",
     "encode_dataset": "encode",
     "open_dataset": "dataset",
+    "TokenLoader": "loader",
+    "PackedBatch": "loader",
+    "BatchProvenance": "loader",
     "LeakageReport": "leakage",
     "MixtureReport": "mixture",
     "SplitSpec": "splits",
@@ -84,6 +87,9 @@ __all__ = [
     "EncodedDataset",
     "encode_dataset",
     "open_dataset",
+    "TokenLoader",
+    "PackedBatch",
+    "BatchProvenance",
     "LeakageReport",
     "MixtureReport",
     "SplitSpec",
@@ -161,6 +167,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         exact_dedup_key,
     )
     from .leakage import LeakageReport, check_leakage, drop_leaked
+    from .loader import BatchProvenance, PackedBatch, TokenLoader
     from .minhash import MinHashParams, jaccard, minhash_signatures, reference_signature, shingles
     from .mixture import MixtureReport, account_mixture, expected_token_shares
     from .near import NearCluster, NearDedupResult, brute_force_clusters, near_dedup, optimal_bands
