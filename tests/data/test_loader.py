@@ -52,36 +52,54 @@ def _positions(batch: PackedBatch) -> list[int]:
     return list(range(first, stop))
 
 
-@pytest.mark.parametrize("fmt", ["megatron", "parquet"])
+def _check_rows(batch: PackedBatch, loader: TokenLoader) -> None:
+    """Every array of ``batch`` against a brute-force reading of the datasets."""
+    n = loader.seq_len
+    expect_cu = [0]
+    for row, (k, sample) in enumerate(
+        zip(batch.provenance.sources, batch.provenance.samples, strict=True)
+    ):
+        ds = loader.sources[k].ds
+        a = sample * n
+        window = ds.tokens(a, a + n + 1).astype(np.int64)
+        docs = np.searchsorted(ds.offsets, np.arange(a, a + n + 1), side="right") - 1
+        np.testing.assert_array_equal(batch.tokens[row], window)
+        crosses = docs[1:] != docs[:-1]
+        np.testing.assert_array_equal(
+            batch.labels[row], np.where(crosses, IGNORE_INDEX, window[1:])
+        )
+        np.testing.assert_array_equal(batch.document_ids[row], docs[:-1])
+        starts = np.r_[0, np.flatnonzero(docs[1:-1] != docs[:-2]) + 1]
+        pos = np.arange(n) - starts[np.searchsorted(starts, np.arange(n), "right") - 1]
+        np.testing.assert_array_equal(batch.position_ids[row], pos)
+        expect_cu += [row * n + int(s) for s in starts[1:]] + [(row + 1) * n]
+    assert batch.cu_seqlens.tolist() == expect_cu and batch.cu_seqlens.dtype == np.int32
+
+
+@pytest.mark.parametrize("fmt", ["megatron", "parquet", "small"])
 def test_packed_rows_are_the_stream_with_exact_boundaries(
     datasets: dict[str, Path], tok: tp.Tokenizer, fmt: str
 ) -> None:
     loader = _loader(datasets[fmt], tokenizer=tok)
     ds = open_dataset(datasets[fmt])
-    stream = ds.input_ids.astype(np.int64)
-    doc_of = np.searchsorted(ds.offsets, np.arange(stream.shape[0]), side="right") - 1
     seen = 0
     for batch in loader:
         assert batch.tokens.dtype == np.uint16
-        cu = batch.cu_seqlens.tolist()
-        expect_cu = [0]
-        for row, sample in enumerate(batch.provenance.samples):
-            a = sample * SEQ
-            np.testing.assert_array_equal(batch.tokens[row], stream[a : a + SEQ + 1])
-            docs = doc_of[a : a + SEQ + 1]
-            crosses = docs[1:] != docs[:-1]
-            want = np.where(crosses, IGNORE_INDEX, stream[a + 1 : a + SEQ + 1])
-            np.testing.assert_array_equal(batch.labels[row], want)
-            np.testing.assert_array_equal(batch.document_ids[row], docs[:-1])
-            starts = np.r_[0, np.flatnonzero(docs[1:-1] != docs[:-2]) + 1]
-            pos = np.arange(SEQ) - starts[np.searchsorted(starts, np.arange(SEQ), "right") - 1]
-            np.testing.assert_array_equal(batch.position_ids[row], pos)
-            expect_cu += [row * SEQ + int(s) for s in starts[1:]] + [(row + 1) * SEQ]
-        assert cu == expect_cu and batch.cu_seqlens.dtype == np.int32
+        _check_rows(batch, loader)
         seen += len(batch)
     assert seen == loader.samples_per_epoch - loader.samples_per_epoch % BATCH
     assert loader.samples_per_epoch == (ds.n_tokens - 1) // SEQ
     assert loader.epoch == 1 and loader.cursor == 0
+
+
+def test_blended_rows_have_exact_boundaries(datasets: dict[str, Path]) -> None:
+    loader = _loader(
+        [datasets["megatron"], datasets["small"], datasets["parquet"]],
+        weights=[1, 2, 1],
+        batch_size=7,
+    )
+    for batch in loader:
+        _check_rows(batch, loader)
 
 
 def _run(loader_args: dict, world: int, workers: int, path: Path) -> list[list[int]]:
@@ -267,3 +285,40 @@ def test_binding_is_checked_at_open_and_digests_on_first_touch(
         _loader(datasets["megatron"], seq_len=0)
     with pytest.raises(ConfigError, match="rank"):
         _loader(datasets["megatron"], rank=2, world_size=2)
+
+
+def test_doctor_checks_a_loader_state_against_its_datasets(
+    datasets: dict[str, Path], tmp_path: Path, tok: tp.Tokenizer
+) -> None:
+    from click.testing import CliRunner
+
+    from tokenpact.cli.main import cli
+
+    def doctor(*args: object) -> tuple[int, str]:
+        result = CliRunner().invoke(cli, ["doctor", *(str(a) for a in args)])
+        return result.exit_code, result.output
+
+    copy = tmp_path / "ds"
+    copy.mkdir()
+    for f in datasets["small"].iterdir():
+        (copy / f.name).write_bytes(f.read_bytes())
+    loader = _loader([datasets["megatron"], copy], weights=[1, 3], samples_per_epoch=50)
+    it = iter(loader)
+    next(it)
+    state_path = tmp_path / "loader.json"
+    state_path.write_text(json.dumps(loader.state_dict()))
+    code, text = doctor(state_path)
+    assert code == 0 and "loader state" in text and "loader-state-mismatch" not in text, text
+    tok.save(tmp_path / "t")
+    code, text = doctor(state_path, tmp_path / "t")
+    assert code == 0, text
+    # The dataset re-encoded (its manifest changed) under the saved state: refused.
+    manifest = json.loads((copy / "dataset.json").read_text())
+    manifest["records_per_shard"] = 1
+    (copy / "dataset.json").write_text(json.dumps(manifest))
+    code, text = doctor(state_path)
+    assert code == 1 and "loader-state-mismatch" in text and "the run trained on" in text, text
+    edited = dict(loader.state_dict(), cursor=10**6)
+    state_path.write_text(json.dumps(edited))
+    code, text = doctor(state_path)
+    assert code == 1 and "outside the epoch" in text, text

@@ -14,8 +14,10 @@ pass over every file. A shard whose digest is not the manifest's is refused then
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import threading
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
@@ -148,13 +150,21 @@ class _MegatronShard(_Shard):
     def read(self, start: int, stop: int) -> NDArray[Any]:
         self._touch(self.bin)
         if self._ids is None:
-            le = self.dtype.newbyteorder("<")
-            self._ids = (
-                np.memmap(self.paths[self.bin], dtype=le, mode="r")
-                if self.n_tokens
-                else np.zeros(0, le)
-            )
+            self._ids = self._map()
         return self._ids[start:stop]
+
+    def _map(self) -> NDArray[Any]:
+        le = self.dtype.newbyteorder("<")
+        if not self.n_tokens:
+            return np.zeros(0, le)
+        # A plain ndarray over the mapping: np.memmap's subclass costs microseconds per
+        # slice, which the per-row reads of a training batch would pay every time.
+        with open(self.paths[self.bin], "rb") as handle:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        size = self.n_tokens * self.dtype.itemsize
+        if len(mapped) != size:
+            raise ContractError(f"{self.bin} changed size after open; restore it or re-encode")
+        return np.frombuffer(mapped, dtype=le, count=self.n_tokens)
 
     def doc_ids_and_truncated(self) -> tuple[list[str], NDArray[np.bool_]]:
         path = self.paths[self.docs]
@@ -261,6 +271,8 @@ class EncodedDataset:
         self.shard_docs = np.zeros(len(shards) + 1, dtype=np.int64)
         np.cumsum([s.lengths.shape[0] for s in shards], out=self.shard_docs[1:])
         self.shard_tokens = self.offsets[self.shard_docs]
+        self._shard_bounds: list[int] = self.shard_tokens.tolist()
+        self.n_tokens = int(self.offsets[-1])
         self.dtype: np.dtype[Any] = np.dtype(manifest["dtype"])
         self._doc_ids: list[str] | None = None
         self._truncated: NDArray[np.bool_] | None = None
@@ -283,10 +295,6 @@ class EncodedDataset:
     @property
     def declaration(self) -> DatasetDeclaration:
         return DatasetDeclaration.from_json(self.manifest["declaration"])
-
-    @property
-    def n_tokens(self) -> int:
-        return int(self.offsets[-1])
 
     @property
     def verified(self) -> bool:
@@ -340,7 +348,14 @@ class EncodedDataset:
         stop = start + out.shape[0]
         if start < 0 or stop > self.n_tokens:
             raise IndexError(f"tokens [{start}, {stop}) outside the dataset's {self.n_tokens}")
-        k = int(np.searchsorted(self.shard_tokens, start, side="right")) - 1
+        if start == stop:
+            return
+        # The hot path of training reads: a plain-list bisect, one slice, one copy.
+        bounds = self._shard_bounds
+        k = bisect_right(bounds, start) - 1
+        if stop <= bounds[k + 1]:
+            out[:] = self._shards[k].read(start - bounds[k], stop - bounds[k])
+            return
         at = 0
         while at < out.shape[0]:
             base = int(self.shard_tokens[k])
@@ -350,6 +365,13 @@ class EncodedDataset:
             out[at : at + piece.shape[0]] = piece
             at += piece.shape[0]
             k += 1
+
+    def contiguous(self) -> NDArray[Any] | None:
+        """The whole stream as one memory-mapped array (verified now) when the dataset is
+        a single Megatron shard, else ``None``: the loader's fast path."""
+        if len(self._shards) != 1 or not isinstance(self._shards[0], _MegatronShard):
+            return None
+        return self._shards[0].read(0, self.n_tokens)
 
     def take(self, positions: NDArray[np.int64]) -> NDArray[Any]:
         """The tokens at global ``positions`` (any order), reading shard by shard."""

@@ -24,53 +24,30 @@ restore, and valid for any world size or worker count that follows.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..batch.records import IGNORE_INDEX
+from ..contract.loader_state import (
+    STATE_KIND,
+    STATE_VERSION,
+    canonical_hash,
+    exact_counts,
+)
 from ..errors import ConfigError, ContractError, ReplayError
 from .dataset import EncodedDataset, open_dataset
 
-STATE_KIND = "tokenpact.loader-state"
-STATE_VERSION = 1
 _MAX_SEQ_LEN = 1 << 24
 _MAX_BATCH = 1 << 16
 
 PathLike = str | os.PathLike[str]
-
-
-def _canonical_hash(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
-
-
-def exact_counts(weights: Sequence[float], total: int) -> list[int]:
-    """Integer per-source counts summing to ``total``, proportional to ``weights``.
-
-    Largest remainder on exact rationals (no floating drift): each source gets the floor
-    of its quota, the remaining samples go to the largest remainders, ties to the lower
-    source index.
-    """
-    fracs = [Fraction(w) for w in weights]
-    if any(f < 0 for f in fracs) or sum(fracs) <= 0:
-        raise ConfigError("blend weights must be non-negative with a positive sum")
-    whole = sum(fracs)
-    quotas = [f * total / whole for f in fracs]
-    counts = [int(q) for q in quotas]
-    left = total - sum(counts)
-    order = sorted(range(len(quotas)), key=lambda k: (-(quotas[k] - counts[k]), k))
-    for k in order[:left]:
-        counts[k] += 1
-    return counts
 
 
 @dataclass(frozen=True)
@@ -141,7 +118,10 @@ class PackedBatch:
     cu_seqlens: NDArray[np.int32]
     first_documents: NDArray[np.int64]  # per row: the document its first token belongs to
     provenance: BatchProvenance
-    _row_cuts: list[NDArray[np.int64]] = field(repr=False, default_factory=list)
+    # Document starts inside the rows: row ``cut_rows[i]``, offset ``cuts[i]`` in
+    # (0, seq_len] (seq_len: the last target starts a new document).
+    cuts: NDArray[np.int64] = field(repr=False, default_factory=lambda: np.zeros(0, np.int64))
+    cut_rows: NDArray[np.int64] = field(repr=False, default_factory=lambda: np.zeros(0, np.int64))
 
     @property
     def input_ids(self) -> NDArray[Any]:
@@ -162,33 +142,31 @@ class PackedBatch:
     def labels(self) -> NDArray[np.int64]:
         """Next-token targets; ``IGNORE_INDEX`` where the next token starts another document."""
         out = self.targets.astype(np.int64)
-        for row, cuts in enumerate(self._row_cuts):
-            out[row, cuts - 1] = IGNORE_INDEX  # cuts lie in (0, seq_len]
+        out[self.cut_rows, self.cuts - 1] = IGNORE_INDEX
         return out
+
+    def _inner(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        keep = self.cuts < self.seq_len
+        return self.cut_rows[keep], self.cuts[keep]
 
     @cached_property
     def position_ids(self) -> NDArray[np.int64]:
         """Positions within each document, restarting at 0 where a document starts."""
-        n = self.seq_len
-        out = np.empty((len(self), n), dtype=np.int64)
-        for row, cuts in enumerate(self._row_cuts):
-            starts = np.concatenate(([0], cuts[cuts < n]))
-            seg = np.diff(np.append(starts, n))
-            out[row] = np.arange(n) - np.repeat(starts, seg)
-        return out
+        rows, cuts = self._inner()
+        start = np.zeros((len(self), self.seq_len), dtype=np.int64)
+        start[rows, cuts] = cuts
+        np.maximum.accumulate(start, axis=1, out=start)
+        return np.arange(self.seq_len, dtype=np.int64) - start
 
     @cached_property
     def document_ids(self) -> NDArray[np.int64]:
         """Per token, the index of its document in its dataset (``doc_id`` order)."""
-        n = self.seq_len
-        out = np.empty((len(self), n), dtype=np.int64)
-        for row, cuts in enumerate(self._row_cuts):
-            inner = cuts[cuts < n]
-            steps = np.zeros(n, dtype=np.int64)
-            # Consecutive equal cuts are empty documents: each still advances the index.
-            np.add.at(steps, inner, 1)
-            out[row] = self.first_documents[row] + np.cumsum(steps)
-        return out
+        rows, cuts = self._inner()
+        steps = np.zeros((len(self), self.seq_len), dtype=np.int64)
+        # Equal cuts are empty documents: each still advances the index.
+        np.add.at(steps, (rows, cuts), 1)
+        np.cumsum(steps, axis=1, out=steps)
+        return steps + self.first_documents[:, None]
 
     def as_dict(self) -> dict[str, Any]:
         """Model inputs as numpy arrays (``labels`` etc. built now)."""
@@ -209,6 +187,16 @@ class _Source:
         self.hash = ds.hash
         self.n_samples = max(ds.n_tokens - 1, 0) // seq_len
         self.starts = ds.offsets
+        self._array: NDArray[Any] | None = None
+        self._looked = False
+
+    def fill(self, out: NDArray[Any], start: int, size: int) -> None:
+        if not self._looked:  # first touch: verifies the shard, then maps it whole
+            self._array, self._looked = self.ds.contiguous(), True
+        if self._array is None:
+            self.ds.read_into(out, start)
+        else:
+            out[:] = self._array[start : start + size]
 
 
 class TokenLoader:
@@ -296,7 +284,7 @@ class TokenLoader:
         self.samples_per_epoch = sum(self.counts)
         self.tokenizer_hash = opened[0].tokenizer_hash
         self.template_hash = opened[0].template_hash
-        self.fingerprint = _canonical_hash(self.fingerprint_fields())
+        self.fingerprint = canonical_hash(self.fingerprint_fields())
         self.epoch = 0
         self.cursor = 0
         self._plans: dict[int, tuple[NDArray[np.int16], NDArray[np.int64]]] = {}
@@ -430,28 +418,41 @@ class TokenLoader:
         n = self.seq_len
         rows = src.shape[0]
         tokens = np.empty((rows, n + 1), dtype=self.dtype)
-        first_docs = np.empty(rows, dtype=np.int64)
-        cuts_by_row: list[NDArray[np.int64]] = [np.zeros(0, np.int64)] * rows
-        cu = [np.zeros(1, np.int64)]
         src_list = src.tolist()
-        for k in set(src_list):
-            source = self.sources[k]
-            sel = np.flatnonzero(src == k)
-            begins = samples[sel] * n
-            # The document holding each row's first token and the one holding its target.
-            lo = np.searchsorted(source.starts, begins, side="right") - 1
-            hi = np.searchsorted(source.starts, begins + n, side="right") - 1
-            first_docs[sel] = lo
-            for r, b, a, z in zip(
-                sel.tolist(), begins.tolist(), lo.tolist(), hi.tolist(), strict=True
-            ):
-                source.ds.read_into(tokens[r], b)
-                # Starts of the documents after the first, up to the last target.
-                cuts_by_row[r] = source.starts[a + 1 : z + 1] - b
-        for r, cuts in enumerate(cuts_by_row):
-            inner = np.unique(cuts[cuts < n])
-            cu.append(r * n + inner)
-            cu.append(np.array([(r + 1) * n], dtype=np.int64))
+        begins = samples * n
+        groups = (
+            [(0, slice(None))]
+            if len(self.sources) == 1
+            else [(k, src == k) for k in sorted(set(src_list))]
+        )
+        # The document holding each row's first token (lo) and the one holding its last
+        # target (hi): one vectorized search per source, never one per token.
+        lo = np.empty(rows, dtype=np.int64)
+        hi = np.empty(rows, dtype=np.int64)
+        for k, sel in groups:
+            starts = self.sources[k].starts
+            lo[sel] = np.searchsorted(starts, begins[sel], side="right") - 1
+            hi[sel] = np.searchsorted(starts, begins[sel] + n, side="right") - 1
+        counts = hi - lo
+        cut_rows = np.repeat(np.arange(rows, dtype=np.int64), counts)
+        first = np.cumsum(counts) - counts
+        doc = np.arange(cut_rows.shape[0], dtype=np.int64) - first[cut_rows] + lo[cut_rows] + 1
+        if len(self.sources) == 1:
+            cut_at = self.sources[0].starts[doc]
+        else:
+            cut_at = np.empty(doc.shape[0], dtype=np.int64)
+            row_src = src[cut_rows]
+            for k, _ in groups:
+                mask = row_src == k
+                cut_at[mask] = self.sources[k].starts[doc[mask]]
+        cuts = cut_at - begins[cut_rows]
+        for r, (k, b) in enumerate(zip(src_list, begins.tolist(), strict=True)):
+            self.sources[k].fill(tokens[r], b, n + 1)
+        # Row ends are boundaries too; a cut at n is the next row's start (or the end),
+        # and empty documents repeat a cut: unique() folds both.
+        ends = np.arange(1, rows + 1, dtype=np.int64) * n
+        cu = np.unique(np.concatenate(([0], cuts + cut_rows * n, ends)))
+        first_docs = lo
         prov = BatchProvenance(
             fingerprint=self.fingerprint,
             epoch=epoch,
@@ -460,17 +461,18 @@ class TokenLoader:
             world_size=self.world_size if rank is None else rank[1],
             step=step,
             positions=positions,
-            sources=tuple(int(v) for v in src_list),
+            sources=tuple(src_list),
             samples=tuple(samples.tolist()),
             datasets=tuple(s.hash for s in self.sources),
             cursor_after=cursor_after,
         )
         return PackedBatch(
             tokens=tokens,
-            cu_seqlens=np.concatenate(cu).astype(np.int32),
+            cu_seqlens=cu.astype(np.int32),
             first_documents=first_docs,
             provenance=prov,
-            _row_cuts=cuts_by_row,
+            cuts=cuts,
+            cut_rows=cut_rows,
         )
 
     def iter_batches(
@@ -541,6 +543,11 @@ class TokenLoader:
             "batch_size": self.batch_size,
             "world_size": self.world_size,
             "drop_last": self.drop_last,
+            "tokenizer_hash": self.tokenizer_hash,
+            "template_hash": self.template_hash,
+            # Where the datasets were; informative (the hashes in "order" bind them), so
+            # `tokenpact doctor` can check a saved state against the files.
+            "dataset_paths": [str(Path(s.ds.root).resolve()) for s in self.sources],
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -609,7 +616,7 @@ def state_problems(state: Any, loader: TokenLoader) -> list[str]:
                 f"the state's {key} is {order.get(key)!r}, the loader's is {value!r}; "
                 "resume with the datasets, weights, seed and seq_len the run started with"
             )
-    if state.get("fingerprint") != _canonical_hash(order):
+    if state.get("fingerprint") != canonical_hash(order):
         problems.append("the state's fingerprint does not match its order record; it was edited")
     epoch, cursor = state.get("epoch"), state.get("cursor")
     if not isinstance(epoch, int) or not isinstance(cursor, int) or epoch < 0:
