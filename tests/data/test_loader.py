@@ -267,6 +267,9 @@ def test_binding_is_checked_at_open_and_digests_on_first_touch(
         n_eod += int(ends.sum())
         assert np.all(batch.labels[ends] == IGNORE_INDEX)  # EOD never predicts across
     assert n_eod > 10
+    clean = open_dataset(datasets["small"], verify="background")
+    clean.verify_in_background().join()
+    assert clean.verified and clean.background_error is None
     # A changed shard: opening succeeds (indexes only), the first read of it fails.
     copy = tmp_path / "copy"
     copy.mkdir()

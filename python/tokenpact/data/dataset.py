@@ -263,11 +263,14 @@ class EncodedDataset:
         self.root = root
         self.manifest = manifest
         self._shards = shards
-        self.lengths: NDArray[np.int64] = (
-            np.concatenate([s.lengths for s in shards]) if shards else np.zeros(0, np.int64)
-        )
-        self.offsets = np.zeros(self.lengths.shape[0] + 1, dtype=np.int64)
-        np.cumsum(self.lengths, out=self.offsets[1:])
+        if len(shards) == 1:  # share the shard's index: 16 bytes per record, not 32
+            self.lengths, self.offsets = shards[0].lengths, shards[0].offsets
+        else:
+            self.lengths = (
+                np.concatenate([s.lengths for s in shards]) if shards else np.zeros(0, np.int64)
+            )
+            self.offsets = np.zeros(self.lengths.shape[0] + 1, dtype=np.int64)
+            np.cumsum(self.lengths, out=self.offsets[1:])
         self.shard_docs = np.zeros(len(shards) + 1, dtype=np.int64)
         np.cumsum([s.lengths.shape[0] for s in shards], out=self.shard_docs[1:])
         self.shard_tokens = self.offsets[self.shard_docs]
@@ -277,6 +280,7 @@ class EncodedDataset:
         self._doc_ids: list[str] | None = None
         self._truncated: NDArray[np.bool_] | None = None
         self._input_ids: NDArray[Any] | None = None
+        self.background_error: Exception | None = None
 
     @property
     def tokenizer_hash(self) -> str:
@@ -305,6 +309,21 @@ class EncodedDataset:
         """Hash every shard file now (the offline pass); raises on the first mismatch."""
         for shard in self._shards:
             shard.verify()
+
+    def verify_in_background(self) -> threading.Thread:
+        """Start the verification pass on a daemon thread and return it. A mismatch it
+        finds is kept in :attr:`background_error`; the file is still refused on its
+        first touch (first-touch checks never rely on this pass)."""
+
+        def run() -> None:
+            try:
+                self.verify()
+            except (ContractError, OSError) as exc:
+                self.background_error = exc
+
+        thread = threading.Thread(target=run, name="tokenpact-verify", daemon=True)
+        thread.start()
+        return thread
 
     def _load_docs(self) -> None:
         ids: list[str] = []
@@ -420,7 +439,7 @@ def open_dataset(
     tokenizer: Any = None,
     tokenizer_hash: str | None = None,
     template_hash: str | None = None,
-    verify: Literal["first-touch", "open"] = "first-touch",
+    verify: Literal["first-touch", "open", "background"] = "first-touch",
 ) -> EncodedDataset:
     """Open an encoded dataset; check its tokenizer binding now, its shard digests on use.
 
@@ -429,7 +448,9 @@ def open_dataset(
     and the per-shard indexes; each shard file is hashed the first time it is read, and
     :meth:`EncodedDataset.verify` hashes them all. ``verify="open"`` does that pass now,
     before returning (it reads every byte); the default ``"first-touch"`` leaves each
-    file to its first use. No setting skips a digest or the binding check.
+    file to its first use; ``"background"`` also starts the whole pass on a thread
+    (:meth:`EncodedDataset.verify_in_background`). No setting skips a digest or the
+    binding check.
     """
     root = Path(path)
     manifest = read_json(root / MANIFEST_NAME)
@@ -462,10 +483,12 @@ def open_dataset(
     ds = EncodedDataset(root, manifest, shards)
     if len(ds) != manifest["records"] or ds.n_tokens != manifest["tokens"]:
         raise ContractError("the shards' record or token totals differ from the manifest")
-    if verify not in ("first-touch", "open"):
-        raise ConfigError(f"verify must be 'first-touch' or 'open', got {verify!r}")
+    if verify not in ("first-touch", "open", "background"):
+        raise ConfigError(f"verify must be 'first-touch', 'open' or 'background', got {verify!r}")
     if verify == "open":
         ds.verify()
+    elif verify == "background":
+        ds.verify_in_background()
     return ds
 
 

@@ -152,11 +152,11 @@ class PackedBatch:
     @cached_property
     def position_ids(self) -> NDArray[np.int64]:
         """Positions within each document, restarting at 0 where a document starts."""
-        rows, cuts = self._inner()
-        start = np.zeros((len(self), self.seq_len), dtype=np.int64)
-        start[rows, cuts] = cuts
-        np.maximum.accumulate(start, axis=1, out=start)
-        return np.arange(self.seq_len, dtype=np.int64) - start
+        # cu_seqlens already splits the flattened batch at every document and row start.
+        cu = self.cu_seqlens.astype(np.int64)
+        total = int(cu[-1])
+        flat = np.arange(total, dtype=np.int64) - np.repeat(cu[:-1], np.diff(cu))
+        return flat.reshape(len(self), self.seq_len)
 
     @cached_property
     def document_ids(self) -> NDArray[np.int64]:
@@ -190,13 +190,18 @@ class _Source:
         self._array: NDArray[Any] | None = None
         self._looked = False
 
-    def fill(self, out: NDArray[Any], start: int, size: int) -> None:
+    def array(self) -> NDArray[Any] | None:
+        """The whole stream as one mapped array (single Megatron shard), else ``None``."""
         if not self._looked:  # first touch: verifies the shard, then maps it whole
             self._array, self._looked = self.ds.contiguous(), True
-        if self._array is None:
+        return self._array
+
+    def fill(self, out: NDArray[Any], start: int, size: int) -> None:
+        array = self.array()
+        if array is None:
             self.ds.read_into(out, start)
         else:
-            out[:] = self._array[start : start + size]
+            out[:] = array[start : start + size]
 
 
 class TokenLoader:
@@ -228,7 +233,7 @@ class TokenLoader:
         tokenizer_hash: str | None = None,
         template_hash: str | None = None,
         require_eod: bool = False,
-        verify: Literal["first-touch", "open"] = "first-touch",
+        verify: Literal["first-touch", "open", "background"] = "first-touch",
     ) -> None:
         if isinstance(datasets, (str, os.PathLike, EncodedDataset)):
             datasets = [datasets]
@@ -446,8 +451,13 @@ class TokenLoader:
                 mask = row_src == k
                 cut_at[mask] = self.sources[k].starts[doc[mask]]
         cuts = cut_at - begins[cut_rows]
-        for r, (k, b) in enumerate(zip(src_list, begins.tolist(), strict=True)):
-            self.sources[k].fill(tokens[r], b, n + 1)
+        if len(self.sources) == 1 and (array := self.sources[0].array()) is not None:
+            # The single-mapping fast path: one slice and one copy per row, nothing else.
+            for r, b in enumerate(begins.tolist()):
+                tokens[r] = array[b : b + n + 1]
+        else:
+            for r, (k, b) in enumerate(zip(src_list, begins.tolist(), strict=True)):
+                self.sources[k].fill(tokens[r], b, n + 1)
         # Row ends are boundaries too; a cut at n is the next row's start (or the end),
         # and empty documents repeat a cut: unique() folds both.
         ends = np.arange(1, rows + 1, dtype=np.int64) * n
