@@ -33,6 +33,8 @@ _EXPORTS: dict[str, str] = {
     "encode_dataset": "encode",
     "open_dataset": "dataset",
     "TokenLoader": "loader",
+    "DocumentLoader": "document_loader",
+    "DocumentBatch": "document_loader",
     "PackedBatch": "loader",
     "BatchProvenance": "loader",
     "LeakageReport": "leakage",
@@ -88,6 +90,8 @@ __all__ = [
     "encode_dataset",
     "open_dataset",
     "TokenLoader",
+    "DocumentLoader",
+    "DocumentBatch",
     "PackedBatch",
     "BatchProvenance",
     "LeakageReport",
@@ -157,6 +161,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .corpus_manifest import build_corpus_manifest
     from .dataset import EncodedDataset, open_dataset
     from .dedup import DedupOutcome, DedupReport, deduplicate
+    from .document_loader import DocumentBatch, DocumentLoader
     from .documents import Document, content_id, sort_by_id
     from .encode import SHARD_FORMATS, encode_dataset
     from .exact import (
