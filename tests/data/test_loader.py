@@ -204,6 +204,9 @@ def test_exact_counts_have_no_drift() -> None:
     assert sum(exact_counts([0.123, 0.456, 0.421], 999_983)) == 999_983
     with pytest.raises(ConfigError):
         exact_counts([0, 0], 5)
+    with pytest.raises(ConfigError, match="finite"):
+        exact_counts([float("nan"), 1.0], 5)
+    assert exact_counts(["0.1", "0.2", "0.7"], 10) == [1, 2, 7]  # decimal, not binary
 
 
 def test_blend_draws_exact_counts_and_reports_the_mixture(

@@ -23,14 +23,17 @@ def canonical_hash(value: Any) -> str:
     return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def exact_counts(weights: Sequence[float], total: int) -> list[int]:
+def exact_counts(weights: Sequence[float | str], total: int) -> list[int]:
     """Integer per-source counts summing to ``total``, proportional to ``weights``.
 
     Largest remainder on exact rationals (no floating drift): each source gets the floor
     of its quota, the remaining samples go to the largest remainders, ties to the lower
     source index.
     """
-    fracs = [Fraction(w) for w in weights]
+    try:
+        fracs = [Fraction(w) for w in weights]
+    except (ValueError, TypeError, OverflowError):
+        raise ConfigError(f"blend weights must be finite numbers, got {list(weights)!r}") from None
     if any(f < 0 for f in fracs) or sum(fracs) <= 0:
         raise ConfigError("blend weights must be non-negative with a positive sum")
     whole = sum(fracs)

@@ -278,8 +278,10 @@ class TokenLoader:
             total = sum(sizes) if samples_per_epoch is None else samples_per_epoch
             if total < 0:
                 raise ConfigError("samples_per_epoch must be non-negative")
-            self.counts = exact_counts(weights, total)
+            # Counts come from the recorded decimal strings, so the doctor (which has only
+            # the record) derives the very same integers.
             self.weights = [repr(float(w)) for w in weights]
+            self.counts = exact_counts(self.weights, total)
         for k, (count, size) in enumerate(zip(self.counts, sizes, strict=True)):
             if count and not size:
                 raise ConfigError(
