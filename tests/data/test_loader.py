@@ -197,6 +197,20 @@ def test_state_from_another_configuration_is_refused(datasets: dict[str, Path]) 
         _loader(path).load_state_dict({"epoch": 0})
 
 
+@pytest.mark.parametrize("fmt", ["megatron", "parquet", "small"])
+def test_a_pickled_loader_continues_identically(datasets: dict[str, Path], fmt: str) -> None:
+    """What a DataLoader worker started with "spawn" receives."""
+    import pickle
+
+    loader = _loader(datasets[fmt])
+    it = iter(loader)
+    next(it)  # opened, mapped and partly verified before pickling
+    copy = pickle.loads(pickle.dumps(loader))
+    assert copy.cursor == loader.cursor
+    a, b = list(it), list(copy)
+    assert [x.tokens.tobytes() for x in a] == [y.tokens.tobytes() for y in b]
+
+
 def test_exact_counts_have_no_drift() -> None:
     assert exact_counts([0.7, 0.3], 101) == [71, 30]
     assert exact_counts([1, 1, 1], 10) == [4, 3, 3]

@@ -110,6 +110,21 @@ class _Shard:
     def verified(self) -> bool:
         return len(self._verified) == len(self.paths)
 
+    # Data-loader workers started with "spawn" receive a pickled copy: open handles and
+    # mappings are reopened there on first use; the digests already checked stay checked.
+    _HANDLES: tuple[str, ...] = ()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_lock", None)
+        for name in self._HANDLES:
+            state[name] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def read(self, start: int, stop: int) -> NDArray[Any]:
         raise NotImplementedError
 
@@ -118,6 +133,8 @@ class _Shard:
 
 
 class _MegatronShard(_Shard):
+    _HANDLES = ("_ids",)
+
     def __init__(self, root: Path, files: dict[str, str], dtype: np.dtype[Any]) -> None:
         super().__init__(root, files, dtype)
         by_kind: dict[str, str] = {}
@@ -182,6 +199,8 @@ class _MegatronShard(_Shard):
 
 
 class _ParquetShard(_Shard):
+    _HANDLES = ("_file_handle",)
+
     def __init__(self, root: Path, files: dict[str, str], dtype: np.dtype[Any]) -> None:
         import pyarrow.parquet as pq
 
@@ -191,7 +210,7 @@ class _ParquetShard(_Shard):
             raise ContractError(f"a Parquet shard lists {sorted(self.paths)}; re-encode")
         self.name = names[0]
         try:
-            self._file = pq.ParquetFile(self.paths[self.name])
+            self._file_handle: Any = pq.ParquetFile(self.paths[self.name])
             lengths = self._file.read(columns=["length"]).column("length").to_numpy()
         except Exception as exc:  # pyarrow raises ArrowInvalid and friends
             raise ContractError(
@@ -212,6 +231,19 @@ class _ParquetShard(_Shard):
             raise ContractError(f"shard {self.name} row groups disagree with its row count")
         self.group_tokens = self.offsets[self.group_docs]
         self._cache: OrderedDict[int, NDArray[Any]] = OrderedDict()
+
+    @property
+    def _file(self) -> Any:
+        if self._file_handle is None:
+            import pyarrow.parquet as pq
+
+            self._file_handle = pq.ParquetFile(self.paths[self.name])
+        return self._file_handle
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["_cache"] = OrderedDict()
+        return state
 
     def _group(self, g: int) -> NDArray[Any]:
         got = self._cache.get(g)

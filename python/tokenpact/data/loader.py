@@ -190,6 +190,11 @@ class _Source:
         self._array: NDArray[Any] | None = None
         self._looked = False
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_array"], state["_looked"] = None, False  # remapped in the receiving process
+        return state
+
     def array(self) -> NDArray[Any] | None:
         """The whole stream as one mapped array (single Megatron shard), else ``None``."""
         if not self._looked:  # first touch: verifies the shard, then maps it whole
