@@ -176,6 +176,10 @@ def test_resume_is_bit_identical_and_elastic(datasets: dict[str, Path]) -> None:
     # The state taken from a batch's provenance (what a DataLoader with workers hands
     # back) equals the loader's own.
     assert first.state_after(taken[-1]) == first.state_dict()
+    as_torch = {"provenance": taken[-1].provenance.as_json()}  # what torch_dataset() yields
+    assert first.state_after(as_torch) == first.state_after(taken[-1].provenance)
+    with pytest.raises(ContractError, match="another loader"):
+        _loader(path, seed=99).state_after(taken[-1])
 
 
 def test_state_from_another_configuration_is_refused(datasets: dict[str, Path]) -> None:

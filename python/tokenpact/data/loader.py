@@ -574,10 +574,19 @@ class TokenLoader:
             raise ContractError("; ".join(problems))
         self.epoch, self.cursor = int(state["epoch"]), int(state["cursor"])
 
-    def state_after(self, batch: PackedBatch) -> dict[str, Any]:
-        """The state once every rank has taken ``batch``'s step (from any worker)."""
+    def state_after(self, batch: Any) -> dict[str, Any]:
+        """The state once every rank has taken ``batch``'s step (from any worker).
+
+        ``batch`` is a batch, its :class:`BatchProvenance`, the provenance's JSON, or a
+        ``torch_dataset()`` batch (a dict holding ``"provenance"``).
+        """
         state = self.state_dict()
-        p = batch.provenance
+        p = _provenance_of(batch)
+        if p.fingerprint != self.fingerprint:
+            raise ContractError(
+                "the batch came from another loader configuration; take the state from "
+                "the loader that produced it"
+            )
         if p.cursor_after >= self.samples_per_epoch:
             state["epoch"], state["cursor"] = p.epoch + 1, 0
         else:
@@ -614,6 +623,18 @@ class TokenLoader:
             p.cursor_after,
             (p.rank, p.world_size),
         )
+
+
+def _provenance_of(batch: Any) -> BatchProvenance:
+    if isinstance(batch, BatchProvenance):
+        return batch
+    if isinstance(batch, dict):
+        inner = batch.get("provenance", batch)
+        return inner if isinstance(inner, BatchProvenance) else BatchProvenance.from_json(inner)
+    provenance = getattr(batch, "provenance", None)
+    if not isinstance(provenance, BatchProvenance):
+        raise ConfigError("state_after takes a batch, its provenance or a torch batch dict")
+    return provenance
 
 
 def state_problems(state: Any, loader: TokenLoader) -> list[str]:
