@@ -432,24 +432,27 @@ class TokenLoader:
         tokens = np.empty((rows, n + 1), dtype=self.dtype)
         src_list = src.tolist()
         begins = samples * n
-        groups = (
-            [(0, slice(None))]
-            if len(self.sources) == 1
-            else [(k, src == k) for k in sorted(set(src_list))]
-        )
+        single = len(self.sources) == 1
+        groups = [(0, None)] if single else [(k, src == k) for k in sorted(set(src_list))]
         # The document holding each row's first token (lo) and the one holding its last
         # target (hi): one vectorized search per source, never one per token.
-        lo = np.empty(rows, dtype=np.int64)
-        hi = np.empty(rows, dtype=np.int64)
-        for k, sel in groups:
-            starts = self.sources[k].starts
-            lo[sel] = np.searchsorted(starts, begins[sel], side="right") - 1
-            hi[sel] = np.searchsorted(starts, begins[sel] + n, side="right") - 1
+        if single:
+            found = np.searchsorted(
+                self.sources[0].starts, np.concatenate((begins, begins + n)), side="right"
+            )
+            lo, hi = found[:rows] - 1, found[rows:] - 1
+        else:
+            lo = np.empty(rows, dtype=np.int64)
+            hi = np.empty(rows, dtype=np.int64)
+            for k, sel in groups:
+                starts = self.sources[k].starts
+                lo[sel] = np.searchsorted(starts, begins[sel], side="right") - 1
+                hi[sel] = np.searchsorted(starts, begins[sel] + n, side="right") - 1
         counts = hi - lo
         cut_rows = np.repeat(np.arange(rows, dtype=np.int64), counts)
         first = np.cumsum(counts) - counts
         doc = np.arange(cut_rows.shape[0], dtype=np.int64) - first[cut_rows] + lo[cut_rows] + 1
-        if len(self.sources) == 1:
+        if single:
             cut_at = self.sources[0].starts[doc]
         else:
             cut_at = np.empty(doc.shape[0], dtype=np.int64)
@@ -458,7 +461,7 @@ class TokenLoader:
                 mask = row_src == k
                 cut_at[mask] = self.sources[k].starts[doc[mask]]
         cuts = cut_at - begins[cut_rows]
-        if len(self.sources) == 1 and (array := self.sources[0].array()) is not None:
+        if single and (array := self.sources[0].array()) is not None:
             # The single-mapping fast path: one slice and one copy per row, nothing else.
             for r, b in enumerate(begins.tolist()):
                 tokens[r] = array[b : b + n + 1]
@@ -466,9 +469,13 @@ class TokenLoader:
             for r, (k, b) in enumerate(zip(src_list, begins.tolist(), strict=True)):
                 self.sources[k].fill(tokens[r], b, n + 1)
         # Row ends are boundaries too; a cut at n is the next row's start (or the end),
-        # and empty documents repeat a cut: unique() folds both.
-        ends = np.arange(1, rows + 1, dtype=np.int64) * n
-        cu = np.unique(np.concatenate(([0], cuts + cut_rows * n, ends)))
+        # and empty documents repeat a cut: sorting and dropping repeats folds both.
+        cu = np.concatenate(([0], cuts + cut_rows * n, np.arange(1, rows + 1) * n))
+        cu.sort()
+        keep = np.empty(cu.shape[0], dtype=bool)
+        keep[0] = True
+        np.not_equal(cu[1:], cu[:-1], out=keep[1:])
+        cu = cu[keep]
         first_docs = lo
         prov = BatchProvenance(
             fingerprint=self.fingerprint,
