@@ -140,8 +140,18 @@ def test_reader_refuses_other_tokenizer_and_changed_shard(
     data = bytearray(path.read_bytes())
     data[0] ^= 1
     path.write_bytes(bytes(data))
+    lazy = open_dataset(tmp_path, tokenizer=tok)  # opening reads only the indexes
+    assert lazy[0].size and not lazy.verified
     with pytest.raises(ContractError, match="shard-00001.bin has digest"):
-        open_dataset(tmp_path, tokenizer=tok)
+        lazy[int(lazy.shard_docs[1])]  # first touch of the changed shard
+    with pytest.raises(ContractError, match="shard-00001.bin has digest"):
+        open_dataset(tmp_path, tokenizer=tok, verify="open")
+    background = open_dataset(tmp_path, tokenizer=tok, verify="background")
+    background.verify_in_background().join()  # a second pass, joined here
+    assert isinstance(background.background_error, ContractError)
+    assert "shard-00001.bin" in str(background.background_error) and not background.verified
+    with pytest.raises(ContractError, match="shard-00001.bin has digest"):
+        background[int(background.shard_docs[1])]  # still refused on first touch
     (tmp_path / "shard-00001.bin").unlink()
     with pytest.raises(ContractError, match="missing"):
         open_dataset(tmp_path, tokenizer=tok)

@@ -282,3 +282,18 @@ case("dataset-shards-changed", TRIGGER)(lambda t: _flipped(t, flip=True))
 case("dataset-shards-changed", CLEAN)(lambda t: _flipped(t, flip=False))
 case("dataset-boundary-policy", TRIGGER)(lambda t: _boundaries(t, eod=False))
 case("dataset-boundary-policy", CLEAN)(lambda t: _boundaries(t, eod=True))
+
+
+def _loader_state(tmp: Path, *, changed: bool) -> Built:
+    out = _encoded(tmp, fmt="megatron", append_eod=True)
+    loader = tp.data.TokenLoader([out], seq_len=4, batch_size=1, seed=1)
+    state = tmp / "loader.json"
+    state.write_text(json.dumps(loader.state_dict()))
+    if changed:  # the dataset re-encoded under the saved state: other data, same path
+        docs = [tp.data.Document("x", "another record entirely")]
+        tp.data.encode_dataset(docs, tp.Tokenizer.load(tmp / "tok"), out, overwrite=True)
+    return [state], {}
+
+
+case("loader-state-mismatch", TRIGGER)(lambda t: _loader_state(t, changed=True))
+case("loader-state-mismatch", CLEAN)(lambda t: _loader_state(t, changed=False))

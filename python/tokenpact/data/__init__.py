@@ -33,6 +33,11 @@ _EXPORTS: dict[str, str] = {
     "encode_dataset": "encode",
     "encode_conversations": "chat_shards",
     "open_dataset": "dataset",
+    "TokenLoader": "loader",
+    "DocumentLoader": "document_loader",
+    "DocumentBatch": "document_loader",
+    "PackedBatch": "loader",
+    "BatchProvenance": "loader",
     "LeakageReport": "leakage",
     "MixtureReport": "mixture",
     "SplitSpec": "splits",
@@ -86,6 +91,11 @@ __all__ = [
     "encode_dataset",
     "encode_conversations",
     "open_dataset",
+    "TokenLoader",
+    "DocumentLoader",
+    "DocumentBatch",
+    "PackedBatch",
+    "BatchProvenance",
     "LeakageReport",
     "MixtureReport",
     "SplitSpec",
@@ -154,6 +164,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .corpus_manifest import build_corpus_manifest
     from .dataset import EncodedDataset, open_dataset
     from .dedup import DedupOutcome, DedupReport, deduplicate
+    from .document_loader import DocumentBatch, DocumentLoader
     from .documents import Document, content_id, sort_by_id
     from .encode import SHARD_FORMATS, encode_dataset
     from .exact import (
@@ -164,6 +175,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         exact_dedup_key,
     )
     from .leakage import LeakageReport, check_leakage, drop_leaked
+    from .loader import BatchProvenance, PackedBatch, TokenLoader
     from .minhash import MinHashParams, jaccard, minhash_signatures, reference_signature, shingles
     from .mixture import MixtureReport, account_mixture, expected_token_shares
     from .near import NearCluster, NearDedupResult, brute_force_clusters, near_dedup, optimal_bands

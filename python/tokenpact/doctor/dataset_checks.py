@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..contract.dataset_files import ENCODED_DATASET_KIND, shard_digest_problems
 from ..contract.declarations import DatasetDeclaration
+from ..contract.loader_state import STATE_KIND, state_file_problems
 from ..errors import ContractError
 from .findings import detector
 from .subject import Subject
@@ -77,3 +78,19 @@ def dataset_boundary_policy(subject: Subject) -> Found:
             f"the shards end documents with ID {eod}, this tokenizer's EOS is {tok.eos_id}",
             "use the tokenizer the dataset was encoded with, or re-encode",
         )
+
+
+@detector(
+    "loader-state-mismatch",
+    failure="a saved loader state does not resume its datasets",
+    needs=("manifest",),
+)
+def loader_state_mismatch(subject: Subject) -> Found:
+    doc = subject.manifest
+    if not isinstance(doc, dict) or doc.get("kind") != STATE_KIND:
+        return
+    base = Path(subject.manifest_path).parent if subject.manifest_path else None
+    tok = subject.tokenizer
+    yield from state_file_problems(
+        doc, base=base, tokenizer_hash=tok.semantic_hash if tok is not None else None
+    )

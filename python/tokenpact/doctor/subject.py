@@ -96,6 +96,8 @@ def _json_kind(doc: Any) -> str | None:
     kind = doc.get("kind")
     if kind == "tokenpact.encoded_dataset":
         return "encoded dataset"
+    if kind == "tokenpact.loader-state":
+        return "loader state"
     if doc.get("format") == "tokenpact.tokenizer":
         return "tokenizer"
     if kind in _RECORD_KINDS:
@@ -239,7 +241,7 @@ def _inspect_file(subject: Subject, path: Path, kinds: list[str]) -> list[str]:
             return ["chat template"] if subject.template else ["tokenizer config"]
         elif kind == "checkpoint declaration":
             _load_checkpoint(subject, path, declaration=doc)
-        elif kind in ("dataset manifest", "encoded dataset"):
+        elif kind in ("dataset manifest", "encoded dataset", "loader state"):
             subject.manifests.append((str(path), doc))
         return [kind] if kind else []
     return kinds
