@@ -107,10 +107,18 @@ def test_untrusted_spans_never_produce_control_ids(tp: ModuleType) -> None:
     guarded = tok.encode_structured(
         text, allowed_special="all", untrusted_spans=[(start, start + len(user))]
     )
-    assert tok.token_id("<｜end▁of▁sentence｜>") in trusted.ids
-    inside = [o for o, (a, b) in zip(guarded.origins, guarded.offsets, strict=True) if a >= start]
+    eos = tok.token_id("<｜end▁of▁sentence｜>")
+    assert eos in trusted.ids
+    inside = [
+        (i, o)
+        for i, o, (a, b) in zip(guarded.ids, guarded.origins, guarded.offsets, strict=True)
+        if start <= a < start + len(user)
+    ]
     assert guarded.origins[0] == guarded.origins[-1] == "added"
-    assert set(inside[:-1]) == {"content"}
+    # The control spelling stays text; <｜Assistant｜> is an ordinary added token in this
+    # file (the chat template treats it as a turn marker), so it matches as in HF.
+    assert eos not in [i for i, _ in inside]
+    assert "control" not in {o for _, o in inside}
     assert tok.decode(guarded.ids) == text
 
 

@@ -25,6 +25,7 @@ from .fixtures import (
     declaration,
     hf_bpe,
     hf_unigram,
+    hf_unigram_control,
     hf_wordpiece,
     packed,
     padded,
@@ -58,6 +59,12 @@ def _collide(tmp: Path, *, clash: bool) -> Built:
 
 case("special-id-collision", TRIGGER)(lambda t: _collide(t, clash=True))
 case("special-id-collision", CLEAN)(lambda t: _collide(t, clash=False))
+case("control-spelled-by-vocabulary", TRIGGER)(
+    lambda t: ([hf_unigram_control(t, reachable=True)], {})
+)
+case("control-spelled-by-vocabulary", CLEAN)(
+    lambda t: ([hf_unigram_control(t, reachable=False)], {})
+)
 case("pad-equals-eos", TRIGGER)(lambda t: ([hf_bpe(t, config={"pad_token": "</s>"})], {}))
 case("pad-equals-eos", CLEAN)(lambda t: ([hf_bpe(t)], {}))
 case("whitespace-collapse", TRIGGER)(lambda t: ([hf_wordpiece(t)], {}))

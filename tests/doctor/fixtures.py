@@ -90,6 +90,18 @@ def hf_unigram(folder: Path, *, flat: bool) -> Path:
     return folder / "tokenizer.json"
 
 
+def hf_unigram_control(folder: Path, *, reachable: bool) -> Path:
+    """A Unigram file with the control token ``</s>``; ``reachable``: the vocabulary also
+    holds ``</s>`` as a scored piece (as SentencePiece conversions do)."""
+    pieces = ["<unk>", "a", "b", "<", "/", "s", ">"] + (["</s>"] if reachable else [])
+    scores = [0.0, -1.0, -1.5, -3.0, -3.0, -3.0, -3.0] + ([0.0] if reachable else [])
+    tok = HFTokenizer(models.Unigram(list(zip(pieces, scores, strict=True)), unk_id=0))
+    tok.add_special_tokens(["</s>"])
+    folder.mkdir(parents=True, exist_ok=True)
+    tok.save(str(folder / "tokenizer.json"))
+    return folder / "tokenizer.json"
+
+
 def byte_bpe_artifact(folder: Path, *, merges: list[tuple[int, int]] | None = None) -> Path:
     special = tp.SpecialToken("<|endoftext|>", role="eos")
     tok = tp.Tokenizer.from_merges(merges or [], special_tokens=[special])
