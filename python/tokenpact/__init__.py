@@ -66,6 +66,10 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "train_wordpiece": ("train", "train_wordpiece"),
     "SampleKey": ("stochastic", "SampleKey"),
     "bpe_dropout": ("stochastic", "bpe_dropout"),
+    # tiktoken's entry points (standard encodings from files already on the machine)
+    "get_encoding": ("formats.tiktoken_registry", "get_encoding"),
+    "encoding_for_model": ("formats.tiktoken_registry", "encoding_for_model"),
+    "list_encoding_names": ("formats.tiktoken_registry", "list_encoding_names"),
     # contract shortcuts
     "golden": ("contract.golden", None),
     "reconcile": ("contract", "reconcile"),
@@ -127,6 +131,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         TrainingError,
         UnknownTokenError,
     )
+    from .formats.tiktoken_registry import encoding_for_model, get_encoding, list_encoding_names
     from .patterns import PATTERNS, pretokenize
     from .special import DEFAULT_SPECIAL_TOKENS, AddedTokenFlags, SpecialToken
     from .stochastic import SampleKey, bpe_dropout

@@ -130,7 +130,7 @@ def _read_sp_file(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Prov
 
 
 def _read_tiktoken(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
-    return tiktoken_file.read_tiktoken_spec(path, pattern=options.pattern or "gpt4")
+    return tiktoken_file.read_tiktoken_spec(path, pattern=options.pattern)
 
 
 def _read_tekken(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
