@@ -171,8 +171,14 @@ def batch_decode(
 
 
 def unk_token_id(tok: Tokenizer) -> int | None:
-    """The ID of the special token with role ``unk`` (None without one)."""
-    return tok._role_id("unk")
+    """The ID of the special token with role ``unk``, else a SentencePiece model's
+    unknown piece (None without either)."""
+    found = tok._role_id("unk")
+    model = tok.spec.sentencepiece_model
+    if found is None and model is not None:
+        unk = int(model.trainer_spec.unk_id)
+        return unk if 0 <= unk < len(model.pieces) else None
+    return found
 
 
 def call(

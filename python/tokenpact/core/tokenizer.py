@@ -437,10 +437,20 @@ class Tokenizer:
     encode_batch_flat_digests = batch_encoding.encode_batch_flat_digests
 
     def normalize(self, text: str) -> str:
-        """The normalizer's output for ``text`` (``text`` itself when there is none)."""
+        """The normalizer's output for ``text`` (``text`` itself when there is none): the
+        text ``encode`` segments. A SentencePiece model's normalizer (rules, whitespace
+        cleanup) is applied and its ``▁`` written back as spaces, without the dummy
+        prefix, so ``normalize(text)`` is what ``decode(encode(text))`` gives when every
+        character has a piece."""
         node = self._spec.normalizer
         if node is None:
-            return _text_arg(text)
+            model = self._spec.sentencepiece_model
+            if model is None or not hasattr(self._core, "normalize"):
+                return _text_arg(text)
+            out = str(self._core.normalize(_text_arg(text)))
+            if model.normalizer_spec.add_dummy_prefix:
+                out = out.removeprefix("\u2581")
+            return out.replace("\u2581", " ") if model.normalizer_spec.escape_whitespaces else out
         return str(_native.normalize_str(json.dumps(node), _text_arg(text))[0])
 
     def pretokenize(self, text: str) -> list[tuple[int, int]]:
