@@ -116,3 +116,12 @@ def test_errors_suggest_the_file_meant(tmp_path: Path) -> None:
     assert code == 1 and f"did you mean {tmp_path / 'model'}?" in output
     with pytest.raises(tp.ArtifactError, match="holds no vocabulary"):
         tp.Tokenizer.load(tmp_path / "model" / "tokenizer_config.json")
+
+
+def test_audit_sweep_reaches_the_candidates() -> None:
+    from tokenpact.cli.audit_cmd import _sizes, auto_sweep_sizes
+
+    assert auto_sweep_sizes([8_000, 32_000, 100_000, 151_665]) == [8192, 16384, 32768, 65536]
+    assert auto_sweep_sizes([32_000]) == [4096, 8192, 16384, 32768]
+    assert auto_sweep_sizes([300, 420]) == [1024, 2048, 4096]  # small candidates
+    assert _sizes("1000, 2000") == [1000, 2000] and _sizes("") == []
