@@ -183,3 +183,31 @@ def test_adapter_errors_name_the_fix(tp: ModuleType):
         bare.apply_chat_template([{"role": "user", "content": "hi"}])
     with pytest.raises(tp.ConfigError, match="encode_structured"):
         bare("a", "b")
+
+
+def test_datasets_map_and_collators_as_with_transformers(tp: ModuleType):
+    datasets = pytest.importorskip("datasets")
+    from transformers import DataCollatorForLanguageModeling, DataCollatorWithPadding
+
+    folder = _folder("qwen-2.5")
+    ours = tp.TransformersTokenizer.from_pretrained(folder)
+    peer = transformers.AutoTokenizer.from_pretrained(str(folder))
+    texts, _ = _split_by_trust(peer, peer_data.harvest_texts()[:300])
+    table = datasets.Dataset.from_dict({"text": texts})
+    mapped = {}
+    for name, tok in (("ours", ours), ("peer", peer)):
+        mapped[name] = table.map(
+            lambda batch, tok=tok: tok(batch["text"], truncation=True, max_length=64),
+            batched=True,
+            remove_columns=["text"],
+        )
+    assert mapped["ours"].to_dict() == mapped["peer"].to_dict()
+    features = [mapped["ours"][i] for i in range(16)]
+    for collator in (DataCollatorWithPadding, DataCollatorForLanguageModeling):
+        kw: dict[str, Any] = {"return_tensors": "np"}
+        if collator is DataCollatorForLanguageModeling:
+            kw["mlm"] = False
+        got = collator(tokenizer=ours, **kw)(features)
+        want = collator(tokenizer=peer, **kw)(features)
+        assert sorted(got) == sorted(want)
+        assert all(_same(got[k], want[k]) for k in want), collator.__name__
