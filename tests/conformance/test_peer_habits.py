@@ -269,3 +269,24 @@ def test_from_pretrained_reads_the_hub_cache(
         tp.Tokenizer.from_pretrained("Qwen/Qwen3-8B")
     with pytest.raises(tp.ArtifactError, match="no such file"):
         tp.Tokenizer.from_pretrained(os.path.join("no", "such", "dir", "x"))
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_add_bos_token_as_transformers_reads_it(tp: ModuleType, tmp_path: Path, flag: bool):
+    """``add_bos_token`` in tokenizer_config.json: transformers 5 lets the tokenizer.json
+    post-processor decide for these models; from_pretrained gives the same IDs."""
+    import json
+
+    for folder in (
+        peer_data.llama3_hf_json().parent,
+        peer_data.offline_counter_files("qwen-2.5").tokenizer_json.parent,
+    ):
+        copy = tmp_path / f"{folder.name}-{flag}"
+        shutil.copytree(folder, copy)
+        config = json.loads((copy / "tokenizer_config.json").read_text(encoding="utf-8"))
+        config["add_bos_token"] = flag
+        (copy / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+        peer = transformers.AutoTokenizer.from_pretrained(str(copy))
+        ours = tp.Tokenizer.from_pretrained(copy)
+        for text in ("hi", "The cat sleeps."):
+            assert ours(text)["input_ids"] == peer(text)["input_ids"]
