@@ -32,6 +32,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "data": ("data", None),
     "doctor": ("doctor", None),
     "errors": ("errors", None),
+    "hf_adapter": ("hf_adapter", None),
     "migrate": ("migrate", None),
     "runtime": ("runtime", None),
     "stochastic": ("stochastic", None),
@@ -42,6 +43,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "ContractError": ("errors", "ContractError"),
     "DecodeError": ("errors", "DecodeError"),
     "InvalidInputError": ("errors", "InvalidInputError"),
+    "LossyWhitespaceWarning": ("errors", "LossyWhitespaceWarning"),
     "SpecialTokenError": ("errors", "SpecialTokenError"),
     "TokenpactError": ("errors", "TokenpactError"),
     "TrainingError": ("errors", "TrainingError"),
@@ -66,6 +68,12 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "train_wordpiece": ("train", "train_wordpiece"),
     "SampleKey": ("stochastic", "SampleKey"),
     "bpe_dropout": ("stochastic", "bpe_dropout"),
+    # transformers' tokenizer surface (Trainer, SFTTrainer, datasets.map)
+    "TransformersTokenizer": ("hf_adapter", "TransformersTokenizer"),
+    # tiktoken's entry points (standard encodings from files already on the machine)
+    "get_encoding": ("formats.tiktoken_registry", "get_encoding"),
+    "encoding_for_model": ("formats.tiktoken_registry", "encoding_for_model"),
+    "list_encoding_names": ("formats.tiktoken_registry", "list_encoding_names"),
     # contract shortcuts
     "golden": ("contract.golden", None),
     "reconcile": ("contract", "reconcile"),
@@ -106,6 +114,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         components,
         contract,
         errors,
+        hf_adapter,
         stochastic,
     )
     from .contract import (
@@ -122,11 +131,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ContractError,
         DecodeError,
         InvalidInputError,
+        LossyWhitespaceWarning,
         SpecialTokenError,
         TokenpactError,
         TrainingError,
         UnknownTokenError,
     )
+    from .formats.tiktoken_registry import encoding_for_model, get_encoding, list_encoding_names
+    from .hf_adapter import TransformersTokenizer
     from .patterns import PATTERNS, pretokenize
     from .special import DEFAULT_SPECIAL_TOKENS, AddedTokenFlags, SpecialToken
     from .stochastic import SampleKey, bpe_dropout

@@ -21,6 +21,7 @@ from .formats import (
     artifact_dir,
     hf_export,
     hf_json,
+    pretrained,
     registry,
     sentencepiece_model,
     sentencepiece_write,
@@ -48,7 +49,7 @@ class FormatServices:
         self,
         path: str | os.PathLike[str],
         *,
-        pattern: str,
+        pattern: str | None,
         special_tokens: dict[str, int] | None,
         roles: dict[str, str] | None,
     ) -> tuple[TokenizerSpec, Provenance]:
@@ -69,6 +70,12 @@ class FormatServices:
 
     def export_hf(self, tok: Tokenizer, path: str | os.PathLike[str]) -> Path:
         return hf_export.export_hf(tok, path)
+
+    def pretrained_path(self, name_or_path: str | os.PathLike[str]) -> Path:
+        return pretrained.pretrained_path(name_or_path)
+
+    def save_pretrained(self, tok: Tokenizer, directory: Path) -> Path:
+        return pretrained.save_pretrained(tok, directory)
 
     def export_sentencepiece(self, tok: Tokenizer, path: str | os.PathLike[str]) -> Path:
         return sentencepiece_write.export_sentencepiece(tok, path)

@@ -61,6 +61,12 @@ class AddedTokenIdWarning(UserWarning):
     reassigns on load; tokenpact uses the reassigned IDs (as ``tokenizers`` does)."""
 
 
+class LossyWhitespaceWarning(UserWarning):
+    """A Unigram model trained with SentencePiece's default ``remove_extra_whitespaces``
+    collapses runs of spaces (and strips the ends) of texts that have them: decoding
+    does not give those texts back."""
+
+
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 

@@ -64,6 +64,15 @@ def test_report_renders_every_chart_with_data(inputs: dict[str, Path], tmp_path:
                 assert any(v > 0 for v in values), chart
                 box = figure.locator("svg").first.bounding_box()
                 assert box is not None and box["width"] > 100 and box["height"] > 100, chart
+            # The exposure histogram is log-scaled: an ID class of 1 is still a visible bar.
+            exposure = page.locator('figure.chart[data-chart="exposure"] .mark')
+            heights = exposure.evaluate_all(
+                "els => els.filter(e => Number(e.dataset.value) > 0)"
+                ".map(e => Number(e.getAttribute('height')))"
+            )
+            assert heights and min(heights) >= 0.15 * max(heights), heights
+            # Tables scroll inside the page instead of widening it.
+            assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
             decision = page.locator("#decision").inner_text()
             assert "Winner:" in decision and "Test split evaluated once" in decision
             assert page.locator("table.gates tbody tr").count() >= 2
@@ -73,6 +82,7 @@ def test_report_renders_every_chart_with_data(inputs: dict[str, Path], tmp_path:
     assert all(url.startswith("file://") for url in requests), requests  # no network
     image = Image.open(io.BytesIO(png)).convert("L")
     assert image.size[0] >= 1000 and image.size[1] > 2000
+    assert image.size[0] == 1100  # pixels: the full page is no wider than the viewport
     stat = ImageStat.Stat(image)
     assert stat.stddev[0] > 10, "the screenshot is blank"
     # Colored chart marks, not just black text on white.

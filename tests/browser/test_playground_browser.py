@@ -262,3 +262,78 @@ def test_playground(
     for target in targets:
         for name, png in shots.items():
             (target / name).write_bytes(png)
+
+
+def _ink(png: bytes) -> int:
+    """Pixels clearly darker than the token's background (drawn glyphs)."""
+    from PIL import Image
+
+    histogram = Image.open(io.BytesIO(png)).convert("L").histogram()
+    background = max(v for v, n in enumerate(histogram) if n)
+    return sum(histogram[: max(background - 60, 0)])
+
+
+def test_whitespace_tokens_are_visible(server: str, tokenizer_dir: Path) -> None:  # noqa: F811
+    sync_playwright = _require_browser()
+    small = tp.Tokenizer.load(tokenizer_dir / "small")
+    text = "    indented  line\n\tx"
+    statuses: list[tuple[str, int]] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.on("response", lambda r: statuses.append((r.url, r.status)))
+            page.goto(server + "/")
+            page.wait_for_selector("body[data-ready='1']")
+            page.select_option("#tok-select", "small")
+            page.fill("#text", text)
+            page.wait_for_selector(f"#counts[data-tokens='{len(small.encode(text))}']")
+            tokens = page.locator("#tokens .tok")
+            blank = [
+                k
+                for k, piece in enumerate(_tok_attrs(page, "#tokens .tok", "text"))
+                if piece and not piece.strip()
+            ]
+            assert blank, "the text has whitespace-only tokens"
+            for k in blank:
+                glyphs = tokens.nth(k).locator(".ws").all_inner_texts()
+                assert glyphs and set("".join(glyphs)) <= set("\u00b7\u21b5\u2192\u240d")
+                # Pixels, not only the DOM: the whitespace token draws visible glyphs.
+                assert _ink(tokens.nth(k).locator(".ws").first.screenshot()) > 0
+            assert tokens.first.inner_text().startswith("\u00b7")  # leading spaces show
+        finally:
+            browser.close()
+    # The page and its icon load; nothing is missing.
+    assert all(status < 400 for _, status in statuses), statuses
+
+
+def test_audit_bars_show_every_class(server: str, tokenizer_dir: Path) -> None:  # noqa: F811
+    from PIL import Image
+
+    sync_playwright = _require_browser()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.goto(server + "/")
+            page.wait_for_selector("body[data-ready='1']")
+            page.click(".tab[data-tab='audit']")
+            page.click("#audit-run")
+            page.wait_for_selector("#audit-chart[data-done='1']", timeout=60_000)
+            marks = page.locator("#audit-chart .mark[data-tokenizer='qwen-2.5']")
+            widths = marks.evaluate_all("els => els.map(e => Number(e.getAttribute('width')))")
+            colors = marks.evaluate_all("els => els.map(e => e.getAttribute('fill'))")
+            png = page.locator("#audit-chart svg").screenshot()
+        finally:
+            browser.close()
+    # Log-scaled segments: no class fills (nearly) the whole bar.
+    assert len(widths) >= 3 and max(widths) / sum(widths) < 0.8, widths
+    assert len(set(colors)) == len(colors)
+    # Pixels: each class of the bar is drawn in its own color, visibly wide.
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    counts = {c: 0 for c in colors}
+    wanted = {tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)): c for c in colors}
+    for n, pixel in image.getcolors(maxcolors=1 << 20) or []:
+        if pixel in wanted:
+            counts[wanted[pixel]] += n
+    assert sum(n > 400 for n in counts.values()) >= 3, counts  # a legend swatch is 144

@@ -225,7 +225,7 @@ def test_page_and_static_files_are_local(client: TestClient) -> None:
 
 
 def test_cli_registry_and_host_warning(
-    tokenizer_dir: Path, monkeypatch: pytest.MonkeyPatch
+    tokenizer_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from click.testing import CliRunner
 
@@ -245,7 +245,10 @@ def test_cli_registry_and_host_warning(
         cli, ["serve", "-t", f"mine={tokenizer_dir / 'small'}", "--host", "0.0.0.0"]
     )
     assert result.exit_code == 0 and "warning: binding to 0.0.0.0" in result.output
-    assert runner.invoke(cli, ["serve"]).exit_code == 1  # nothing to serve
+    monkeypatch.chdir(tokenizer_dir / "small")  # ... served without arguments
+    assert runner.invoke(cli, ["serve"]).exit_code == 0
+    monkeypatch.chdir(tmp_path)  # nothing to serve: the usage error
+    assert runner.invoke(cli, ["serve"]).exit_code == 2
     assert serve_cmd.is_loopback("::1") and not serve_cmd.is_loopback("192.168.1.2")
 
 

@@ -19,7 +19,8 @@ _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1000px;
 color:#111;background:#fff}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;font-size:13px;margin:8px 0}
+table{border-collapse:collapse;font-size:13px;margin:8px 0;display:block;max-width:100%;
+overflow-x:auto}
 td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}th{background:#f3f4f6}
 td:first-child,th:first-child{text-align:left}
 .pass{color:#166534;font-weight:600}.fail{color:#b91c1c;font-weight:600}
@@ -267,7 +268,11 @@ def _exposure(report: Mapping[str, Any]) -> str:
             + [_num(audit["partial_utf8"]), escape(audit["proof"])]
         )
     chart = bar_chart(
-        labels, series, title="Exposure: corpus occurrences per ID", y_label="number of IDs"
+        labels,
+        series,
+        title="Exposure: corpus occurrences per ID",
+        y_label="number of IDs (log scale)",
+        y_log=True,
     )
     first = next(iter(report["tokenizers"].values()))["vocab_audit"]
     table = _table(["tokenizer", *first["classes"], "partial UTF-8", "proof applies to"], rows)

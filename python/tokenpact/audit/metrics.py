@@ -8,6 +8,7 @@ weighs once). Length percentiles use the nearest-rank definition
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -150,6 +151,43 @@ def corpus_metrics(
     return {"overall": overall, "slices": slices}
 
 
+# The causes of a failed round trip, each with the option that fixes it.
+ROUND_TRIP_FIXES = {
+    "unknown pieces": "train with byte_fallback=True (tokenpact train --byte-fallback) or "
+    "a higher character_coverage, so every character has a piece",
+    "whitespace collapse": "retrain with remove_extra_whitespaces=False (tokenpact train "
+    "--keep-extra-whitespaces): SentencePiece's default strips and collapses runs of spaces",
+    "normalization": "the normalizer rewrites the text (normalization=...); train with "
+    "normalization='identity' to keep text exactly",
+    "other": "inspect the record with `tokenpact inspect --tokenizer DIR TEXT`",
+}
+
+
+def _collapse_spaces(text: str) -> str:
+    """SentencePiece's whitespace cleanup: strip U+0020 at the ends, collapse its runs."""
+    return re.sub(" {2,}", " ", text.strip(" "))
+
+
+def round_trip_cause(tok: Any, text: str, decoded: str, ids: Any) -> str:
+    """Why ``decoded`` (``decode(encode(text))``) differs from ``text``: a key of
+    :data:`ROUND_TRIP_FIXES`."""
+    unk = getattr(tok, "unk_token_id", None)
+    if unk is not None and unk in {int(i) for i in ids}:
+        return "unknown pieces"
+    if "\u2047" in decoded and "\u2047" not in text:  # SentencePiece's unknown surface
+        return "unknown pieces"
+    if decoded == _collapse_spaces(text):
+        return "whitespace collapse"
+    if decoded == tok.normalize(text):
+        return "normalization"
+    return "other"
+
+
+def describe_causes(causes: dict[str, int]) -> str:
+    """``"23 whitespace collapse: retrain with ..."``, one clause per cause."""
+    return "; ".join(f"{n} {cause}: {ROUND_TRIP_FIXES[cause]}" for cause, n in causes.items())
+
+
 def reconstruction(
     tok: Any,
     enc: EncodedCorpus,
@@ -182,17 +220,21 @@ def reconstruction(
                 "records": n,
                 "decode_seconds": seconds,
                 "failures": [],
+                "causes": {},
             }
     exact = normalized = 0
     failures: list[int] = []
     start = time.perf_counter()
     outputs = [tok.decode(enc.record_ids(i), errors="replace") for i in range(n)]
     seconds = time.perf_counter() - start
+    causes: dict[str, int] = {}
     for i, (text, out) in enumerate(zip(texts, outputs, strict=True)):
         if out == text:
             exact += 1
             normalized += 1
             continue
+        cause = round_trip_cause(tok, text, out, enc.record_ids(i))
+        causes[cause] = causes.get(cause, 0) + 1
         if out == tok.normalize(text):
             normalized += 1
         elif len(failures) < 20:
@@ -203,6 +245,8 @@ def reconstruction(
         "records": n,
         "decode_seconds": seconds,
         "failures": failures,
+        # Why the records that are not exact differ, by cause (ROUND_TRIP_FIXES).
+        "causes": causes,
     }
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import ConfigError, ContractError
 from .cost import cost
+from .metrics import describe_causes, round_trip_cause
 from .token_table import token_table
 from .vocab import exposure_counts
 
@@ -115,10 +116,14 @@ def evaluate_candidate(
         dtype=shape.dtype,
         positions=tokens,
     )
-    recon = sum(
-        tok.decode(ids[offsets[k] : offsets[k + 1]], errors="replace") != text
-        for k, text in enumerate(validation)
-    )
+    causes: dict[str, int] = {}
+    for k, text in enumerate(validation):
+        record = ids[offsets[k] : offsets[k + 1]]
+        decoded = tok.decode(record, errors="replace")
+        if decoded != text:
+            cause = round_trip_cause(tok, text, decoded, record)
+            causes[cause] = causes.get(cause, 0) + 1
+    recon = sum(causes.values())
     under: list[int] = []
     if gates.max_underexposed_rows is not None:
         # Only an active exposure gate pays for encoding the (large) fit split.
@@ -136,7 +141,10 @@ def evaluate_candidate(
             amplification[name] = float(lengths[members].sum() / base) if base else 1.0
     failures: list[str] = []
     if gates.exact_reconstruction and recon:
-        failures.append(f"exact reconstruction: {recon} validation records do not round-trip")
+        failures.append(
+            f"exact reconstruction: {recon} validation records do not round-trip "
+            f"({describe_causes(causes)})"
+        )
     if gates.max_vocab_params is not None and c.vocab_params > gates.max_vocab_params:
         failures.append(
             f"parameters: {c.vocab_params} vocabulary parameters > limit {gates.max_vocab_params}"

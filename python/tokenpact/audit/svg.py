@@ -77,19 +77,43 @@ def _y_axis(y_max: float, plot_h: float, *, ticks: int = 4) -> list[str]:
     return out
 
 
+def _log_axis(decades: int, plot_h: float) -> list[str]:
+    """Grid lines and labels at 0, 10, 100, ... on a log10(1 + v) axis."""
+    out = []
+    for k in range(decades + 1):
+        y = TOP + plot_h - plot_h * k / decades
+        out.append(
+            f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{_f(y)}" y2="{_f(y)}" class="grid"/>'
+        )
+        label = "0" if k == 0 else _fmt(10.0**k)
+        out.append(
+            f'<text x="{LEFT - 6}" y="{_f(y + 4)}" text-anchor="end" class="tick">{label}</text>'
+        )
+    return out
+
+
 def bar_chart(
     categories: Sequence[str],
     series: Mapping[str, Sequence[float | None]],
     *,
     title: str,
     y_label: str,
+    y_log: bool = False,
 ) -> str:
-    """Grouped vertical bars: one group per category, one bar per series."""
+    """Grouped vertical bars: one group per category, one bar per series. ``y_log``:
+    heights on a log10(1 + v) scale, ticks at powers of ten (counts spanning several
+    orders of magnitude)."""
     plot_h = HEIGHT - TOP - BOTTOM
     plot_w = WIDTH - LEFT - RIGHT
     values = [v for vs in series.values() for v in vs if v is not None]
-    y_max = _nice_max(max(values, default=0.0))
-    body = _y_axis(y_max, plot_h)
+    scale = (lambda v: math.log10(1 + max(v, 0.0))) if y_log else (lambda v: v)
+    if y_log:
+        decades = max(1, math.ceil(scale(max(values, default=1.0))))
+        y_max = float(decades)
+        body = _log_axis(decades, plot_h)
+    else:
+        y_max = _nice_max(max(values, default=0.0))
+        body = _y_axis(y_max, plot_h)
     n_series = max(len(series), 1)
     group_w = plot_w / max(len(categories), 1)
     bar_w = group_w * 0.8 / n_series
@@ -105,7 +129,7 @@ def bar_chart(
             v = vs[c]
             if v is None:
                 continue
-            h = plot_h * v / y_max
+            h = plot_h * scale(v) / y_max
             x = gx + group_w * 0.1 + k * bar_w
             body.append(
                 f'<rect class="mark" data-series="{escape(name)}" data-value="{v:.4f}" '

@@ -218,12 +218,27 @@ def decode_utf8(data: bytes, source: str) -> str:
         ) from exc
 
 
+def suggest_tokenizer(path: Path) -> str:
+    """``"did you mean X? "`` for the tokenizer file or directory nearest to a missing
+    ``path`` in its parent directory (empty when none is close)."""
+    import difflib
+
+    parent = path.parent if str(path.parent) else Path(".")
+    try:
+        names = [p.name for p in parent.iterdir()]
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.6)
+    return f"did you mean {parent / close[0]}? " if close else ""
+
+
 def load_tokenizer(path: Path) -> Tokenizer:
     """Load a tokenizer, turning a missing path into a clear :class:`ArtifactError`."""
     if not path.exists():
         raise ArtifactError(
-            f"tokenizer path {path} does not exist; pass the directory written by "
-            "`tokenpact train --output DIR` (or tok.save(DIR))"
+            f"tokenizer path {path} does not exist; {suggest_tokenizer(path)}pass the "
+            "directory written by `tokenpact train --output DIR` (or tok.save(DIR)) to "
+            "--tokenizer/-t"
         )
     import tokenpact as tp
 

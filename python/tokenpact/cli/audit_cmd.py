@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,19 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _sizes(value: str) -> list[int]:
+def auto_sweep_sizes(vocab_sizes: list[int]) -> list[int]:
+    """Four sizes doubling up to the power of two nearest the candidates' median
+    vocabulary (clipped to 4096..65536, at least 1024): 8k-150k candidates give
+    8192..65536; small candidates keep 1024..4096."""
+    ordered = sorted(vocab_sizes) or [4096]
+    median = min(max(ordered[len(ordered) // 2], 4096), 65536)
+    top = 1 << round(math.log2(median))
+    return sorted({max(1024, top // d) for d in (8, 4, 2, 1)})
+
+
+def _sizes(value: str, toks: dict[str, Any] | None = None) -> list[int]:
+    if value.strip() == "auto":
+        return auto_sweep_sizes([int(t.vocab_size) for t in (toks or {}).values()])
     if not value.strip():
         return []
     try:
@@ -91,9 +104,11 @@ def _sizes(value: str) -> list[int]:
 @click.option("--max-slice-amplification", type=float, default=None)
 @click.option(
     "--sweep-sizes",
-    default="1024,2048,4096",
+    default="auto",
     show_default=True,
-    help="Nested BPE sizes to train on the fit split ('' to skip).",
+    help="Nested BPE sizes to train on the fit split ('' to skip). 'auto': four sizes "
+    "doubling up to the candidates' median vocabulary (clipped to 4096..65536), so the "
+    "sweep reaches the sizes being compared.",
 )
 @click.option("--sweep-fit-bytes", type=click.IntRange(min=1), default=2_000_000, show_default=True)
 @click.option("--no-select", is_flag=True, help="Skip the sweep and the selection protocol.")
@@ -140,7 +155,7 @@ def audit(**kw: Any) -> None:
                 max_slice_amplification=kw["max_slice_amplification"],
             ),
             group_field=kw["group_field"],
-            sweep_sizes=_sizes(kw["sweep_sizes"]),
+            sweep_sizes=_sizes(kw["sweep_sizes"], toks),
             sweep_fit_bytes=kw["sweep_fit_bytes"],
         )
     options = AuditOptions(

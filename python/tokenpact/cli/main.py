@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "train": (
         "train_cmd",
         "train",
-        "Train a byte-level BPE tokenizer on INPUT files and save it to --output.",
+        "Train a tokenizer on INPUT files and save it to --output.",
     ),
     "encode": (
         "encode_cmd",

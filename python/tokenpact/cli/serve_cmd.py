@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
+import re
+from pathlib import Path
+from typing import Any
 
 import click
 
@@ -11,8 +14,6 @@ from ..errors import ConfigError
 
 def parse_tokenizer_option(values: tuple[str, ...]) -> list[tuple[str, str]]:
     """``NAME=PATH`` pairs; a bare PATH is named after its file or directory."""
-    from pathlib import Path
-
     pairs = []
     for value in values:
         name, sep, path = value.partition("=")
@@ -24,6 +25,18 @@ def parse_tokenizer_option(values: tuple[str, ...]) -> list[tuple[str, str]]:
             raise click.BadParameter(f"{value!r}: expected NAME=PATH", param_hint="--tokenizer")
         pairs.append((name, path))
     return pairs
+
+
+def _found_here(registry_class: Any) -> Any:
+    """The tokenizers of the current directory: itself when it is a tokenizer directory,
+    else every tokenizer directly inside it."""
+    from ..serve.registry import _is_tokenizer
+
+    here = Path.cwd()
+    if _is_tokenizer(here):
+        name = re.sub(r"[^A-Za-z0-9._-]", "-", here.name)[:64].lstrip("._-") or "tokenizer"
+        return registry_class([(name, str(here))])
+    return registry_class(dirs=[here])
 
 
 def is_loopback(host: str) -> bool:
@@ -54,11 +67,16 @@ def is_loopback(host: str) -> bool:
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
-def serve(tokenizers: tuple[str, ...], dirs: tuple[str, ...], host: str, port: int) -> None:
+@click.pass_context
+def serve(
+    ctx: click.Context, tokenizers: tuple[str, ...], dirs: tuple[str, ...], host: str, port: int
+) -> None:
     """Run the local web playground: token pieces, side-by-side diffs, chat templates.
 
     The server reads only the tokenizers named here, never writes a file, and binds to
-    the loopback interface unless --host says otherwise.
+    the loopback interface unless --host says otherwise. With no --tokenizer and no
+    --dir it serves what it finds in the current directory: the directory itself when
+    it is a tokenizer, else the tokenizers directly inside it.
     """
     try:
         import uvicorn
@@ -69,7 +87,17 @@ def serve(tokenizers: tuple[str, ...], dirs: tuple[str, ...], host: str, port: i
             f"tokenpact serve needs Starlette and uvicorn ({exc.name} is missing):"
             " pip install 'tokenpact[serve]'"
         ) from None
-    registry = TokenizerRegistry(parse_tokenizer_option(tokenizers), dirs=dirs)
+    if not tokenizers and not dirs:
+        registry = _found_here(TokenizerRegistry)
+        if not len(registry):
+            raise click.UsageError(
+                f"no tokenizers found in the current directory ({Path.cwd()}); pass "
+                "--tokenizer NAME=PATH or --dir DIR, or make one first: "
+                "tokenpact quickstart --output my-tok",
+                ctx,
+            )
+    else:
+        registry = TokenizerRegistry(parse_tokenizer_option(tokenizers), dirs=dirs)
     if not len(registry):
         raise ConfigError("no tokenizers to serve: pass --tokenizer NAME=PATH or --dir DIR")
     if not is_loopback(host):

@@ -57,7 +57,7 @@ class Services(Protocol):
         self,
         path: str | os.PathLike[str],
         *,
-        pattern: str,
+        pattern: str | None,
         special_tokens: dict[str, int] | None,
         roles: dict[str, str] | None,
     ) -> tuple[TokenizerSpec, Provenance]:
@@ -79,6 +79,15 @@ class Services(Protocol):
         ...
 
     def export_hf(self, tok: Tokenizer, path: str | os.PathLike[str]) -> Path: ...
+
+    def pretrained_path(self, name_or_path: str | os.PathLike[str]) -> Path:
+        """``Tokenizer.from_pretrained``: the local path of a directory, file or cached
+        Hub model ID."""
+        ...
+
+    def save_pretrained(self, tok: Tokenizer, directory: Path) -> Path:
+        """``Tokenizer.save_pretrained``: a directory transformers loads."""
+        ...
 
     def export_sentencepiece(self, tok: Tokenizer, path: str | os.PathLike[str]) -> Path: ...
 

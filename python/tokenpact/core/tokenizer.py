@@ -172,11 +172,15 @@ class Tokenizer:
         cls,
         path: str | os.PathLike[str],
         *,
-        pattern: str = "gpt4",
+        pattern: str | None = None,
         special_tokens: dict[str, int] | None = None,
         roles: dict[str, str] | None = None,
     ) -> Tokenizer:
-        """Load a ``*.tiktoken`` rank file (tiktoken's merge semantics are kept exactly)."""
+        """Load a ``*.tiktoken`` rank file (tiktoken's merge semantics are kept exactly).
+
+        A standard file (cl100k_base, o200k_base, ..., recognized by its SHA-256) gets
+        tiktoken's pattern and special tokens for whatever is not passed; any other file
+        gets ``pattern`` (default ``"gpt4"``) and the ``special_tokens`` passed."""
         spec, provenance = services().read_tiktoken(
             path, pattern=pattern, special_tokens=special_tokens, roles=roles
         )
@@ -198,6 +202,25 @@ class Tokenizer:
         ``golden.json`` (pass ``verify=False`` to skip); drift raises ContractError.
         """
         return services().load(cls, Path(path), pattern=pattern, verify=verify)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        """HF ``tokenizers``' name of :meth:`load`: any file or directory ``load`` reads."""
+        return cls.load(path)
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str | os.PathLike[str]) -> Tokenizer:
+        """transformers' name: a local model directory (``tokenizer.json`` with its
+        ``tokenizer_config.json``: special tokens, chat template), any file :meth:`load`
+        reads, or a Hub model ID already in the local Hugging Face cache. Nothing is
+        downloaded: a Hub ID not cached raises ArtifactError naming how to fetch it."""
+        return cls.load(services().pretrained_path(name_or_path))
+
+    def save_pretrained(self, directory: str | os.PathLike[str]) -> Path:
+        """Write a directory transformers' ``AutoTokenizer.from_pretrained`` loads with
+        identical IDs and chat template: ``tokenizer.json`` and ``tokenizer_config.json``
+        (``chat_template.jinja`` too when the source had one). Returns the directory."""
+        return services().save_pretrained(self, Path(directory))
 
     @classmethod
     def from_sentencepiece(cls, path: str | os.PathLike[str]) -> Tokenizer:
@@ -414,10 +437,20 @@ class Tokenizer:
     encode_batch_flat_digests = batch_encoding.encode_batch_flat_digests
 
     def normalize(self, text: str) -> str:
-        """The normalizer's output for ``text`` (``text`` itself when there is none)."""
+        """The normalizer's output for ``text`` (``text`` itself when there is none): the
+        text ``encode`` segments. A SentencePiece model's normalizer (rules, whitespace
+        cleanup) is applied and its ``▁`` written back as spaces, without the dummy
+        prefix, so ``normalize(text)`` is what ``decode(encode(text))`` gives when every
+        character has a piece."""
         node = self._spec.normalizer
         if node is None:
-            return _text_arg(text)
+            model = self._spec.sentencepiece_model
+            if model is None or not hasattr(self._core, "normalize"):
+                return _text_arg(text)
+            out = str(self._core.normalize(_text_arg(text)))
+            if model.normalizer_spec.add_dummy_prefix:
+                out = out.removeprefix("\u2581")
+            return out.replace("\u2581", " ") if model.normalizer_spec.escape_whitespaces else out
         return str(_native.normalize_str(json.dumps(node), _text_arg(text))[0])
 
     def pretokenize(self, text: str) -> list[tuple[int, int]]:
@@ -542,6 +575,34 @@ class Tokenizer:
     id_to_token = peer_names.id_to_token
     decode_batch = peer_names.decode_batch
     n_vocab = property(peer_names.n_vocab)
+    # tiktoken's names.
+    encode_ordinary = peer_names.encode_ordinary
+    encode_ordinary_batch = peer_names.encode_ordinary_batch
+    special_tokens_set = property(peer_names.special_tokens_set)
+    max_token_value = property(peer_names.max_token_value)
+    # transformers' and HF tokenizers' names.
+    __len__ = peer_names.length
+    __call__ = peer_names.call
+    get_vocab_size = peer_names.get_vocab_size
+    convert_ids_to_tokens = peer_names.convert_ids_to_tokens
+    convert_tokens_to_ids = peer_names.convert_tokens_to_ids
+    batch_decode = peer_names.batch_decode
+    unk_token_id = property(peer_names.unk_token_id)
+
+    @property
+    def bos_token_id(self) -> int | None:
+        """transformers' name of :attr:`bos_id`."""
+        return self.bos_id
+
+    @property
+    def eos_token_id(self) -> int | None:
+        """transformers' name of :attr:`eos_id`."""
+        return self.eos_id
+
+    @property
+    def pad_token_id(self) -> int | None:
+        """transformers' name of :attr:`pad_id`."""
+        return self.pad_id
 
     # ------------------------------------------------------------------ artifacts
     def save(self, directory: str | os.PathLike[str]) -> Path:

@@ -117,7 +117,32 @@ def _read_hf_dir(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Prove
     return _with_training(path, hf_json.read_hf_json(path / HF_FILE))
 
 
+# Files that sit beside a tokenizer but hold no vocabulary, and what to load instead.
+_COMPANIONS = (
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "config.json",
+    "generation_config.json",
+    "manifest.json",
+    "golden.json",
+    "training.json",
+)
+
+
+def _companion_error(path: Path) -> ArtifactError:
+    beside = [n for n in (HF_FILE, SP_FILE, native.FILENAME) if (path.parent / n).exists()]
+    if beside:
+        meant = f"{path.parent / beside[0]} or the directory {path.parent}"
+    else:
+        meant = f"the tokenizer.json (or the model directory) that {path.name} goes with"
+    return ArtifactError(
+        f"{path} is a {path.name}, not a tokenizer (it holds no vocabulary); did you mean {meant}?"
+    )
+
+
 def _read_hf_file(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
+    if path.name in _COMPANIONS:
+        raise _companion_error(path)
     return _with_training(path.parent, hf_json.read_hf_json(path))
 
 
@@ -130,7 +155,7 @@ def _read_sp_file(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Prov
 
 
 def _read_tiktoken(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
-    return tiktoken_file.read_tiktoken_spec(path, pattern=options.pattern or "gpt4")
+    return tiktoken_file.read_tiktoken_spec(path, pattern=options.pattern)
 
 
 def _read_tekken(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:

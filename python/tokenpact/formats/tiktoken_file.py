@@ -139,13 +139,27 @@ def check_exact_tiktoken(tok: Any) -> None:
 def read_tiktoken_spec(
     path: str | os.PathLike[str],
     *,
-    pattern: str = "gpt4",
+    pattern: str | None = None,
     special_tokens: Mapping[str, int] | None = None,
     roles: Mapping[str, str] | None = None,
 ) -> tuple[TokenizerSpec, Provenance]:
-    """The spec of a ``*.tiktoken`` rank file (its pattern and special tokens are not in
-    the file: pass them)."""
-    spec = ranks_spec(
-        read_tiktoken(path), pattern=pattern, special_tokens=special_tokens, roles=roles
-    )
-    return spec, Provenance(label=str(path))
+    """The spec of a ``*.tiktoken`` rank file. Its pattern and special tokens are not in
+    the file: a standard file (recognized by its SHA-256: cl100k_base, o200k_base, ...)
+    gets those of tiktoken's registry for whatever is not passed; any other file gets
+    ``pattern`` (default ``"gpt4"``) and ``special_tokens`` as passed."""
+    ranks = read_tiktoken(path)
+    source: dict[str, str] = {}
+    if pattern is None or special_tokens is None:
+        from .tiktoken_registry import file_sha256, standard_encoding
+
+        standard = standard_encoding(file_sha256(path))
+        if standard is not None:
+            source["encoding"] = standard.name
+            if pattern is None:
+                pattern = standard.pattern
+            if special_tokens is None:
+                special_tokens = standard.special_tokens
+                roles = {"<|endoftext|>": "eos"} if roles is None else roles
+    spec = ranks_spec(ranks, pattern=pattern or "gpt4", special_tokens=special_tokens, roles=roles)
+    provenance = Provenance(label=str(path))
+    return spec, provenance.with_source(**source) if source else provenance

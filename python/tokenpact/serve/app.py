@@ -189,6 +189,15 @@ def _api(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
     return endpoint
 
 
+# The page's icon (browsers ask for /favicon.ico whatever the page declares).
+FAVICON = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">'
+    b'<rect width="16" height="16" rx="3" fill="#2b59c3"/>'
+    b'<rect x="3" y="4" width="4" height="8" rx="1" fill="#fff"/>'
+    b'<rect x="9" y="4" width="4" height="8" rx="1" fill="#ffd166"/></svg>'
+)
+
+
 def create_app(registry: TokenizerRegistry, *, limits: ServeLimits | None = None) -> Starlette:
     """The playground app over the tokenizers of ``registry``."""
     bounds = limits or ServeLimits()
@@ -239,7 +248,11 @@ def create_app(registry: TokenizerRegistry, *, limits: ServeLimits | None = None
         registry.entry(name)
         template = await run_in_threadpool(registry.chat_template, name)
         if template is None:
-            raise ApiError(422, f"tokenizer {name!r} has no chat template in its directory")
+            raise ApiError(
+                422,
+                f"tokenizer {name!r} has no chat template: serve a model directory holding "
+                "chat_template.jinja or a tokenizer_config.json with a chat_template",
+            )
         tok = registry.tokenizer(name)
         generation = bool(data.get("add_generation_prompt", True))
         view = views.injection_view if data.get("inject") else views.chat_view
@@ -281,8 +294,12 @@ def create_app(registry: TokenizerRegistry, *, limits: ServeLimits | None = None
             audits[key] = await run_in_threadpool(lambda: views.audit_view(tok, d_model=key[1]))
         return {"tokenizer": name, **audits[key]}
 
+    async def favicon(request: Request) -> Response:
+        return Response(FAVICON, media_type="image/svg+xml")
+
     routes = [
         Route("/", index),
+        Route("/favicon.ico", favicon),
         Route("/api/tokenizers", _api(list_tokenizers)),
         Route("/api/encode", _api(encode), methods=["POST"]),
         Route("/api/compare", _api(compare), methods=["POST"]),

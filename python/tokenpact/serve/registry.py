@@ -9,6 +9,7 @@ Tokenizers load on first use and stay cached; loading only reads files.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections.abc import Iterable
@@ -52,8 +53,22 @@ class Entry:
 
     @property
     def has_chat_template(self) -> bool:
-        # A bare file (a .tiktoken, a .model) carries no template; only directories do.
-        return self.path.is_dir() and any((self.path / f).is_file() for f in TEMPLATE_FILES)
+        # A bare file (a .tiktoken, a .model) carries no template; only directories do,
+        # in chat_template.jinja or as the "chat_template" of tokenizer_config.json (a
+        # config without one offers no Chat tab).
+        if not self.path.is_dir():
+            return False
+        if (self.path / "chat_template.jinja").is_file():
+            return True
+        return _config_has_template(self.path / "tokenizer_config.json")
+
+
+def _config_has_template(config: Path) -> bool:
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and bool(data.get("chat_template"))
 
 
 def _is_tokenizer(path: Path) -> bool:

@@ -9,13 +9,13 @@ Example::
 from __future__ import annotations
 
 import lzma
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from .. import _native
-from ..errors import ConfigError, TrainingError
+from ..errors import ConfigError, LossyWhitespaceWarning, TrainingError, warn_at_caller
 from ..formats.sentencepiece_model import (
     BYTE,
     CONTROL,
@@ -72,7 +72,7 @@ def train_unigram(
     em_sub_iterations: int = 2,
     m_step: str = "digamma",
     normalization: str = "identity",
-    remove_extra_whitespaces: bool = True,
+    remove_extra_whitespaces: bool | None = None,
     split_by_unicode_script: bool = True,
     threads: int | None = None,
 ) -> UnigramTokenizer:
@@ -81,7 +81,9 @@ def train_unigram(
     Text is normalized by the SentencePiece normalizer the written ``.model`` carries
     (``normalization``: ``"identity"``, ``"nmt_nfkc"`` or ``"nfkc"``, SentencePiece's rule
     tables; ``remove_extra_whitespaces``: strip and collapse runs of spaces, as
-    SentencePiece does by default, ``False`` keeps text exactly), spaces become ``▁``, one
+    SentencePiece does by default, ``False`` keeps text exactly; left unset it is
+    SentencePiece's ``True`` and a ``LossyWhitespaceWarning`` counts the training texts
+    it changes, whose round trip is then lossy), spaces become ``▁``, one
     ``▁`` is prepended and a word starts at every ``▁``; training and encoding see the same
     normalized text. Seeds: the characters covering ``character_coverage`` of the corpus
     (always kept) plus the ``seed_size`` best right-branching substrings (count x length, up
@@ -116,6 +118,10 @@ def train_unigram(
             f"unknown normalization {normalization!r}; use one of {NORMALIZATIONS} "
             "(SentencePiece's rule names)"
         )
+    watch = remove_extra_whitespaces is None
+    if watch:
+        remove_extra_whitespaces = True  # SentencePiece's default, with a warning
+        texts, lossy = _watch_whitespace(texts)
     for name, flag in (
         ("remove_extra_whitespaces", remove_extra_whitespaces),
         ("split_by_unicode_script", split_by_unicode_script),
@@ -152,6 +158,16 @@ def train_unigram(
         threads=threads,
         normalizer=(spec.precompiled_charsmap, True, spec.remove_extra_whitespaces, True, False),
     )
+    if watch and lossy.count:
+        warn_at_caller(
+            f"remove_extra_whitespaces defaults to SentencePiece's True, which strips and "
+            f"collapses runs of spaces: {lossy.count} of {lossy.seen} training texts"
+            f"{' checked' if lossy.sampled else ''} will not round-trip "
+            "(decode(encode(text)) != text). For LLM data pass "
+            "remove_extra_whitespaces=False (tokenpact train --keep-extra-whitespaces); "
+            "pass True to keep SentencePiece's behaviour without this warning",
+            LossyWhitespaceWarning,
+        )
     learned, info = _native.train_unigram(
         counter,
         vocab_size - reserved,
@@ -260,3 +276,48 @@ def normalizer_spec(config: dict[str, Any]) -> NormalizerSpec:
         escape_whitespaces=True,
         present=True,
     )
+
+
+class _Lossy:
+    """How many texts the whitespace cleanup changes (of ``seen`` checked)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.seen = 0
+        self.sampled = False
+
+
+# Files are read natively; their first documents are checked in Python (a bound on the
+# extra reading the warning costs).
+FILE_SAMPLE_DOCS = 10_000
+
+
+def _collapses(text: str) -> bool:
+    return "  " in text or text[:1] == " " or text[-1:] == " "
+
+
+def _watch_whitespace(texts: Iterable[str]) -> tuple[Iterable[str], _Lossy]:
+    """``texts`` unchanged (a generator counting as it passes them on, for in-memory
+    texts) and the count of texts SentencePiece's whitespace cleanup would change."""
+    from ..corpus import TextFiles
+
+    lossy = _Lossy()
+    if isinstance(texts, TextFiles):
+        lossy.sampled = True
+        for i, text in enumerate(texts):
+            if i >= FILE_SAMPLE_DOCS:
+                break
+            lossy.seen += 1
+            lossy.count += _collapses(text)
+        return texts, lossy
+    if isinstance(texts, (str, bytes)):
+        return texts, lossy  # rejected with its own error by the word counter
+
+    def counted() -> Iterator[str]:
+        for text in texts:
+            if isinstance(text, str):
+                lossy.seen += 1
+                lossy.count += _collapses(text)
+            yield text
+
+    return counted(), lossy

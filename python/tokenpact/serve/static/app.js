@@ -30,8 +30,25 @@ function debounce(fn, ms) {
 function codepoints(text) { return Array.from(text); }
 function unitToCodepoint(text, unit) { return Array.from(text.slice(0, unit)).length; }
 
-// Visible whitespace inside a token piece.
-function visible(text) { return text.replace(/\n/g, "\u21b5").replace(/\t/g, "\u2192"); }
+// Visible whitespace inside a token piece: a space is a middle dot, a newline an arrow
+// (then a line break), a tab an arrow, each in a muted span, so a token of spaces is
+// never an empty box and leading spaces show.
+const WHITESPACE_GLYPHS = { " ": "\u00b7", "\n": "\u21b5", "\t": "\u2192", "\r": "\u240d" };
+function visible(text) {
+  const out = document.createDocumentFragment();
+  let plain = "";
+  for (const ch of text) {
+    const glyph = WHITESPACE_GLYPHS[ch];
+    if (glyph === undefined) { plain += ch; continue; }
+    if (plain) { out.append(plain); plain = ""; }
+    const ws = document.createElement("span");
+    ws.className = "ws";
+    ws.textContent = glyph;
+    out.append(ws);
+  }
+  if (plain) out.append(plain);
+  return out;
+}
 
 function tokenElement(token, extraClass) {
   const el = document.createElement("span");
@@ -406,7 +423,7 @@ function wireStream() {
 
 // ---- Vocabulary audit tab ----
 const CLASS_COLORS = {
-  special: "#344054", added: "#7a5af8", byte_fallback: "#f79009", duplicate: "#f04438",
+  special: "#344054", added: "#7a5af8", byte_fallback: "#f79009", duplicate: "#ee46bc",
   alone: "#12b76a", context: "#2e90fa", unreachable: "#d92d20", undetermined: "#98a2b3",
 };
 const SVG = "http://www.w3.org/2000/svg"; // an XML namespace name, not a network address
@@ -417,10 +434,12 @@ function svgEl(name, attrs) {
   return el;
 }
 
-// One 100% stacked bar per tokenizer: the share of its IDs in each audit class.
+// One stacked bar per tokenizer, a segment per audit class. Widths follow log10(1 + count)
+// (one class often holds ~98% of the IDs, which a linear bar shows as one color);
+// the exact counts are in each segment's title and in the table below.
 function auditChart(results) {
   const width = 900, left = 140, barH = 26, gap = 12, top = 30;
-  const height = top + results.length * (barH + gap) + 10;
+  const height = top + results.length * (barH + gap) + 28;
   const svg = svgEl("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img" });
   let x = left;
   for (const name of Object.keys(CLASS_COLORS)) {
@@ -436,9 +455,11 @@ function auditChart(results) {
     label.textContent = r.tokenizer;
     svg.append(label);
     let offset = left;
+    const weight = (count) => Math.log10(1 + count);
+    const total = r.classes.reduce((sum, c) => sum + weight(c.count), 0) || 1;
     for (const c of r.classes) {
       if (!c.count) continue;
-      const w = ((width - left - 10) * c.count) / r.vocab_size;
+      const w = ((width - left - 10) * weight(c.count)) / total;
       const rect = svgEl("rect", {
         x: offset, y, width: Math.max(w, 1), height: barH, fill: CLASS_COLORS[c.name],
         class: "mark", "data-class": c.name, "data-value": c.count, "data-tokenizer": r.tokenizer,
@@ -450,6 +471,9 @@ function auditChart(results) {
       offset += w;
     }
   });
+  const note = svgEl("text", { x: left, y: height - 8 });
+  note.textContent = "segment widths: log10(1 + IDs), hover a segment or see the table for counts";
+  svg.append(note);
   return svg;
 }
 
