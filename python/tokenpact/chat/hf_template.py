@@ -73,6 +73,7 @@ from .template_pass import (
     native_template,
     render_options,
     render_pass,
+    run_template,
     tag_final_message,
 )
 
@@ -767,10 +768,12 @@ class ChatTemplate:
             return chosen
 
         def render(messages: list[dict[str, str]]) -> str:
+            # Through run_template: the probe runs under this template's own limits (a
+            # bare Jinja render would inherit whatever budget the thread's last run left).
             out = []
             for compiled, context in self._compiled.values():
                 variables = {**context, "messages": messages, "add_generation_prompt": False}
-                out.append(compiled.render(variables))
+                out.append(run_template(compiled, variables, self.limits)[0])
             return "".join(out)
 
         return _encode.turn_markers(self.tokenizer, render)
