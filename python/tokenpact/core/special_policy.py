@@ -87,13 +87,11 @@ def build_matcher(
             None,
             [gate_of(tok, s, allowed, promoted) for s in order],
         )
-    # The engine normalizes ``normalized`` tokens when it can (declared).
-    normalizer = tok._core if Capability.ADDED_TOKEN_NORMALIZER in tok._capabilities else None
     return flagged_matcher(
         frozenset(gated),
         gated,
         tok._added_flags,
-        normalizer,
+        _normalizer(tok),
         gate=lambda s: gate_of(tok, s, allowed, promoted),
     )
 
@@ -104,8 +102,12 @@ def spelling_matcher(tok: Tokenizer, spellings: frozenset[str]) -> Any:
     gated = tok._gated()
     if not tok._added_flags:
         return _native.SpecialMatcher([(s, gated[s]) for s in sorted(spellings)])
-    normalizer = tok._core if Capability.ADDED_TOKEN_NORMALIZER in tok._capabilities else None
-    return flagged_matcher(spellings, gated, tok._added_flags, normalizer)
+    return flagged_matcher(spellings, gated, tok._added_flags, _normalizer(tok))
+
+
+def _normalizer(tok: Tokenizer) -> Any:
+    """The engine that normalizes ``normalized`` tokens, when it can (declared)."""
+    return tok._core if Capability.ADDED_TOKEN_NORMALIZER in tok._capabilities else None
 
 
 def resolve(
