@@ -59,6 +59,9 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "DEFAULT_SPECIAL_TOKENS": ("special", "DEFAULT_SPECIAL_TOKENS"),
     "AddedTokenFlags": ("special", "AddedTokenFlags"),
     "SpecialToken": ("special", "SpecialToken"),
+    "marker": ("special", "marker"),
+    "marker_tokens": ("special", "marker_tokens"),
+    "LiteralTextPolicy": ("core.literal_text", "LiteralTextPolicy"),
     "TextFiles": ("corpus", "TextFiles"),
     "pretokenize": ("patterns", "pretokenize"),
     # training and sampling
@@ -122,6 +125,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         validate_special_ids,
     )
     from .core import Tokenizer
+    from .core.literal_text import LiteralTextPolicy
     from .corpus import TextFiles
     from .encoding import Encoding
     from .errors import (
@@ -140,7 +144,13 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .formats.tiktoken_registry import encoding_for_model, get_encoding, list_encoding_names
     from .hf_adapter import TransformersTokenizer
     from .patterns import PATTERNS, pretokenize
-    from .special import DEFAULT_SPECIAL_TOKENS, AddedTokenFlags, SpecialToken
+    from .special import (
+        DEFAULT_SPECIAL_TOKENS,
+        AddedTokenFlags,
+        SpecialToken,
+        marker,
+        marker_tokens,
+    )
     from .stochastic import SampleKey, bpe_dropout
     from .train import train_bpe, train_char_bpe, train_unigram, train_wordpiece
     from .truncation import Padding, Truncation

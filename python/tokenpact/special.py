@@ -7,18 +7,28 @@ insertion (a post-processor, a template, or an explicit ``allowed_special``) emi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .errors import ConfigError
 
-ROLES = ("bos", "eos", "pad", "unk", "eot", "reserved")
+# Roles one token holds at most (a tokenizer has one BOS) ...
+SINGLE_ROLES = ("bos", "eos", "pad", "unk", "eot")
+# ... and roles several tokens may share: document boundaries, conversation roles, tool
+# call/result markers, modality placeholders, and reserved (unassigned) slots.
+MARKER_ROLES = ("document", "role", "tool", "modality")
+SHARED_ROLES = (*MARKER_ROLES, "reserved")
+ROLES = (*SINGLE_ROLES, *SHARED_ROLES)
+
+_MARKER_NAME = re.compile(r"[a-z0-9_]+")
 
 
 @dataclass(frozen=True)
 class SpecialToken:
-    """A control token: its spelling and its role (bos, eos, pad, unk, eot, reserved)."""
+    """A control token: its spelling and its role (bos, eos, pad, unk, eot, document, role,
+    tool, modality, reserved)."""
 
     content: str
     role: str = "reserved"
@@ -120,7 +130,7 @@ def normalize_special_tokens(
             )
         if token.content in seen:
             raise ConfigError(f"special token {token.content!r} is declared twice")
-        if token.role != "reserved" and token.role in seen_roles:
+        if token.role not in SHARED_ROLES and token.role in seen_roles:
             raise ConfigError(
                 f"two special tokens have role {token.role!r}; give each role to one token"
             )
@@ -128,3 +138,42 @@ def normalize_special_tokens(
         seen_roles.add(token.role)
         result.append(token)
     return tuple(result)
+
+
+def marker(role: str, name: str | None = None) -> SpecialToken:
+    """The control token of a marker role with its stable spelling.
+
+    ``marker("document", "start")`` is ``<|document:start|>``, ``marker("role", "user")``
+    ``<|role:user|>``, ``marker("tool", "call")`` ``<|tool:call|>``, ``marker("modality",
+    "image")`` ``<|modality:image|>``; without a name the spelling is ``<|document|>``.
+    The spelling is a pure function of (role, name), so two tokenizers that declare the
+    same markers spell them the same way. Names are lowercase ASCII letters, digits and
+    ``_``.
+    """
+    if role not in MARKER_ROLES:
+        raise ConfigError(
+            f"marker role {role!r} is not one of {', '.join(MARKER_ROLES)}; "
+            "bos/eos/pad/unk/eot are SpecialToken(spelling, role)"
+        )
+    if name is None:
+        return SpecialToken(f"<|{role}|>", role)
+    if not isinstance(name, str) or _MARKER_NAME.fullmatch(name) is None:
+        raise ConfigError(f"marker name {name!r} must be lowercase ASCII letters, digits or '_'")
+    return SpecialToken(f"<|{role}:{name}|>", role)
+
+
+def marker_tokens(
+    *,
+    document: Iterable[str] = ("start", "end"),
+    roles: Iterable[str] = (),
+    tools: Iterable[str] = (),
+    modalities: Iterable[str] = (),
+) -> tuple[SpecialToken, ...]:
+    """Marker tokens in their canonical order: document, role, tool, modality, each group
+    in the order given. Pass the result (after the bos/eos/... tokens) as a trainer's
+    ``special_tokens``: IDs are assigned in list order, so the same declaration gives the
+    same IDs in every artifact that lists it at the same place.
+    """
+    groups = (("document", document), ("role", roles), ("tool", tools), ("modality", modalities))
+    tokens = tuple(marker(role, name) for role, names in groups for name in names)
+    return normalize_special_tokens(tokens)

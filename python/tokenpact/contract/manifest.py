@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ContractError
+from ..special import MARKER_ROLES
 from .canonical import CanonicalError, check_canonical
 from .hashing import (
     bytes_sha256,
@@ -201,7 +202,7 @@ def build_manifest(
         },
         "special_tokens": {
             "tokens": sorted((dict(t) for t in config["special_tokens"]), key=lambda t: t["id"]),
-            "ids": {role: policy[role] for role in SPECIAL_ROLES},
+            "ids": _role_ids(config["special_tokens"], policy),
             "stop_ids": policy["stop"],
             "literal_text_policy": LITERAL_TEXT_POLICY,
         },
@@ -223,6 +224,18 @@ def build_manifest(
     }
     check_canonical(manifest)
     return manifest
+
+
+def _role_ids(tokens: Any, policy: Mapping[str, Any]) -> dict[str, Any]:
+    """The manifest's role -> ID table: the single roles (None when absent), then each
+    marker role (document, role, tool, modality) that some token holds, as ascending IDs.
+    Marker roles are written only when present, so older manifests keep their bytes."""
+    ids: dict[str, Any] = {role: policy[role] for role in SPECIAL_ROLES}
+    for role in MARKER_ROLES:
+        held = sorted(t["id"] for t in tokens if t["role"] == role)
+        if held:
+            ids[role] = held
+    return ids
 
 
 def validate_special_ids(manifest: Mapping[str, Any], required_tokens: Any) -> bool:
@@ -277,7 +290,7 @@ def _check_internal(manifest: Mapping[str, Any], report: Report) -> None:
     tokens = specials["tokens"]
     ok_map = validate_special_ids(specials, [])
     by_role = {t["role"]: t["id"] for t in tokens}
-    ids_ok = all(specials["ids"][role] == by_role.get(role) for role in SPECIAL_ROLES)
+    ids_ok = specials["ids"] == _role_ids(tokens, {r: by_role.get(r) for r in SPECIAL_ROLES})
     stop = sorted(by_role[r] for r in ("eos", "eot") if r in by_role)
     report.expect(
         "manifest.special_ids",

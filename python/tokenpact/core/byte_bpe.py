@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..special import KNOWN_ROLES, SpecialToken, normalize_special_tokens
+from ..special import KNOWN_ROLES, SHARED_ROLES, SpecialToken, normalize_special_tokens
 from .models import MergeRecords, RankedMerges, TiktokenRanks
 from .spec import TokenizerSpec
 
@@ -60,7 +60,7 @@ def rank_specials(
     special_tokens: Mapping[str, int] | None, roles: Mapping[str, str] | None
 ) -> list[tuple[SpecialToken, int]]:
     """Special tokens of a rank file by ID, with roles from ``roles`` or the well-known
-    spellings; a role other than ``reserved`` goes to its first holder only."""
+    spellings; a single role (bos, eos, ...) goes to its first holder only."""
     roles = dict(roles or {})
     pairs = [
         (SpecialToken(content, roles.get(content, KNOWN_ROLES.get(content, "reserved"))), int(i))
@@ -69,7 +69,7 @@ def rank_specials(
     seen: set[str] = set()
     unique = []
     for tok, i in sorted(pairs, key=lambda p: p[1]):
-        if tok.role != "reserved" and tok.role in seen:
+        if tok.role not in SHARED_ROLES and tok.role in seen:
             tok = SpecialToken(tok.content, "reserved")
         seen.add(tok.role)
         unique.append((tok, i))

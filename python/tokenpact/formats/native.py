@@ -33,7 +33,7 @@ from .._io import atomic_write_text
 from ..contract.canonical import nesting_depth
 from ..errors import ArtifactError
 from ..patterns import PATTERNS
-from ..special import ROLES
+from ..special import ROLES, SHARED_ROLES
 from .hf_pipeline import check_id_space
 
 FILENAME = "tokenpact.json"
@@ -534,7 +534,7 @@ class _Validator:
                     f"unknown role {role!r}",
                     f"use one of {', '.join(ROLES)}",
                 )
-            if role != "reserved" and role in roles:
+            if role not in SHARED_ROLES and role in roles:
                 self.fail(
                     f"{where}.role",
                     f"role {role!r} is already held by {roles[role]!r}",
