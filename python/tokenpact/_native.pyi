@@ -354,6 +354,8 @@ def train_char_bpe(
     min_frequency: int,
     tie_break: str,
     threads: int | None = None,
+    initial_alphabet: list[str] = ...,
+    limit_alphabet: int | None = None,
 ) -> tuple[list[str], list[tuple[str, str]], list[int], str]: ...
 
 @final

@@ -247,7 +247,8 @@ fn train_wordpiece<'py>(
 /// Returns (alphabet pieces, merges as (left, right) strings, merge counts, stop reason).
 /// Exactly one of `max_merges` and `piece_room` (vocab_size minus specials) is given.
 #[pyfunction]
-#[pyo3(signature = (counter, eow, max_merges, piece_room, min_frequency, tie_break, threads=None))]
+#[pyo3(signature = (counter, eow, max_merges, piece_room, min_frequency, tie_break, threads=None,
+                    initial_alphabet=Vec::new(), limit_alphabet=None))]
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 fn train_char_bpe(
     py: Python<'_>,
@@ -258,6 +259,8 @@ fn train_char_bpe(
     min_frequency: u64,
     tie_break: &str,
     threads: Option<usize>,
+    initial_alphabet: Vec<char>,
+    limit_alphabet: Option<usize>,
 ) -> PyResult<(Vec<String>, Vec<(String, String)>, Vec<u64>, String)> {
     let ties = match tie_break {
         "smallest" => Ties::Smallest,
@@ -274,8 +277,18 @@ fn train_char_bpe(
     let words = counter.take_words(py)?;
     let engine = py.detach(|| {
         in_pool(threads, || {
-            let mut e =
-                char_bpe::engine(&words, &eow, max_merges.unwrap_or(0), min_frequency, ties);
+            let rule = char_bpe::AlphabetRule {
+                initial: &initial_alphabet,
+                limit: limit_alphabet,
+            };
+            let mut e = char_bpe::engine(
+                &words,
+                &eow,
+                max_merges.unwrap_or(0),
+                min_frequency,
+                ties,
+                &rule,
+            );
             if let Some(room) = piece_room {
                 if room < e.alphabet {
                     return Err(CoreError::Training(format!(

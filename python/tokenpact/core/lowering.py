@@ -24,7 +24,7 @@ from ..components import models as cm
 from ..components import pre_tokenizers as cp
 from ..errors import ConfigError
 from ..patterns import resolve_pattern
-from ..special import SpecialToken
+from ..special import SHARED_ROLES, SpecialToken
 from .models import HfModel
 from .spec import HfStages, TokenizerSpec
 
@@ -173,7 +173,7 @@ def pipeline_spec(pipeline: Pipeline, *, roles: Mapping[str, str]) -> TokenizerS
         if any(s.content == t.content for s, _ in specials):
             continue  # the first entry of a repeated token wins, as in tokenizer.json
         role = roles.get(t.content, "reserved")
-        role = "reserved" if role in seen_roles else role
+        role = "reserved" if role in seen_roles and role not in SHARED_ROLES else role
         seen_roles.add(role)
         specials.append((SpecialToken(t.content, role), t.id))
     return TokenizerSpec.with_pattern(

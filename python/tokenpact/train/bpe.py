@@ -7,12 +7,16 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .. import _native
+from ..components import Pipeline
+from ..components.normalizers import Normalizer
 from ..core import Tokenizer
 from ..errors import ConfigError, InvalidInputError, TrainingError
+from ..formats.hf_export import byte_level_document
 from ..patterns import resolve_pattern
 from ..special import DEFAULT_SPECIAL_TOKENS, SpecialToken, normalize_special_tokens
 from .counts import PretokenCounts
@@ -79,6 +83,7 @@ def train_bpe(
     tie_break: str = "lowest_pair_ids",
     threads: int | None = None,
     progress: bool = False,
+    normalizer: Normalizer | None = None,
 ) -> Tokenizer:
     """Train a byte-level BPE tokenizer.
 
@@ -89,12 +94,20 @@ def train_bpe(
     pair occurs fewer than ``min_frequency`` times (``below_min_frequency``), or when no
     pair is left (``no_pairs_left``); the reason is in ``tok.training["stop_reason"]``.
     The result does not depend on ``threads`` or on document order.
+
+    ``normalizer`` (a :mod:`tokenpact.components.normalizers` node: ``NFKC()``,
+    ``Sequence([NFC(), Lowercase()])``, ...) runs before pre-tokenization, in training
+    and in the trained tokenizer: the merges are learned from normalized text, and the
+    result is a byte-level BPE pipeline (``tokenizer.json``) whose ``encode`` normalizes
+    first, as Hugging Face's ``BpeTrainer`` does with a normalizer. Offsets then point
+    into the raw text through the normalizer's alignment.
     """
     trainer, specials, source, name = _new_trainer(
         vocab_size, pattern, min_frequency, special_tokens, max_token_length, tie_break, threads
     )
-    _feed(trainer, texts)
-    return _finish(
+    node = _normalizer_node(normalizer)
+    _feed(trainer, texts if node is None else _normalized(texts, node))
+    tok = _finish(
         trainer,
         vocab_size=vocab_size,
         specials=specials,
@@ -104,7 +117,55 @@ def train_bpe(
         max_token_length=max_token_length,
         tie_break=tie_break,
         progress=progress,
+        normalizer=None if node is None else json.loads(node),
     )
+    return tok if node is None else with_normalizer(tok, json.loads(node))
+
+
+def _normalizer_node(normalizer: Normalizer | None) -> str | None:
+    """The JSON node of a normalizer argument (None: no normalizer)."""
+    if normalizer is None:
+        return None
+    if not isinstance(normalizer, Normalizer):
+        raise ConfigError(
+            f"normalizer must be a tokenpact.components.normalizers node such as NFKC(), "
+            f"not {type(normalizer).__name__}"
+        )
+    return json.dumps(normalizer.to_config())
+
+
+def _normalized(texts: Iterable[str], node: str) -> Iterator[str]:
+    """Each document after the normalizer (the native one the tokenizer will run)."""
+    if isinstance(texts, (str, bytes)):
+        raise ConfigError(
+            "texts must be an iterable of strings, not a single string; pass [text] "
+            "or tp.TextFiles([...]) for files"
+        )
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise ConfigError(f"document {i} is {type(text).__name__}, not str")
+        try:
+            yield _native.normalize_str(node, text)[0]
+        except UnicodeEncodeError as exc:
+            raise InvalidInputError(
+                f"a training document contains a lone surrogate ({exc.object[exc.start]!r}), "
+                "which is not valid Unicode; decode the source with errors='replace' or clean it"
+            ) from None
+
+
+def with_normalizer(tok: Tokenizer, node: dict[str, Any]) -> Tokenizer:
+    """The byte-level BPE ``tok`` with the normalizer ``node`` in front: the same pieces,
+    merges (rank order) and special tokens, as a Hugging Face pipeline (the byte-level
+    BPE model keeps no normalizer stage of its own)."""
+    pieces = tok.vocab()
+    merges = [(pieces[a], pieces[b]) for a, b in tok.merges]
+    document = byte_level_document(tok, pieces, merges, post_processor=None)
+    document["normalizer"] = node
+    # tokenizer_config.json carries the single roles; well-known spellings keep theirs.
+    roles = tok.special_token_roles
+    config = {f"{r}_token": c for c, r in roles.items() if r in ("bos", "eos", "pad", "unk")}
+    built = Pipeline.from_config(document).build(config=config)
+    return Tokenizer(built.spec, provenance=built.provenance.with_training(tok.training))
 
 
 def train_bpe_from_counts(
@@ -202,6 +263,7 @@ def _finish(
     max_token_length: int | None,
     tie_break: str,
     progress: bool,
+    normalizer: dict[str, Any] | None = None,
 ) -> Tokenizer:
     max_merges = vocab_size - 256 - len(specials)
     documents, nbytes, digest, distinct = trainer.corpus_stats()
@@ -223,6 +285,8 @@ def _finish(
             "max_token_length": max_token_length,
             "tie_break": tie_break,
             "special_tokens": [{"content": t.content, "role": t.role} for t in specials],
+            # Listed only when set, so the records of earlier trainings keep their bytes.
+            **({} if normalizer is None else {"normalizer": normalizer}),
         },
         "corpus": {
             "documents": documents,

@@ -34,6 +34,8 @@ def train_char_bpe(
     lowercase: bool = False,
     tie_break: str = "smallest",
     threads: int | None = None,
+    initial_alphabet: Iterable[str] = (),
+    limit_alphabet: int | None = None,
 ) -> CharBpeTokenizer:
     """Train character BPE over whitespace-separated words; merges never cross a word.
 
@@ -41,6 +43,13 @@ def train_char_bpe(
     merged pieces). Pair counts are weighted by word frequency; ties go to the
     lexicographically smallest pair (``tie_break="largest"``: the largest). Decoding
     returns the whitespace-normalized text (words joined by single spaces).
+
+    ``initial_alphabet`` and ``limit_alphabet`` are Hugging Face ``BpeTrainer``'s: the
+    characters of ``initial_alphabet`` (single characters) join the alphabet even when
+    the corpus lacks them; ``limit_alphabet`` keeps only that many characters, initial
+    ones first, then by word-weighted count (ties at the cut keep the smaller code
+    point). A character outside the kept alphabet is dropped from its training word and
+    encodes as the unknown token.
 
     The result is a full :class:`~tokenpact.Tokenizer` (a Hugging Face pipeline whose
     ``tokenizer.json`` spells the marker as the space ending each word, with the IDs of
@@ -54,6 +63,9 @@ def train_char_bpe(
         raise ConfigError("end_of_word must be a non-empty marker such as '</w>'")
     specials = specials_with_unk(special_tokens)
     check_int("min_frequency", min_frequency, 1)
+    initial = _initial_alphabet(initial_alphabet)
+    if limit_alphabet is not None:
+        check_int("limit_alphabet", limit_alphabet, 1)
     counter, corpus = count_words(texts, split="whitespace", lowercase=lowercase, threads=threads)
     room = None
     if num_merges is not None:
@@ -68,7 +80,15 @@ def train_char_bpe(
                 "an alphabet; raise vocab_size"
             )
     alphabet, merges, counts, stop = _native.train_char_bpe(
-        counter, end_of_word, num_merges, room, min_frequency, tie_break, threads
+        counter,
+        end_of_word,
+        num_merges,
+        room,
+        min_frequency,
+        tie_break,
+        threads,
+        initial,
+        limit_alphabet,
     )
     pieces = [t.content for t in specials] + list(alphabet)
     seen = set(pieces)
@@ -87,6 +107,9 @@ def train_char_bpe(
             "lowercase": lowercase,
             "tie_break": tie_break,
             "split": "whitespace",
+            # Listed only when set, so the records of earlier trainings keep their bytes.
+            **({"initial_alphabet": initial} if initial else {}),
+            **({"limit_alphabet": limit_alphabet} if limit_alphabet is not None else {}),
         },
         "seed": None,
         "corpus": corpus,
@@ -97,6 +120,19 @@ def train_char_bpe(
     return build_char_bpe_tokenizer(
         pieces, merges, specials, end_of_word=end_of_word, lowercase=lowercase, training=training
     )
+
+
+def _initial_alphabet(chars: Iterable[str]) -> list[str]:
+    """The distinct characters of ``initial_alphabet``, sorted (each entry one character,
+    as Hugging Face requires)."""
+    if isinstance(chars, str):
+        chars = list(chars)
+    result: set[str] = set()
+    for c in chars:
+        if not isinstance(c, str) or len(c) != 1:
+            raise ConfigError(f"initial_alphabet holds {c!r}; each entry must be one character")
+        result.add(c)
+    return sorted(result)
 
 
 def build_char_bpe_tokenizer(
