@@ -202,6 +202,25 @@ def data() -> None:
 @click.option("--num-perm", type=click.IntRange(1, 8192), default=128, show_default=True)
 @click.option("--case", type=click.Choice(["keep", "lower", "fold"]), default="keep")
 @click.option("--unicode-form", type=click.Choice(["none", "NFC", "NFKC"]), default="NFC")
+@click.option(
+    "--keep",
+    "keep_rule",
+    type=click.Choice(["doc_id", "quality", "license"]),
+    default="doc_id",
+    show_default=True,
+    help="Which copy of each duplicate cluster survives.",
+)
+@click.option("--quality-field", default="quality", show_default=True, help="Score column.")
+@click.option(
+    "--license-field", default=None, help="Column naming each licence class (default: none)."
+)
+@click.option("--license-order", default="", help="Licence classes, best first, comma-separated.")
+@click.option(
+    "--allow-license",
+    "allowed",
+    multiple=True,
+    help="Keep only documents of this licence class (repeatable); others are removed.",
+)
 @_engine_options
 @threads_option
 @progress_option
@@ -216,6 +235,11 @@ def dedup_cmd(
     num_perm: int,
     case: str,
     unicode_form: str,
+    keep_rule: str,
+    quality_field: str,
+    license_field: str | None,
+    license_order: str,
+    allowed: tuple[str, ...],
     engine: str,
     address: str | None,
     threads: int | None,
@@ -227,10 +251,21 @@ def dedup_cmd(
     \b
     Example:
       tokenpact data dedup corpus.jsonl.gz -o kept.jsonl --report dedup.json
+      tokenpact data dedup corpus.jsonl -o kept.jsonl --keep quality --license-field license \
+        --allow-license cc-by --allow-license public-domain
     """
-    from ..data import Canonicalization, MinHashParams, deduplicate
+    from ..data import Canonicalization, KeepPolicy, MinHashParams, deduplicate
 
     show = resolve_progress(progress)
+    keep = None
+    if keep_rule != "doc_id" or allowed or license_order or license_field:
+        keep = KeepPolicy(
+            prefer=keep_rule,
+            license_order=tuple(c.strip() for c in license_order.split(",") if c.strip()),
+            allowed_licenses=tuple(dict.fromkeys(allowed)) if allowed else None,
+            quality_field=quality_field,
+            license_field=license_field,
+        )
     docs = _read(inputs, reader, show)
     outcome = deduplicate(
         docs,
@@ -241,6 +276,7 @@ def dedup_cmd(
         threads=threads,
         ray_options=_ray_options(engine, address),
         progress=show,
+        keep=keep,
     )
     _write_jsonl(out_path, outcome.kept, reader)
     if report_path is not None:

@@ -55,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "DedupReport": "dedup",
     "Document": "documents",
     "ExactDedupResult": "exact",
+    "KeepPolicy": "keep",
     "MinHashParams": "minhash",
     "NearCluster": "near",
     "NearDedupResult": "near",
@@ -113,6 +114,7 @@ __all__ = [
     "DedupReport",
     "Document",
     "ExactDedupResult",
+    "KeepPolicy",
     "MinHashParams",
     "NearCluster",
     "NearDedupResult",
@@ -174,6 +176,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         exact_dedup,
         exact_dedup_key,
     )
+    from .keep import KeepPolicy
     from .leakage import LeakageReport, check_leakage, drop_leaked
     from .loader import BatchProvenance, PackedBatch, TokenLoader
     from .minhash import MinHashParams, jaccard, minhash_signatures, reference_signature, shingles

@@ -13,6 +13,7 @@ from typing import Any
 
 from .documents import Document
 from .exact import Canonicalization, ExactDedupResult, exact_dedup
+from .keep import KeepPolicy, rechoose_exact, rechoose_near
 from .minhash import MinHashParams, jaccard, shingles
 from .near import NearDedupResult, near_dedup
 
@@ -27,14 +28,19 @@ class DedupReport:
     totals: dict[str, int]
     clusters: list[dict[str, Any]]
     settings: dict[str, Any] = field(default_factory=dict)
+    # With a KeepPolicy: every cluster's members and why its survivor was chosen.
+    keep: list[dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "settings": self.settings,
             "totals": self.totals,
             "per_source": self.per_source,
             "clusters": self.clusters,
         }
+        if self.keep is not None:
+            out["keep"] = self.keep
+        return out
 
     def to_markdown(self, *, max_clusters: int = 20) -> str:
         lines = [
@@ -46,6 +52,18 @@ class DedupReport:
                 f"| {name} | {row['documents']} | {row['exact_removed']} | "
                 f"{row['near_removed']} | {row['bytes_removed']} |"
             )
+        if "license_removed" in self.totals:
+            lines.append("")
+            lines.append(
+                f"Removed by licence class: {self.totals['license_removed']} "
+                f"(allowed: {', '.join(self.settings['keep']['allowed_licenses'])})"
+            )
+        if self.keep:
+            reasons: dict[str, int] = {}
+            for c in self.keep:
+                reasons[c["reason"]] = reasons.get(c["reason"], 0) + 1
+            decided = ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items()))
+            lines.append(f"Survivors chosen by {self.settings['keep']['prefer']} ({decided})")
         lines.append("")
         lines.append(f"Near-duplicate clusters: {len(self.clusters)} (largest first)")
         for c in self.clusters[:max_clusters]:
@@ -91,11 +109,25 @@ def deduplicate(
     threads: int | None = None,
     ray_options: dict[str, Any] | None = None,
     progress: bool = False,
+    keep: KeepPolicy | None = None,
 ) -> DedupOutcome:
     """Exact dedup under ``canonicalization``, then near dedup at Jaccard ``near``
-    (``None`` skips it). The kept documents come back in ``doc_id`` order."""
+    (``None`` skips it). The kept documents come back in ``doc_id`` order.
+
+    Without ``keep`` each cluster keeps its smallest ``doc_id``. With a
+    :class:`~tokenpact.data.KeepPolicy` the survivor is chosen by quality score or
+    licence class, documents outside ``keep.allowed_licenses`` are removed first
+    (``license_removed`` in the report), and the report's ``keep`` section records every
+    cluster's members and the criterion that chose its survivor.
+    """
     docs = list(documents)
-    exact = exact_dedup(docs, policy=canonicalization)
+    filtering = keep is not None and keep.allowed_licenses is not None
+    licensed = docs if keep is None else [d for d in docs if keep.allows(d)]
+    unlicensed = [] if keep is None else [d for d in docs if not keep.allows(d)]
+    exact = exact_dedup(licensed, policy=canonicalization)
+    keep_records: list[dict[str, Any]] = []
+    if keep is not None:
+        exact, keep_records = rechoose_exact(exact, keep)
     p = params or MinHashParams()
     near_result = None
     kept = exact.kept
@@ -109,6 +141,9 @@ def deduplicate(
             ray_options=ray_options,
             progress=progress,
         )
+        if keep is not None:
+            near_result, near_records = rechoose_near(near_result, keep)
+            keep_records += near_records
         kept = near_result.kept
     per_source: dict[str, dict[str, int]] = {}
     for d in docs:
@@ -118,6 +153,11 @@ def deduplicate(
         )
         row["documents"] += 1
         row["bytes"] += d.n_bytes
+        if filtering:
+            row.setdefault("license_removed", 0)
+    for d in unlicensed:
+        per_source[d.source]["license_removed"] += 1
+        per_source[d.source]["bytes_removed"] += d.n_bytes
     for removed, column in ((exact.removed, "exact_removed"),) + (
         ((near_result.removed, "near_removed"),) if near_result else ()
     ):
@@ -129,6 +169,7 @@ def deduplicate(
         "kept": len(kept),
         "exact_removed": len(exact.removed),
         "near_removed": len(near_result.removed) if near_result else 0,
+        **({"license_removed": len(unlicensed)} if filtering else {}),
         "bytes": sum(r["bytes"] for r in per_source.values()),
         "bytes_removed": sum(r["bytes_removed"] for r in per_source.values()),
     }
@@ -137,5 +178,13 @@ def deduplicate(
     settings: dict[str, Any] = {"canonicalization": exact.policy.to_json()}
     if near_result is not None:
         settings["near"] = near_result.to_json()
-    report = DedupReport(per_source=per_source, totals=totals, clusters=clusters, settings=settings)
+    if keep is not None:
+        settings["keep"] = keep.to_json()
+    report = DedupReport(
+        per_source=per_source,
+        totals=totals,
+        clusters=clusters,
+        settings=settings,
+        keep=keep_records if keep is not None else None,
+    )
     return DedupOutcome(kept=kept, exact=exact, near=near_result, report=report)
