@@ -2,7 +2,8 @@
 
 A slice is the set of records sharing one value of a field (``lang``, ``source``,
 ``domain``, ``slice``...). Records without the field fall in the ``"(none)"`` slice, so
-totals over slices always equal the overall totals.
+totals over slices always equal the overall totals. A name starting with ``@`` that is
+not a field is a built-in slice computed from the text (:mod:`.builtin_slices`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 
 from .._text_files import iter_json_objects, open_text
 from ..errors import ConfigError, InvalidInputError
+from .builtin_slices import slice_values
 
 MISSING_SLICE = "(none)"
 
@@ -45,16 +47,15 @@ class AuditCorpus:
         """Sorted slice names and each record's index into them (int64)."""
         if field_name is None:
             return ["all"], np.zeros(len(self.texts), dtype=np.int64)
+        if field_name.startswith("@") and field_name not in self.fields:
+            return partition(slice_values(field_name, self.texts))
         if field_name not in self.fields:
             known = ", ".join(sorted(self.fields)) or "none"
             raise ConfigError(
                 f"slice field {field_name!r} is not in {self.name} (fields: {known}); "
                 "pass --slice-field with one of them"
             )
-        values = self.fields[field_name]
-        names = sorted(set(values))
-        index = {v: i for i, v in enumerate(names)}
-        return names, np.fromiter((index[v] for v in values), dtype=np.int64, count=len(values))
+        return partition(self.fields[field_name])
 
     @classmethod
     def from_records(
@@ -118,6 +119,13 @@ def load_corpus(
             f"cannot read {p}: {exc}; give a UTF-8 (optionally gzipped) file"
         ) from None
     return AuditCorpus.from_records(records, text_field=text_field, name=p.name)
+
+
+def partition(values: list[str]) -> tuple[list[str], np.ndarray]:
+    """Sorted distinct values and each record's index into them (int64)."""
+    names = sorted(set(values))
+    index = {v: i for i, v in enumerate(names)}
+    return names, np.fromiter((index[v] for v in values), dtype=np.int64, count=len(values))
 
 
 def group_sums(values: np.ndarray, codes: np.ndarray, n_groups: int) -> np.ndarray:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, ContractError
+from .builtin_slices import BUILTIN_SLICES
 from .corpus import AuditCorpus
 from .encoded import EncodedCorpus, encode_corpus
 from .metrics import (
@@ -68,6 +69,9 @@ class AuditOptions:
     premium_languages: Sequence[str] | None = None
     selection: SelectionConfig | None = field(default_factory=SelectionConfig)
     progress: bool = False
+    # Built-in slices (code, numbers, URLs, emoji, scripts, length and quality bands)
+    # reported beside the field's slices; () turns them off.
+    builtin_slices: Sequence[str] = tuple(BUILTIN_SLICES)
 
 
 def _cdf(lengths: np.ndarray, points: int = 100) -> list[list[float]]:
@@ -104,6 +108,7 @@ def audit_tokenizers(
     start = time.perf_counter()
     units = text_units(corpus.texts)
     slice_names, codes = corpus.slice_codes(options.slice_field)
+    builtin = {name: corpus.slice_codes(name) for name in options.builtin_slices}
     joined = "".join(corpus.texts).encode("utf-8")
     words = distinct_strings(corpus.texts, limit=options.collision_strings)
     timings["text_units"] = time.perf_counter() - start
@@ -126,6 +131,17 @@ def audit_tokenizers(
             context_length=options.context_length,
             reference=None if name == reference else encoded[reference],
         )
+        builtin_metrics = {
+            name: corpus_metrics(
+                enc,
+                units,
+                slice_names=b_names,
+                slice_codes=b_codes,
+                context_length=options.context_length,
+                reference=None if name == reference else encoded[reference],
+            )["slices"]
+            for name, (b_names, b_codes) in builtin.items()
+        }
         recon = reconstruction(tok, enc, corpus.texts, units, joined=joined)
         decode_seconds = recon.pop("decode_seconds")
         entry: dict[str, Any] = {
@@ -133,6 +149,7 @@ def audit_tokenizers(
             "semantics": tok.semantics,
             "vocab_size": int(tok.vocab_size),
             "metrics": metrics,
+            "builtin_slices": builtin_metrics,
             "length_cdf": _cdf(enc.lengths),
             "reconstruction": recon,
             "offsets": offset_accuracy(tok, corpus.texts, sample=options.offsets_sample),
@@ -171,6 +188,7 @@ def audit_tokenizers(
             "codepoints": int(units.codepoints.sum()),
             "slice_field": options.slice_field,
             "slices": slice_names,
+            "builtin_slices": {name: names for name, (names, _) in builtin.items()},
             "word_counter": WORD_COUNTER,
             "grapheme_clusters": "UAX #29 extended grapheme clusters (regex \\X)",
             "percentiles": f"nearest rank (numpy method={PERCENTILE_METHOD!r})",

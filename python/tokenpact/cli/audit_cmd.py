@@ -74,7 +74,12 @@ def _sizes(value: str, toks: dict[str, Any] | None = None) -> list[int]:
     help="JSONL(.gz) records (or .txt, one text a line).",
 )
 @click.option("--text-field", default="text", show_default=True)
-@click.option("--slice-field", default=None, help="Record field that defines slices.")
+@click.option(
+    "--slice-field",
+    default=None,
+    help="Record field that defines slices, or a built-in slice computed from the text: "
+    "@code, @numbers, @urls, @emoji, @scripts, @length, @quality.",
+)
 @click.option(
     "--limit", type=click.IntRange(min=1), default=None, help="Audit only the first N records."
 )
