@@ -95,7 +95,11 @@ def _training_section(training: Mapping[str, Any] | None) -> dict[str, Any] | No
     if isinstance(flags, Mapping) and "seed" in training:
         # The trainers record their seed beside the config (None: no randomness).
         flags = {**flags, "seed": training["seed"]}
+    sampling = training.get("sampling")
+    # Listed only when the corpus was sampled, so other manifests keep their bytes.
+    extra = {"sampling": _decimalize(sampling)} if isinstance(sampling, Mapping) else {}
     return {
+        **extra,
         "corpus": {
             "digest": digest if isinstance(digest, str) else None,
             "documents": _optional_int(corpus.get("documents")) if corpus else None,

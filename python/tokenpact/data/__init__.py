@@ -56,6 +56,9 @@ _EXPORTS: dict[str, str] = {
     "Document": "documents",
     "ExactDedupResult": "exact",
     "KeepPolicy": "keep",
+    "SourceSample": "sampling",
+    "SourceSampling": "sampling",
+    "sample_sources": "sampling",
     "MinHashParams": "minhash",
     "NearCluster": "near",
     "NearDedupResult": "near",
@@ -115,6 +118,9 @@ __all__ = [
     "Document",
     "ExactDedupResult",
     "KeepPolicy",
+    "SourceSample",
+    "SourceSampling",
+    "sample_sources",
     "MinHashParams",
     "NearCluster",
     "NearDedupResult",
@@ -183,5 +189,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .mixture import MixtureReport, account_mixture, expected_token_shares
     from .near import NearCluster, NearDedupResult, brute_force_clusters, near_dedup, optimal_bands
     from .readers import FORMATS, read_documents, sniff_format
+    from .sampling import SourceSample, SourceSampling, sample_sources
     from .splits import SplitSpec, role_by_doc, split_documents
     from .train import train_bpe

@@ -12,10 +12,11 @@ from ..core import Tokenizer
 from ..errors import ConfigError
 from ..train import count_pretokens, train_bpe_from_counts
 from .documents import Document
+from .sampling import SourceSample
 
 
 def train_bpe(
-    texts: Iterable[str | Document],
+    texts: Iterable[str | Document] | SourceSample,
     *,
     vocab_size: int,
     pattern: str = "gpt4",
@@ -28,8 +29,12 @@ def train_bpe(
 
     Documents (or plain strings) are counted where the engine runs; the merges are
     computed once from the summed counts and equal those of ``tp.train_bpe(texts)``.
+    A :class:`~tokenpact.data.SourceSample` (from :func:`~tokenpact.data.sample_sources`)
+    trains on its documents and records its policy and realized shares as
+    ``tok.training["sampling"]``.
     ``options`` are those of :func:`tokenpact.train.train_bpe_from_counts`.
     """
+    sample = texts if isinstance(texts, SourceSample) else None
     items = [t.text if isinstance(t, Document) else t for t in texts]
     if engine == "local":
         parts = [count_pretokens(items, pattern=pattern, threads=threads)]
@@ -39,4 +44,10 @@ def train_bpe(
         parts = list(ray_count_pretokens(items, pattern=pattern, **dict(ray_options or {})))
     else:
         raise ConfigError(f"unknown engine {engine!r}; use 'local' or 'ray'")
-    return train_bpe_from_counts(parts, vocab_size=vocab_size, threads=threads, **options)
+    tok = train_bpe_from_counts(parts, vocab_size=vocab_size, threads=threads, **options)
+    if sample is None:
+        return tok
+    # The sampling policy and its realized shares join the training record (saved in
+    # training.json and summarized in the manifest's training section).
+    training = {**(tok.training or {}), "sampling": sample.record()}
+    return Tokenizer(tok.spec, tok.engine, tok.provenance.with_training(training))
