@@ -16,10 +16,24 @@ from .decompose import decompositions, id_space, prefix_problems
 from .diff import TRANSITIONS, TransitionReport, diff
 from .extend import add_tokens, build_extended, extend_bpe, extend_merges, extend_vocab
 from .reference import extend_merges_reference
+from .remap import (
+    IdRemap,
+    id_remap,
+    remap_checkpoint,
+    reshard_flat_state,
+    shard_moves,
+    vocab_shards,
+)
 from .resize import ResizePlan, plan_resize, resize_checkpoint
 from .row_init import POLICIES as INIT_POLICIES
 
 __all__ = [
+    "IdRemap",
+    "id_remap",
+    "remap_checkpoint",
+    "reshard_flat_state",
+    "shard_moves",
+    "vocab_shards",
     "TRANSITIONS",
     "TransitionReport",
     "diff",
