@@ -56,6 +56,7 @@ _EXPORTS: dict[str, str] = {
     "Document": "documents",
     "ExactDedupResult": "exact",
     "KeepPolicy": "keep",
+    "reencode_dataset": "reencode",
     "SourceSample": "sampling",
     "SourceSampling": "sampling",
     "sample_sources": "sampling",
@@ -118,6 +119,7 @@ __all__ = [
     "Document",
     "ExactDedupResult",
     "KeepPolicy",
+    "reencode_dataset",
     "SourceSample",
     "SourceSampling",
     "sample_sources",
@@ -189,6 +191,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .mixture import MixtureReport, account_mixture, expected_token_shares
     from .near import NearCluster, NearDedupResult, brute_force_clusters, near_dedup, optimal_bands
     from .readers import FORMATS, read_documents, sniff_format
+    from .reencode import reencode_dataset
     from .sampling import SourceSample, SourceSampling, sample_sources
     from .splits import SplitSpec, role_by_doc, split_documents
     from .train import train_bpe
