@@ -97,7 +97,10 @@ def _writing_system(ch: str) -> str:
 
 
 def script_mix(text: str) -> str:
-    counts = Counter(_writing_system(ch) for ch in _LETTER.findall(text))
+    counts: Counter[str] = Counter()
+    # Count letters first (in C), then give each distinct letter its script.
+    for ch, n in Counter(_LETTER.findall(text)).items():
+        counts[_writing_system(ch)] += n
     total = sum(counts.values())
     if total == 0:
         return "no_letters"
