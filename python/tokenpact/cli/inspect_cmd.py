@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from ..special import SINGLE_ROLES
 from ._common import (
     echo_rows,
     escape_piece,
@@ -50,7 +51,8 @@ def build_report(tok: Any, text: str, ids: list[int]) -> dict[str, Any]:
         )
     decoded = tok.decode(ids, errors="replace")
     n_bytes = len(text.encode("utf-8"))
-    by_role = {roles[c]: specials[c] for c in specials if roles.get(c, "reserved") != "reserved"}
+    # One ID per single role; marker roles (document, role, tool, modality) have several.
+    by_role = {roles[c]: specials[c] for c in specials if roles.get(c) in SINGLE_ROLES}
     return {
         "text": text,
         "characters": len(text),
