@@ -94,6 +94,7 @@ def test_cli_writes_json_and_html(inputs: dict[str, Path], tmp_path: Path) -> No
     html = (tmp_path / "r" / "report.html").read_text()
     assert len(html.encode()) < 2 * 1024 * 1024
     assert "<script" not in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+    assert "<h2>Built-in slices</h2>" in html and "<td>@code</td>" in html
     for chart in CHARTS:
         figure = re.search(
             rf'<figure class="chart" data-chart="{chart}">(.*?)</figure>', html, re.S

@@ -141,6 +141,26 @@ def _compression(report: Mapping[str, Any]) -> str:
     return _figure("compression", [chart], caption) + table
 
 
+def _builtin_slices(report: Mapping[str, Any]) -> str:
+    """Bytes per token on the slices computed from the text (code, numbers, ...)."""
+    names = report["corpus"].get("builtin_slices") or {}
+    if not names:
+        return "<p>Built-in slices were turned off for this run.</p>"
+    rows = []
+    for name, values in names.items():
+        for value in values:
+            row = [escape(name), escape(value)]
+            for t in report["tokenizers"].values():
+                block = t["builtin_slices"][name][value]
+                row.append(f"{_num(block['bytes_per_token'])} B/tok ({block['records']:,} rec.)")
+            rows.append(row)
+    caption = (
+        "<p>Slices computed from the text itself, without a record field: code, numbers, "
+        "URLs, emoji, mixed scripts, length and quality-score bands (docs/AUDIT.md).</p>"
+    )
+    return caption + _table(["slice", "value", *report["tokenizers"]], rows)
+
+
 def _cdf(report: Mapping[str, Any]) -> str:
     series = {
         name: [(max(float(x), 1.0), float(y)) for x, y in t["length_cdf"]]
@@ -372,6 +392,8 @@ def render_html(report: Mapping[str, Any]) -> str:
         _summary(report),
         "<h2>Compression by slice</h2>",
         _compression(report),
+        "<h2>Built-in slices</h2>",
+        _builtin_slices(report),
         "<h2>Sequence lengths</h2>",
         _cdf(report),
         "<h2>Token premium by language</h2>",
