@@ -136,3 +136,27 @@ def test_char_bpe_limit_alphabet_drops_rare_characters() -> None:
         tp.train_char_bpe(CHAR_CORPUS, num_merges=0, initial_alphabet=["ab"])
     with pytest.raises(ConfigError, match="limit_alphabet"):
         tp.train_char_bpe(CHAR_CORPUS, num_merges=0, limit_alphabet=0)
+
+
+def test_cli_trainer_options(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tokenpact.cli.main import cli
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(CORPUS + CHAR_CORPUS) + "\n", encoding="utf-8")
+    runner = CliRunner()
+    args = ["train", str(corpus), "-o", str(tmp_path / "bpe"), "--vocab-size", "280"]
+    result = runner.invoke(cli, [*args, "--normalizer", "nfkc-lowercase"])
+    assert result.exit_code == 0, result.output
+    tok = tp.Tokenizer.load(tmp_path / "bpe")
+    assert tok.encode("ÜBER ﬁne") == tok.encode("über fine")
+    args = ["train", str(corpus), "-o", str(tmp_path / "cb"), "--model", "char-bpe"]
+    args += ["--num-merges", "3", "--limit-alphabet", "6", "--initial-alphabet", "qx"]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    config = tp.Tokenizer.load(tmp_path / "cb").training["config"]
+    assert config["limit_alphabet"] == 6 and config["initial_alphabet"] == ["q", "x"]
+    bad = ["train", str(corpus), "-o", str(tmp_path / "u"), "--model", "unigram"]
+    result = runner.invoke(cli, [*bad, "--vocab-size", "300", "--normalizer", "nfc"])
+    assert result.exit_code != 0 and "--normalizer applies to --model bpe" in result.output

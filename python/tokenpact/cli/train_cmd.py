@@ -26,10 +26,20 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "split_by_unicode_script": ("unigram",),
     "lowercase": ("wordpiece", "char-bpe"),
     "continuing_subword_prefix": ("wordpiece",),
-    "limit_alphabet": ("wordpiece",),
+    "limit_alphabet": ("wordpiece", "char-bpe"),
+    "initial_alphabet": ("char-bpe",),
+    "normalizer": ("bpe",),
     "scoring": ("wordpiece",),
     "num_merges": ("char-bpe",),
     "end_of_word": ("char-bpe",),
+}
+# --normalizer choices for byte-level BPE: the normalizer nodes they stand for.
+NORMALIZERS = {
+    "nfc": ("NFC",),
+    "nfkc": ("NFKC",),
+    "lowercase": ("Lowercase",),
+    "nfc-lowercase": ("NFC", "Lowercase"),
+    "nfkc-lowercase": ("NFKC", "Lowercase"),
 }
 DESCRIPTIONS = {
     "bpe": "byte-level BPE",
@@ -152,7 +162,19 @@ def _check_owners(ctx: click.Context, model: str) -> None:
     "--limit-alphabet",
     type=click.IntRange(min=1),
     default=None,
-    help="[wordpiece] Keep at most this many initial characters (default 1000).",
+    help="[wordpiece, char-bpe] Keep at most this many initial characters (wordpiece "
+    "default 1000; char-bpe default: all).",
+)
+@click.option(
+    "--initial-alphabet",
+    default=None,
+    help="[char-bpe] Characters to keep in the alphabet even if the corpus lacks them.",
+)
+@click.option(
+    "--normalizer",
+    type=click.Choice(sorted(NORMALIZERS)),
+    default=None,
+    help="[bpe] Normalize text before pre-tokenization, in training and in encode.",
 )
 @click.option(
     "--scoring",
@@ -220,6 +242,11 @@ def train(
             del kwargs[flag]  # the trainers' own defaults
     if no_special_tokens:
         kwargs["special_tokens"] = ()
+    if "normalizer" in kwargs:
+        from ..components import normalizers
+
+        steps = [getattr(normalizers, n)() for n in NORMALIZERS[kwargs["normalizer"]]]
+        kwargs["normalizer"] = steps[0] if len(steps) == 1 else normalizers.Sequence(steps)
     texts = tp.TextFiles([str(p) for p in inputs], text_field=text_field)
     start = time.perf_counter()
     tok = _train(tp, model, texts, vocab_size, threads, resolve_progress(progress), kwargs)
