@@ -167,3 +167,25 @@ def test_zero_flat_state_moves_the_same_rows(toks: tuple) -> None:
     np.testing.assert_array_equal(body[:d], parts["norm"])
     np.testing.assert_array_equal(body[d + 310 * d : d + 310 * d + 7], parts["head_bias"])
     assert not body[d + 310 * d + 7 :].any()  # ZeRO padding stays zero
+
+
+def test_sharded_checkpoint_with_index(toks: tuple, tmp_path: Path) -> None:
+    old, new = toks
+    rng = np.random.default_rng(2)
+    src = tmp_path / "ckpt"
+    src.mkdir()
+    emb = rng.standard_normal((300, 4)).astype(np.float32)
+    head = rng.standard_normal((300, 4)).astype(np.float32)
+    safetensors_numpy.save_file({EMB: emb}, str(src / "model-00001-of-00002.safetensors"))
+    safetensors_numpy.save_file({HEAD: head}, str(src / "model-00002-of-00002.safetensors"))
+    index = {"metadata": {}, "weight_map": {EMB: "model-00001-of-00002.safetensors",
+                                           HEAD: "model-00002-of-00002.safetensors"}}  # fmt: skip
+    (src / "model.safetensors.index.json").write_text(json.dumps(index), encoding="utf-8")
+    migrate.remap_checkpoint(src, tmp_path / "out", old, new, init="zero")
+    out = tmp_path / "out"
+    remap = migrate.id_remap(old, new)
+    got = safetensors_numpy.load_file(str(out / "model-00002-of-00002.safetensors"))[HEAD]
+    np.testing.assert_array_equal(got, remap.apply(head))
+    written = json.loads((out / "model.safetensors.index.json").read_text(encoding="utf-8"))
+    assert written["weight_map"] == index["weight_map"]
+    assert written["metadata"]["total_size"] == 2 * 310 * 4 * 4
