@@ -93,9 +93,11 @@ def test_the_normalizer_runs_in_training_and_in_encode(tmp_path: Path) -> None:
         tp.train_bpe(CORPUS, vocab_size=280, normalizer="NFKC")  # type: ignore[arg-type]
 
 
+# Limits whose cut falls between two different counts: tokenizers orders tied counts
+# arbitrarily (an unstable sort over a hash map), so a cut inside a tie is not comparable.
 @pytest.mark.parametrize(
     ("initial", "limit"),
-    [((), None), ((), 8), (("x", "y", "é"), None), (("x", "y", "é"), 10)],
+    [((), None), ((), 8), (("x", "y", "é"), None), (("x", "y", "é"), 9)],
 )
 def test_char_bpe_alphabet_is_huggingface_bpetrainers(
     initial: tuple[str, ...], limit: int | None
