@@ -498,6 +498,4 @@ class ChatChunkEncoder:
         span_kinds: list[list[int]],
         threads: int,
         renders: list[NativeRenderInput | None] | None = None,
-        stops: list[int] | None = None,
-        training: bool = False,
     ) -> ChatEncodeJob: ...

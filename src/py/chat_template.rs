@@ -13,7 +13,6 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyT
 
 use super::chat_messages::{owners_and_roles, wrap_plain, OwnerCache};
 use super::special::PySpecialMatcher;
-use crate::chat_encode::MessageOwners;
 use crate::chat_template::value::{decline, Res, SStr, Value};
 use crate::chat_template::{Limits, NativeTemplate, Rendered};
 
@@ -228,14 +227,6 @@ impl PyNativeChatTemplate {
             return Ok(py.None().into_bound(py));
         };
         let (owners, roles) = owners_and_roles(py, &wrapped, owner_type, kind, &self.owners)?;
-        input.message_owners = Some(MessageOwners {
-            owner_message: wrapped.owners.iter().map(|&(m, _)| m).collect(),
-            assistant: wrapped
-                .roles
-                .iter()
-                .map(|r| r.to_str().is_ok_and(|r| r == "assistant"))
-                .collect(),
-        });
         input.vars.insert("messages".to_string(), wrapped.value);
         let input = Bound::new(py, PyNativeRenderInput::new(input))?;
         Ok((input, owners, roles, wrapped.found_control, wrapped.valid)
@@ -283,7 +274,6 @@ impl PyNativeChatTemplate {
             template: self.inner.clone(),
             vars,
             limits,
-            message_owners: None,
         }))
     }
 }
@@ -303,9 +293,6 @@ pub(crate) struct RenderInput {
     template: Arc<NativeTemplate>,
     vars: HashMap<String, Value>,
     limits: Limits,
-    /// The message of each content owner and each message's role, when the messages were
-    /// wrapped natively: the worker then also finds the assistant ranges.
-    pub(crate) message_owners: Option<MessageOwners>,
 }
 
 impl RenderInput {
@@ -315,7 +302,6 @@ impl RenderInput {
             template,
             vars,
             limits,
-            ..
         } = self;
         catch_unwind(AssertUnwindSafe(|| template.render(vars, limits)))
             .unwrap_or_else(|_| decline("the native engine failed"))

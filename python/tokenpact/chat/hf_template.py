@@ -404,10 +404,11 @@ class ChatTemplate:
         stops = self._stop_ids()
         mask: list[int]
         if rendered.generation_spans:
-            mask = generation_mask(tokens, rendered).tolist()
+            marked = generation_mask(tokens, rendered)
+            mask = marked.tolist()
             boundary = len(tokens.ids)
             if mode == "training":
-                boundary = response_start(tokens, mask, rendered)
+                boundary = response_start(tokens, marked, rendered)
         else:
             ranges, boundary = ranges_and_boundary(
                 self,
