@@ -233,6 +233,65 @@ impl PyNativeChatTemplate {
             .into_pyobject(py)?
             .into_any())
     }
+
+    /// The rendered text of `messages[:i]` with `add_generation_prompt` for each `(i,
+    /// add_generation_prompt)` of `cuts`, the rest of `context` (without those two
+    /// entries) converted once for all of them: what the supervision rule renders for a
+    /// record's assistant turns (`ChatTemplate.prefix_texts` is the caller). With a
+    /// `matcher`, `messages` are the caller's plain messages, wrapped here as
+    /// `prepare_messages` wraps them (None when they are not plain: the caller wraps them
+    /// and calls again without a matcher); without one, they are template data already.
+    /// The reason (a str) when the engine declines a render: the caller renders them.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (messages, context, cuts, matcher, max_iterations, max_chars))]
+    fn prefix_texts<'py>(
+        &self,
+        py: Python<'py>,
+        messages: &Bound<'py, PyAny>,
+        context: &Bound<'py, PyDict>,
+        cuts: Vec<(usize, bool)>,
+        matcher: Option<&PySpecialMatcher>,
+        max_iterations: i64,
+        max_chars: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let declined = |reason: &str| Ok(PyString::new(py, reason).into_any());
+        let converted = match matcher {
+            Some(matcher) => match wrap_plain(messages, matcher, None)? {
+                Some(wrapped) => Ok(wrapped.value),
+                None => return Ok(py.None().into_bound(py)),
+            },
+            None => match self.convert(messages, 0) {
+                Ok(found) => found,
+                Err(_) => return declined("a value that is not valid text"),
+            },
+        };
+        let items = match converted {
+            Ok(Value::List(items)) => items,
+            Ok(_) => return declined("messages that are not a list"),
+            Err(d) => return declined(&d.0),
+        };
+        let input = match self.render_input(context, max_iterations, max_chars)? {
+            Ok(input) => input,
+            Err(d) => return declined(&d.0),
+        };
+        let mut texts = Vec::with_capacity(cuts.len());
+        for (i, generation) in cuts {
+            let mut vars = input.vars.clone();
+            let prefix = items[..i.min(items.len())].to_vec();
+            vars.insert("messages".to_string(), Value::List(Arc::new(prefix)));
+            vars.insert("add_generation_prompt".to_string(), Value::Bool(generation));
+            let run = RenderInput {
+                template: input.template.clone(),
+                vars,
+                limits: input.limits,
+            };
+            match run.run() {
+                Ok(rendered) => texts.push(rendered.text),
+                Err(d) => return declined(&d.0),
+            }
+        }
+        Ok(PyList::new(py, texts)?.into_any())
+    }
 }
 
 impl PyNativeChatTemplate {
