@@ -120,48 +120,89 @@ def measure(template: Any, recs: list[Any], rounds: int) -> dict[str, float]:
     return {k: v / len(recs) * 1e6 for k, v in best.items()}
 
 
+def worker(args: argparse.Namespace) -> None:
+    """One measurement in this process (the tree on ``PYTHONPATH``), as JSON lines."""
+    texts = snippets()
+    for name in args.models:
+        template = load(name)
+        for exchanges in args.exchanges:
+            us = measure(template, records(texts, exchanges, args.count), args.rounds)
+            print(json.dumps({"model": name, "messages": 2 * exchanges, **us}), flush=True)
+
+
+def run_tree(python_dir: str, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """:func:`worker` in a child process importing tokenpact from ``python_dir``."""
+    import subprocess
+
+    argv = [sys.executable, __file__, "--worker", "--count", str(args.count)]
+    argv += ["--rounds", str(args.rounds), "--models", *args.models]
+    argv += ["--exchanges", *map(str, args.exchanges)]
+    env = dict(os.environ, PYTHONPATH=python_dir)
+    out = subprocess.run(argv, env=env, check=True, capture_output=True, text=True).stdout
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", nargs="+", default=list(MODELS))
     parser.add_argument("--exchanges", nargs="+", type=int, default=[1, 3, 5])
     parser.add_argument("--count", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--baseline",
+        help="a python/ directory of another tree (e.g. `git archive` of an earlier "
+        "commit, with this tree's native module copied in): measured in alternation with "
+        "this tree, in child processes, best of --repeat",
+    )
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
-    texts = snippets()
+    if args.worker:
+        worker(args)
+        return
+    here = str(Path(__file__).resolve().parents[1] / "python")
+    trees = {"after": here} if not args.baseline else {"before": args.baseline, "after": here}
+    best: dict[tuple[str, str, int], dict[str, float]] = {}
+    for _ in range(args.repeat):
+        for label, tree in trees.items():
+            for row in run_tree(tree, args):
+                key = (label, row["model"], row["messages"])
+                old = best.get(key)
+                best[key] = (
+                    row
+                    if old is None
+                    else {k: min(old[k], row[k]) for k in row if k in ("turns", "final", "floor")}
+                    | {"model": row["model"], "messages": row["messages"]}
+                )
     rows = []
     for name in args.models:
-        template = load(name)
         for exchanges in args.exchanges:
-            recs = records(texts, exchanges, args.count)
-            us = measure(template, recs, args.rounds)
-            rows.append(
-                [
-                    name,
-                    2 * exchanges,
-                    fmt(us["floor"], 1),
-                    fmt(us["final"], 1),
-                    fmt(us["turns"], 1),
-                    f"{us['turns'] / us['floor']:.2f}x",
-                ]
-            )
-            print(rows[-1], flush=True)
+            after = best[("after", name, 2 * exchanges)]
+            before = best.get(("before", name, 2 * exchanges))
+            cells = [name, 2 * exchanges, fmt(after["floor"], 1)]
+            if before is not None:
+                cells += [fmt(before["final"], 1), fmt(after["final"], 1)]
+                cells += [fmt(before["turns"], 1), fmt(after["turns"], 1)]
+                cells += [f"{before['turns'] / after['floor']:.2f}x"]
+            else:
+                cells += [fmt(after["final"], 1), fmt(after["turns"], 1)]
+            cells += [f"{after['turns'] / after['floor']:.2f}x"]
+            rows.append(cells)
+    if args.baseline:
+        headers = ["template", "messages", "floor us/rec", "final before", "final after"]
+        headers += ["turns before", "turns after", "turns/floor before", "turns/floor after"]
+    else:
+        headers = ["template", "messages", "floor us/rec", "final us/rec", "turns us/rec"]
+        headers += ["turns / floor"]
     load_avg = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    table = markdown_table(
-        [
-            "template",
-            "messages",
-            "floor us/rec",
-            "final us/rec",
-            "turns us/rec",
-            "turns / floor",
-        ],
-        rows,
-    )
+    table = markdown_table(headers, rows)
     caption = (
-        f"`benchmarks/bench_supervision.py`: {machine_info()}; load average {load_avg}; "
-        f"{args.count} records per row, best of {args.rounds} interleaved rounds, CPU time "
-        "per record of `render_columns(threads=1)` in training mode."
+        f"`benchmarks/bench_supervision.py`: {machine_info()}; load average {load_avg} at "
+        f"the end; {args.count} records per row, best of {args.rounds} interleaved rounds "
+        f"(x {args.repeat} alternating runs per tree), CPU time per record (us) of "
+        "`render_columns(threads=1)` in training mode. `floor`: the same call with the "
+        "supervised turns left empty (rendering and encoding alone)."
     )
     print(caption)
     print(table)
