@@ -281,14 +281,27 @@ def generation_mask(tokens: Tokens, rendered: RenderedText) -> np.ndarray:
 
 def response_start(tokens: Tokens, mask: np.ndarray, rendered: RenderedText) -> int:
     """Training boundary of a record with ``{% generation %}`` blocks: the first token of
-    the last run of ``mask`` (its :func:`generation_mask`) when the final message is an
-    assistant's, else the token count. Records without blocks take theirs from
+    the final assistant turn's run of ``mask`` (its :func:`generation_mask`), else the
+    token count (the final message is not an assistant's, or its block wrote nothing: the
+    last run then belongs to an earlier turn, before the content of a later user or tool
+    message). Records without blocks take theirs from
     :func:`tokenpact.chat.supervision.ranges_and_boundary`."""
     n = len(tokens.ids)
-    if not rendered.roles or rendered.roles[-1] != "assistant" or not mask.any():
+    roles = rendered.roles
+    if not roles or roles[-1] != "assistant" or not mask.any():
         return n
     runs = np.flatnonzero(np.diff(np.concatenate([[0], mask])) == 1)
-    return int(runs[-1])
+    start = int(runs[-1])
+    owners = tokens.owner_message
+    prompt_end = max(
+        (
+            hi
+            for o, lo, hi in zip(tokens.span_owner, tokens.span_lo, tokens.span_hi, strict=True)
+            if lo < hi and 0 <= owners[o] < len(roles) and roles[owners[o]] != "assistant"
+        ),
+        default=0,
+    )
+    return start if start >= prompt_end else n
 
 
 def is_plain_record(rendered: RenderedText, result: Any, add_special_tokens: bool) -> bool:
