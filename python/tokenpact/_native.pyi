@@ -25,7 +25,8 @@ class NativeChatTemplate:
     run the template; ``render`` returns ``(text, spans)`` (code points, sorted) or the
     reason (a str) it declined, and then the Python engine renders. ``prepare`` and
     ``prepare_messages`` (plain messages wrapped natively, src/py/chat_messages.rs; None
-    when not plain) ready a render for a chunk job's worker."""
+    when not plain) ready a render for a chunk job's worker. ``prefix_texts`` renders a
+    record's histories (the supervision rule's cuts) with the context converted once."""
 
     def __new__(
         cls, source: str, span_type: type, env_globals: dict[str, Any]
@@ -47,6 +48,15 @@ class NativeChatTemplate:
         max_chars: int,
         mode: str | None = None,
     ) -> tuple[NativeRenderInput, list[Any], tuple[str, ...], str | None, bool] | None: ...
+    def prefix_texts(
+        self,
+        messages: Any,
+        context: dict[str, Any],
+        cuts: list[tuple[int, bool]],
+        matcher: SpecialMatcher | None,
+        max_iterations: int,
+        max_chars: int,
+    ) -> list[str] | str | None: ...
 
 @final
 class NativeRenderInput:
@@ -500,6 +510,4 @@ class ChatChunkEncoder:
         span_kinds: list[list[int]],
         threads: int,
         renders: list[NativeRenderInput | None] | None = None,
-        stops: list[int] | None = None,
-        training: bool = False,
     ) -> ChatEncodeJob: ...

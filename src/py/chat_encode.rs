@@ -25,7 +25,7 @@ use super::special::PySpecialMatcher;
 use super::untrack_atomic;
 use super::{max_threads, spawn_in_pool, to_py};
 use crate::chat_encode::{
-    encode_rendered, encode_rendered_bytes, plain_ranges, token_kinds, RenderedEncoding, CONTROL,
+    encode_rendered, encode_rendered_bytes, token_kinds, RenderedEncoding, CONTROL,
 };
 use crate::chat_template::Rendered;
 use crate::engine::Engine;
@@ -42,16 +42,12 @@ struct Shared {
 /// One record's encoding and the kind code of each of its tokens.
 type Encoded = (RenderedEncoding, Vec<u8>);
 
-/// A record's assistant token ranges and prompt boundary (`chat_encode::plain_ranges`).
-type Ranges = (Vec<(usize, usize)>, usize);
-
 /// What a worker made of one record.
 enum Outcome {
     /// A text rendered by the caller, encoded.
     Encoded(Encoded),
-    /// Rendered here by the native template engine, then encoded; with the assistant
-    /// ranges and boundary when its messages were wrapped natively and the chunk has stops.
-    Rendered(Encoded, Rendered, Option<Ranges>),
+    /// Rendered here by the native template engine, then encoded.
+    Rendered(Encoded, Rendered),
     /// The native engine declined: the caller renders this record with Jinja.
     Declined,
 }
@@ -65,9 +61,6 @@ struct Chunk {
     span_kinds: Vec<Vec<u8>>,
     /// Per record, the native render to run first (records the caller rendered: None).
     renders: Vec<Mutex<Option<RenderInput>>>,
-    /// The template's stop IDs and whether the batch is in training mode, when the
-    /// caller wants the assistant ranges of natively wrapped records.
-    ranges: Option<(Vec<u32>, bool)>,
     helpers: usize,
     next: AtomicUsize,
     results: Mutex<Vec<Option<CoreResult<Outcome>>>>,
@@ -149,8 +142,7 @@ impl Chunk {
 
     /// Renders natively, then encodes with the content spans the render reports, their
     /// kinds looked up by owner (a decline, or an owner without a kind, is `Declined`).
-    fn render_and_encode(&self, mut input: RenderInput, owner_kinds: &[u8]) -> CoreResult<Outcome> {
-        let owners = input.message_owners.take();
+    fn render_and_encode(&self, input: RenderInput, owner_kinds: &[u8]) -> CoreResult<Outcome> {
         let Ok(rendered) = input.run() else {
             return Ok(Outcome::Declined);
         };
@@ -166,23 +158,7 @@ impl Chunk {
         let shared = &self.shared;
         let matcher = shared.matcher.as_deref();
         let record = encode_rendered_bytes(&shared.engine, &rendered.text, matcher, flat)?;
-        let ranges = match (&self.ranges, owners) {
-            (Some((stops, training)), Some(owners)) => plain_ranges(
-                rendered.byte_spans.iter().map(|s| s.2),
-                &owners,
-                &record.ids,
-                &record.span_lo,
-                &record.span_hi,
-                stops,
-                *training,
-            ),
-            _ => None,
-        };
-        Ok(Outcome::Rendered(
-            self.with_kinds(record, &kinds),
-            rendered,
-            ranges,
-        ))
+        Ok(Outcome::Rendered(self.with_kinds(record, &kinds), rendered))
     }
 
     fn wait_all(&self) {
@@ -215,9 +191,8 @@ impl PyChatEncodeJob {
     /// (when there are any): benchmarks use it to measure the serial part alone.
     /// `lists=False` gives each token's kind code as one uint8 array instead of the
     /// three lists (the columnar `render_batch`, which builds no per-token objects).
-    /// A record the native template engine rendered here also brings its text, its
-    /// code-point spans and its `(assistant ranges, boundary)` (None unless `start` had
-    /// stops and the messages were wrapped natively); a declined one is None.
+    /// A record the native template engine rendered here also brings its text and its
+    /// code-point spans; a declined one is None.
     #[pyo3(signature = (help=true, lists=true))]
     fn wait<'py>(&self, py: Python<'py>, help: bool, lists: bool) -> PyResult<Bound<'py, PyList>> {
         let chunk = self.chunk.clone();
@@ -267,7 +242,7 @@ impl PyChatEncodeJob {
                     continue;
                 }
                 Outcome::Encoded(encoded) => (encoded, None),
-                Outcome::Rendered(encoded, rendered, ranges) => (encoded, Some((rendered, ranges))),
+                Outcome::Rendered(encoded, rendered) => (encoded, Some(rendered)),
             };
             let columns = if lists {
                 trusted_lists(py, &record.ids, &codes, &kinds, Some(encoder.ints.get()))?.into_any()
@@ -287,11 +262,10 @@ impl PyChatEncodeJob {
             )?;
             let item = match rendered {
                 None => PyTuple::new(py, [encoded.into_any(), columns])?,
-                Some((r, ranges)) => {
+                Some(r) => {
                     let text = PyString::new(py, &r.text).into_any();
                     let spans = PyList::new(py, r.spans)?.into_any();
-                    let ranges = ranges.into_pyobject(py)?.into_any();
-                    PyTuple::new(py, [encoded.into_any(), columns, text, spans, ranges])?
+                    PyTuple::new(py, [encoded.into_any(), columns, text, spans])?
                 }
             };
             out.append(item)?;
@@ -375,12 +349,8 @@ impl PyChatChunkEncoder {
     /// the caller of `wait()`. A record with `renders[i]` (a `NativeRenderInput`) is
     /// rendered by the native template engine first: its text and spans are ignored and
     /// `span_kinds[i]` gives the kind code of each owner; `wait()` then also returns its
-    /// text and spans, or None when the engine declined it. With `stops` (the template's
-    /// stop IDs), such a record whose messages were wrapped natively also comes with its
-    /// assistant token ranges and prompt boundary (`training`: the boundary is where the
-    /// final assistant message starts), else None in their place.
-    #[pyo3(signature = (texts, spans, span_kinds, threads, renders=None, stops=None, training=false))]
-    #[allow(clippy::too_many_arguments)]
+    /// text and spans, or None when the engine declined it.
+    #[pyo3(signature = (texts, spans, span_kinds, threads, renders=None))]
     fn start(
         slf: &Bound<'_, Self>,
         texts: Vec<String>,
@@ -388,8 +358,6 @@ impl PyChatChunkEncoder {
         span_kinds: Vec<Vec<u8>>,
         threads: usize,
         renders: Option<Vec<Option<PyRef<'_, PyNativeRenderInput>>>>,
-        stops: Option<Vec<u32>>,
-        training: bool,
     ) -> PyResult<PyChatEncodeJob> {
         let py = slf.py();
         if spans.len() != texts.len() || span_kinds.len() != texts.len() {
@@ -448,7 +416,6 @@ impl PyChatChunkEncoder {
             spans,
             span_kinds,
             renders: renders.into_iter().map(Mutex::new).collect(),
-            ranges: stops.map(|s| (s, training)),
             helpers,
             next: AtomicUsize::new(0),
             results: Mutex::new((0..n).map(|_| None).collect()),

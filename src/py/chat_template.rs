@@ -13,7 +13,6 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyT
 
 use super::chat_messages::{owners_and_roles, wrap_plain, OwnerCache};
 use super::special::PySpecialMatcher;
-use crate::chat_encode::MessageOwners;
 use crate::chat_template::value::{decline, Res, SStr, Value};
 use crate::chat_template::{Limits, NativeTemplate, Rendered};
 
@@ -228,19 +227,70 @@ impl PyNativeChatTemplate {
             return Ok(py.None().into_bound(py));
         };
         let (owners, roles) = owners_and_roles(py, &wrapped, owner_type, kind, &self.owners)?;
-        input.message_owners = Some(MessageOwners {
-            owner_message: wrapped.owners.iter().map(|&(m, _)| m).collect(),
-            assistant: wrapped
-                .roles
-                .iter()
-                .map(|r| r.to_str().is_ok_and(|r| r == "assistant"))
-                .collect(),
-        });
         input.vars.insert("messages".to_string(), wrapped.value);
         let input = Bound::new(py, PyNativeRenderInput::new(input))?;
         Ok((input, owners, roles, wrapped.found_control, wrapped.valid)
             .into_pyobject(py)?
             .into_any())
+    }
+
+    /// The rendered text of `messages[:i]` with `add_generation_prompt` for each `(i,
+    /// add_generation_prompt)` of `cuts`, the rest of `context` (without those two
+    /// entries) converted once for all of them: what the supervision rule renders for a
+    /// record's assistant turns (`ChatTemplate.prefix_texts` is the caller). With a
+    /// `matcher`, `messages` are the caller's plain messages, wrapped here as
+    /// `prepare_messages` wraps them (None when they are not plain: the caller wraps them
+    /// and calls again without a matcher); without one, they are template data already.
+    /// The reason (a str) when the engine declines a render: the caller renders them.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (messages, context, cuts, matcher, max_iterations, max_chars))]
+    fn prefix_texts<'py>(
+        &self,
+        py: Python<'py>,
+        messages: &Bound<'py, PyAny>,
+        context: &Bound<'py, PyDict>,
+        cuts: Vec<(usize, bool)>,
+        matcher: Option<&PySpecialMatcher>,
+        max_iterations: i64,
+        max_chars: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let declined = |reason: &str| Ok(PyString::new(py, reason).into_any());
+        let converted = match matcher {
+            Some(matcher) => match wrap_plain(messages, matcher, None)? {
+                Some(wrapped) => Ok(wrapped.value),
+                None => return Ok(py.None().into_bound(py)),
+            },
+            None => match self.convert(messages, 0) {
+                Ok(found) => found,
+                Err(_) => return declined("a value that is not valid text"),
+            },
+        };
+        let items = match converted {
+            Ok(Value::List(items)) => items,
+            Ok(_) => return declined("messages that are not a list"),
+            Err(d) => return declined(&d.0),
+        };
+        let input = match self.render_input(context, max_iterations, max_chars)? {
+            Ok(input) => input,
+            Err(d) => return declined(&d.0),
+        };
+        let mut texts = Vec::with_capacity(cuts.len());
+        for (i, generation) in cuts {
+            let mut vars = input.vars.clone();
+            let prefix = items[..i.min(items.len())].to_vec();
+            vars.insert("messages".to_string(), Value::List(Arc::new(prefix)));
+            vars.insert("add_generation_prompt".to_string(), Value::Bool(generation));
+            let run = RenderInput {
+                template: input.template.clone(),
+                vars,
+                limits: input.limits,
+            };
+            match run.run() {
+                Ok(rendered) => texts.push(rendered.text),
+                Err(d) => return declined(&d.0),
+            }
+        }
+        Ok(PyList::new(py, texts)?.into_any())
     }
 }
 
@@ -283,7 +333,6 @@ impl PyNativeChatTemplate {
             template: self.inner.clone(),
             vars,
             limits,
-            message_owners: None,
         }))
     }
 }
@@ -303,9 +352,6 @@ pub(crate) struct RenderInput {
     template: Arc<NativeTemplate>,
     vars: HashMap<String, Value>,
     limits: Limits,
-    /// The message of each content owner and each message's role, when the messages were
-    /// wrapped natively: the worker then also finds the assistant ranges.
-    pub(crate) message_owners: Option<MessageOwners>,
 }
 
 impl RenderInput {
@@ -315,7 +361,6 @@ impl RenderInput {
             template,
             vars,
             limits,
-            ..
         } = self;
         catch_unwind(AssertUnwindSafe(|| template.render(vars, limits)))
             .unwrap_or_else(|_| decline("the native engine failed"))

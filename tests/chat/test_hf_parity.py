@@ -131,6 +131,32 @@ def test_generation_blocks_give_transformers_assistant_mask(
     assert conv.prompt_boundary == conv.input_ids.index(128804, 8) + 1
 
 
+def test_empty_final_generation_block_has_no_boundary(deepseek: ChatModel, tp: ModuleType) -> None:
+    """A final assistant turn whose ``{% generation %}`` block writes nothing has no
+    supervised tokens: its boundary is the token count, as for a turn without blocks."""
+    source = (
+        "{% for m in messages %}{% if m.role == 'user' %}<｜User｜>{{ m.content }}"
+        "{% else %}<｜Assistant｜>{% generation %}{% if m.content %}{{ m.content }}"
+        "<｜end▁of▁sentence｜>{% endif %}{% endgeneration %}{% endif %}{% endfor %}"
+    )
+    template = tp.chat.ChatTemplate(
+        source, deepseek.tok, special_tokens=deepseek.template.special_tokens
+    )
+    messages = [
+        {"role": "user", "content": "2+2?"},
+        {"role": "assistant", "content": "4."},
+        {"role": "user", "content": "Again?"},
+        {"role": "assistant", "content": ""},
+    ]
+    conv = template.render(messages)
+    masked = [i for i, m in zip(conv.input_ids, conv.assistant_mask, strict=True) if m]
+    assert masked == deepseek.tok.encode("4.") + [deepseek.tok.eos_id]
+    assert conv.prompt_boundary == len(conv.input_ids)
+    cols = template.render_columns([messages], threads=1)
+    assert cols[0].assistant_mask.tolist() == conv.assistant_mask
+    assert int(cols.prompt_boundary[0]) == len(conv.input_ids)
+
+
 def test_assistant_mask_without_generation_blocks(deepseek: ChatModel) -> None:
     messages = [
         {"role": "user", "content": "2+2?"},

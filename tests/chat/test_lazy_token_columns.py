@@ -163,28 +163,17 @@ def test_token_lists_from_kind_codes(tp: ModuleType) -> None:
 def test_batch_fast_finish_equals_render(
     chat_model: ChatModel, options: dict[str, bool], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The common record's finish (mask ranges and boundary from one pass over the native
-    spans, no Tokens) gives ``render``'s conversation in every mode; where the worker
-    found the ranges (natively wrapped messages), they equal the Python reference's."""
+    """The common record's finish (mask ranges and boundary from the native encoding, no
+    Tokens) gives ``render``'s conversation in every mode."""
     from tokenpact.chat import batch_render
-    from tokenpact.chat.ownership import plain_ranges_and_boundary
 
-    fast = native = 0
+    fast = 0
     real = batch_render.is_plain_record
-    stops = chat_model.template._stop_ids()
-    training = not options.get("add_generation_prompt") and not options.get(
-        "continue_final_message"
-    )
 
     def counted(rendered: Any, result: Any, add_special_tokens: bool) -> bool:
-        nonlocal fast, native
+        nonlocal fast
         plain = real(rendered, result, add_special_tokens)
         fast += plain
-        if plain and rendered.native_ranges is not None:
-            native += 1
-            ids, _, _, _, lo, hi = result[0]
-            want = plain_ranges_and_boundary(rendered, ids, lo, hi, stops, training)
-            assert rendered.native_ranges == want
         return plain
 
     # Counted where the fast finish decides (whether the calling thread then builds the
@@ -207,8 +196,6 @@ def test_batch_fast_finish_equals_render(
             np.array_equal(a, b) for a, b in zip(conv.byte_offsets, want.byte_offsets, strict=True)
         )
     assert fast >= len(records) // 2  # most records took the fast finish
-    if chat_model.template._native["default"] is not None and not options:
-        assert native >= 1  # plain SFT records: the worker found their ranges
 
 
 def _renders_with(model: ChatModel, messages: object, options: dict[str, bool]) -> bool:
@@ -217,39 +204,6 @@ def _renders_with(model: ChatModel, messages: object, options: dict[str, bool]) 
     except ValueError:
         return False
     return True
-
-
-def test_plain_ranges_equal_the_token_path(chat_model: ChatModel) -> None:
-    """``plain_ranges_and_boundary`` against ``assistant_ranges`` and ``response_start``
-    on the same native encoding."""
-    from tokenpact.chat import _encode
-    from tokenpact.chat.ownership import (
-        assistant_ranges,
-        owned_tokens,
-        plain_ranges_and_boundary,
-        response_start,
-    )
-
-    template = chat_model.template
-    start = _encode.chunk_encoder(template.tokenizer, template._info)
-    if start is None:
-        pytest.skip("no native chunk encoder for this tokenizer")
-    stops = template._stop_ids()
-    for messages in _records(chat_model):
-        rendered = template.render_text(messages)
-        spans = [x for a, b, _ in rendered.spans for x in (a, b)]
-        kinds = [rendered.owners[o].kind for *_, o in rendered.spans]
-        ((encoded, _),) = start([rendered.text], [spans], [kinds], 1).wait(lists=False)
-        tokens = owned_tokens(rendered, template._info, encoded)
-        ids, _, _, _, lo, hi = encoded
-        for training in (False, True):
-            ranges, boundary = plain_ranges_and_boundary(rendered, ids, lo, hi, stops, training)
-            assert ranges == assistant_ranges(tokens, rendered, stops)
-            mask = [0] * len(ids)
-            for a, b in ranges:
-                mask[a:b] = [1] * (b - a)
-            want = response_start(tokens, mask, rendered) if training else len(ids)
-            assert boundary == want
 
 
 def test_to_conversations_builds_lists_on_first_read(chat_model: ChatModel) -> None:

@@ -5,9 +5,7 @@ left to the Python path, and every record of a batch equals ``render`` alone."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -151,39 +149,8 @@ def test_batches_of_natively_wrapped_records_equal_render(chat_model: ChatModel,
     assert any(native_wrap(template, r) is not None for r in ok) or (
         template._native["default"] is None or template._info.matcher is None
     )
-    with ranges_checked(template):
-        assert_same(template.render_batch(ok, threads=2), serial)
-        assert_columns_equal(template.render_columns(ok, threads=2), serial)
-
-
-@contextlib.contextmanager
-def ranges_checked(template: Any) -> Iterator[None]:
-    """While active, every plain batch record whose assistant ranges and boundary the
-    worker found (``chat_encode::plain_ranges``) is checked against the Python reference
-    (``plain_ranges_and_boundary``)."""
-    from tokenpact.chat import batch_render, columns
-    from tokenpact.chat.ownership import plain_ranges_and_boundary
-
-    real = batch_render.is_plain_record
-    stops = template._stop_ids()
-
-    def checking(rendered: Any, result: Any, add_special_tokens: bool) -> bool:
-        plain = real(rendered, result, add_special_tokens)
-        if plain and rendered.native_ranges is not None:
-            ids, _, _, _, lo, hi = result[0]
-            # SFT records end with an assistant answer: training mode.
-            assert rendered.native_ranges == plain_ranges_and_boundary(
-                rendered, ids, lo, hi, stops, True
-            )
-        return plain
-
-    batch_render.is_plain_record = checking  # type: ignore[assignment]
-    columns.is_plain_record = checking  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        batch_render.is_plain_record = real  # type: ignore[assignment]
-        columns.is_plain_record = real  # type: ignore[assignment]
+    assert_same(template.render_batch(ok, threads=2), serial)
+    assert_columns_equal(template.render_columns(ok, threads=2), serial)
 
 
 @settings(

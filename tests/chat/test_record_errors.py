@@ -102,6 +102,33 @@ def test_refusal_names_cause_fix_and_first_difference(tp: ModuleType) -> None:
     assert convs.skipped[0].error == "UntrackedContentError"
 
 
+def test_reasoning_refusal_names_the_reasoning_field(tp: ModuleType) -> None:
+    """A template that reads ``reasoning_content`` and branches on a ``</think>`` in
+    content: the refusal's fix is the field the template reads."""
+    qwen = load_model("qwen-3", tp)
+    source = (
+        "{% for m in messages %}{% if '</think>' in m.content %}<|endoftext|>{% endif %}"
+        "<|im_start|>{{ m.role }}\n{% if m.reasoning_content %}<think>{{ m.reasoning_content }}"
+        "</think>{% endif %}{{ m.content }}<|im_end|>\n{% endfor %}"
+    )
+    # </think> is an ordinary added token of Qwen 3; as a turn marker it is control.
+    template = tp.chat.ChatTemplate(source, qwen.tok, turn_markers={"</think>"})
+    messages = [
+        {"role": "user", "content": "2+2?"},
+        {"role": "assistant", "content": "<think>Add.</think>4"},
+    ]
+    with pytest.raises(tp.chat.UntrackedContentError) as info:
+        template.render(messages)
+    text = str(info.value)
+    assert "message 1 (assistant) holds the control spelling '</think>'" in text
+    assert 'pass the reasoning in the message\'s "reasoning_content" field' in text
+    assert "Control token 2 of the render is [151643" in text  # after turn 0's two
+    moved = [messages[0], {"role": "assistant", "content": "4", "reasoning_content": "Add."}]
+    assert template.render(moved).input_ids == qwen.hf.apply_chat_template(
+        moved, tokenize=True, return_dict=False, chat_template=source
+    )
+
+
 def test_tools_record_skipped_in_processes(llama: ChatModel) -> None:
     records = [{"messages": _good(0), "tools": [WEATHER_TOOL]}, _two_calls(), _good(2)]
     cols = llama.template.render_columns(records, threads=2, processes=True, on_error="skip")

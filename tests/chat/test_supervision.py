@@ -259,3 +259,38 @@ def test_final_only(tp: ModuleType) -> None:
     assert 0 < sum(final.assistant_mask) < sum(both.assistant_mask)
     with pytest.raises(tp.chat.ChatTemplateError, match="supervise must be one of"):
         llama.template.render(messages, supervise="all")
+
+
+def test_prefix_texts_equal_render_text(model: ChatModel) -> None:
+    """``prefix_texts`` (the native engine renders every cut in one call, plain messages
+    wrapped there, others wrapped in Python) gives ``render_text`` of each history; with
+    the Jinja engine alone (native declined) too."""
+    checked = 0
+    for _kind, messages in cases(count=12, seed=2):
+        tools = [WEATHER_TOOL] if any("tool_calls" in m for m in messages) else None
+        options = {"tools": tools, "add_generation_prompt": False}
+        n = len(messages)
+        cuts = [(i, g) for i in range(1, n + 1) for g in (True, False)]
+        want = []
+        for i, g in cuts:
+            try:
+                want.append(
+                    model.template.render_text(
+                        messages[:i], add_generation_prompt=g, tools=tools
+                    ).text
+                )
+            except ValueError:
+                want.append(None)
+        if None in want:  # some history does not render: prefix_texts raises
+            with pytest.raises(ValueError):
+                model.template.prefix_texts(messages, options, cuts)
+            continue
+        assert model.template.prefix_texts(messages, options, cuts) == want
+        saved = dict(model.template._native)
+        try:
+            model.template._native.update(dict.fromkeys(saved))
+            assert model.template.prefix_texts(messages, options, cuts) == want
+        finally:
+            model.template._native.update(saved)
+        checked += 1
+    assert checked >= 6

@@ -143,15 +143,9 @@ def native_stages(
     finish: Callable[[Sequence[Any], dict[str, Any], RenderedText, Any], Conversation],
 ) -> Stages:
     """The stages of ``template``'s batch with the native chunk encoder ``start``: records
-    prepared by :func:`~tokenpact.chat.deferred_render.batch_preparer`, and the workers
-    given the template's stop IDs and the mode, so that they find the assistant ranges
-    of natively wrapped records."""
+    prepared by :func:`~tokenpact.chat.deferred_render.batch_preparer`."""
     return Stages(
-        prepare=batch_preparer(template, options, mode, validate),
-        start=functools.partial(
-            start, stops=list(template._stop_ids()), training=mode == "training"
-        ),
-        finish=finish,
+        prepare=batch_preparer(template, options, mode, validate), start=start, finish=finish
     )
 
 

@@ -208,7 +208,7 @@ def resolve(rendered: RenderedText | PendingRender, result: Any) -> tuple[Render
         return rendered, result  # type: ignore[return-value]
     if result is None:
         return rendered.redo(), None
-    encoded, codes, text, spans, ranges = result
+    encoded, codes, text, spans = result
     out = object.__new__(RenderedText)
     out.__dict__.update(
         text=text,
@@ -217,6 +217,5 @@ def resolve(rendered: RenderedText | PendingRender, result: Any) -> tuple[Render
         owners=rendered.owners,
         roles=rendered.roles,
         control_in_input=rendered.control_in_input,
-        native_ranges=ranges,
     )
     return out, (encoded, codes)

@@ -312,7 +312,9 @@ class ChatTemplate:
         """The rendered text of ``messages[:i]`` for each ``(i, add_generation_prompt)`` of
         ``cuts``, with ``options``' tools, documents and template settings: what
         ``render_text`` returns for each, with the inputs wrapped once for all of them
-        (the supervision rule renders every assistant turn's history and turn)."""
+        (the supervision rule renders every assistant turn's history and turn). The
+        native engine renders all of them in one call (plain messages wrapped there too);
+        what it declines renders here, one cut at a time."""
         tools = options.get("tools")
         documents = options.get("documents")
         key = self._select(tools)
@@ -323,13 +325,27 @@ class ChatTemplate:
         tracker = Tracker(
             info.find_control_spelling, None, None if matcher is None else matcher.find_first
         )
-        chat = wrap_messages(messages, tracker)
         context = base.copy()
         extra = {k: options[k] for k in options if k not in RENDER_OPTIONS}
         if extra:
             context.update(plain_data(extra))
         context["tools"] = None if tools is None else wrap_tools(tools, tracker)
         context["documents"] = None if documents is None else wrap_documents(documents, tracker)
+        chat = None
+        if native is not None and all(i > 0 for i, _ in cuts):
+            limits = (self.limits.max_loop_iterations, self.limits.max_output_chars)
+            found = None
+            if info.control_matcher is not None and type(messages) is list:
+                found = native.prefix_texts(
+                    messages, context, list(cuts), info.control_matcher, *limits
+                )
+            if found is None:  # not plain: wrapped here, converted there
+                chat = wrap_messages(messages, tracker)
+                found = native.prefix_texts(chat, context, list(cuts), None, *limits)
+            if type(found) is list:
+                return found
+        if chat is None:
+            chat = wrap_messages(messages, tracker)
         out = []
         for i, generation in cuts:
             check_call(chat[:i], generation, False)
@@ -404,10 +420,11 @@ class ChatTemplate:
         stops = self._stop_ids()
         mask: list[int]
         if rendered.generation_spans:
-            mask = generation_mask(tokens, rendered).tolist()
+            marked = generation_mask(tokens, rendered)
+            mask = marked.tolist()
             boundary = len(tokens.ids)
             if mode == "training":
-                boundary = response_start(tokens, mask, rendered)
+                boundary = response_start(tokens, marked, rendered)
         else:
             ranges, boundary = ranges_and_boundary(
                 self,

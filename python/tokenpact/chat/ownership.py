@@ -30,9 +30,6 @@ class RenderedText:
     owners: list[Owner]
     roles: tuple[str, ...]
     control_in_input: str | None
-    # (assistant token ranges, boundary) of a plain record as the native chunk encoder
-    # found them (``plain_ranges_and_boundary`` on a worker thread), when it did.
-    native_ranges: tuple[list[tuple[int, int]], int] | None = None
 
 
 @dataclass(eq=False)  # not frozen: a frozen __init__ costs one object.__setattr__ per field
@@ -270,23 +267,6 @@ def add_post_processor_markers(tokens: Tokens, info: TokenizerFacts) -> Tokens:
     )
 
 
-def assistant_mask(
-    tokens: Tokens,
-    rendered: RenderedText,
-    stops: tuple[int, ...],
-    regions: dict[int, list[int]] | None = None,
-) -> list[int]:
-    """From ``{% generation %}`` spans when present (a token overlapping one counts, as in
-    transformers), else each assistant message's region plus the stop token closing it,
-    so that the model learns to end its turn."""
-    if rendered.generation_spans:
-        return generation_mask(tokens, rendered).tolist()  # type: ignore[no-any-return]
-    mask = [0] * len(tokens.ids)
-    for lo, hi in assistant_ranges(tokens, rendered, stops, regions):
-        mask[lo:hi] = [1] * (hi - lo)
-    return mask
-
-
 def generation_mask(tokens: Tokens, rendered: RenderedText) -> np.ndarray:
     """The assistant mask (int8 array) of a template with ``{% generation %}`` spans."""
     starts, ends = tokens.starts, tokens.ends
@@ -299,120 +279,41 @@ def generation_mask(tokens: Tokens, rendered: RenderedText) -> np.ndarray:
     return array
 
 
-def assistant_ranges(
-    tokens: Tokens,
-    rendered: RenderedText,
-    stops: tuple[int, ...],
-    regions: dict[int, list[int]] | None = None,
-) -> list[tuple[int, int]]:
-    """The token ranges ``[lo, hi)`` of the assistant mask without generation spans: each
-    assistant message's region plus the stop tokens closing it."""
-    ids = tokens.ids
-    n = len(ids)
-    if regions is None:
-        regions = message_regions(tokens, rendered, "assistant")
-    out = []
-    for lo, hi in regions.values():
-        while hi < n and int(ids[hi]) in stops and not tokens.in_content(hi):
-            hi += 1
-        out.append((lo, hi))
-    return out
-
-
-def message_regions(tokens: Tokens, rendered: RenderedText, role: str) -> dict[int, list[int]]:
-    """Token range ``[lo, hi)`` from the first to the last content span of each message
-    with ``role`` (template tokens between its spans, e.g. tool-call wrappers, included)."""
-    regions: dict[int, list[int]] = {}
-    if not tokens.span_owner:
-        return regions
-    owners = rendered.owners
-    roles = rendered.roles
-    for o, lo, hi in zip(tokens.span_owner, tokens.span_lo, tokens.span_hi, strict=True):
-        index = owners[o].message_index
-        if index < 0 or index >= len(roles) or roles[index] != role:
-            continue
-        lo, hi = max(lo, tokens.shift), max(hi, tokens.shift)
-        if lo >= hi:
-            continue
-        region = regions.setdefault(index, [lo, hi])
-        region[0], region[1] = min(region[0], lo), max(region[1], hi)
-    return regions
-
-
-def response_start(
-    tokens: Tokens,
-    mask: list[int] | np.ndarray,
-    rendered: RenderedText,
-    regions: dict[int, list[int]] | None = None,
-) -> int:
-    """Training boundary: the first token of the final assistant response (``regions``:
-    :func:`message_regions` of the assistant messages, when already computed)."""
+def response_start(tokens: Tokens, mask: np.ndarray, rendered: RenderedText) -> int:
+    """Training boundary of a record with ``{% generation %}`` blocks: the first token of
+    the final assistant turn's run of ``mask`` (its :func:`generation_mask`), else the
+    token count (the final message is not an assistant's, or its block wrote nothing: the
+    last run then belongs to an earlier turn, before the content of a later user or tool
+    message). Records without blocks take theirs from
+    :func:`tokenpact.chat.supervision.ranges_and_boundary`."""
     n = len(tokens.ids)
-    if not rendered.roles or rendered.roles[-1] != "assistant":
+    roles = rendered.roles
+    if not roles or roles[-1] != "assistant" or not mask.any():
         return n
-    if rendered.generation_spans and (mask.any() if isinstance(mask, np.ndarray) else any(mask)):
-        runs = np.flatnonzero(np.diff(np.concatenate([[0], mask])) == 1)
-        return int(runs[-1])
-    if regions is None:
-        regions = message_regions(tokens, rendered, "assistant")
-    region = regions.get(len(rendered.roles) - 1)
-    return region[0] if region else n
+    runs = np.flatnonzero(np.diff(np.concatenate([[0], mask])) == 1)
+    start = int(runs[-1])
+    owners = tokens.owner_message
+    prompt_end = max(
+        (
+            hi
+            for o, lo, hi in zip(tokens.span_owner, tokens.span_lo, tokens.span_hi, strict=True)
+            if lo < hi and 0 <= owners[o] < len(roles) and roles[owners[o]] != "assistant"
+        ),
+        default=0,
+    )
+    return start if start >= prompt_end else n
 
 
 def is_plain_record(rendered: RenderedText, result: Any, add_special_tokens: bool) -> bool:
     """Whether a record with the chunk's native ``result`` (None: not encoded there) is
-    the common SFT record that :func:`plain_ranges_and_boundary` finishes: no control
-    spelling in the inputs, no post-processor markers, no ``{% generation %}`` blocks."""
+    the common SFT record finished without :class:`Tokens`: no control spelling in the
+    inputs, no post-processor markers, no ``{% generation %}`` blocks."""
     return (
         result is not None
         and rendered.control_in_input is None
         and not add_special_tokens
         and not rendered.generation_spans
     )
-
-
-def plain_ranges_and_boundary(
-    rendered: RenderedText,
-    ids: np.ndarray,
-    span_lo: list[int],
-    span_hi: list[int],
-    stops: tuple[int, ...],
-    training: bool,
-) -> tuple[list[tuple[int, int]], int]:
-    """:func:`assistant_ranges` and the boundary (:func:`response_start` when
-    ``training``, else the length) of a record without ``{% generation %}`` spans or
-    post-processor markers, in one pass over the spans of the native encoding
-    (``span_lo``/``span_hi``: the token range of each content span): what
-    ``render_batch`` needs per record without building :class:`Tokens` (the tests
-    compare every record with ``render``)."""
-    owners = rendered.owners
-    roles = rendered.roles
-    n_roles = len(roles)
-    # message -> [first token, end token, index of its last span]
-    regions: dict[int, list[int]] = {}
-    for k, ((_, _, o), lo, hi) in enumerate(zip(rendered.spans, span_lo, span_hi, strict=True)):
-        if lo < hi:
-            message = owners[o].message_index
-            if 0 <= message < n_roles and roles[message] == "assistant":
-                region = regions.get(message)
-                if region is None:
-                    regions[message] = [lo, hi, k]
-                else:
-                    region[0], region[1], region[2] = min(region[0], lo), max(region[1], hi), k
-    n = len(ids)
-    ranges = []
-    for lo, hi, k in regions.values():
-        # A token at or after the end of span k overlaps none of the spans up to k (they
-        # are sorted and disjoint, so their token ends never decrease): only the later
-        # spans can hold it.
-        while hi < n and ids.item(hi) in stops and not in_spans(span_lo, span_hi, hi, k + 1):
-            hi += 1
-        ranges.append((lo, hi))
-    boundary = n
-    if training and n_roles and roles[-1] == "assistant":
-        last = regions.get(n_roles - 1)
-        boundary = last[0] if last else n
-    return ranges, boundary
 
 
 def in_spans(span_lo: list[int], span_hi: list[int], token: int, first: int = 0) -> bool:

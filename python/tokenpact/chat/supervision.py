@@ -160,6 +160,12 @@ def supervised_ranges(
     # markers before the text (empty offsets) are skipped with ``lo=shift``.
     end_view = memoryview(ends)  # type: ignore[arg-type]
     start_view = memoryview(starts)  # type: ignore[arg-type]
+    # Where the stop IDs are, found once with numpy (a turn's tokens are not walked one
+    # by one in Python).
+    at_stop = ids == stops[0] if stops else np.zeros(n, dtype=bool)
+    for stop in stops[1:]:
+        at_stop |= ids == stop
+    stop_at = np.flatnonzero(at_stop).tolist()
     out = []
     for k in range(len(kept)):
         a, b = bounds[2 * k], bounds[2 * k + 1]
@@ -168,10 +174,11 @@ def supervised_ranges(
             out.append((lo, lo))
             continue
         hi = max(lo, bisect_left(start_view, b, shift))
-        for t in range(lo, hi):
-            if ids.item(t) in stops and not in_content(t):
-                hi = t + 1
-                break
+        j = bisect_left(stop_at, lo)
+        while j < len(stop_at) and stop_at[j] < hi and in_content(stop_at[j]):
+            j += 1
+        if j < len(stop_at) and stop_at[j] < hi:  # the first stop the template wrote
+            hi = stop_at[j] + 1
         else:
             while hi < n and ids.item(hi) in stops and not in_content(hi):
                 hi += 1
