@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from .. import _native
 from ..contract import CorpusDocument, CorpusManifest, canonical_bytes
+from ..contract.canonical import nesting_depth
 from ..errors import ContractError
 from .documents import Document, sort_by_id
 
@@ -359,10 +360,21 @@ def write_json_atomic(path: str | os.PathLike[str], document: Any) -> Path:
     return target
 
 
+MAX_JSON_DEPTH = 64  # the manifests we write nest a handful of levels
+
+
 def read_json(path: str | os.PathLike[str]) -> Any:
+    """Parse a JSON file we wrote; unreadable, malformed or absurdly nested is a
+    :class:`~tokenpact.errors.ContractError` (never a ``RecursionError``)."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        value = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ContractError(f"{path} does not exist") from None
-    except ValueError as exc:
-        raise ContractError(f"{path} is not valid JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise ContractError(f"{path} is not valid JSON ({why})") from None
+    except OSError as exc:
+        raise ContractError(f"cannot read {path}: {exc}") from None
+    if nesting_depth(value) > MAX_JSON_DEPTH:
+        raise ContractError(f"{path} nests deeper than {MAX_JSON_DEPTH} levels; not one we wrote")
+    return value
