@@ -461,7 +461,7 @@ class EncodedDataset:
             )
         self._load_flags()
         if not checked.supervised:
-            check_corpus_file(self.root, checked.corpus_hash)
+            check_corpus_file(self.root, checked.corpus_hash, self.doc_ids)
 
     def verify_in_background(self) -> threading.Thread:
         """Start the verification pass on a daemon thread and return it. A mismatch it

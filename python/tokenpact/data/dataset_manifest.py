@@ -27,6 +27,7 @@ from ..contract import DatasetDeclaration
 from ..contract.hashing import CORPUS, HASH_PREFIX, framed_digest_parts
 from ..errors import ContractError
 from .chat_shards import MASK_SUFFIX
+from .corpus_manifest import read_json
 from .encode import CORPUS_NAME, MANIFEST_KIND, MANIFEST_NAME, SHARD_FORMATS, shard_name
 
 MANIFEST_VERSIONS = (1,)
@@ -218,9 +219,10 @@ def checked_manifest(
     )
 
 
-def check_corpus_file(root: Path, corpus_hash: str) -> None:
+def check_corpus_file(root: Path, corpus_hash: str, doc_ids: list[str]) -> None:
     """``corpus.json`` must be the corpus manifest ``corpus_hash`` names (its canonical
-    bytes and a newline, hashed as written, streamed through a read-only mapping)."""
+    bytes and a newline, hashed as written, streamed through a read-only mapping), and
+    list exactly the documents ``doc_ids`` (the dataset's, in ``doc_id`` order)."""
     path = root / CORPUS_NAME
     try:
         size = path.stat().st_size
@@ -244,4 +246,15 @@ def check_corpus_file(root: Path, corpus_hash: str) -> None:
         raise ContractError(
             f"{path} is not the corpus manifest {corpus_hash} the dataset was encoded from; "
             "restore it or re-encode the dataset"
+        )
+    # Bound by its hash, the file is the one encode_dataset wrote: parse it for its IDs.
+    document = read_json(path)
+    try:
+        ids = sorted(d["document_id"] for d in document["documents"])
+    except (KeyError, TypeError) as exc:
+        raise ContractError(f"{path} lists malformed documents ({exc}); re-encode") from None
+    if ids != doc_ids:
+        raise ContractError(
+            f"{path} lists {len(ids)} documents, the shards hold {len(doc_ids)} others; records "
+            "were dropped or added after encoding: re-encode the dataset"
         )

@@ -535,6 +535,11 @@ def encode_dataset(
     docs, doc_ids = sort_documents(_documents(source, reader_options))
     texts = list(map(_TEXT, docs))  # map(attrgetter): no Python frame per document
     _check_doc_ids(doc_ids)
+    if corpus is not None and sorted(d.document_id for d in corpus.documents) != doc_ids:
+        raise ConfigError(
+            "the corpus manifest lists other documents than the ones encoded; pass the "
+            "manifest of exactly these documents (or none: one is built from them)"
+        )
     opts = EncodeOptions(
         format=format,
         dtype=token_dtype(tokenizer.vocab_size, format).name,
