@@ -41,7 +41,9 @@ def test_npy_header_declaring_gigabytes_is_refused_before_allocation(tmp_path: P
     assert "declares" in _problem(path)
 
 
-def test_zip_bomb_is_refused_by_its_headers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_zip_bomb_is_refused_by_its_headers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(batch_view, "MAX_NPZ_BYTES", 1 << 20)  # a real bomb, scaled down
     path = tmp_path / "bomb.npz"
     np.savez_compressed(path, input_ids=np.zeros((1, 1 << 18), dtype=np.int64))
