@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import _native
+from .._stale_temps import remove_stale_temps
 from ..contract import CorpusDocument, CorpusManifest, canonical_bytes
 from ..contract.canonical import nesting_depth
 from ..errors import ContractError
@@ -353,6 +354,7 @@ def write_json_atomic(path: str | os.PathLike[str], document: Any) -> Path:
     """Write sorted-key JSON to ``path`` through a temporary file and ``os.replace``."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(target.parent, [target.name])
     tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
     text = json.dumps(document, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
     tmp.write_bytes(text.encode("utf-8"))

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from .._stale_temps import remove_stale_temps
 from ..contract import CorpusManifest, DatasetDeclaration, canonical_bytes, template_hash
 from ..contract.dataset_files import DATASET_MANIFEST, ENCODED_DATASET_KIND
 from ..contract.hashing import CORPUS as CORPUS_DOMAIN
@@ -558,6 +559,7 @@ def encode_dataset(
         (s, min(s + records_per_shard, len(docs))) for s in range(0, len(docs), records_per_shard)
     ]
     out.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(out)  # what killed runs left (their processes are gone)
     # The old manifest goes first: an interrupted overwrite then leaves no manifest that
     # names missing or half-replaced shards (open_dataset fails closed without one).
     (out / MANIFEST_NAME).unlink(missing_ok=True)
