@@ -15,6 +15,11 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+try:  # the data surfaces' runners sit beside this file (run as a script by the harness)
+    from . import data_worker
+except ImportError:
+    import data_worker  # type: ignore[import-not-found, no-redef]
+
 PROBES = (
     "hello world",
     "The cat sleeps. <|endoftext|> [CLS] <s>",
@@ -130,6 +135,8 @@ def run_one(kind: str, path: str, spec: dict[str, Any]) -> dict[str, Any]:
                 outcome = _run_chat(path)
             elif kind == "cli":
                 outcome = _run_cli(path)
+            elif kind in data_worker.KINDS:  # datasets, corpora, doctor inputs (issue 43)
+                outcome = data_worker.run(kind, path, spec)
             else:
                 outcome = _run_tokenizer(kind, path, spec)
         return {"outcome": outcome}
