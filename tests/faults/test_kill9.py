@@ -34,7 +34,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 TRIALS = int(os.environ.get("TOKENPACT_FAULT_TRIALS", "1"))
 SEED = int(os.environ.get("TOKENPACT_FAULT_SEED", "43"))
 REPO = Path(__file__).resolve().parents[2]
-CLI = "import sys; from tokenpact.cli.main import cli; sys.argv[0] = 'tokenpact'; cli()"
+CLI = "from tokenpact.cli.main import main; main()"  # the console script's entry point
 
 
 def _env() -> dict[str, str]:
