@@ -52,7 +52,8 @@ def _run(args: list[str], cwd: Path) -> float:
     return time.perf_counter() - start
 
 
-def _killed(args: list[str], cwd: Path, delay: float) -> None:
+def _killed(args: list[str], cwd: Path, delay: float) -> bool:
+    """Start the CLI and SIGKILL it after ``delay`` seconds; False if it finished first."""
     child = subprocess.Popen(
         [sys.executable, "-c", CLI, *args],
         cwd=cwd,
@@ -65,6 +66,8 @@ def _killed(args: list[str], cwd: Path, delay: float) -> None:
     except subprocess.TimeoutExpired:
         child.send_signal(signal.SIGKILL)
         child.wait()
+        return True
+    return False
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -203,11 +206,16 @@ def test_kill9_leaves_nothing_or_the_whole_result(inputs: Path, tmp_path: Path, 
     expected = _opens_as(kind, reference)
     assert expected is not None and not _temporaries(reference)
     rng = random.Random(f"{SEED}-{name}")
+    tally = {"killed": 0, "left less, nothing partial": 0, "left the whole result": 0}
     for trial in range(TRIALS):
         out = tmp_path / f"trial{trial}"
         # A kill anywhere from interpreter start to the end of the reference run.
-        _killed(_args(template, inputs, out), tmp_path, rng.uniform(0.2, 1.1) * wall)
+        tally["killed"] += _killed(
+            _args(template, inputs, out), tmp_path, rng.uniform(0.2, 1.1) * wall
+        )
         seen = _opens_as(kind, out) if out.exists() else None
+        whole = seen == expected
+        tally["left the whole result" if whole else "left less, nothing partial"] += 1
         if kind == "files":
             assert all(expected[k] == v for k, v in (seen or {}).items()), name
         else:
@@ -221,3 +229,4 @@ def test_kill9_leaves_nothing_or_the_whole_result(inputs: Path, tmp_path: Path, 
         _run(_args(template, inputs, out), tmp_path)
         assert not _temporaries(out), f"{name}: temporaries left: {_temporaries(out)}"
         assert _tree(out) == expected_tree, f"{name}: the rerun differs from the reference"
+    print(f"\nkill -9 {name}: {TRIALS} trials, {tally}")

@@ -120,7 +120,8 @@ def run_doctor(path: str, spec: dict[str, Any]) -> str:
                 raise AssertionError(f"untyped in the report: {text[:200]}")
     report.render()
     json.dumps(report.to_json())
-    return "ok"
+    # A file the doctor refused to read (a typed refusal, reported with exit 1).
+    return "typed" if any(i.problem for i in report.inspected) else "ok"
 
 
 def run(kind: str, path: str, spec: dict[str, Any]) -> str:
