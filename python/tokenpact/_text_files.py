@@ -55,8 +55,8 @@ def iter_lines(handle: IO[str], path: str | os.PathLike[str]) -> Iterator[tuple[
         except UnicodeDecodeError as exc:
             bad = exc.object[exc.start : exc.start + 1]
             raise InvalidInputError(
-                f"{path}: bytes after line {lineno} are not UTF-8 ({bad!r}); re-encode the "
-                "file as UTF-8"
+                f"{path} is not UTF-8 text ({exc.reason}: byte {bad!r} after line {lineno}); "
+                "convert it to UTF-8"
             ) from None
         except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
             raise InvalidInputError(

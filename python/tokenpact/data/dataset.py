@@ -656,7 +656,7 @@ def open_dataset(
     root = Path(path)
     manifest = read_json(root / MANIFEST_NAME)
     vocab = None if tokenizer is None else int(tokenizer.vocab_size)
-    checked = checked_manifest(manifest, root, vocab_size=None)
+    checked = checked_manifest(manifest, root)
     expected = tokenizer_hash if tokenizer is None else tokenizer.semantic_hash
     if expected is not None and expected != manifest["tokenizer_hash"]:
         raise ContractError(

@@ -120,13 +120,9 @@ def _shard_entry(
     return ShardEntry(k, dict(files), records, tokens, first, last)
 
 
-def checked_manifest(
-    manifest: Any, root: Path, *, vocab_size: int | None = None
-) -> CheckedManifest:
-    """Every field check that needs no shard data; a failure is a ContractError.
-
-    ``vocab_size``: the tokenizer's, when the caller has it (the manifest must agree).
-    """
+def checked_manifest(manifest: Any, root: Path) -> CheckedManifest:
+    """Every field check that needs no shard data and no tokenizer; a failure is a
+    ContractError (the caller compares the tokenizer's hash and vocabulary size)."""
     if not isinstance(manifest, dict) or manifest.get("kind") != MANIFEST_KIND:
         raise ContractError(f"{root / MANIFEST_NAME} is not a tokenpact encoded-dataset manifest")
     version = manifest.get("version")
@@ -139,8 +135,6 @@ def checked_manifest(
     if fmt not in SHARD_FORMATS:
         raise ContractError(f"unsupported dataset shard format {fmt!r} in {root}")
     vocab = _int(manifest, "vocab_size", root, minimum=1)
-    if vocab_size is not None and vocab != vocab_size:
-        raise _bad(root, f"vocab_size is {vocab}, the tokenizer's is {vocab_size}")
     dtype_name = _str(manifest, "dtype", root)
     # The writer picks the narrowest (token_dtype); a wider one of the format holds the IDs too.
     if dtype_name not in _DTYPES[fmt] or np.iinfo(np.dtype(dtype_name)).max < vocab - 1:
