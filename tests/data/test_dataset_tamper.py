@@ -298,3 +298,22 @@ def test_a_corpus_manifest_of_other_documents_is_refused_at_encode(
     with pytest.raises(ConfigError, match="corpus manifest"):
         encode_dataset(real_docs[:6], tok, tmp_path / "ds", corpus=corpus)
     assert not (tmp_path / "ds" / "dataset.json").exists()
+
+
+def test_resealed_negative_int32_ids_are_refused(
+    tmp_path: Path, tok: tp.Tokenizer, real_docs: list[Document], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import numpy as np
+
+    from tokenpact.data import encode as encode_module
+
+    # Megatron stores int32 IDs for large vocabularies; a small one written wide here.
+    monkeypatch.setattr(encode_module, "token_dtype", lambda _v, _f: np.dtype(np.int32))
+    path = tmp_path / "wide"
+    encode_dataset(real_docs[:12], tok, path, format="megatron", records_per_shard=6)
+    assert open_dataset(path, tokenizer=tok, verify="open").dtype == np.int32
+    data = bytearray((path / "shard-00000.bin").read_bytes())
+    data[4:8] = struct.pack("<i", -5)
+    (path / "shard-00000.bin").write_bytes(bytes(data))
+    _reseal(path, "shard-00000.bin")
+    _refused(path, tok, "negative")

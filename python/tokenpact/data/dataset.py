@@ -81,6 +81,11 @@ def _check_range(ids: NDArray[Any], top: int | None, name: str) -> int | None:
             f"shard file {name} holds token ID {got}, above the manifest's max_token_id "
             f"{top}; the shard was altered: re-encode the dataset or restore the file"
         )
+    if ids.dtype.kind == "i" and int(ids.min()) < 0:  # Megatron's int32 IDs
+        raise ContractError(
+            f"shard file {name} holds a negative token ID; the shard was altered: re-encode "
+            "the dataset or restore the file"
+        )
     return got
 
 
