@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 import tokenpact as tp
+from security.hostile import package_root
 from tokenpact.corpus import builtin_corpus
 from tokenpact.errors import TokenpactError
 
@@ -33,13 +34,13 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 
 TRIALS = int(os.environ.get("TOKENPACT_FAULT_TRIALS", "1"))
 SEED = int(os.environ.get("TOKENPACT_FAULT_SEED", "43"))
-REPO = Path(__file__).resolve().parents[2]
 CLI = "from tokenpact.cli.main import main; main()"  # the console script's entry point
 
 
 def _env() -> dict[str, str]:
-    path = str(REPO / "python")
-    return {**os.environ, "PYTHONPATH": path + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    # The tokenpact this process imported (the installed build in CI, where the source
+    # tree has no compiled extension).
+    return {**os.environ, "PYTHONPATH": package_root()}
 
 
 def _run(args: list[str]) -> float:
