@@ -130,3 +130,23 @@ def test_header_versions_other_than_npy_1_and_2(tmp_path: Path) -> None:
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("input_ids.npy", b"\x93NUMPY\x09\x00" + struct.pack("<H", 0))
     _problem(path)
+
+
+def test_a_dataset_whose_manifest_lies_is_a_finding(tmp_path: Path) -> None:
+    import json
+
+    import tokenpact as tp
+    from tokenpact.data import Document, encode_dataset
+
+    texts = [f"document number {i} says hello" for i in range(12)]
+    tok = tp.train_bpe(texts, vocab_size=270)
+    encode_dataset([Document(f"d{i:02d}", t) for i, t in enumerate(texts)], tok, tmp_path / "ds",
+                   records_per_shard=4)  # fmt: skip
+    assert "dataset-shards-changed" not in diagnose([tmp_path / "ds"]).codes()
+    manifest = json.loads((tmp_path / "ds" / "dataset.json").read_text())
+    gone = manifest["shards"].pop(1)  # an entry dropped, the totals adjusted
+    manifest["records"] -= gone["records"]
+    manifest["tokens"] -= gone["tokens"]
+    (tmp_path / "ds" / "dataset.json").write_text(json.dumps(manifest))
+    report = diagnose([tmp_path / "ds"])
+    assert "dataset-shards-changed" in report.codes() and report.exit_code == 1
