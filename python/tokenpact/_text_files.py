@@ -10,6 +10,7 @@ import gzip
 import io
 import json
 import os
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -41,15 +42,41 @@ def open_text(path: str | os.PathLike[str]) -> IO[str]:
         raise InvalidInputError(f"corpus file {p} does not exist") from None
 
 
+def iter_lines(handle: IO[str], path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of a text stream; bytes that are not UTF-8 and damaged
+    compressed streams are an :class:`~tokenpact.errors.InvalidInputError`."""
+    lineno = 0
+    lines = iter(handle)
+    while True:
+        try:
+            line = next(lines)
+        except StopIteration:
+            return
+        except UnicodeDecodeError as exc:
+            bad = exc.object[exc.start : exc.start + 1]
+            raise InvalidInputError(
+                f"{path} is not UTF-8 text ({exc.reason}: byte {bad!r} after line {lineno}); "
+                "convert it to UTF-8"
+            ) from None
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise InvalidInputError(
+                f"{path}: the compressed stream is damaged after line {lineno} ({exc})"
+            ) from None
+        lineno += 1
+        yield lineno, line
+
+
 def iter_json_objects(handle: IO[str], path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for each non-blank line of a JSON Lines stream."""
-    for lineno, line in enumerate(handle, 1):
+    for lineno, line in iter_lines(handle, path):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidInputError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise InvalidInputError(f"{path}:{lineno}: JSON nested too deeply") from None
         if not isinstance(record, dict):
             raise InvalidInputError(f"{path}:{lineno}: expected a JSON object per line")
         yield lineno, record

@@ -164,6 +164,10 @@ too_big = P["input_ids"].copy()
 too_big[0, 0] = 10_000
 case("id-out-of-vocab", TRIGGER)(_with_tokenizer(padded(input_ids=too_big)))
 case("id-out-of-vocab", CLEAN)(_with_tokenizer(padded()))
+big_labels = P["labels"].copy()
+big_labels[0, 1] = 10_000  # a supervised label beyond the vocabulary (-100 stays allowed)
+case("label-out-of-vocab", TRIGGER)(_with_tokenizer(padded(labels=big_labels)))
+case("label-out-of-vocab", CLEAN)(_with_tokenizer(padded()))
 pad_labels = P["labels"].copy()
 pad_labels[P["attention_mask"] == 0] = PAD
 case("pad-in-labels", TRIGGER)(_batch(padded(labels=pad_labels)))

@@ -418,6 +418,7 @@ def _write_jsonl(path: Path, docs: list[Any], reader: dict[str, Any]) -> None:
     """Write documents as JSON Lines, every input field passed through unchanged."""
     import os
 
+    from .._stale_temps import remove_stale_temps
     from ..data.documents import output_record
 
     names = {
@@ -427,6 +428,7 @@ def _write_jsonl(path: Path, docs: list[Any], reader: dict[str, Any]) -> None:
         "group_field": reader["group_field"],
     }
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(path.parent, [path.name])
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     with open(tmp, "w", encoding="utf-8") as handle:
         for d in docs:

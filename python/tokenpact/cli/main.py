@@ -9,7 +9,10 @@ command's own.
 
 from __future__ import annotations
 
+import atexit
 import importlib
+import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -190,4 +193,34 @@ def cli(ctx: click.Context, no_verify: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point (``tokenpact``)."""
-    cli.main(args=list(argv) if argv is not None else None, prog_name="tokenpact")
+    try:
+        cli.main(args=list(argv) if argv is not None else None, prog_name="tokenpact")
+    except SystemExit as exc:
+        if "pyarrow" not in sys.modules:
+            raise
+        _exit_past_pyarrow(exc.code)
+
+
+def _exit_past_pyarrow(code: object) -> None:
+    """End a command that used pyarrow without the interpreter's final teardown.
+
+    pyarrow's thread pools can still be alive when the interpreter destroys its C++
+    state, and about 1% of short processes that read Parquet then abort with
+    "terminate called without an active exception" (apache/arrow#34314) after their
+    work is done. The Python exit handlers still run and the output is flushed; only the
+    teardown that can abort is skipped (docs/SECURITY.md, "Known upstream issues").
+    """
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:  # sys.exit("message"): printed, status 1 (what the interpreter does)
+        print(code, file=sys.stderr)
+        status = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # a closed pipe or stream: nothing more can be delivered
+    os._exit(status if 0 <= status <= 255 else 1)

@@ -26,6 +26,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .._stale_temps import remove_stale_temps
 from ..contract import DatasetDeclaration, canonical_bytes
 from ..contract.hashing import HASH_PREFIX
 from ..errors import ConfigError, InvalidInputError
@@ -161,6 +162,7 @@ def encode_conversations(
             )
 
     out.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(out)  # what killed runs left (their processes are gone)
     (out / MANIFEST_NAME).unlink(missing_ok=True)  # no manifest naming half-written shards
     summaries = _write_shards(out, doc_ids, bounds, chunks(), opts, progress)
     shards = []

@@ -21,7 +21,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import _native
+from .._stale_temps import remove_stale_temps
 from ..contract import CorpusDocument, CorpusManifest, canonical_bytes
+from ..contract.canonical import nesting_depth
 from ..errors import ContractError
 from .documents import Document, sort_by_id
 
@@ -352,6 +354,7 @@ def write_json_atomic(path: str | os.PathLike[str], document: Any) -> Path:
     """Write sorted-key JSON to ``path`` through a temporary file and ``os.replace``."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(target.parent, [target.name])
     tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
     text = json.dumps(document, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
     tmp.write_bytes(text.encode("utf-8"))
@@ -359,10 +362,21 @@ def write_json_atomic(path: str | os.PathLike[str], document: Any) -> Path:
     return target
 
 
+MAX_JSON_DEPTH = 64  # the manifests we write nest a handful of levels
+
+
 def read_json(path: str | os.PathLike[str]) -> Any:
+    """Parse a JSON file we wrote; unreadable, malformed or absurdly nested is a
+    :class:`~tokenpact.errors.ContractError` (never a ``RecursionError``)."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        value = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ContractError(f"{path} does not exist") from None
-    except ValueError as exc:
-        raise ContractError(f"{path} is not valid JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise ContractError(f"{path} is not valid JSON ({why})") from None
+    except OSError as exc:
+        raise ContractError(f"cannot read {path}: {exc}") from None
+    if nesting_depth(value) > MAX_JSON_DEPTH:
+        raise ContractError(f"{path} nests deeper than {MAX_JSON_DEPTH} levels; not one we wrote")
+    return value

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import mmap
+import operator
 import os
 import threading
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,7 +33,8 @@ from ..contract import DatasetDeclaration
 from ..errors import ConfigError, ContractError
 from .chat_shards import CONTROL_BIT, MASK_SUFFIX, SUPERVISED_BIT
 from .corpus_manifest import read_json
-from .encode import MANIFEST_KIND, MANIFEST_NAME, SHARD_FORMATS
+from .dataset_manifest import CheckedManifest, ShardEntry, check_corpus_file, checked_manifest
+from .encode import MANIFEST_NAME
 from .shard_formats import PARQUET_COLUMNS, read_megatron_index
 
 _NAME_OK = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-._")
@@ -67,6 +70,25 @@ def _check_digest(path: Path, digest: str, data: bytes | None = None) -> None:
         )
 
 
+def _check_range(ids: NDArray[Any], top: int | None, name: str) -> int | None:
+    """The largest ID in ``ids`` (``None`` when empty); one above the manifest's
+    ``max_token_id`` (itself below the vocabulary size) is refused: one bulk pass."""
+    if not ids.shape[0]:
+        return None
+    got = int(ids.max())
+    if top is None or got > top:
+        raise ContractError(
+            f"shard file {name} holds token ID {got}, above the manifest's max_token_id "
+            f"{top}; the shard was altered: re-encode the dataset or restore the file"
+        )
+    if ids.dtype.kind == "i" and int(ids.min()) < 0:  # Megatron's int32 IDs
+        raise ContractError(
+            f"shard file {name} holds a negative token ID; the shard was altered: re-encode "
+            "the dataset or restore the file"
+        )
+    return got
+
+
 def _read_small(path: Path, what: str) -> bytes:
     size = path.stat().st_size
     if size > _MAX_INDEX_BYTES:
@@ -77,10 +99,20 @@ def _read_small(path: Path, what: str) -> bytes:
 class _Shard:
     """One shard's files: the small index read at open, the tokens on demand."""
 
-    def __init__(self, root: Path, files: dict[str, str], dtype: np.dtype[Any]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        files: dict[str, str],
+        dtype: np.dtype[Any],
+        entry: ShardEntry,
+        top: int | None,
+    ) -> None:
         self.paths = {name: _checked_name(root, name) for name in sorted(files)}
         self.digests = dict(files)
         self.dtype = dtype
+        self.entry = entry
+        self.top = top  # the manifest's max_token_id: every ID read is checked against it
+        self.max_seen: int | None = None  # the largest ID found by the range checks
         self._verified: set[str] = set()
         self._lock = threading.Lock()
         self.lengths: NDArray[np.int64] = np.zeros(0, np.int64)
@@ -89,10 +121,23 @@ class _Shard:
     def n_tokens(self) -> int:
         return int(self.offsets[-1])
 
-    def _set_lengths(self, lengths: NDArray[Any]) -> None:
+    def _set_lengths(self, lengths: NDArray[Any], name: str) -> None:
         self.lengths = np.asarray(lengths, dtype=np.int64)
+        if self.lengths.ndim != 1 or (self.lengths.shape[0] and int(self.lengths.min()) < 0):
+            raise ContractError(f"shard file {name} holds negative record lengths; re-encode")
         self.offsets = np.zeros(self.lengths.shape[0] + 1, dtype=np.int64)
         np.cumsum(self.lengths, out=self.offsets[1:])
+        if self.lengths.shape[0] != self.entry.records or self.n_tokens != self.entry.tokens:
+            raise ContractError(
+                f"shard file {name} holds {self.lengths.shape[0]} records and {self.n_tokens} "
+                f"tokens, its manifest entry says {self.entry.records} and {self.entry.tokens}; "
+                "re-encode the dataset or restore the files"
+            )
+
+    def _seen(self, ids: NDArray[Any], name: str) -> None:
+        got = _check_range(ids, self.top, name)
+        if got is not None and (self.max_seen is None or got > self.max_seen):
+            self.max_seen = got
 
     def _touch(self, name: str) -> None:
         """Check ``name``'s digest once, the first time its contents are used."""
@@ -106,6 +151,11 @@ class _Shard:
     def verify(self) -> None:
         for name in self.paths:
             self._touch(name)
+        self.check_ids()
+
+    def check_ids(self) -> None:
+        """Range-check every ID of the shard (the offline pass)."""
+        raise NotImplementedError
 
     @property
     def verified(self) -> bool:
@@ -136,8 +186,15 @@ class _Shard:
 class _MegatronShard(_Shard):
     _HANDLES = ("_ids",)
 
-    def __init__(self, root: Path, files: dict[str, str], dtype: np.dtype[Any]) -> None:
-        super().__init__(root, files, dtype)
+    def __init__(
+        self,
+        root: Path,
+        files: dict[str, str],
+        dtype: np.dtype[Any],
+        entry: ShardEntry,
+        top: int | None,
+    ) -> None:
+        super().__init__(root, files, dtype, entry, top)
         by_kind: dict[str, str] = {}
         for name in self.paths:
             kind = "docs" if name.endswith(".docs.tsv") else name.rsplit(".", 1)[-1]
@@ -154,22 +211,27 @@ class _MegatronShard(_Shard):
         file_dtype, sizes, pointers = read_megatron_index(idx)
         if file_dtype != dtype:
             raise ContractError(f"shard IDs are {file_dtype}, the manifest says {dtype}")
-        self._set_lengths(sizes)
-        if np.any(self.lengths < 0) or not np.array_equal(
-            pointers, self.offsets[:-1] * dtype.itemsize
-        ):
+        self._set_lengths(sizes, self.idx)
+        if not np.array_equal(pointers, self.offsets[:-1] * dtype.itemsize):
             raise ContractError(
                 "the .idx pointers are not contiguous; the shard was not written by us"
             )
         if self.paths[self.bin].stat().st_size != self.n_tokens * dtype.itemsize:
             raise ContractError(f"{self.bin} size does not match the .idx sizes; re-encode")
         self._ids: NDArray[Any] | None = None
+        self._ranged = False
 
     def read(self, start: int, stop: int) -> NDArray[Any]:
         self._touch(self.bin)
         if self._ids is None:
             self._ids = self._map()
+        if not self._ranged:  # on first touch, with the digest: one pass over the mapping
+            self._seen(self._ids, self.bin)
+            self._ranged = True
         return self._ids[start:stop]
+
+    def check_ids(self) -> None:
+        self.read(0, 0)
 
     def _map(self) -> NDArray[Any]:
         le = self.dtype.newbyteorder("<")
@@ -188,7 +250,11 @@ class _MegatronShard(_Shard):
         path = self.paths[self.docs]
         data = _read_small(path, "document list")
         _check_digest(path, self.digests[self.docs], data)
-        rows = [line.split("\t") for line in data.decode("utf-8").splitlines()]
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ContractError(f"{self.docs} is not UTF-8; re-encode the dataset") from None
+        rows = [line.split("\t") for line in text.split("\n")[:-1]] if text.endswith("\n") else []
         if len(rows) != self.lengths.shape[0] or any(
             len(r) != 2 or r[1] not in ("0", "1") for r in rows
         ):
@@ -202,10 +268,17 @@ class _MegatronShard(_Shard):
 class _ParquetShard(_Shard):
     _HANDLES = ("_file_handle",)
 
-    def __init__(self, root: Path, files: dict[str, str], dtype: np.dtype[Any]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        files: dict[str, str],
+        dtype: np.dtype[Any],
+        entry: ShardEntry,
+        top: int | None,
+    ) -> None:
         import pyarrow.parquet as pq
 
-        super().__init__(root, files, dtype)
+        super().__init__(root, files, dtype, entry, top)
         names = [n for n in self.paths if n.endswith(".parquet")]
         if len(names) != 1:
             raise ContractError(f"a Parquet shard lists {sorted(self.paths)}; re-encode")
@@ -223,7 +296,9 @@ class _ParquetShard(_Shard):
             )
         # Lengths come from the not yet hashed file: the totals are checked against the
         # manifest at open, and every token read hashes the file first.
-        self._set_lengths(lengths)
+        if lengths.dtype.kind not in "iu":
+            raise ContractError(f"shard {self.name} lengths are {lengths.dtype}, not integers")
+        self._set_lengths(lengths, self.name)
         meta = self._file.metadata
         rows = [meta.row_group(g).num_rows for g in range(meta.num_rows and meta.num_row_groups)]
         self.group_docs = np.zeros(len(rows) + 1, dtype=np.int64)
@@ -251,13 +326,20 @@ class _ParquetShard(_Shard):
         if got is not None:
             self._cache.move_to_end(g)
             return got
-        lists = self._file.read_row_group(g, columns=["input_ids"]).column(0).combine_chunks()
-        ids = lists.flatten().to_numpy(zero_copy_only=False)
+        try:
+            lists = self._file.read_row_group(g, columns=["input_ids"]).column(0).combine_chunks()
+            ids = lists.flatten().to_numpy(zero_copy_only=False)
+            sizes = np.diff(lists.offsets.to_numpy())
+        except Exception as exc:  # pyarrow raises ArrowInvalid and friends
+            raise ContractError(
+                f"shard {self.name} is not a readable Parquet file: {exc}"
+            ) from None
         if ids.dtype != self.dtype:
             raise ContractError(f"shard IDs are {ids.dtype}, the manifest says {self.dtype}")
-        expected = int(self.group_tokens[g + 1] - self.group_tokens[g])
-        if ids.shape[0] != expected:
+        lo, hi = int(self.group_docs[g]), int(self.group_docs[g + 1])
+        if not np.array_equal(sizes, self.lengths[lo:hi]):
             raise ContractError(f"shard {self.name} lengths disagree with its ID lists")
+        self._seen(ids, self.name)
         self._cache[g] = ids
         while len(self._cache) > _ROW_GROUP_CACHE:
             self._cache.popitem(last=False)
@@ -276,11 +358,23 @@ class _ParquetShard(_Shard):
             parts.append(ids[max(start - base, 0) : stop - base])
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
+    def check_ids(self) -> None:
+        for g in range(len(self.group_docs) - 1):
+            self._group(g)
+
     def doc_ids_and_truncated(self) -> tuple[list[str], NDArray[np.bool_]]:
         self._touch(self.name)
-        table = self._file.read(columns=["doc_id", "truncated"])
-        flags = table.column("truncated").to_numpy(zero_copy_only=False).astype(bool)
-        return table.column("doc_id").to_pylist(), flags
+        try:
+            table = self._file.read(columns=["doc_id", "truncated"])
+            flags = table.column("truncated").to_numpy(zero_copy_only=False)
+            doc_ids = table.column("doc_id").to_pylist()
+        except Exception as exc:  # pyarrow raises ArrowInvalid and friends
+            raise ContractError(
+                f"shard {self.name} is not a readable Parquet file: {exc}"
+            ) from None
+        if flags.dtype != np.bool_ or not all(isinstance(d, str) for d in doc_ids):
+            raise ContractError(f"shard {self.name} has malformed doc_id/truncated columns")
+        return doc_ids, flags
 
 
 class EncodedDataset:
@@ -298,9 +392,11 @@ class EncodedDataset:
         manifest: dict[str, Any],
         shards: list[_Shard],
         masks: list[tuple[Path, str]] | None = None,
+        checked: CheckedManifest | None = None,
     ) -> None:
         self.root = root
         self.manifest = manifest
+        self._checked = checked
         self._shards = shards
         if len(shards) == 1:  # share the shard's index: 16 bytes per record, not 32
             self.lengths, self.offsets = shards[0].lengths, shards[0].offsets
@@ -349,9 +445,28 @@ class EncodedDataset:
         return all(s.verified for s in self._shards)
 
     def verify(self) -> None:
-        """Hash every shard file now (the offline pass); raises on the first mismatch."""
+        """The offline pass: hash every shard file, range-check every ID, and check the
+        document IDs, truncation count, maximum ID and ``corpus.json`` against the
+        manifest; raises a ContractError on the first disagreement."""
         for shard in self._shards:
             shard.verify()
+        checked = self._checked
+        if checked is None:
+            return
+        seen = [s.max_seen for s in self._shards if s.max_seen is not None]
+        if (max(seen) if seen else None) != checked.max_token_id:
+            raise ContractError(
+                f"the shards' largest token ID is {max(seen) if seen else None}, the manifest "
+                f"says {checked.max_token_id}; re-encode the dataset or restore the files"
+            )
+        if int(np.count_nonzero(self.truncated)) != checked.truncated:
+            raise ContractError(
+                f"{int(np.count_nonzero(self.truncated))} records are marked truncated, the "
+                f"manifest says {checked.truncated}; re-encode the dataset"
+            )
+        self._load_flags()
+        if not checked.supervised:
+            check_corpus_file(self.root, checked.corpus_hash, self.doc_ids)
 
     def verify_in_background(self) -> threading.Thread:
         """Start the verification pass on a daemon thread and return it. A mismatch it
@@ -373,8 +488,20 @@ class EncodedDataset:
         flags = []
         for shard in self._shards:
             d, t = shard.doc_ids_and_truncated()
+            if d and (d[0] != shard.entry.first_doc_id or d[-1] != shard.entry.last_doc_id):
+                raise ContractError(
+                    f"shard {shard.entry.index} holds documents {d[0]!r}..{d[-1]!r}, its "
+                    f"manifest entry says {shard.entry.first_doc_id!r}..{shard.entry.last_doc_id!r}"
+                    "; re-encode the dataset or restore the files"
+                )
             ids.extend(d)
             flags.append(t)
+        # Records are sorted by doc_id and unique (the order the encoder writes).
+        if any(map(operator.ge, ids, islice(ids, 1, None))):
+            raise ContractError(
+                "the dataset's doc_ids are not strictly ascending; the shards were reordered "
+                "or altered: re-encode the dataset"
+            )
         self._doc_ids = ids
         self._truncated = np.concatenate(flags) if flags else np.zeros(0, bool)
 
@@ -529,48 +656,38 @@ def open_dataset(
     (:meth:`EncodedDataset.verify_in_background`). No setting skips a digest or the
     binding check.
     """
+    if verify not in ("first-touch", "open", "background"):
+        raise ConfigError(f"verify must be 'first-touch', 'open' or 'background', got {verify!r}")
     root = Path(path)
     manifest = read_json(root / MANIFEST_NAME)
-    if not isinstance(manifest, dict) or manifest.get("kind") != MANIFEST_KIND:
-        raise ContractError(f"{root / MANIFEST_NAME} is not a tokenpact encoded-dataset manifest")
-    if manifest.get("version") != 1 or manifest.get("format") not in SHARD_FORMATS:
-        raise ContractError(f"unsupported dataset manifest version/format in {root}")
+    vocab = None if tokenizer is None else int(tokenizer.vocab_size)
+    checked = checked_manifest(manifest, root)
     expected = tokenizer_hash if tokenizer is None else tokenizer.semantic_hash
     if expected is not None and expected != manifest["tokenizer_hash"]:
         raise ContractError(
             f"the dataset was encoded with tokenizer {manifest['tokenizer_hash']}, not "
             f"{expected}; load the tokenizer it was made with or re-encode the dataset"
         )
+    if vocab is not None and vocab != checked.vocab_size:
+        raise ContractError(
+            f"{root / MANIFEST_NAME} says vocab_size {checked.vocab_size}, the tokenizer has "
+            f"{vocab}; the manifest was edited: re-encode the dataset"
+        )
     if template_hash is not None and template_hash != manifest["template_hash"]:
         raise ContractError(
             f"the dataset was encoded with template {manifest['template_hash']}, not "
             f"{template_hash}; re-encode it with the template you train with"
         )
-    DatasetDeclaration.from_json(manifest["declaration"])  # schema-checked
-    dtype = np.dtype(manifest["dtype"])
-    kind = _ParquetShard if manifest["format"] == "parquet" else _MegatronShard
+    kind = _ParquetShard if checked.format == "parquet" else _MegatronShard
     shards: list[_Shard] = []
-    supervised = manifest.get("supervision") is not None
     masks: list[tuple[Path, str]] = []
-    for entry in manifest["shards"]:
-        files = entry.get("files") if isinstance(entry, dict) else None
-        if not isinstance(files, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in files.items()
-        ):
-            raise ContractError(f"a shard entry of {root / MANIFEST_NAME} has no file digests")
-        mask = sorted(k for k in files if k.endswith(MASK_SUFFIX))
-        shards.append(kind(root, {k: v for k, v in files.items() if k not in mask}, dtype))
-        if supervised:
-            if len(mask) != 1:
-                raise ContractError(
-                    "a conversation shard's supervision mask is missing; re-encode the dataset"
-                )
-            masks.append((_checked_name(root, mask[0]), files[mask[0]]))
-    ds = EncodedDataset(root, manifest, shards, masks if supervised else None)
-    if len(ds) != manifest["records"] or ds.n_tokens != manifest["tokens"]:
-        raise ContractError("the shards' record or token totals differ from the manifest")
-    if verify not in ("first-touch", "open", "background"):
-        raise ConfigError(f"verify must be 'first-touch', 'open' or 'background', got {verify!r}")
+    for entry in checked.shards:
+        mask = [k for k in entry.files if k.endswith(MASK_SUFFIX)]
+        files = {k: v for k, v in entry.files.items() if k not in mask}
+        shards.append(kind(root, files, checked.dtype, entry, checked.max_token_id))
+        if mask:
+            masks.append((_checked_name(root, mask[0]), entry.files[mask[0]]))
+    ds = EncodedDataset(root, manifest, shards, masks if checked.supervised else None, checked)
     if verify == "open":
         ds.verify()
     elif verify == "background":

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from .._stale_temps import remove_stale_temps
 from ..contract import CorpusManifest, DatasetDeclaration, canonical_bytes, template_hash
 from ..contract.dataset_files import DATASET_MANIFEST, ENCODED_DATASET_KIND
 from ..contract.hashing import CORPUS as CORPUS_DOMAIN
@@ -535,6 +536,11 @@ def encode_dataset(
     docs, doc_ids = sort_documents(_documents(source, reader_options))
     texts = list(map(_TEXT, docs))  # map(attrgetter): no Python frame per document
     _check_doc_ids(doc_ids)
+    if corpus is not None and sorted(d.document_id for d in corpus.documents) != doc_ids:
+        raise ConfigError(
+            "the corpus manifest lists other documents than the ones encoded; pass the "
+            "manifest of exactly these documents (or none: one is built from them)"
+        )
     opts = EncodeOptions(
         format=format,
         dtype=token_dtype(tokenizer.vocab_size, format).name,
@@ -553,6 +559,7 @@ def encode_dataset(
         (s, min(s + records_per_shard, len(docs))) for s in range(0, len(docs), records_per_shard)
     ]
     out.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(out)  # what killed runs left (their processes are gone)
     # The old manifest goes first: an interrupted overwrite then leaves no manifest that
     # names missing or half-replaced shards (open_dataset fails closed without one).
     (out / MANIFEST_NAME).unlink(missing_ok=True)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .._text_files import iter_json_objects, open_text
+from .._text_files import iter_json_objects, iter_lines, open_text
 from ..errors import ConfigError, InvalidInputError
 from .documents import ContentIds, Document
 
@@ -132,10 +132,10 @@ def _read_text(path: Path, fields: _Fields, *, per_line: bool) -> Iterator[Docum
     source = fields.source or "default"
     with open_text(path) as handle:
         if not per_line:
-            text = handle.read()
+            text = "".join(line for _, line in iter_lines(handle, path))
             yield Document(doc_id=path.name, text=text, source=source)
             return
-        for lineno, line in enumerate(handle, 1):
+        for lineno, line in iter_lines(handle, path):
             text = line.rstrip("\r\n")
             if text:
                 yield Document(doc_id=f"{path.name}:{lineno}", text=text, source=source)

@@ -128,9 +128,16 @@ def read_megatron_index(idx: bytes) -> tuple[np.dtype[Any], NDArray[np.int32], N
         raise ContractError(
             f".idx size {len(idx)} does not match {n_seq} sequences and {n_doc} documents"
         )
+    if n_doc != n_seq + 1:
+        raise ContractError(f".idx lists {n_doc} documents for {n_seq} sequences, not one each")
     at = _HEADER.size
     sizes = np.frombuffer(idx, dtype="<i4", count=n_seq, offset=at)
     pointers = np.frombuffer(idx, dtype="<i8", count=n_seq, offset=at + 4 * n_seq)
+    docs = np.frombuffer(idx, dtype="<i8", count=n_doc, offset=at + 12 * n_seq)
+    if n_seq and (int(sizes.min()) < 0 or int(pointers.min()) < 0):
+        raise ContractError(".idx holds a negative size or pointer; not a shard we wrote")
+    if not np.array_equal(docs, np.arange(n_doc, dtype=np.int64)):
+        raise ContractError(".idx document indices are not one sequence per document")
     return dtype, sizes, pointers
 
 

@@ -84,6 +84,30 @@ def id_out_of_vocab(subject: Subject) -> Found:
         )
 
 
+@detector(
+    "label-out-of-vocab",
+    failure="vocabulary size mismatch",
+    needs=("batch", "tokenizer"),
+)
+def label_out_of_vocab(subject: Subject) -> Found:
+    """Labels index the output layer: each must be a vocabulary ID or the ignore index."""
+    batch = subject.batch
+    rows = subject.checkpoint["input_embedding_rows"] if subject.checkpoint else None
+    limit = subject.vocab_size if subject.vocab_size is not None else rows
+    if batch is None or batch.labels is None or limit is None:
+        return
+    labels = batch.labels
+    bad = batch.valid & (labels != subject.ignore_index) & ((labels >= limit) | (labels < 0))
+    if bad.any():
+        values = sorted({int(v) for v in labels[bad]})
+        yield (
+            f"{int(bad.sum())} labels are outside [0, {limit}) and not the ignore index "
+            f"{subject.ignore_index} (values {values[:5]}, at {_where(bad)})",
+            "build labels from input_ids encoded with this tokenizer, and mark ignored "
+            f"positions with {subject.ignore_index}",
+        )
+
+
 @detector("pad-in-labels", failure="PAD in labels", needs=("batch",))
 def pad_in_labels(subject: Subject) -> Found:
     batch = subject.batch

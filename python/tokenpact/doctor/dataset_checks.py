@@ -9,7 +9,7 @@ from pathlib import Path
 from ..contract.dataset_files import ENCODED_DATASET_KIND, shard_digest_problems
 from ..contract.declarations import DatasetDeclaration
 from ..contract.loader_state import STATE_KIND, state_file_problems
-from ..errors import ContractError
+from ..errors import ContractError, TokenpactError
 from .findings import detector
 from .subject import Subject
 
@@ -31,7 +31,9 @@ def dataset_shards_changed(subject: Subject) -> Found:
         return
     doc = subject.manifest
     assert doc is not None
-    for problem in shard_digest_problems(Path(subject.manifest_path).parent, doc):
+    root = Path(subject.manifest_path).parent
+    problems = shard_digest_problems(root, doc)
+    for problem in problems:
         yield problem, "re-encode the dataset, or restore the shard files it was encoded to"
     try:
         declared = DatasetDeclaration.from_json(doc.get("declaration"))
@@ -43,6 +45,17 @@ def dataset_shards_changed(subject: Subject) -> Found:
             "declaration_hash is not the hash of the declaration: the manifest was edited",
             "re-encode the dataset (never edit dataset.json by hand)",
         )
+        return
+    if problems:
+        return
+    # The digests hold: the whole-dataset checks of open_dataset's offline pass (the
+    # manifest against itself, counts, ID range, document order, corpus.json).
+    from ..data.dataset import open_dataset
+
+    try:
+        open_dataset(root, verify="open")
+    except TokenpactError as exc:
+        yield str(exc), "re-encode the dataset (never edit dataset.json by hand)"
 
 
 @detector(

@@ -70,7 +70,10 @@ class Subject:
 def read_json(path: Path) -> Any:
     if path.stat().st_size > MAX_JSON_BYTES:
         raise ValueError(f"{path} is larger than {MAX_JSON_BYTES} bytes")
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise ValueError(f"{path} nests too deeply to be a file the doctor reads") from None
 
 
 # Files the project writes that no detector reads: recognized (so the doctor says what

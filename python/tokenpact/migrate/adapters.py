@@ -24,6 +24,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from .._stale_temps import remove_stale_temps
 from ..contract.checkpoint_reader import TensorInfo, read_safetensors_header
 from ..core import Tokenizer
 from ..errors import ArtifactError, ConfigError, ContractError
@@ -126,6 +127,7 @@ def resize_adapter(
         check_float(info)
         outs.append(_resized(info, role, old_rows, rows, old_ids, new_ids, sources, init, seed))
         shapes[info.name] = (list(info.shape), list(outs[-1].shape))
+    remove_stale_temps(dst.parent, [dst.name])  # what killed runs left
     tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

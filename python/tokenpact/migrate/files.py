@@ -7,11 +7,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .._stale_temps import remove_stale_temps
+
 
 def atomic_write_text(path: str | os.PathLike[str], text: str, *, durable: bool = True) -> None:
     """Write ``text`` to ``path`` so readers see the old file or the new one, never half
     (``durable``: fsync before the rename, so a crash cannot leave an empty file)."""
     target = Path(path)
+    remove_stale_temps(target.parent, [target.name])
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
     with open(tmp, "w", encoding="utf-8") as handle:
         handle.write(text)

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from .._stale_temps import remove_stale_temps
 from ..contract.checkpoint_reader import TensorInfo
 from ..core import Tokenizer
 from ..errors import ConfigError, ContractError
@@ -387,6 +388,7 @@ def resize_checkpoint(
         _plan_sources(plan, old_tok, new_tok)
         return _new_row_bytes(plan, bias_init)
 
+    remove_stale_temps(dst.parent, [dst.name])  # what killed runs left
     tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)

@@ -68,6 +68,11 @@ class LangIdConfig(StepConfig):
         for name in ("languages", "keep", "scripts"):
             if getattr(self, name) is not None:
                 check_strings(getattr(self, name), name)
+        if self.languages is not None and not self.languages:
+            raise ConfigError(
+                "langid languages is empty: list the candidate languages, or leave it out "
+                "(null) to consider every language the model knows"
+            )
         check_range(self.min_confidence, "min_confidence", low=0.0, high=1.0)
         check_range(self.max_chars, "max_chars", low=1)
         check_range(self.mixed_threshold, "mixed_threshold", low=0.0, high=1.0)

@@ -165,6 +165,8 @@ class CleaningPipeline:
             ) from None
         except (ValueError, UnicodeDecodeError) as exc:
             raise ConfigError(f"cleaning config {path} is not valid UTF-8 JSON ({exc})") from None
+        except RecursionError:
+            raise ConfigError(f"cleaning config {path} nests too deeply") from None
         return cls.from_config(data, steps=steps)
 
     def to_json(self) -> dict[str, Any]:

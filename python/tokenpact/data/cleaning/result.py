@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..._stale_temps import remove_stale_temps
 from ...contract import CorpusManifest
 from ..corpus_manifest import build_corpus_manifest, write_json_atomic
 from ..documents import Document, output_record
@@ -307,6 +308,7 @@ class CleaningResult:
 def write_jsonl_atomic(path: str | os.PathLike[str], records: Sequence[Mapping[str, Any]]) -> Path:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(target.parent, [target.name])
     tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
     with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
         for record in records:
