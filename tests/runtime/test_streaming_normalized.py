@@ -111,8 +111,9 @@ def _text(data) -> str:
 def _stream(tok, data, text: str) -> None:
     allowed = data.draw(st.sampled_from(["all", ()]), label="allowed")
     step = data.draw(st.sampled_from([0, 0, 1, 64]), label="scan_step")
-    enc = StreamingEncoder(tok, allowed_special=allowed, scan_step=step)
-    assert enc.rule == "normalized"
+    native = data.draw(st.booleans(), label="native")
+    enc = StreamingEncoder(tok, allowed_special=allowed, scan_step=step, native=native)
+    assert enc.rule == "normalized" and (enc._core is not None) == native
     as_bytes = data.draw(st.booleans(), label="bytes")
     payload: str | bytes = text.encode() if as_bytes else text
     sizes = data.draw(st.lists(st.integers(1, 9), min_size=1, max_size=6), label="sizes")
@@ -160,17 +161,41 @@ def test_commits_while_streaming_and_the_lag_stays_short(name: str) -> None:
     assert out == tok.encode(text)
 
 
+@pytest.mark.parametrize("name", ["qwen-3", "qwen-3-NFKC"])
+@settings(suppress_health_check=[HealthCheck.too_slow], max_examples=20, deadline=None)
+@given(data=st.data())
+def test_native_path_matches_reference_push_by_push(name: str, data) -> None:
+    """The Rust rule (``src/runtime/stream_normalize.rs``) commits exactly what the
+    Python reference commits, after every push."""
+    tok = _tok(name)
+    text = _text(data)
+    allowed = data.draw(st.sampled_from(["all", ()]), label="allowed")
+    native = StreamingEncoder(tok, allowed_special=allowed, scan_step=0)
+    reference = StreamingEncoder(tok, allowed_special=allowed, scan_step=0, native=False)
+    assert native._core is not None and reference._core is None
+    sizes = data.draw(st.lists(st.integers(1, 9), min_size=1, max_size=6), label="sizes")
+    at, i = 0, 0
+    while at < len(text):
+        chunk = text[at : at + sizes[i % len(sizes)]]
+        assert native.push(chunk) == reference.push(chunk), at
+        at, i = at + len(chunk), i + 1
+    assert native.finish() == reference.finish()
+
+
 def test_jamo_and_marks_arriving_later_change_nothing_committed() -> None:
     """A Hangul L jamo, then its vowel and final in later pushes (they compose into one
     syllable); a base letter, then its accent: nothing before them is committed with the
     wrong normalization."""
     tok = _tok("qwen-3")
-    for parts in (["abc def \u1100", "\u1161", "\u11a8 ghi"], ["hello cafe", "\u0301", " ok"]):
-        enc = StreamingEncoder(tok, scan_step=0)
-        out: list[int] = []
-        for part in parts:
-            out += enc.push(part)
-        assert out + enc.finish() == tok.encode("".join(parts))
+    for native in (True, False):
+        for parts in (["abc def \u1100", "\u1161", "\u11a8 ghi"], ["hello cafe", "\u0301", " ok"]):
+            enc = StreamingEncoder(tok, scan_step=0, native=native)
+            out = enc.push(parts[0])
+            # The first push commits "abc" / "hello", never the last word.
+            assert 0 < len(out) < len(tok.encode(parts[0]))
+            for part in parts[1:]:
+                out += enc.push(part)
+            assert out + enc.finish() == tok.encode("".join(parts))
 
 
 @pytest.mark.parametrize("form", ["NFC", "NFKC", "NFD", "NFKD"])

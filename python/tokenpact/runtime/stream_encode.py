@@ -15,7 +15,7 @@ until :meth:`StreamingEncoder.finish`):
   text back from their first possible start; a complete spelling is committed with its
   ID once no other spelling can match there.
 - ``normalized`` (byte-level BPE behind a Unicode normalizer, NFC/NFKC/NFD/NFKD, and one
-  split step a built-in scanner proves: Qwen, MiniMax; Python path): as ``pretokens``
+  split step a built-in scanner proves: Qwen, MiniMax): as ``pretokens``
   over the normalized text up to the last Unicode-stable character, committed where a
   stable character starts and the raw prefix normalizes to the final pre-tokens
   (:mod:`.stream_normalize`).
@@ -55,8 +55,8 @@ time (commits then come later, never wrong). Each scan has a fixed cost on top o
 bytes it reads, so the default scans short transport chunks (64 bytes) every fourth
 push; IDs then commit at most 255 bytes after they became final.
 
-This module is the reference. Every rule but ``hold`` and ``normalized`` runs in Rust
-for the pipeline engines of ``tokenpact._native.Engine`` (``_native.StreamingCore``,
+This module is the reference. Every rule but ``hold`` runs in Rust for the pipeline
+engines of ``tokenpact._native.Engine`` (``_native.StreamingCore``,
 ``src/runtime/stream_encode.rs``): the same steps with identical commits, except that
 under ``pretokens`` Rust encodes each final pre-token as scanned (so it needs no check
 that the prefix splits the same alone, and commits at least as much); the
@@ -332,11 +332,16 @@ class StreamingEncoder:
                 tok.engine, "sentencepiece", None, matcher, True, scan_step
             )
             self.rule = "sentencepiece"
-        elif native and self.rule not in ("hold", "normalized") and tok.engine.kind == "pipeline":
+        elif native and self.rule != "hold" and tok.engine.kind == "pipeline":
+            pattern = None
+            if self.rule == "pretokens":
+                pattern = self._pattern
+            elif self._normalized is not None:
+                pattern = self._normalized[1]  # the scanner that proves the split
             self._core = _native.StreamingCore(
                 tok.engine,
                 self.rule,
-                self._pattern if self.rule == "pretokens" else None,
+                pattern,
                 matcher,
                 self._through_spellings,
                 scan_step,
