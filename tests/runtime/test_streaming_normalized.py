@@ -21,6 +21,7 @@ import copy
 import functools
 import json
 import random
+import unicodedata
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -166,7 +167,8 @@ def test_commits_while_streaming_and_the_lag_stays_short(name: str) -> None:
 @given(data=st.data())
 def test_native_path_matches_reference_push_by_push(name: str, data) -> None:
     """The Rust rule (``src/runtime/stream_normalize.rs``) commits exactly what the
-    Python reference commits, after every push."""
+    Python reference commits, after every push (on characters this Python's Unicode
+    version knows)."""
     tok = _tok(name)
     text = _text(data)
     allowed = data.draw(st.sampled_from(["all", ()]), label="allowed")
@@ -174,12 +176,27 @@ def test_native_path_matches_reference_push_by_push(name: str, data) -> None:
     reference = StreamingEncoder(tok, allowed_special=allowed, scan_step=0, native=False)
     assert native._core is not None and reference._core is None
     sizes = data.draw(st.lists(st.integers(1, 9), min_size=1, max_size=6), label="sizes")
+    # A character this Python's Unicode version does not know is no stable character for
+    # the reference; the crate's newer tables may know it as one (the two may then cut
+    # at different places, each a prefix of one-shot encode).
+    known = all(unicodedata.category(c) != "Cn" for c in text)
     at, i = 0, 0
     while at < len(text):
         chunk = text[at : at + sizes[i % len(sizes)]]
-        assert native.push(chunk) == reference.push(chunk), at
+        native.push(chunk)
+        reference.push(chunk)
+        if known:
+            assert native.committed == reference.committed, at
+        else:  # both are prefixes of encode(text)
+            a, b = sorted((native.committed, reference.committed), key=len)
+            assert b[: len(a)] == a
         at, i = at + len(chunk), i + 1
-    assert native.finish() == reference.finish()
+    whole = list(native.committed) + native.finish()
+    assert (
+        whole
+        == list(reference.committed) + reference.finish()
+        == tok.encode(text, allowed_special=allowed)
+    )
 
 
 def test_jamo_and_marks_arriving_later_change_nothing_committed() -> None:
