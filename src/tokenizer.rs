@@ -24,6 +24,11 @@ pub struct CoreTokenizer {
     pub pretok: PretokChain,
     pub decoder: Decoder,
     pub specials: FxHashMap<u32, Vec<u8>>,
+    /// The decoded bytes of the special (added) tokens whose decoding is not their
+    /// spelling: under the byte-level decoder, a spelling made only of GPT-2 alphabet
+    /// characters decodes to those characters' bytes (Hugging Face's `ByteLevel`
+    /// decoder runs on added tokens too: DeepSeek LLM's added `ø` is the byte 0xF8).
+    pub special_decoded: FxHashMap<u32, Vec<u8>>,
 }
 
 impl CoreTokenizer {
@@ -75,12 +80,24 @@ impl CoreTokenizer {
         if let Some(&top) = map.keys().max() {
             crate::id_space::check(model.vocab().len() + map.len(), top, "added tokens")?;
         }
+        let mut special_decoded = FxHashMap::default();
+        if matches!(decoder, Decoder::Bytes) {
+            for (&id, spelling) in &map {
+                let text = std::str::from_utf8(spelling).unwrap_or_default();
+                if let Some(bytes) = crate::bpe::hf::byte_level_string_bytes(text) {
+                    if bytes != *spelling {
+                        special_decoded.insert(id, bytes);
+                    }
+                }
+            }
+        }
         Ok(CoreTokenizer {
             model,
             normalizer,
             pretok,
             decoder,
             specials: map,
+            special_decoded,
         })
     }
 
@@ -339,6 +356,20 @@ impl CoreTokenizer {
         }
     }
 
+    /// The bytes the decoder takes for one ID: `token_bytes`, except for a special
+    /// token whose decoding differs from its spelling (`special_decoded`).
+    #[inline]
+    pub fn decode_piece(&self, id: u32) -> Option<&[u8]> {
+        match self.model.vocab().get(id as usize) {
+            Some(b) => Some(b),
+            None => self
+                .special_decoded
+                .get(&id)
+                .or_else(|| self.specials.get(&id))
+                .map(|v| v.as_slice()),
+        }
+    }
+
     /// The model ID or special ID whose bytes are exactly `piece` (a linear scan: a
     /// lookup for tools, not for encoding).
     pub fn piece_to_id(&self, piece: &[u8]) -> Option<u32> {
@@ -360,7 +391,7 @@ impl CoreTokenizer {
     pub fn decode_bytes(&self, ids: &[u32]) -> CoreResult<Vec<u8>> {
         let mut pieces = Vec::with_capacity(ids.len());
         for &id in ids {
-            match self.token_bytes(id) {
+            match self.decode_piece(id) {
                 Some(b) => pieces.push(b),
                 None => {
                     return Err(CoreError::UnknownToken(format!(

@@ -27,6 +27,18 @@ pub fn bytes_to_unicode() -> [char; 256] {
     table
 }
 
+/// The bytes Hugging Face's `ByteLevel` decoder makes of one token string: each
+/// character's byte when every character is in GPT-2's alphabet, else None (the decoder
+/// then keeps the string's own UTF-8). `decoders::ByteLevel::decode_chain` applies this
+/// to every token it decodes, added tokens included.
+pub fn byte_level_string_bytes(token: &str) -> Option<Vec<u8>> {
+    let table = bytes_to_unicode();
+    token
+        .chars()
+        .map(|c| table.iter().position(|&t| t == c).map(|b| b as u8))
+        .collect()
+}
+
 /// GPT-2's map from printable characters back to bytes (`bytes_to_unicode` inverted).
 fn byte_decoder() -> FxHashMap<char, u8> {
     bytes_to_unicode()
@@ -149,6 +161,20 @@ pub fn merge_records(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_level_strings_decode_like_hf() {
+        // Every character in the alphabet: its byte (0xF8 is never UTF-8).
+        assert_eq!(byte_level_string_bytes("ø"), Some(vec![0xF8]));
+        assert_eq!(byte_level_string_bytes("Ġhi"), Some(b" hi".to_vec()));
+        assert_eq!(
+            byte_level_string_bytes("<|im_end|>"),
+            Some(b"<|im_end|>".to_vec())
+        );
+        // A space or a character outside the alphabet: HF keeps the UTF-8 spelling.
+        assert_eq!(byte_level_string_bytes("a b"), None);
+        assert_eq!(byte_level_string_bytes("<｜end▁of▁sentence｜>"), None);
+    }
 
     #[test]
     fn gpt2_alphabet() {

@@ -435,8 +435,8 @@ impl StreamingCore {
 
 #[pymethods]
 impl StreamingCore {
-    /// `rule`: "pretokens" (with `pattern`, a built-in pattern name), "whitespace",
-    /// "metaspace", "specials" or "sentencepiece" (a SentencePiece engine). `allowed`: the spellings `encode` recognizes (a plain matcher).
+    /// `rule`: "pretokens" or "normalized" (with `pattern`, a built-in pattern name),
+    /// "whitespace", "metaspace", "specials" or "sentencepiece" (a SentencePiece engine). `allowed`: the spellings `encode` recognizes (a plain matcher).
     /// `scan_step`: new bytes between scans (0: every push; default `DEFAULT_SCAN_STEP`).
     #[new]
     // A literal default, so the text signature (and stubtest) shows it.

@@ -195,7 +195,7 @@ impl IncrementalDecoder {
                     if self.skip.contains(&id) {
                         continue;
                     }
-                    let piece = core.token_bytes(id).ok_or_else(|| unknown(id, rows))?;
+                    let piece = core.decode_piece(id).ok_or_else(|| unknown(id, rows))?;
                     self.utf8.push(piece, out)?;
                 }
                 if finish {
@@ -209,7 +209,7 @@ impl IncrementalDecoder {
                     if self.skip.contains(&id) {
                         continue;
                     }
-                    let piece = core.token_bytes(id).ok_or_else(|| unknown(id, rows))?;
+                    let piece = core.decode_piece(id).ok_or_else(|| unknown(id, rows))?;
                     tokens.push(String::from_utf8_lossy(piece).into_owned());
                 }
                 chain.push(steps, tokens, finish, out);

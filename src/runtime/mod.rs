@@ -8,6 +8,7 @@ pub mod output;
 pub mod stops;
 pub mod stream_encode;
 mod stream_guards;
+mod stream_normalize;
 mod stream_record;
 mod stream_sentencepiece;
 pub mod utf8;

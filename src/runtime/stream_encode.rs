@@ -16,6 +16,8 @@
 //!   which encodes the prefix alone and so needs `final_pretokens`' extra check),
 //!   `Whitespace` cuts right before the last ASCII whitespace character (WordPiece),
 //!   `Metaspace` right before the last ASCII space, `Specials` nowhere,
+//!   `Normalized` at the final pre-tokens of the normalized text before the last
+//!   Unicode-stable character (see `stream_normalize`),
 //!   `SentencePiece` right before the last `▁` (an ASCII space) that follows another
 //!   character in the normalized text, once every normalizer step before it is final
 //!   (no byte after the text that arrived can change it; see `SpmCut`).
@@ -27,11 +29,14 @@ use std::sync::Arc;
 
 use crate::engine::Engine;
 use crate::error::{CoreError, CoreResult};
+use crate::normalize::unicode::Form;
+use crate::normalize::Normalizer;
 use crate::pretok::builtin::Builtin;
 use crate::special::SpecialMatcher;
 use crate::tokenizer::CoreTokenizer;
 
 use super::stream_guards::Guards;
+use super::stream_normalize::normalized_cut;
 use super::stream_record::Record;
 use super::stream_sentencepiece::SpmCut;
 
@@ -53,6 +58,10 @@ pub enum CutRule {
     /// Byte-level BPE behind a built-in pattern, nothing rewrites the text: the
     /// pre-tokens the scanner proves final.
     Pretokens(Builtin),
+    /// Byte-level BPE behind a Unicode normalizer (NFC, NFKC, NFD, NFKD): the final
+    /// pre-tokens the scanner proves in the normalized text before the last stable
+    /// character, where a stable character starts in the raw text.
+    Normalized(Builtin),
     /// Right before an ASCII whitespace character (split there and dropped).
     Whitespace,
     /// Right before an ASCII space (it becomes the `▁` that starts the next pre-token).
@@ -72,6 +81,17 @@ impl CutRule {
             ("metaspace", _) => Ok(CutRule::Metaspace),
             ("specials", _) => Ok(CutRule::Specials),
             ("sentencepiece", _) => Ok(CutRule::SentencePiece),
+            ("normalized", Some(p)) => {
+                Builtin::from_name(p)
+                    .map(CutRule::Normalized)
+                    .ok_or_else(|| {
+                        CoreError::Config(format!(
+                            "the normalized rule needs a built-in pattern that proves the \
+                         split (gpt2, gpt4, o200k, llama3), not {p:?}; use \
+                         StreamingEncoder, which picks a rule"
+                        ))
+                    })
+            }
             ("pretokens", Some(p)) => {
                 Builtin::from_name(p)
                     .map(CutRule::Pretokens)
@@ -98,6 +118,8 @@ enum Backend {
 pub struct StreamEncoder {
     backend: Backend,
     rule: CutRule,
+    /// The normalization form of the `Normalized` rule.
+    form: Form,
     guards: Option<Guards>,
     /// Decoded text that is not committed yet.
     pending: String,
@@ -180,6 +202,20 @@ impl StreamEncoder {
                 ));
             }
         }
+        let mut form = Form::Nfc;
+        if let (CutRule::Normalized(_), Backend::Pipeline(core)) = (rule, &backend) {
+            match &core.normalizer {
+                Some(Normalizer::Unicode(f)) if core.pretok.rewrite.is_none() => form = *f,
+                _ => {
+                    return Err(CoreError::Config(
+                        "the normalized rule needs a tokenizer whose normalizer is one \
+                         Unicode form (NFC, NFKC, NFD, NFKD) and no pre-tokenizer rewrite; \
+                         use StreamingEncoder, which picks a rule"
+                            .into(),
+                    ))
+                }
+            }
+        }
         let guards = match matcher {
             Some(m) if !m.contents.is_empty() => Some(Guards::new(m, through_spellings)?),
             _ => None,
@@ -187,6 +223,7 @@ impl StreamEncoder {
         Ok(StreamEncoder {
             backend,
             rule,
+            form,
             guards,
             pending: String::new(),
             partial: Vec::new(),
@@ -461,6 +498,7 @@ impl StreamEncoder {
                 .rposition(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
                 .unwrap_or(0),
             CutRule::Metaspace => head.bytes().rposition(|b| b == b' ').unwrap_or(0),
+            CutRule::Normalized(proof) => normalized_cut(buf, limit, self.form, proof),
             CutRule::Specials => 0,
             CutRule::SentencePiece => match &mut self.backend {
                 Backend::SentencePiece(spm) => spm.final_cut(head),

@@ -85,14 +85,6 @@ def _cases(tok, hf, rng: random.Random, n_texts: int = 4):
             yield list(ids[:k]), completion
 
 
-def _same_decode(tok, hf, ids: list[int]) -> bool:
-    """Whether tokenpact's batch decode equals HF's (vLLM streams HF's text). They differ
-    only on added tokens spelled outside the byte-level alphabet (DeepSeek LLM, Janus:
-    an added ``ý``), which HF runs through the ByteLevel decoder into U+FFFD."""
-    mine = tok.decode(ids, errors="replace", skip_special_tokens=True)
-    return bool(mine == hf.decode(ids, skip_special_tokens=True))
-
-
 def _inside(hf, ids: list[int]) -> bool:
     return hf.decode(ids, skip_special_tokens=False).endswith("\ufffd")
 
@@ -104,7 +96,7 @@ def test_streamed_text_equals_vllm(name: str) -> None:
     ``hold="fixed_window"`` also the text of every step (what vLLM holds back)."""
     tok, hf = _pair(name)
     rng = random.Random(name)
-    checked = differ = 0
+    checked = 0
     for prompt, completion in _cases(tok, hf, rng):
         decoded = hf.decode(completion)
         stops: list[str] = []
@@ -113,9 +105,12 @@ def test_streamed_text_equals_vllm(name: str) -> None:
                 at = rng.randrange(len(decoded))
                 stops.append(decoded[at : at + rng.randint(1, 6)])
         include = rng.random() < 0.3
-        if not _same_decode(tok, hf, prompt + completion):
-            differ += 1
-            continue
+        # vLLM streams HF's decode: tokenpact's is the same on every ID, added tokens
+        # included (DeepSeek LLM's and Janus' added ``ø`` is the byte 0xF8, U+FFFD).
+        whole = prompt + completion
+        assert tok.decode(whole, errors="replace", skip_special_tokens=True) == hf.decode(
+            whole, skip_special_tokens=True
+        )
         want_text, want_stop, want_deltas = vllm_oracle.stream(
             hf, prompt, completion, stop=stops or None, include_stop_str_in_output=include
         )
@@ -133,7 +128,7 @@ def test_streamed_text_equals_vllm(name: str) -> None:
         assert deltas == want_deltas, (prompt, completion, stops)
         assert (fixed.visible_text, fixed.matched_stop) == (want_text, want_stop)
         checked += 1
-    assert checked > differ
+    assert checked > 0
 
 
 def primed_text(tok, prompt: list[int], completion: list[int], skip: bool = True) -> str:
@@ -171,7 +166,7 @@ def test_prompt_primed_decode_is_the_definition(name: str) -> None:
         raw = IncrementalDecoder(tok, prompt_ids=prompt)
         got = "".join(raw.push(i) for i in completion) + raw.finish()
         assert got == primed_text(tok, prompt, completion, skip=False), k
-        if not _inside(hf, prompt) and _same_decode(tok, hf, ids):
+        if not _inside(hf, prompt):
             assert vllm_oracle.stream(hf, prompt, completion)[0] == want, k
 
 

@@ -14,6 +14,11 @@ until :meth:`StreamingEncoder.finish`):
   final for every continuation. Special/added spellings that may be recognized hold the
   text back from their first possible start; a complete spelling is committed with its
   ID once no other spelling can match there.
+- ``normalized`` (byte-level BPE behind a Unicode normalizer, NFC/NFKC/NFD/NFKD, and one
+  split step a built-in scanner proves: Qwen, MiniMax): as ``pretokens``
+  over the normalized text up to the last Unicode-stable character, committed where a
+  stable character starts and the raw prefix normalizes to the final pre-tokens
+  (:mod:`.stream_normalize`).
 - ``whitespace`` (Hugging Face WordPiece behind BertPreTokenizer/Whitespace/
   WhitespaceSplit): the pre-tokenizer splits at every ASCII whitespace character and
   drops it, WordPiece encodes words alone, so a cut right before such a character is
@@ -67,6 +72,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .. import _native
 from ..errors import ConfigError, InvalidInputError, TokenpactError
+from . import stream_normalize
 
 if TYPE_CHECKING:
     from ..core import SpecialSpec, Tokenizer
@@ -78,7 +84,9 @@ SCAN_ALWAYS_BELOW = 4096
 # New bytes between two scans by default: the native core's constant.
 DEFAULT_SCAN_STEP: int = _native.DEFAULT_SCAN_STEP
 
-Rule = Literal["pretokens", "whitespace", "metaspace", "specials", "sentencepiece", "hold"]
+Rule = Literal[
+    "pretokens", "normalized", "whitespace", "metaspace", "specials", "sentencepiece", "hold"
+]
 
 # Normalizers that act on each character alone, or whose context (NFC/NFKC composition,
 # canonical reordering, final-sigma lowercasing) never reaches across an ASCII space or
@@ -180,6 +188,8 @@ def commit_rule(tok: Tokenizer) -> Rule:
         and not pipeline.get("pre_tokenizer")
     ):
         return "pretokens"
+    if byte_level and _normalized_proof(tok) is not None:
+        return "normalized"
     if tok.semantics != "hf_pipeline":
         return "hold"
     try:
@@ -195,6 +205,21 @@ def commit_rule(tok: Tokenizer) -> Rule:
     if model in ("Unigram", "BPE") and pre.get("type") == "Metaspace" and pre.get("split", True):
         return "metaspace"
     return "hold"
+
+
+def _normalized_proof(tok: Tokenizer) -> tuple[stream_normalize.Form, str] | None:
+    """(form, proof pattern) of a byte-level pipeline behind one Unicode normalizer and
+    one split step a built-in scanner proves (Qwen, MiniMax: NFC); else None."""
+    spec = tok._spec
+    node = spec.normalizer
+    if tok.engine.kind != "pipeline" or not node or node.get("type") not in stream_normalize.FORMS:
+        return None
+    steps = (spec.pre_tokenizer or {}).get("steps")
+    proof = stream_normalize.proof_pattern(steps)
+    if proof is None:
+        return None
+    form: stream_normalize.Form = node["type"]
+    return form, proof
 
 
 def _has_first_scheme(node: Any) -> bool:
@@ -294,6 +319,7 @@ class StreamingEncoder:
             self.rule = "specials"
         self._engine_encode = tok.engine.encode
         self._pattern = tok.pattern_name or ""
+        self._normalized = _normalized_proof(tok) if self.rule == "normalized" else None
         # Every rule but hold runs the same steps in Rust: one native call per push
         # instead of a UTF-8 decode, a scan call, an encode call and list bookkeeping in
         # Python. The matcher is encode()'s for these spellings (none carries a flag).
@@ -307,10 +333,15 @@ class StreamingEncoder:
             )
             self.rule = "sentencepiece"
         elif native and self.rule != "hold" and tok.engine.kind == "pipeline":
+            pattern = None
+            if self.rule == "pretokens":
+                pattern = self._pattern
+            elif self._normalized is not None:
+                pattern = self._normalized[1]  # the scanner that proves the split
             self._core = _native.StreamingCore(
                 tok.engine,
                 self.rule,
-                self._pattern if self.rule == "pretokens" else None,
+                pattern,
                 matcher,
                 self._through_spellings,
                 scan_step,
@@ -519,6 +550,11 @@ class StreamingEncoder:
         if self.rule == "pretokens":
             cut = _native.final_pretoken_prefix(buf[:limit], self._pattern)
             return (0 if cut is None else int(cut)), False
+        if self._normalized is not None:
+            form, proof = self._normalized
+            return stream_normalize.normalized_cut(
+                buf, limit, form, self.tokenizer.normalize, proof
+            ), False
         if self.rule == "specials":
             return 0, False  # only a decided spelling cuts
         # A cut right before an ASCII space (Metaspace: it becomes the ▁ that starts the
