@@ -50,8 +50,39 @@ def encode_structured(
     codepoint ranges of ``text`` (user content in a rendered chat, say) where special
     spellings are never recognized, even when ``allowed_special`` permits them
     elsewhere; the whole text is still pre-tokenized in one pass. ``truncation`` and
-    ``padding`` are explicit policies (see :class:`Truncation`, :class:`Padding`).
+    ``padding`` are explicit policies (see :class:`Truncation`, :class:`Padding`); when
+    omitted, the tokenizer's own policy applies (``tok.truncation`` / ``tok.padding``,
+    None unless set by ``with_truncation`` / ``with_padding``).
     """
+    truncation = tok.truncation if truncation is None else truncation
+    padding = tok.padding if padding is None else padding
+    return _encode_one(
+        tok,
+        text,
+        pair,
+        allowed_special,
+        disallowed_special,
+        add_special_tokens,
+        coordinate,
+        untrusted_spans,
+        truncation,
+        padding,
+    )
+
+
+def _encode_one(
+    tok: Tokenizer,
+    text: str,
+    pair: str | None,
+    allowed_special: SpecialSpec,
+    disallowed_special: SpecialSpec,
+    add_special_tokens: bool,
+    coordinate: str,
+    untrusted_spans: Sequence[tuple[int, int]],
+    truncation: Truncation | None,
+    padding: Padding | None,
+) -> Encoding:
+    """One structured encoding under the resolved policies (None: no policy)."""
     first = content(tok, text, allowed_special, disallowed_special, coordinate, untrusted_spans)
     second = (
         None
@@ -83,18 +114,24 @@ def encode_structured_batch(
     truncation: Truncation | None = None,
     padding: Padding | None = None,
 ) -> list[Encoding]:
-    """``encode_structured`` for many texts; padding aligns the whole batch."""
+    """``encode_structured`` for many texts; padding aligns the whole batch (the
+    tokenizer's own policies apply when a call passes none)."""
+    truncation = tok.truncation if truncation is None else truncation
+    padding = tok.padding if padding is None else padding
     if pairs is not None and len(pairs) != len(texts):
         raise ConfigError(f"{len(texts)} texts but {len(pairs)} pairs; pass one pair each")
     out = [
-        tok.encode_structured(
+        _encode_one(
+            tok,
             t,
             None if pairs is None else pairs[i],
-            allowed_special=allowed_special,
-            disallowed_special=disallowed_special,
-            add_special_tokens=add_special_tokens,
-            coordinate=coordinate,
-            truncation=truncation,
+            allowed_special,
+            disallowed_special,
+            add_special_tokens,
+            coordinate,
+            (),
+            truncation,
+            None,  # the batch is padded together below
         )
         for i, t in enumerate(texts)
     ]

@@ -34,6 +34,7 @@ from ..errors import (
 )
 from ..postprocess import apply_single, single_boundaries, with_boundaries
 from ..special import KNOWN_ROLES, AddedTokenFlags, SpecialToken
+from ..truncation import Padding, Truncation
 from . import batch_encoding, peer_names, special_policy, structured_encoding, token_ids
 from .byte_bpe import merges_spec, ranks_spec, records_spec
 from .engine import Capability, Engine, build_engine, capabilities
@@ -348,6 +349,40 @@ class Tokenizer:
     def post_processor(self) -> dict[str, Any] | None:
         post = self._spec.post_processor
         return None if post is None else dict(post)
+
+    @property
+    def padding(self) -> Padding | None:
+        """The artifact's padding policy (None: none); ``encode_structured`` and
+        ``encode_structured_batch`` apply it when a call passes no ``padding``."""
+        return self._spec.padding
+
+    @property
+    def truncation(self) -> Truncation | None:
+        """The artifact's truncation policy (None: none); ``encode_structured`` and
+        ``encode_structured_batch`` apply it when a call passes no ``truncation``."""
+        return self._spec.truncation
+
+    def with_padding(self, padding: Padding | None) -> Tokenizer:
+        """This tokenizer with ``padding`` as its padding policy (None removes it).
+
+        The policy is behaviour: it is in ``to_config()``, the semantic hash, the
+        manifest and the saved artifact (``policy.json``), so two artifacts that pad
+        differently never share an identity."""
+        if padding is not None and not isinstance(padding, Padding):
+            raise ConfigError(f"padding must be a tokenpact.Padding or None, not {padding!r}")
+        return self._with_spec(self._spec.replace(padding=padding))
+
+    def with_truncation(self, truncation: Truncation | None) -> Tokenizer:
+        """This tokenizer with ``truncation`` as its truncation policy (None removes it);
+        recorded like :meth:`with_padding`'s policy."""
+        if truncation is not None and not isinstance(truncation, Truncation):
+            raise ConfigError(
+                f"truncation must be a tokenpact.Truncation or None, not {truncation!r}"
+            )
+        return self._with_spec(self._spec.replace(truncation=truncation))
+
+    def _with_spec(self, spec: TokenizerSpec) -> Tokenizer:
+        return type(self)(spec, self._given_engine, self._provenance, **self._pickle_kwargs())
 
     @property
     def added_tokens(self) -> dict[str, int]:
