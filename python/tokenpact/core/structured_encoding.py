@@ -9,11 +9,13 @@ template, truncation, padding; policies in :mod:`tokenpact.truncation`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import _native
 from .._text import _byte_ranges, _surrogate_error, _text_arg
 from ..encoding import COORDINATES, Offsets, byte_to_char_offsets
 from ..errors import ConfigError
@@ -43,9 +45,12 @@ def encode_structured(
 ) -> Encoding:
     """Encode with offsets, masks, origins and sequence metadata.
 
-    Offsets point into the raw input in the declared ``coordinate``
-    (``raw_codepoints`` or ``raw_utf8_bytes``); control tokens inserted by the
-    post-processor and PAD get empty offsets ``(0, 0)``. ``pair`` is a second sequence
+    Offsets point into the input in the declared ``coordinate``: the raw text
+    (``raw_codepoints`` or ``raw_utf8_bytes``) or the normalized text
+    ``tok.normalize(text)`` (``normalized_codepoints``: the normalized characters that
+    came from the token's raw span). Control tokens inserted by the post-processor and
+    PAD get empty offsets ``(0, 0)``, as Hugging Face reports them; ``span_offsets``
+    gives ``None`` for them instead. ``pair`` is a second sequence
     (``sequence_ids`` 0/1, ``type_ids`` from the template). ``untrusted_spans`` are
     codepoint ranges of ``text`` (user content in a rendered chat, say) where special
     spellings are never recognized, even when ``allowed_special`` permits them
@@ -150,6 +155,12 @@ def content(
     text = _text_arg(text)
     if coordinate not in COORDINATES:
         raise ConfigError(f"coordinate must be one of {COORDINATES}, not {coordinate!r}")
+    if coordinate == "normalized_codepoints":
+        raw = content(
+            tok, text, allowed_special, disallowed_special, "raw_utf8_bytes", untrusted_spans
+        )
+        spans, length = normalized_offsets(tok, text, raw.offsets)
+        return Content(raw.ids, spans, raw.origins, length)
     allowed, disallowed = tok._policy(allowed_special, disallowed_special)
     untrusted = _byte_ranges(text, untrusted_spans) if untrusted_spans else None
     trim = tok.spec.trim_offsets
@@ -270,3 +281,53 @@ def trim_space_offsets(
         if trail and e[k] >= trail:
             e[k] = max(e[k] - trail, s[k])
     return s, e
+
+
+def normalized_offsets(
+    tok: Tokenizer, text: str, byte_offsets: Sequence[tuple[int, int]]
+) -> tuple[list[tuple[int, int]], int]:
+    """Raw UTF-8 byte spans mapped to codepoint spans of ``tok.normalize(text)``, and its
+    length: a token covers the normalized characters whose alignment lies inside its raw
+    span (a raw character the normalizer expands into several, all in one token's span,
+    belongs to each token that spans it, as its raw offsets already do)."""
+    node = tok.spec.normalizer
+    if node is None:
+        if tok.spec.sentencepiece_model is not None:
+            raise ConfigError(
+                "normalized_codepoints offsets are not available for SentencePiece model "
+                "files yet; use raw_codepoints (offsets into the input text)"
+            )
+        starts = np.fromiter((a for a, _ in byte_offsets), dtype=np.int64)
+        ends = np.fromiter((b for _, b in byte_offsets), dtype=np.int64)
+        s, e = byte_to_char_offsets(text, starts, ends)
+        return list(zip(s.tolist(), e.tolist(), strict=True)), len(text)
+    normalized, align = _native.normalize_str(json.dumps(node), text)
+    data = normalized.encode("utf-8")
+    if not data:
+        return [(0, 0)] * len(byte_offsets), 0
+    spans = np.asarray(align, dtype=np.int64).reshape(-1, 2)
+    # Alignments follow the text; a normalizer that reorders within a cluster (NFD's
+    # combining marks) is made monotone so the searches below stay well defined.
+    first = np.maximum.accumulate(spans[:, 0])
+    last = np.maximum.accumulate(spans[:, 1])
+    # Codepoint index of each normalized byte (and of the end).
+    cp = np.cumsum((np.frombuffer(data, dtype=np.uint8) & 0xC0) != 0x80)
+    char_at = np.concatenate(([0], cp))
+    # Raw span of each normalized character (that of its first byte).
+    char_start = np.flatnonzero((np.frombuffer(data, dtype=np.uint8) & 0xC0) != 0x80)
+    char_span = [tuple(x) for x in spans[char_start].tolist()]
+    out = []
+    for a, b in byte_offsets:
+        j0 = int(np.searchsorted(first, a, side="left"))
+        j1 = max(int(np.searchsorted(last, b, side="right")), j0)
+        c0, c1 = int(char_at[j0]), int(char_at[j1 if a != b else j0])
+        # Whitespace the normalizer inserted beside a character (BERT's spaces around
+        # CJK ideographs) shares that character's raw span but is no part of the token.
+        while c1 - c0 > 1 and normalized[c0].isspace() and char_span[c0] == char_span[c0 + 1]:
+            c0 += 1
+        while (
+            c1 - c0 > 1 and normalized[c1 - 1].isspace() and char_span[c1 - 1] == char_span[c1 - 2]
+        ):
+            c1 -= 1
+        out.append((c0, c1))
+    return out, len(normalized)
