@@ -225,7 +225,8 @@ class Tokenizer:
 
     @classmethod
     def from_sentencepiece(cls, path: str | os.PathLike[str]) -> Tokenizer:
-        """Load a SentencePiece ``.model`` (Unigram or BPE); IDs match ``sentencepiece``.
+        """Load a SentencePiece ``.model`` (Unigram, BPE, char or word); IDs match
+        ``sentencepiece``.
 
         ``sentencepiece`` itself is not needed: the protobuf is decoded by tokenpact.
         """
