@@ -538,6 +538,16 @@ impl SentencePieceCore {
         out
     }
 
+    /// The normalized text with, for each of its bytes, the input byte offset it came
+    /// from, plus one final entry (the input consumed); empty for an all-space input.
+    pub fn normalize_aligned(&self, text: &str) -> (Vec<u8>, Vec<u32>) {
+        let mut out = Vec::with_capacity(text.len() + 8);
+        let mut map = Vec::with_capacity(text.len() + 9);
+        self.normalizer
+            .normalize(text.as_bytes(), &mut out, Some(&mut map));
+        (out, map)
+    }
+
     pub fn piece_count(&self) -> usize {
         self.pieces.len()
     }

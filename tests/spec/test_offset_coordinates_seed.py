@@ -76,10 +76,53 @@ def test_inserted_controls_have_no_span_but_spelled_ones_do(bert: Tokenizer) -> 
     assert enc.span_offsets == [(0, 1), (1, 2), None, None]
 
 
-def test_sentencepiece_normalized_offsets_are_a_typed_error() -> None:
-    import sentencepiece as spm  # noqa: F401  (the test extra has it)
+def test_sentencepiece_normalized_offsets_spell_each_piece() -> None:
+    # Mistral's SentencePiece BPE: the dummy prefix and meta symbol are normalization, so
+    # a piece "▁word" spans " word" in tok.normalize(text), or "word" at the very start.
+    tok = Tokenizer.load(peer_data.mistral_models()[0])
+    texts = [*peer_data.edge_case_texts()[:200], "Hello   world", "  x", "Ｆｕｌｌ ﬁ"]
+    exact = 0
+    for text in texts:
+        normalized = tok.normalize(text)
+        enc = tok.encode_structured(text, coordinate="normalized_codepoints")
+        assert enc.original_length == len(normalized)
+        for token, (a, b) in zip(enc.tokens, enc.offsets, strict=True):
+            assert 0 <= a <= b <= len(normalized)
+            if token.startswith("<0x") or token == "<unk>":
+                continue  # byte pieces and unknowns spell no text of their own
+            piece = token.replace("\u2581", " ")
+            # At the start, the dummy prefix the piece begins with is not in the text.
+            dropped = piece[1:] if a == 0 and piece.startswith(" ") else piece
+            assert normalized[a:b] in (piece, dropped), (text, token, (a, b))
+            exact += 1
+    assert exact > 500
 
-    files = peer_data.mistral_models()
-    tok = Tokenizer.load(files[0])
-    with pytest.raises(ConfigError, match="SentencePiece"):
-        tok.encode_structured("hello", coordinate="normalized_codepoints")
+
+def test_an_unknown_coordinate_is_a_typed_error(bert: Tokenizer) -> None:
+    with pytest.raises(ConfigError, match="normalized_codepoints"):
+        bert.encode_structured("x", coordinate="normalized")
+
+
+def test_sentencepiece_expansion_splits_exactly(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    spm = pytest.importorskip("sentencepiece")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("fish and chips\nfine fish\nshelf\n" * 20, encoding="utf-8")
+    spm.SentencePieceTrainer.train(
+        input=str(corpus),
+        model_prefix=str(tmp_path / "char"),
+        model_type="char",
+        vocab_size=20,
+        hard_vocab_limit=False,
+        minloglevel=2,
+    )
+    tok = Tokenizer.load(tmp_path / "char.model")
+    text = "\ufb01sh  fine"  # NFKC: "ﬁ" -> "fi"; runs of spaces collapse
+    assert tok.normalize(text) == "fish fine"
+    enc = tok.encode_structured(text, coordinate="normalized_codepoints")
+    normalized = tok.normalize(text)
+    assert [normalized[a:b] for a, b in enc.offsets] == [
+        "", "f", "i", "s", "h", " ", "f", "i", "n", "e"
+    ]  # fmt: skip
+    # In raw coordinates both halves of the ligature point at the one raw character.
+    raw = tok.encode_structured(text).offsets
+    assert raw[1][0] == raw[2][0] == 0

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _native
 from .._text import _byte_ranges, _surrogate_error, _text_arg
+from ..components.sentencepiece import BYTE, CONTROL, UNKNOWN
 from ..encoding import COORDINATES, Offsets, byte_to_char_offsets
 from ..errors import ConfigError
 from ..structured import Content, assemble, pad_all
@@ -159,7 +160,7 @@ def content(
         raw = content(
             tok, text, allowed_special, disallowed_special, "raw_utf8_bytes", untrusted_spans
         )
-        spans, length = normalized_offsets(tok, text, raw.offsets)
+        spans, length = normalized_offsets(tok, text, raw.ids, raw.offsets)
         return Content(raw.ids, spans, raw.origins, length)
     allowed, disallowed = tok._policy(allowed_special, disallowed_special)
     untrusted = _byte_ranges(text, untrusted_spans) if untrusted_spans else None
@@ -284,50 +285,103 @@ def trim_space_offsets(
 
 
 def normalized_offsets(
-    tok: Tokenizer, text: str, byte_offsets: Sequence[tuple[int, int]]
+    tok: Tokenizer, text: str, ids: Sequence[int], byte_offsets: Sequence[tuple[int, int]]
 ) -> tuple[list[tuple[int, int]], int]:
     """Raw UTF-8 byte spans mapped to codepoint spans of ``tok.normalize(text)``, and its
     length: a token covers the normalized characters whose alignment lies inside its raw
     span (a raw character the normalizer expands into several, all in one token's span,
     belongs to each token that spans it, as its raw offsets already do)."""
-    node = tok.spec.normalizer
-    if node is None:
-        if tok.spec.sentencepiece_model is not None:
-            raise ConfigError(
-                "normalized_codepoints offsets are not available for SentencePiece model "
-                "files yet; use raw_codepoints (offsets into the input text)"
-            )
+    if tok.spec.sentencepiece_model is not None:
+        return _sentencepiece_offsets(tok, text, ids, byte_offsets)
+    aligned = _aligned_normalization(tok, text)
+    if aligned is None:  # no normalizer: the normalized text is the text
         starts = np.fromiter((a for a, _ in byte_offsets), dtype=np.int64)
         ends = np.fromiter((b for _, b in byte_offsets), dtype=np.int64)
         s, e = byte_to_char_offsets(text, starts, ends)
         return list(zip(s.tolist(), e.tolist(), strict=True)), len(text)
-    normalized, align = _native.normalize_str(json.dumps(node), text)
-    data = normalized.encode("utf-8")
-    if not data:
+    normalized, char_spans = aligned
+    if not normalized:
         return [(0, 0)] * len(byte_offsets), 0
-    spans = np.asarray(align, dtype=np.int64).reshape(-1, 2)
+    spans = np.asarray(char_spans, dtype=np.int64).reshape(-1, 2)
     # Alignments follow the text; a normalizer that reorders within a cluster (NFD's
     # combining marks) is made monotone so the searches below stay well defined.
     first = np.maximum.accumulate(spans[:, 0])
     last = np.maximum.accumulate(spans[:, 1])
-    # Codepoint index of each normalized byte (and of the end).
-    cp = np.cumsum((np.frombuffer(data, dtype=np.uint8) & 0xC0) != 0x80)
-    char_at = np.concatenate(([0], cp))
-    # Raw span of each normalized character (that of its first byte).
-    char_start = np.flatnonzero((np.frombuffer(data, dtype=np.uint8) & 0xC0) != 0x80)
-    char_span = [tuple(x) for x in spans[char_start].tolist()]
     out = []
     for a, b in byte_offsets:
-        j0 = int(np.searchsorted(first, a, side="left"))
-        j1 = max(int(np.searchsorted(last, b, side="right")), j0)
-        c0, c1 = int(char_at[j0]), int(char_at[j1 if a != b else j0])
+        c0 = int(np.searchsorted(first, a, side="left"))
+        c1 = c0 if a == b else max(int(np.searchsorted(last, b, side="right")), c0)
         # Whitespace the normalizer inserted beside a character (BERT's spaces around
         # CJK ideographs) shares that character's raw span but is no part of the token.
-        while c1 - c0 > 1 and normalized[c0].isspace() and char_span[c0] == char_span[c0 + 1]:
+        while c1 - c0 > 1 and normalized[c0].isspace() and char_spans[c0] == char_spans[c0 + 1]:
             c0 += 1
         while (
-            c1 - c0 > 1 and normalized[c1 - 1].isspace() and char_span[c1 - 1] == char_span[c1 - 2]
+            c1 - c0 > 1
+            and normalized[c1 - 1].isspace()
+            and char_spans[c1 - 1] == char_spans[c1 - 2]
         ):
             c1 -= 1
         out.append((c0, c1))
     return out, len(normalized)
+
+
+def _aligned_normalization(tok: Tokenizer, text: str) -> tuple[str, list[tuple[int, int]]] | None:
+    """A ``tokenizer.json`` normalizer's output for ``text`` with the raw UTF-8 byte span
+    of each of its characters; None when the tokenizer has no such normalizer."""
+    node = tok.spec.normalizer
+    if node is not None:
+        normalized, align = _native.normalize_str(json.dumps(node), text)
+        data = np.frombuffer(normalized.encode("utf-8"), dtype=np.uint8)
+        lead = np.flatnonzero((data & 0xC0) != 0x80)
+        return normalized, [tuple(align[j]) for j in lead.tolist()]  # type: ignore[misc]
+    return None
+
+
+def _sentencepiece_offsets(
+    tok: Tokenizer, text: str, ids: Sequence[int], byte_offsets: Sequence[tuple[int, int]]
+) -> tuple[list[tuple[int, int]], int]:
+    """SentencePiece's pieces tile its normalized text in order: a piece spans its own
+    bytes there, a byte-fallback piece one byte, a control piece none, and an unknown
+    run the bytes up to the first character whose input offset reaches the run's raw
+    end (SentencePiece's normalized-to-original map). Exact where one input character
+    becomes several ("ﬁ" -> "fi"). Codepoints of ``tok.normalize(text)``: without the
+    dummy prefix, the meta symbol as a space (one codepoint either way); a byte piece
+    covers its whole character."""
+    model = tok.spec.sentencepiece_model
+    assert model is not None
+    raw, offsets = tok.engine.normalize_aligned(text)
+    if not raw:
+        return [(0, 0)] * len(byte_offsets), 0
+    data = np.frombuffer(raw.encode("utf-8"), dtype=np.uint8)
+    n = len(data)
+    lead = (data & 0xC0) != 0x80
+    char_of = np.cumsum(lead) - 1  # codepoint of each normalized byte
+    boundaries = np.append(np.flatnonzero(lead), n)
+    # The input consumed at each character boundary (monotone).
+    reach = np.maximum.accumulate(np.asarray(offsets, dtype=np.int64)[boundaries])
+    drop = 1 if model.normalizer_spec.add_dummy_prefix and raw.startswith("\u2581") else 0
+    total = int(char_of[-1]) + 1
+    pieces = model.pieces
+    out = []
+    cursor = 0
+    for token_id, (_a, b) in zip(ids, byte_offsets, strict=True):
+        kind = pieces[token_id].type if 0 <= token_id < len(pieces) else CONTROL
+        if kind == BYTE:
+            width = 1
+        elif kind == CONTROL:
+            width = 0
+        elif kind == UNKNOWN:
+            k = int(np.searchsorted(boundaries, cursor, side="right"))
+            k += int(np.searchsorted(reach[k:], b, side="left"))
+            width = int(boundaries[min(k, len(boundaries) - 1)]) - cursor
+        else:
+            width = len(pieces[token_id].piece.encode("utf-8"))
+        start, end = min(cursor, n), min(cursor + max(width, 0), n)
+        cursor = end
+        if start >= n:
+            out.append((total - drop, total - drop))
+            continue
+        c0 = int(char_of[start])
+        c1 = int(char_of[end - 1]) + 1 if end > start else c0
+        out.append((max(c0 - drop, 0), max(c1 - drop, 0)))
+    return out, total - drop
