@@ -57,6 +57,15 @@ def test_a_bos_spelled_in_allowed_text_is_not_doubled() -> None:
     assert tok.encode("<s>abc", allowed_special="all", add_special_tokens=True)[:2] == [BOS, BOS]
 
 
+def test_batch_encoding_takes_the_same_flags() -> None:
+    tok = _tokenizer(post=True)
+    texts = ["abc", "<s>x", ""]
+    for flags in ({"bos": True, "eos": True}, {"add_special_tokens": True, "bos": False}):
+        expected = [tok.encode(t, allowed_special="all", **flags) for t in texts]
+        assert tok.encode_batch(texts, allowed_special="all", **flags) == expected
+    assert tok.encode_batch([""], eos=True) == [[EOS]]
+
+
 def test_a_flag_needs_its_role() -> None:
     tok = Tokenizer.from_merges([])
     with pytest.raises(ConfigError, match="role 'eos'"):
