@@ -299,6 +299,15 @@ impl Engine {
         }
     }
 
+    /// `normalize` with the input byte offset of each normalized byte (plus a final
+    /// entry): SentencePiece's normalized-to-original map.
+    pub fn normalize_aligned(&self, text: &str) -> CoreResult<(Vec<u8>, Vec<u32>)> {
+        match self {
+            Engine::SentencePiece(sp) => Ok(sp.normalize_aligned(text)),
+            Engine::Pipeline(_) => Err(self.unsupported("normalize", Capability::Normalize)),
+        }
+    }
+
     /// The ID of a piece string: SentencePiece's `piece_to_id` (the unknown piece's ID
     /// when absent); on a pipeline, the model piece or special token with exactly these
     /// bytes, or None.

@@ -17,8 +17,8 @@ import numpy as np
 
 from .errors import ConfigError, UnknownTokenError
 
-Coordinate = Literal["raw_codepoints", "raw_utf8_bytes"]
-COORDINATES = ("raw_codepoints", "raw_utf8_bytes")
+Coordinate = Literal["raw_codepoints", "raw_utf8_bytes", "normalized_codepoints"]
+COORDINATES = ("raw_codepoints", "raw_utf8_bytes", "normalized_codepoints")
 
 
 class Offsets(Sequence[tuple[int, int]]):
@@ -187,6 +187,16 @@ class Encoding:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def span_offsets(self) -> list[tuple[int, int] | None]:
+        """:attr:`offsets` with ``None`` for the tokens no span of the input produced:
+        controls the template inserted and PAD (their ``offsets`` entry is ``(0, 0)``,
+        as Hugging Face reports it). A control spelled in the text keeps its span."""
+        return [
+            None if sid is None else span
+            for span, sid in zip(self.offsets, self.sequence_ids, strict=True)
+        ]
 
     @property
     def tokenizer_hash(self) -> str | None:

@@ -65,6 +65,56 @@ def apply_single(
     return apply(post, special_ids, ids)[0]
 
 
+def single_boundaries(
+    post: Mapping[str, Any] | None, special_ids: dict[str, int]
+) -> tuple[list[int], list[int]]:
+    """The control IDs the single-sequence template puts before and after the content."""
+    if post is None:
+        return [], []
+    before: list[int] = []
+    after: list[int] = []
+    seen_content = False
+    for kind, value, _ in _template_items(post, "single"):
+        if kind == "special":
+            (after if seen_content else before).append(special_ids[value])
+        else:
+            seen_content = True
+    return before, after
+
+
+def with_boundaries(
+    content: list[int],
+    before: list[int],
+    after: list[int],
+    *,
+    bos: bool | None,
+    eos: bool | None,
+    bos_id: int | None,
+    eos_id: int | None,
+) -> tuple[list[int], list[int]]:
+    """Apply explicit ``bos``/``eos`` flags to the controls around ``content``.
+
+    ``None`` keeps what the template gives. ``True`` makes the sequence start (end)
+    with exactly one BOS (EOS): one is added unless the template or the content already
+    puts it there, and a template BOS is dropped when the content itself starts with
+    one. ``False`` removes the template's BOS (EOS); a BOS the text spelled (an allowed
+    special) is content and stays.
+    """
+    if bos is not None:
+        if bos_id is None:
+            raise ConfigError("bos=... needs a special token with role 'bos'; this has none")
+        before = [i for i in before if i != bos_id]
+        if bos and not (content[:1] == [bos_id]):
+            before = [bos_id, *before]
+    if eos is not None:
+        if eos_id is None:
+            raise ConfigError("eos=... needs a special token with role 'eos'; this has none")
+        after = [i for i in after if i != eos_id]
+        if eos and not (content[-1:] == [eos_id]):
+            after = [*after, eos_id]
+    return before, after
+
+
 def count_added(post: Mapping[str, Any] | None, pair: bool = False) -> int:
     """How many control tokens the template adds (for truncation budgets)."""
     if post is None:

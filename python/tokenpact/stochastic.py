@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from fractions import Fraction
+from typing import Any, NamedTuple
 
 from ._text import _surrogate_error, _text_arg, _texts_arg, _threads_arg
 from .errors import ConfigError, InvalidInputError
@@ -83,12 +84,23 @@ class SampleKey:
         return stream_key(*self.fields())
 
 
+class DropoutDecision(NamedTuple):
+    """One draw of BPE-dropout: the eligible occurrence (merge ``rank`` at symbol
+    ``position``), its draw and whether the merge was applied (``draw >= p``)."""
+
+    rank: int
+    position: int
+    draw: float
+    merged: bool
+
+
 def bpe_dropout_piece(
     symbols: Sequence[int],
     ranks: dict[tuple[int, int], tuple[int, int]],
     p: float,
     stream: int,
     first_occurrence: int = 0,
+    trace: list[DropoutDecision] | None = None,
 ) -> tuple[list[int], int]:
     """BPE-dropout on one pre-token; returns (IDs, next unused occurrence).
 
@@ -97,6 +109,7 @@ def bpe_dropout_piece(
     dropped when the draw is below ``p``; the first survivor is merged and the step
     repeats. When every eligible occurrence is dropped, the pre-token is final. So p=0
     is deterministic BPE (lowest rank, leftmost) and p=1 leaves the base symbols.
+    ``trace`` (a list) receives every decision in draw order.
     """
     ids = list(symbols)
     occurrence = first_occurrence
@@ -107,9 +120,11 @@ def bpe_dropout_piece(
             if (ids[i], ids[i + 1]) in ranks
         )
         chosen = None
-        for _rank, i in eligible:
+        for rank, i in eligible:
             u = uniform(stream, occurrence)
             occurrence += 1
+            if trace is not None:
+                trace.append(DropoutDecision(rank, i, u, u >= p))
             if u >= p:
                 chosen = i
                 break
@@ -207,4 +222,84 @@ def bpe_dropout_reference(tokenizer: Any, text: str, *, p: float, key: SampleKey
         piece = list(text[start:end].encode("utf-8"))
         ids, occurrence = bpe_dropout_piece(piece, ranks, p, stream, occurrence)
         out.extend(ids)
+    return out
+
+
+# ----------------------------------------------------------------------------- lcg64_v1
+LCG64_NAME = "lcg64_v1"
+# Knuth's MMIX constants: state' = state * A + C (mod 2**64); a draw is the top 53 bits of
+# the new state over 2**53.
+LCG64_MULTIPLIER = 6364136223846793005
+LCG64_INCREMENT = 1442695040888963407
+
+
+class Lcg64:
+    """The ``lcg64_v1`` generator: a 64-bit linear congruential sequence (Knuth's MMIX
+    constants) started at ``seed``; :meth:`next_bits` steps it and returns the top 53
+    bits. A small, fully specified generator for replayable worked examples (sequential:
+    for training data use the counter-based :class:`SampleKey` streams, which need no
+    state to resume)."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, seed: int) -> None:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ConfigError(f"seed must be an int >= 0, got {seed!r}")
+        self.state = seed & _MASK
+
+    def next_bits(self) -> int:
+        """Step the state; its top 53 bits (a draw is ``bits / 2**53``)."""
+        self.state = (self.state * LCG64_MULTIPLIER + LCG64_INCREMENT) & _MASK
+        return self.state >> 11
+
+    def uniform(self) -> float:
+        """The next draw in [0, 1)."""
+        return self.next_bits() * (1.0 / (1 << 53))
+
+    def draws(self, n: int) -> Iterator[Fraction]:
+        """The next ``n`` draws as exact fractions ``bits / 2**53``."""
+        for _ in range(n):
+            yield Fraction(self.next_bits(), 1 << 53)
+
+
+RNGS = (LCG64_NAME, RNG_NAME)
+
+
+def sample_enumerated(
+    weights: Sequence[Fraction | int],
+    *,
+    draws: int,
+    seed: int,
+    rng: str = LCG64_NAME,
+) -> list[int]:
+    """Indices drawn from an explicitly enumerated distribution, by exact inverse CDF.
+
+    ``weights`` are the unnormalized weights of candidates in a declared order (the
+    lexicographic ID-path order of a Unigram lattice's segmentations, each ``P(z)**alpha``);
+    draw ``u`` picks the first candidate whose cumulative share exceeds ``u``. ``rng`` is
+    ``"lcg64_v1"`` (one sequential stream from ``seed``) or ``"splitmix64-counter/1"``
+    (draw ``k`` of ``SampleKey(seed=seed)``'s stream). Exact arithmetic: the choice never
+    depends on float rounding.
+    """
+    exact = [Fraction(w) for w in weights]
+    if not exact or any(w < 0 for w in exact) or sum(exact) <= 0:
+        raise ConfigError("weights must be non-negative with a positive sum")
+    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 0:
+        raise ConfigError(f"draws must be an int >= 0, got {draws!r}")
+    if rng == LCG64_NAME:
+        us = list(Lcg64(seed).draws(draws))
+    elif rng == RNG_NAME:
+        stream = SampleKey(seed=seed).stream()
+        us = [Fraction(uniform(stream, k)) for k in range(draws)]
+    else:
+        raise ConfigError(f"unknown rng {rng!r}; use one of {', '.join(RNGS)}")
+    total = sum(exact)
+    cumulative = []
+    acc = Fraction(0)
+    for w in exact:
+        acc += w / total
+        cumulative.append(acc)
+    out = []
+    for u in us:
+        out.append(next(i for i, c in enumerate(cumulative) if u < c))
     return out

@@ -13,8 +13,9 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
 
 from .errors import ConfigError
 
@@ -129,3 +130,41 @@ def overflow_windows(n: int, keep: int, stride: int) -> list[tuple[int, int]]:
         windows.append((start, min(n, start + keep)))
         start += step
     return windows
+
+
+def padding_config(padding: Padding) -> dict[str, Any]:
+    """A padding policy as the config (and the semantic hash) records it."""
+    return {"type": "padding", **asdict(padding)}
+
+
+def truncation_config(truncation: Truncation) -> dict[str, Any]:
+    """A truncation policy as the config (and the semantic hash) records it."""
+    return {"type": "truncation", **asdict(truncation)}
+
+
+def _policy_fields(node: Any, kind: str, names: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(node, Mapping) or node.get("type") != kind:
+        raise ConfigError(f'a {kind} policy must be an object with "type": "{kind}", not {node!r}')
+    unknown = sorted(set(node) - {"type", *names})
+    if unknown:
+        raise ConfigError(f"unknown {kind} policy fields {unknown}; the fields are {list(names)}")
+    return {k: v for k, v in node.items() if k != "type"}
+
+
+def padding_from_config(node: Any) -> Padding:
+    """The :class:`Padding` a config node describes (ConfigError when malformed)."""
+    fields = _policy_fields(node, "padding", ("length", "multiple", "side", "pad_id"))
+    try:
+        return Padding(**fields)
+    except TypeError as exc:
+        raise ConfigError(f"invalid padding policy {dict(node)!r}: {exc}") from None
+
+
+def truncation_from_config(node: Any) -> Truncation:
+    """The :class:`Truncation` a config node describes (ConfigError when malformed)."""
+    names = ("max_length", "strategy", "stride", "control_policy")
+    fields = _policy_fields(node, "truncation", names)
+    try:
+        return Truncation(**fields)
+    except TypeError as exc:
+        raise ConfigError(f"invalid truncation policy {dict(node)!r}: {exc}") from None

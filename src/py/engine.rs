@@ -559,6 +559,20 @@ impl PyEngine {
         Ok(PyString::new(py, &String::from_utf8_lossy(&out)))
     }
 
+    /// `normalize` plus, per normalized byte, the input byte offset it came from (and
+    /// one final entry); empty lists for an all-space input.
+    fn normalize_aligned<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+    ) -> PyResult<(Bound<'py, PyString>, Vec<u32>)> {
+        let (out, map) = self
+            .engine
+            .normalize_aligned(text)
+            .map_err(|e| to_py(py, e))?;
+        Ok((PyString::new(py, &String::from_utf8_lossy(&out)), map))
+    }
+
     /// The ID of a piece string (SentencePiece: the unknown piece's ID when absent;
     /// pipelines: None when no piece or special token is spelled so).
     fn piece_to_id(&self, piece: &str) -> Option<u32> {

@@ -3,6 +3,7 @@
 //! runs fused, or split into `<0xXX>` byte pieces under byte fallback).
 
 pub mod bpe;
+mod char_word;
 mod decode;
 pub mod normalizer;
 pub mod segment_cache;
@@ -76,6 +77,10 @@ impl PieceType {
 pub enum Segmenter {
     Unigram(Unigram),
     Bpe(Option<bpe::SafeSplits>),
+    /// One character (or user-defined piece) per segment.
+    Char,
+    /// One `▁`-led word per segment.
+    Word,
 }
 
 /// Everything the model file says about encoding and decoding.
@@ -229,10 +234,12 @@ impl SentencePieceCore {
                 spec.segment_cache,
             )),
             "bpe" => Segmenter::Bpe(bpe::SafeSplits::new(&spec.pieces, &types)),
+            "char" => Segmenter::Char,
+            "word" => Segmenter::Word,
             other => {
                 return bad(format!(
-                    "trainer_spec.model_type: {other:?} models are not supported yet (only \
-                     unigram and bpe); file an issue naming the model type"
+                    "trainer_spec.model_type: {other:?} is not a SentencePiece model type \
+                     (unigram, bpe, char, word)"
                 ))
             }
         };
@@ -289,6 +296,10 @@ impl SentencePieceCore {
                 };
                 bpe::encode_chunked(&cx, splits.as_ref(), normalized, out)
             }
+            Segmenter::Char => {
+                char_word::encode_char(normalized, self.user.as_ref(), |p| self.piece_to_id(p), out)
+            }
+            Segmenter::Word => char_word::encode_word(normalized, |p| self.piece_to_id(p), out),
         }
     }
 
@@ -476,7 +487,7 @@ impl SentencePieceCore {
                 Segmenter::Unigram(u) => {
                     u.encode_from(self.unk_id, normalized, score, &mut lattice.best, pieces)
                 }
-                Segmenter::Bpe(_) => {
+                Segmenter::Bpe(_) | Segmenter::Char | Segmenter::Word => {
                     self.segment(normalized, lattice, pieces);
                     0.0
                 }
@@ -527,15 +538,27 @@ impl SentencePieceCore {
         out
     }
 
+    /// The normalized text with, for each of its bytes, the input byte offset it came
+    /// from, plus one final entry (the input consumed); empty for an all-space input.
+    pub fn normalize_aligned(&self, text: &str) -> (Vec<u8>, Vec<u32>) {
+        let mut out = Vec::with_capacity(text.len() + 8);
+        let mut map = Vec::with_capacity(text.len() + 9);
+        self.normalizer
+            .normalize(text.as_bytes(), &mut out, Some(&mut map));
+        (out, map)
+    }
+
     pub fn piece_count(&self) -> usize {
         self.pieces.len()
     }
 
-    /// `trainer_spec.model_type` of the model: "unigram" or "bpe".
+    /// `trainer_spec.model_type` of the model: "unigram", "bpe", "char" or "word".
     pub fn model_type(&self) -> &'static str {
         match self.segmenter {
             Segmenter::Unigram(_) => "unigram",
             Segmenter::Bpe(_) => "bpe",
+            Segmenter::Char => "char",
+            Segmenter::Word => "word",
         }
     }
 

@@ -96,3 +96,25 @@ def test_units_are_consistent(text: str) -> None:
     offsets = units.code_point_byte_offsets
     assert offsets[-1] == units.n_bytes and len(offsets) == units.n_code_points + 1
     assert units.n_graphemes <= units.n_code_points <= units.n_bytes
+
+
+def test_megabyte_cost_estimates() -> None:
+    from fractions import Fraction
+
+    config = MegabyteConfig(patch_width=4)
+    # O(T^2/P^2 + T P) for the seed's 14 bytes, patch width 4: 196/16 + 56.
+    assert config.attention_estimate(14) == Fraction(14**2, 4**2) + 14 * 4 == Fraction(273, 4)
+    # Counted over whole patches (K = 4): 4^2 global pairs + 4 patches of 4^2 local pairs.
+    assert config.attention_pairs(14) == 16 + 64
+    # A long sequence: the patched shape beats one byte-level stack's T^2 by ~P^2.
+    t = 1 << 20
+    assert MegabyteConfig(patch_width=8).attention_estimate(t) == t * t // 64 + t * 8
+    assert t * t / MegabyteConfig(patch_width=8).attention_estimate(t) > 63
+    # F ~ 2T(m_G/P + m_L): the global stack runs once per patch, the local one per byte.
+    flops = config.forward_flops(14, global_params=1_000_000, local_params=50_000)
+    assert flops == 2 * 14 * (Fraction(1_000_000, 4) + 50_000) == 8_400_000
+    # P = 1 with no local model is a plain transformer's 2 T m.
+    plain = MegabyteConfig(patch_width=1).forward_flops(14, global_params=10, local_params=0)
+    assert plain == 2 * 14 * 10
+    with pytest.raises(tp.ConfigError):
+        config.forward_flops(-1, global_params=1, local_params=1)

@@ -2,7 +2,7 @@
 ``sentencepiece``.
 
 Models: mistral-common's SentencePiece files (BPE with byte fallback, user-defined and
-control pieces), plus Unigram and BPE models trained here by ``sentencepiece`` on
+control pieces), plus Unigram, BPE, char and word models trained here by ``sentencepiece`` on
 harvested text, with byte fallback on and off, a user-defined and a control symbol, and
 SentencePiece's default ``nmt_nfkc`` normalizer (a precompiled charsmap). Peer:
 ``sentencepiece.SentencePieceProcessor`` on the same file; tokenpact never imports it.
@@ -27,6 +27,10 @@ TRAINED = {
     "unigram-bytes": ("unigram", True, {"split_digits": True}),
     "bpe": ("bpe", False, {}),
     "bpe-bytes": ("bpe", True, {"remove_extra_whitespaces": False}),
+    # char and word: one lookup per character (user-defined pieces whole) / per word.
+    "char": ("char", False, {"hard_vocab_limit": False}),
+    "char-bytes": ("char", True, {"hard_vocab_limit": False}),
+    "word": ("word", False, {}),
 }
 
 

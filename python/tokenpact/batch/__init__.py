@@ -9,6 +9,7 @@ Numpy in, numpy out; ``to_torch()`` converts when PyTorch is installed. See docs
 """
 
 from .causal import CausalBatch, CausalExample, batch_packed_examples, pack_causal_examples
+from .encodings import SEQUENCE_SENTINEL, collate_encodings
 from .labels import (
     LABEL_CONVENTIONS,
     PRE_SHIFTED,
@@ -39,6 +40,7 @@ from .samplers import (
     check_coverage,
     length_buckets,
 )
+from .seq2seq import Seq2SeqBatch, collate_seq2seq
 from .torch_interop import to_torch
 from .windows import (
     block_causal_mask,
@@ -79,6 +81,10 @@ __all__ = [
     "block_causal_mask",
     "causal_attention_mask",
     "check_coverage",
+    "SEQUENCE_SENTINEL",
+    "Seq2SeqBatch",
+    "collate_encodings",
+    "collate_seq2seq",
     "collate_bins",
     "collate_packed",
     "collate_padded",

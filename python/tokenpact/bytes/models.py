@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from ..errors import ConfigError, InvalidInputError
@@ -32,6 +33,12 @@ CANINE_SEP = 0xE001
 def _positive(name: str, value: object) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+def _non_negative(name: str, value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ConfigError(f"{name} must be an integer >= 0, got {value!r}")
     return value
 
 
@@ -191,6 +198,29 @@ class MegabyteConfig(_Hashable):
         ``[(k-1)P, kP)``."""
         p = self.patch_width
         return [None if k == 0 else ((k - 1) * p, k * p) for k in range(ceil_div(n_bytes, p))]
+
+    def attention_estimate(self, n_bytes: int) -> Fraction:
+        """The two-level attention shape ``(T/P)**2 + (T/P) * P**2 = T**2/P**2 + T*P``
+        (global pairs over patches plus local pairs inside each), exact; a byte-level
+        model's single stack would be ``T**2``. Shape only: widths and depths differ."""
+        t, p = _non_negative("n_bytes", n_bytes), self.patch_width
+        return Fraction(t * t, p * p) + t * p
+
+    def attention_pairs(self, n_bytes: int) -> int:
+        """The same shape counted over whole patches: ``K**2 + K * P**2`` with
+        ``K = ceil(T / P)`` (the last patch padded)."""
+        k = ceil_div(_non_negative("n_bytes", n_bytes), self.patch_width)
+        return k * k + k * self.patch_width**2
+
+    def forward_flops(self, n_bytes: int, *, global_params: int, local_params: int) -> Fraction:
+        """The paper's feed-forward-dominated estimate ``F ~ 2T(m_G/P + m_L)`` of one
+        forward pass, with ``m_G``/``m_L`` the global and local non-embedding parameters:
+        the global stack runs once per patch, the local one once per byte. An
+        approximation, not a kernel measurement."""
+        t = _non_negative("n_bytes", n_bytes)
+        m_g = _non_negative("global_params", global_params)
+        m_l = _non_negative("local_params", local_params)
+        return 2 * t * (Fraction(m_g, self.patch_width) + m_l)
 
     def account(self, text: str) -> PositionAccount:
         n = TextUnits.of(text).n_bytes

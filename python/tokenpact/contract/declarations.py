@@ -204,15 +204,45 @@ def encode_document(
     license_class: str | None = None,
     add_special_tokens: bool = False,
     max_length: int | None = None,
+    bos: bool | None = None,
+    eos: bool | None = None,
 ) -> EncodedDocument:
     """Encode one document on its own (never joined to its neighbours) and describe it.
 
-    ``template_hash`` defaults to the identity of "no template".
+    ``bos``/``eos`` are the boundary flags of :meth:`Tokenizer.encode` (explicit flags
+    win over the template that ``add_special_tokens`` applies). ``max_length`` cuts the
+    content first and then adds the boundary tokens, so a required EOS survives
+    truncation. ``template_hash`` defaults to the identity of "no template".
     """
-    ids = list(tok.encode(text, add_special_tokens=add_special_tokens))
-    truncated = max_length is not None and len(ids) > max_length
-    if truncated:
-        ids = ids[:max_length]
+    boundary_ids = getattr(tok, "boundary_ids", None)
+    if boundary_ids is None:
+        # A duck-typed tokenizer without the boundary API: its own encode inserts them.
+        if bos is not None or eos is not None:
+            raise ContractError(
+                f"{type(tok).__name__} has no boundary_ids(); bos=/eos= need a tokenpact Tokenizer"
+            )
+        ids = list(tok.encode(text, add_special_tokens=add_special_tokens))
+        truncated = max_length is not None and len(ids) > max_length
+        if truncated:
+            ids = ids[:max_length]
+    else:
+        content = list(tok.encode(text))
+        flags = {"add_special_tokens": add_special_tokens, "bos": bos, "eos": eos}
+        before, after = boundary_ids(content, **flags)
+        truncated = False
+        # Cut the content to the budget the boundaries leave; cutting can change them
+        # (content that ended with its own EOS no longer does), so check again.
+        while max_length is not None and len(before) + len(content) + len(after) > max_length:
+            budget = max_length - len(before) - len(after)
+            if budget < 0:
+                raise ContractError(
+                    f"max_length {max_length} leaves no room for the {len(before) + len(after)}"
+                    " boundary tokens; raise max_length"
+                )
+            truncated = True
+            content = content[:budget]
+            before, after = boundary_ids(content, **flags)
+        ids = [*before, *content, *after]
     return EncodedDocument(
         ids=tuple(int(i) for i in ids),
         source_id=source_id,

@@ -139,6 +139,15 @@ def _tests_section(golden: Mapping[str, Any] | None) -> dict[str, Any]:
     }
 
 
+def _policy_section(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The padding and truncation policy, listed only when the tokenizer has one (so the
+    manifests of tokenizers without one are unchanged)."""
+    padding, truncation = config.get("padding"), config.get("truncation")
+    if padding is None and truncation is None:
+        return {}
+    return {"padding_and_truncation": {"padding": padding, "truncation": truncation}}
+
+
 def build_manifest(
     tok_or_config: HasConfig | Mapping[str, Any],
     *,
@@ -216,6 +225,7 @@ def build_manifest(
             "decoder": config.get("decoder"),
             "decode_error_policy": dict(DECODE_ERROR_POLICY),
         },
+        **_policy_section(config),
         "training": _training_section(training),
         "tests": _tests_section(golden),
         "compatibility": {

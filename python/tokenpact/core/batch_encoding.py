@@ -46,11 +46,22 @@ def encode_batch(
     disallowed_special: SpecialSpec = (),
     add_special_tokens: bool = False,
     threads: int | None = None,
+    bos: bool | None = None,
+    eos: bool | None = None,
 ) -> list[list[int]]:
-    """Encode many texts in parallel (GIL released); same result as ``encode`` each."""
+    """Encode many texts in parallel (GIL released); same result as ``encode`` each
+    (``bos``/``eos``: its explicit boundary flags)."""
     out: list[list[int]] = batch_call(
         tok, tok._core.encode_batch, texts, allowed_special, disallowed_special, threads
     )
+    if bos is not None or eos is not None:
+        bounded = []
+        for ids in out:
+            before, after = tok.boundary_ids(
+                ids, add_special_tokens=add_special_tokens, bos=bos, eos=eos
+            )
+            bounded.append([*before, *ids, *after])
+        return bounded
     return [tok._post(ids) for ids in out] if add_special_tokens else out
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from ..components.sentencepiece import SentencePieceModel
 from ..patterns import resolve_pattern
 from ..special import AddedTokenFlags, SpecialToken
+from ..truncation import Padding, Truncation, padding_config, truncation_config
 from .models import HfModel, Model, ModelKind, RankedMerges, SentencePiece
 from .pickling import Reduced, reduce_frozen
 
@@ -55,7 +56,9 @@ class TokenizerSpec:
     ``pre_tokenizer`` is an explicit chain ``{"type": "sequence", "steps": [...]}`` of
     split steps, or None. ``stages`` are the Hugging Face nodes of a pipeline engine.
     ``trim_offsets``/``trim_prefix_space`` are Hugging Face's offset trimming
-    (ByteLevel / RobertaProcessing).
+    (ByteLevel / RobertaProcessing). ``padding``/``truncation`` are the artifact's own
+    policy (None: none), the default of ``encode_structured``; they are behaviour, so
+    the config and the semantic hash carry them when set.
     """
 
     model: Model
@@ -69,6 +72,8 @@ class TokenizerSpec:
     stages: HfStages | None = None
     trim_offsets: bool = False
     trim_prefix_space: bool = False
+    padding: Padding | None = None
+    truncation: Truncation | None = None
 
     def __post_init__(self) -> None:
         # Read-only views: a spec is shared by every tokenizer built from it.
@@ -158,6 +163,16 @@ class TokenizerSpec:
     # ------------------------------------------------------------------ canonical form
     def to_config(self) -> dict[str, Any]:
         """Canonical description of the behaviour (what the semantic hash covers)."""
+        config = self._model_config()
+        # The padding/truncation policy is listed only when one is set, so artifacts
+        # without one keep their hash; two that pad differently never share one.
+        if self.padding is not None:
+            config["padding"] = padding_config(self.padding)
+        if self.truncation is not None:
+            config["truncation"] = truncation_config(self.truncation)
+        return config
+
+    def _model_config(self) -> dict[str, Any]:
         if isinstance(self.model, SentencePiece):
             return self.model.config(self)
         stages = self.stages

@@ -9,12 +9,15 @@ template, truncation, padding; policies in :mod:`tokenpact.truncation`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import _native
 from .._text import _byte_ranges, _surrogate_error, _text_arg
+from ..components.sentencepiece import BYTE, CONTROL, UNKNOWN
 from ..encoding import COORDINATES, Offsets, byte_to_char_offsets
 from ..errors import ConfigError
 from ..structured import Content, assemble, pad_all
@@ -43,15 +46,49 @@ def encode_structured(
 ) -> Encoding:
     """Encode with offsets, masks, origins and sequence metadata.
 
-    Offsets point into the raw input in the declared ``coordinate``
-    (``raw_codepoints`` or ``raw_utf8_bytes``); control tokens inserted by the
-    post-processor and PAD get empty offsets ``(0, 0)``. ``pair`` is a second sequence
+    Offsets point into the input in the declared ``coordinate``: the raw text
+    (``raw_codepoints`` or ``raw_utf8_bytes``) or the normalized text
+    ``tok.normalize(text)`` (``normalized_codepoints``: the normalized characters that
+    came from the token's raw span). Control tokens inserted by the post-processor and
+    PAD get empty offsets ``(0, 0)``, as Hugging Face reports them; ``span_offsets``
+    gives ``None`` for them instead. ``pair`` is a second sequence
     (``sequence_ids`` 0/1, ``type_ids`` from the template). ``untrusted_spans`` are
     codepoint ranges of ``text`` (user content in a rendered chat, say) where special
     spellings are never recognized, even when ``allowed_special`` permits them
     elsewhere; the whole text is still pre-tokenized in one pass. ``truncation`` and
-    ``padding`` are explicit policies (see :class:`Truncation`, :class:`Padding`).
+    ``padding`` are explicit policies (see :class:`Truncation`, :class:`Padding`); when
+    omitted, the tokenizer's own policy applies (``tok.truncation`` / ``tok.padding``,
+    None unless set by ``with_truncation`` / ``with_padding``).
     """
+    truncation = tok.truncation if truncation is None else truncation
+    padding = tok.padding if padding is None else padding
+    return _encode_one(
+        tok,
+        text,
+        pair,
+        allowed_special,
+        disallowed_special,
+        add_special_tokens,
+        coordinate,
+        untrusted_spans,
+        truncation,
+        padding,
+    )
+
+
+def _encode_one(
+    tok: Tokenizer,
+    text: str,
+    pair: str | None,
+    allowed_special: SpecialSpec,
+    disallowed_special: SpecialSpec,
+    add_special_tokens: bool,
+    coordinate: str,
+    untrusted_spans: Sequence[tuple[int, int]],
+    truncation: Truncation | None,
+    padding: Padding | None,
+) -> Encoding:
+    """One structured encoding under the resolved policies (None: no policy)."""
     first = content(tok, text, allowed_special, disallowed_special, coordinate, untrusted_spans)
     second = (
         None
@@ -83,18 +120,24 @@ def encode_structured_batch(
     truncation: Truncation | None = None,
     padding: Padding | None = None,
 ) -> list[Encoding]:
-    """``encode_structured`` for many texts; padding aligns the whole batch."""
+    """``encode_structured`` for many texts; padding aligns the whole batch (the
+    tokenizer's own policies apply when a call passes none)."""
+    truncation = tok.truncation if truncation is None else truncation
+    padding = tok.padding if padding is None else padding
     if pairs is not None and len(pairs) != len(texts):
         raise ConfigError(f"{len(texts)} texts but {len(pairs)} pairs; pass one pair each")
     out = [
-        tok.encode_structured(
+        _encode_one(
+            tok,
             t,
             None if pairs is None else pairs[i],
-            allowed_special=allowed_special,
-            disallowed_special=disallowed_special,
-            add_special_tokens=add_special_tokens,
-            coordinate=coordinate,
-            truncation=truncation,
+            allowed_special,
+            disallowed_special,
+            add_special_tokens,
+            coordinate,
+            (),
+            truncation,
+            None,  # the batch is padded together below
         )
         for i, t in enumerate(texts)
     ]
@@ -113,6 +156,12 @@ def content(
     text = _text_arg(text)
     if coordinate not in COORDINATES:
         raise ConfigError(f"coordinate must be one of {COORDINATES}, not {coordinate!r}")
+    if coordinate == "normalized_codepoints":
+        raw = content(
+            tok, text, allowed_special, disallowed_special, "raw_utf8_bytes", untrusted_spans
+        )
+        spans, length = normalized_offsets(tok, text, raw.ids, raw.offsets)
+        return Content(raw.ids, spans, raw.origins, length)
     allowed, disallowed = tok._policy(allowed_special, disallowed_special)
     untrusted = _byte_ranges(text, untrusted_spans) if untrusted_spans else None
     trim = tok.spec.trim_offsets
@@ -233,3 +282,106 @@ def trim_space_offsets(
         if trail and e[k] >= trail:
             e[k] = max(e[k] - trail, s[k])
     return s, e
+
+
+def normalized_offsets(
+    tok: Tokenizer, text: str, ids: Sequence[int], byte_offsets: Sequence[tuple[int, int]]
+) -> tuple[list[tuple[int, int]], int]:
+    """Raw UTF-8 byte spans mapped to codepoint spans of ``tok.normalize(text)``, and its
+    length: a token covers the normalized characters whose alignment lies inside its raw
+    span (a raw character the normalizer expands into several, all in one token's span,
+    belongs to each token that spans it, as its raw offsets already do)."""
+    if tok.spec.sentencepiece_model is not None:
+        return _sentencepiece_offsets(tok, text, ids, byte_offsets)
+    aligned = _aligned_normalization(tok, text)
+    if aligned is None:  # no normalizer: the normalized text is the text
+        starts = np.fromiter((a for a, _ in byte_offsets), dtype=np.int64)
+        ends = np.fromiter((b for _, b in byte_offsets), dtype=np.int64)
+        s, e = byte_to_char_offsets(text, starts, ends)
+        return list(zip(s.tolist(), e.tolist(), strict=True)), len(text)
+    normalized, char_spans = aligned
+    if not normalized:
+        return [(0, 0)] * len(byte_offsets), 0
+    spans = np.asarray(char_spans, dtype=np.int64).reshape(-1, 2)
+    # Alignments follow the text; a normalizer that reorders within a cluster (NFD's
+    # combining marks) is made monotone so the searches below stay well defined.
+    first = np.maximum.accumulate(spans[:, 0])
+    last = np.maximum.accumulate(spans[:, 1])
+    out = []
+    for a, b in byte_offsets:
+        c0 = int(np.searchsorted(first, a, side="left"))
+        c1 = c0 if a == b else max(int(np.searchsorted(last, b, side="right")), c0)
+        # Whitespace the normalizer inserted beside a character (BERT's spaces around
+        # CJK ideographs) shares that character's raw span but is no part of the token.
+        while c1 - c0 > 1 and normalized[c0].isspace() and char_spans[c0] == char_spans[c0 + 1]:
+            c0 += 1
+        while (
+            c1 - c0 > 1
+            and normalized[c1 - 1].isspace()
+            and char_spans[c1 - 1] == char_spans[c1 - 2]
+        ):
+            c1 -= 1
+        out.append((c0, c1))
+    return out, len(normalized)
+
+
+def _aligned_normalization(tok: Tokenizer, text: str) -> tuple[str, list[tuple[int, int]]] | None:
+    """A ``tokenizer.json`` normalizer's output for ``text`` with the raw UTF-8 byte span
+    of each of its characters; None when the tokenizer has no such normalizer."""
+    node = tok.spec.normalizer
+    if node is not None:
+        normalized, align = _native.normalize_str(json.dumps(node), text)
+        data = np.frombuffer(normalized.encode("utf-8"), dtype=np.uint8)
+        lead = np.flatnonzero((data & 0xC0) != 0x80)
+        return normalized, [tuple(align[j]) for j in lead.tolist()]  # type: ignore[misc]
+    return None
+
+
+def _sentencepiece_offsets(
+    tok: Tokenizer, text: str, ids: Sequence[int], byte_offsets: Sequence[tuple[int, int]]
+) -> tuple[list[tuple[int, int]], int]:
+    """SentencePiece's pieces tile its normalized text in order: a piece spans its own
+    bytes there, a byte-fallback piece one byte, a control piece none, and an unknown
+    run the bytes up to the first character whose input offset reaches the run's raw
+    end (SentencePiece's normalized-to-original map). Exact where one input character
+    becomes several ("ﬁ" -> "fi"). Codepoints of ``tok.normalize(text)``: without the
+    dummy prefix, the meta symbol as a space (one codepoint either way); a byte piece
+    covers its whole character."""
+    model = tok.spec.sentencepiece_model
+    assert model is not None
+    raw, offsets = tok.engine.normalize_aligned(text)
+    if not raw:
+        return [(0, 0)] * len(byte_offsets), 0
+    data = np.frombuffer(raw.encode("utf-8"), dtype=np.uint8)
+    n = len(data)
+    lead = (data & 0xC0) != 0x80
+    char_of = np.cumsum(lead) - 1  # codepoint of each normalized byte
+    boundaries = np.append(np.flatnonzero(lead), n)
+    # The input consumed at each character boundary (monotone).
+    reach = np.maximum.accumulate(np.asarray(offsets, dtype=np.int64)[boundaries])
+    drop = 1 if model.normalizer_spec.add_dummy_prefix and raw.startswith("\u2581") else 0
+    total = int(char_of[-1]) + 1
+    pieces = model.pieces
+    out = []
+    cursor = 0
+    for token_id, (_a, b) in zip(ids, byte_offsets, strict=True):
+        kind = pieces[token_id].type if 0 <= token_id < len(pieces) else CONTROL
+        if kind == BYTE:
+            width = 1
+        elif kind == CONTROL:
+            width = 0
+        elif kind == UNKNOWN:
+            k = int(np.searchsorted(boundaries, cursor, side="right"))
+            k += int(np.searchsorted(reach[k:], b, side="left"))
+            width = int(boundaries[min(k, len(boundaries) - 1)]) - cursor
+        else:
+            width = len(pieces[token_id].piece.encode("utf-8"))
+        start, end = min(cursor, n), min(cursor + max(width, 0), n)
+        cursor = end
+        if start >= n:
+            out.append((total - drop, total - drop))
+            continue
+        c0 = int(char_of[start])
+        c1 = int(char_of[end - 1]) + 1 if end > start else c0
+        out.append((max(c0 - drop, 0), max(c1 - drop, 0)))
+    return out, total - drop

@@ -32,8 +32,9 @@ from ..errors import (
     ConfigError,
     UnknownTokenError,
 )
-from ..postprocess import apply_single
+from ..postprocess import apply_single, single_boundaries, with_boundaries
 from ..special import KNOWN_ROLES, AddedTokenFlags, SpecialToken
+from ..truncation import Padding, Truncation
 from . import batch_encoding, peer_names, special_policy, structured_encoding, token_ids
 from .byte_bpe import merges_spec, ranks_spec, records_spec
 from .engine import Capability, Engine, build_engine, capabilities
@@ -224,7 +225,8 @@ class Tokenizer:
 
     @classmethod
     def from_sentencepiece(cls, path: str | os.PathLike[str]) -> Tokenizer:
-        """Load a SentencePiece ``.model`` (Unigram or BPE); IDs match ``sentencepiece``.
+        """Load a SentencePiece ``.model`` (Unigram, BPE, char or word); IDs match
+        ``sentencepiece``.
 
         ``sentencepiece`` itself is not needed: the protobuf is decoded by tokenpact.
         """
@@ -350,6 +352,40 @@ class Tokenizer:
         return None if post is None else dict(post)
 
     @property
+    def padding(self) -> Padding | None:
+        """The artifact's padding policy (None: none); ``encode_structured`` and
+        ``encode_structured_batch`` apply it when a call passes no ``padding``."""
+        return self._spec.padding
+
+    @property
+    def truncation(self) -> Truncation | None:
+        """The artifact's truncation policy (None: none); ``encode_structured`` and
+        ``encode_structured_batch`` apply it when a call passes no ``truncation``."""
+        return self._spec.truncation
+
+    def with_padding(self, padding: Padding | None) -> Tokenizer:
+        """This tokenizer with ``padding`` as its padding policy (None removes it).
+
+        The policy is behaviour: it is in ``to_config()``, the semantic hash, the
+        manifest and the saved artifact (``policy.json``), so two artifacts that pad
+        differently never share an identity."""
+        if padding is not None and not isinstance(padding, Padding):
+            raise ConfigError(f"padding must be a tokenpact.Padding or None, not {padding!r}")
+        return self._with_spec(self._spec.replace(padding=padding))
+
+    def with_truncation(self, truncation: Truncation | None) -> Tokenizer:
+        """This tokenizer with ``truncation`` as its truncation policy (None removes it);
+        recorded like :meth:`with_padding`'s policy."""
+        if truncation is not None and not isinstance(truncation, Truncation):
+            raise ConfigError(
+                f"truncation must be a tokenpact.Truncation or None, not {truncation!r}"
+            )
+        return self._with_spec(self._spec.replace(truncation=truncation))
+
+    def _with_spec(self, spec: TokenizerSpec) -> Tokenizer:
+        return type(self)(spec, self._given_engine, self._provenance, **self._pickle_kwargs())
+
+    @property
     def added_tokens(self) -> dict[str, int]:
         """Non-special added tokens: content, matched in text by every call as Hugging
         Face ``tokenizers`` matches them (flags included)."""
@@ -408,6 +444,33 @@ class Tokenizer:
     def _post(self, ids: list[int]) -> list[int]:
         return apply_single(self._spec.post_processor, self._special_ids, ids)
 
+    def boundary_ids(
+        self,
+        content: Sequence[int],
+        *,
+        add_special_tokens: bool = False,
+        bos: bool | None = None,
+        eos: bool | None = None,
+    ) -> tuple[list[int], list[int]]:
+        """The control IDs ``encode`` puts before and after ``content`` (the IDs of the
+        text alone): the post-processor's when ``add_special_tokens``, then the explicit
+        ``bos``/``eos`` flags, which win (see :meth:`encode`)."""
+        if add_special_tokens:
+            before, after = single_boundaries(self._spec.post_processor, self._special_ids)
+        else:
+            before, after = [], []
+        if bos is None and eos is None:
+            return before, after
+        return with_boundaries(
+            list(content[:1]) + list(content[-1:]) if content else [],
+            before,
+            after,
+            bos=bos,
+            eos=eos,
+            bos_id=self.bos_id,
+            eos_id=self.eos_id,
+        )
+
     def encode(
         self,
         text: str,
@@ -415,9 +478,19 @@ class Tokenizer:
         allowed_special: SpecialSpec = (),
         disallowed_special: SpecialSpec = (),
         add_special_tokens: bool = False,
+        bos: bool | None = None,
+        eos: bool | None = None,
     ) -> list[int]:
         """Encode text. Ordinary added tokens match as in Hugging Face ``tokenizers``;
-        control (special) spellings are ordinary text unless ``allowed_special``."""
+        control (special) spellings are ordinary text unless ``allowed_special``.
+
+        ``add_special_tokens`` applies the post-processor's template. ``bos``/``eos``
+        are explicit flags, independent of the template, and they win over it:
+        ``bos=True`` makes the IDs start with exactly one BOS (added unless the template
+        or an allowed spelling at the start of the text already gives one; never two),
+        ``bos=False`` drops the template's BOS; ``eos`` likewise at the end. ``None``
+        (the default) leaves the template's choice. A flag needs a special token with
+        that role (ConfigError otherwise)."""
         text = _text_arg(text)
         if allowed_special or disallowed_special:
             allowed, disallowed = _resolve_policy(self, allowed_special, disallowed_special)
@@ -429,6 +502,11 @@ class Tokenizer:
             ids: list[int] = self._core.encode(text, allowed)
         except UnicodeEncodeError as exc:
             raise _surrogate_error(text, exc) from None
+        if bos is not None or eos is not None:
+            before, after = self.boundary_ids(
+                ids, add_special_tokens=add_special_tokens, bos=bos, eos=eos
+            )
+            return [*before, *ids, *after]
         return self._post(ids) if add_special_tokens else ids
 
     # ------------------------------------------------------------------ batch encoding

@@ -9,7 +9,10 @@ that format), the exact ``tokenizer.json`` (+ ``tokenizer_config.json``) of a Hu
 Face tokenizer, or the exact ``tokenizer.model`` of a SentencePiece one. Those two
 formats have no place for a training record, so a trained tokenizer also writes
 ``training.json`` (the full record: config, seed, stop reason, traces); it is a release
-file, sealed by the manifest like the others.
+file, sealed by the manifest like the others. A tokenizer with a padding or truncation
+policy (``with_padding`` / ``with_truncation``) writes it as ``policy.json``, whatever its
+format: the policy is behaviour (in the semantic hash), and no tokenizer file format has
+a place for it that every peer reads the same way.
 """
 
 from __future__ import annotations
@@ -21,8 +24,14 @@ from typing import TYPE_CHECKING, Any
 from ..contract import write_contract_files
 from ..contract.canonical import nesting_depth
 from ..core import MergeRecords, Provenance, RankedMerges, TiktokenRanks, TokenizerSpec
-from ..errors import ArtifactError
+from ..errors import ArtifactError, ConfigError
 from ..special import SpecialToken
+from ..truncation import (
+    padding_config,
+    padding_from_config,
+    truncation_config,
+    truncation_from_config,
+)
 from . import native
 
 if TYPE_CHECKING:
@@ -32,6 +41,8 @@ if TYPE_CHECKING:
 HF_FILE = "tokenizer.json"
 SP_FILE = "tokenizer.model"
 TRAINING_FILE = "training.json"
+POLICY_FILE = "policy.json"
+POLICY_KIND = "tokenpact.policy"
 
 
 def to_artifact(tok: Tokenizer) -> native.NativeArtifact:
@@ -130,9 +141,52 @@ def read_training(root: Path) -> dict[str, Any] | None:
     return record
 
 
+def policy_bytes(tok: Tokenizer) -> bytes | None:
+    """``policy.json``: the padding and truncation policy, or None when there is none."""
+    if tok.padding is None and tok.truncation is None:
+        return None
+    document = {
+        "kind": POLICY_KIND,
+        "version": 1,
+        "padding": None if tok.padding is None else padding_config(tok.padding),
+        "truncation": None if tok.truncation is None else truncation_config(tok.truncation),
+    }
+    return json.dumps(document, sort_keys=True, indent=1).encode("utf-8") + b"\n"
+
+
+def read_policy(root: Path, spec: TokenizerSpec) -> TokenizerSpec:
+    """``spec`` with the policy saved in ``root/policy.json`` (unchanged without one)."""
+    path = root / POLICY_FILE
+    if not path.is_file():
+        return spec
+    try:
+        document = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ArtifactError(f"{path}: cannot read the policy ({exc!r:.200})") from None
+    if not isinstance(document, dict) or document.get("kind") != POLICY_KIND:
+        raise ArtifactError(
+            f'{path}: not a tokenpact policy (expected "kind": "{POLICY_KIND}"); remove or '
+            "rename the file"
+        )
+    if document.get("version") != 1:
+        raise ArtifactError(f"{path}: policy version {document.get('version')!r} is not 1")
+    try:
+        padding = document.get("padding")
+        truncation = document.get("truncation")
+        return spec.replace(
+            padding=None if padding is None else padding_from_config(padding),
+            truncation=None if truncation is None else truncation_from_config(truncation),
+        )
+    except ConfigError as exc:
+        raise ArtifactError(f"{path}: {exc}") from None
+
+
 def _with_training(tok: Tokenizer, files: dict[str, bytes]) -> dict[str, bytes]:
     if tok.training is not None:
         files[TRAINING_FILE] = training_bytes(tok.training)
+    policy = policy_bytes(tok)
+    if policy is not None:
+        files[POLICY_FILE] = policy
     return files
 
 
@@ -143,13 +197,24 @@ def release_files(tok: Tokenizer) -> dict[str, bytes]:
     files = dict(tok.provenance.files)
     if files:
         return _with_training(tok, files)
-    return {native.FILENAME: native.artifact_to_json(to_artifact(tok)).encode("utf-8")}
+    files = {native.FILENAME: native.artifact_to_json(to_artifact(tok)).encode("utf-8")}
+    policy = policy_bytes(tok)
+    if policy is not None:
+        files[POLICY_FILE] = policy
+    return files
 
 
 # Every tokenizer file a save of any kind writes. Saving one kind over a directory that
 # holds another removes the other kind's files in the same commit, so no stale
 # tokenpact.json / tokenizer.json is left for a later load (or another tool) to read.
-TOKENIZER_FILES = (native.FILENAME, HF_FILE, "tokenizer_config.json", SP_FILE, TRAINING_FILE)
+TOKENIZER_FILES = (
+    native.FILENAME,
+    HF_FILE,
+    "tokenizer_config.json",
+    SP_FILE,
+    TRAINING_FILE,
+    POLICY_FILE,
+)
 
 
 def save_tokenizer(tok: Tokenizer, directory: Path) -> Path:

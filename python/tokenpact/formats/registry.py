@@ -31,7 +31,7 @@ from . import (
 from .artifact_dir import HF_FILE, SP_FILE, TRAINING_FILE
 
 # The contract files a tokenpact save writes beside the tokenizer file(s).
-SEAL_FILES = ("manifest.json", "golden.json", TRAINING_FILE)
+SEAL_FILES = ("manifest.json", "golden.json", TRAINING_FILE, artifact_dir.POLICY_FILE)
 
 
 @dataclass(frozen=True)
@@ -126,6 +126,7 @@ _COMPANIONS = (
     "manifest.json",
     "golden.json",
     "training.json",
+    artifact_dir.POLICY_FILE,
 )
 
 
@@ -337,6 +338,8 @@ def load(cls: type[Tokenizer], path: Path, *, pattern: str | None, verify: bool)
         if sealed:
             recover_interrupted_save(root)
     spec, provenance = fmt.read(path, ReadOptions(pattern=pattern))
+    if root is not None and root.is_dir():
+        spec = artifact_dir.read_policy(root, spec)
     tokenizer_class = cls if fmt.tokenizer_class is None else fmt.tokenizer_class(cls, provenance)
     tok = tokenizer_class(spec, provenance=provenance)
     if verify and sealed and root is not None:

@@ -14,6 +14,7 @@ algorithm in Python, and the tests check both against a naive search.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -25,9 +26,15 @@ from .stops import StopPolicy
 if TYPE_CHECKING:
     from ..core import Tokenizer
 
-__all__ = ["FinishReason", "HoldRule", "OutputDelta", "OutputStream"]
+__all__ = ["FINISH_REASONS", "FinishReason", "HoldRule", "OutputDelta", "OutputStream"]
 
-FinishReason = Literal["stop", "length", "end"]
+# stop: a stop ID, sequence or string matched; length: max_new_tokens reached; end: the
+# source ran out; cancelled: the client or server called cancel(); deadline: the stream's
+# deadline passed before the next push (or expire() was called).
+FinishReason = Literal["stop", "length", "end", "cancelled", "deadline"]
+FINISH_REASONS: tuple[FinishReason, ...] = ("stop", "length", "end", "cancelled", "deadline")
+# The external signals a stream can end on (seed 0x0D: "cancellation, deadline").
+Interruption = Literal["cancelled", "deadline"]
 HoldRule = Literal["live_prefix", "fixed_window"]
 
 
@@ -71,6 +78,16 @@ def _stream_args(
     return _prompt_list(tok, prompt_ids), policy
 
 
+def _deadline_arg(deadline: float | None) -> float | None:
+    if deadline is None:
+        return None
+    if isinstance(deadline, bool) or not isinstance(deadline, (int, float)):
+        raise InvalidInputError(
+            f"deadline must be a time.monotonic() instant (a number) or None, not {deadline!r}"
+        )
+    return float(deadline)
+
+
 def _window(policy: StopPolicy, hold: str) -> int | None:
     """Characters a fixed window holds back (vLLM's ``stop_buffer_length``), or None."""
     if hold == "live_prefix":
@@ -108,6 +125,13 @@ class OutputStream:
 
     When several kinds of stop complete on the same ID: stop ID, then ID sequence, then
     stop string.
+
+    External signals end a stream too: :meth:`cancel` (finish reason ``"cancelled"``)
+    and ``deadline`` (a :func:`time.monotonic` instant; the first push at or after it
+    processes nothing and finishes with ``"deadline"``; :meth:`expire` does the same at
+    once). An interrupted stream flushes nothing: text held back as a possible stop
+    stays unsent (``held_text`` still shows it), and ``processed_ids`` is what was
+    inspected before the signal.
     """
 
     def __init__(
@@ -119,8 +143,10 @@ class OutputStream:
         prompt_boundary: int = 0,
         skip_special_tokens: bool = True,
         hold: HoldRule = "live_prefix",
+        deadline: float | None = None,
     ) -> None:
         prompt, policy = _stream_args(tok, policy, prompt_ids, prompt_boundary)
+        self.deadline = _deadline_arg(deadline)
         window = _window(policy, hold)
         self.tokenizer = tok
         self.hold = hold
@@ -170,6 +196,8 @@ class OutputStream:
         """Process generated IDs (in order) until a stop; returns the new visible text."""
         if self.finish_reason is not None:
             return OutputDelta("", True, self.finish_reason, self.matched_stop, 0)
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return self.interrupt("deadline")
         try:
             if type(ids) is int:
                 text, consumed = self._push_one(ids)
@@ -202,6 +230,22 @@ class OutputStream:
         if state is not None:
             self._record(state)
         return OutputDelta(text, True, self.finish_reason, self.matched_stop, 0)
+
+    def cancel(self) -> OutputDelta:
+        """End the stream now with finish reason ``"cancelled"`` (nothing is flushed)."""
+        return self.interrupt("cancelled")
+
+    def expire(self) -> OutputDelta:
+        """End the stream now with finish reason ``"deadline"`` (nothing is flushed)."""
+        return self.interrupt("deadline")
+
+    def interrupt(self, reason: Interruption) -> OutputDelta:
+        """End the stream on an external signal; a finished stream keeps its reason."""
+        if reason not in ("cancelled", "deadline"):
+            raise InvalidInputError(f'reason must be "cancelled" or "deadline", not {reason!r}')
+        if self.finish_reason is None:
+            self.finish_reason = reason
+        return OutputDelta("", True, self.finish_reason, self.matched_stop, 0)
 
     def _record(self, state: tuple[str, int]) -> None:
         kind, value = state

@@ -11,14 +11,23 @@ and the text of IDs that are a live prefix of some stop ID sequence.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..errors import UnknownTokenError
+from ..errors import InvalidInputError, UnknownTokenError
 from .automaton import Automaton
 from .decode import IncrementalDecoder
-from .output import FinishReason, HoldRule, OutputDelta, _stream_args, _window
+from .output import (
+    FinishReason,
+    HoldRule,
+    Interruption,
+    OutputDelta,
+    _deadline_arg,
+    _stream_args,
+    _window,
+)
 from .stops import StopPolicy
 
 if TYPE_CHECKING:
@@ -47,8 +56,10 @@ class ReferenceOutputStream:
         prompt_boundary: int = 0,
         skip_special_tokens: bool = True,
         hold: HoldRule = "live_prefix",
+        deadline: float | None = None,
     ) -> None:
         prompt, policy = _stream_args(tok, policy, prompt_ids, prompt_boundary)
+        self.deadline = _deadline_arg(deadline)
         self._window = _window(policy, hold)
         # Window mode: text length after the last ID that left the decoder holding
         # nothing (vLLM's DecodeStream adds a token's text only then).
@@ -106,6 +117,8 @@ class ReferenceOutputStream:
     # ------------------------------------------------------------------ public
     def push(self, ids: int | Iterable[int]) -> OutputDelta:
         """Process generated IDs (in order) until a stop; returns the new visible text."""
+        if not self.finished and self.deadline is not None and time.monotonic() >= self.deadline:
+            return self.interrupt("deadline")
         batch = [ids] if isinstance(ids, int) else list(ids)
         mark = len(self._visible)
         consumed = 0
@@ -131,6 +144,22 @@ class ReferenceOutputStream:
             if not self._scan(self._decoder.finish()):
                 self._end("end", None, len(self._pending))
         return self._delta(mark, 0)
+
+    def cancel(self) -> OutputDelta:
+        """End the stream now with finish reason ``"cancelled"`` (nothing is flushed)."""
+        return self.interrupt("cancelled")
+
+    def expire(self) -> OutputDelta:
+        """End the stream now with finish reason ``"deadline"`` (nothing is flushed)."""
+        return self.interrupt("deadline")
+
+    def interrupt(self, reason: Interruption) -> OutputDelta:
+        """End the stream on an external signal; a finished stream keeps its reason."""
+        if reason not in ("cancelled", "deadline"):
+            raise InvalidInputError(f'reason must be "cancelled" or "deadline", not {reason!r}')
+        if self.finish_reason is None:
+            self.finish_reason = reason
+        return OutputDelta("", True, self.finish_reason, self.matched_stop, 0)
 
     # ------------------------------------------------------------------ steps
     def _delta(self, mark: int, consumed: int) -> OutputDelta:

@@ -10,7 +10,9 @@ artifacts in, an exact sequence object out, or a typed error naming what disagre
 - the prompt boundary: it must be the end of the compiled prompt (generation starts
   there, and stop matching with it);
 
-and returns the IDs, the stop policy and the prefix-cache keys of the complete blocks.
+and returns the IDs with their aligned metadata (``special_tokens_mask``: 1 where a
+trusted control was inserted; ``sequence_ownership``: who wrote each token), the stop
+policy and the prefix-cache keys of the complete blocks.
 """
 
 from __future__ import annotations
@@ -31,10 +33,21 @@ if TYPE_CHECKING:
 __all__ = ["CompiledRequest", "compile_request"]
 
 
+# The owner of a prompt given as bare IDs: the caller, with no provenance per token.
+CALLER_IDS = "caller_ids"
+
+
 @dataclass(frozen=True)
 class CompiledRequest:
     """An admitted request: exact IDs, where generation starts, what stops it, and the
-    cache keys of its complete blocks (``None`` without a namespace)."""
+    cache keys of its complete blocks (``None`` without a namespace).
+
+    ``special_tokens_mask`` and ``sequence_ownership`` are aligned with ``input_ids``.
+    From a conversation they are its provenance: the mask is 1 exactly on the controls
+    the template inserted, and a token's owner is the content it came from
+    (``messages[2].content``) or ``control`` / ``template`` for the grammar's own
+    tokens. Bare prompt IDs carry no provenance: the mask marks the tokenizer's special
+    IDs and every owner is ``caller_ids``."""
 
     input_ids: tuple[int, ...]
     prompt_boundary: int
@@ -42,13 +55,39 @@ class CompiledRequest:
     tokenizer_semantic_hash: str
     template_hash: str
     cache: BlockKeys | None
+    special_tokens_mask: tuple[int, ...] = ()
+    sequence_ownership: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        n = len(self.input_ids)
+        if len(self.special_tokens_mask) != n or len(self.sequence_ownership) != n:
+            raise ContractError(
+                f"a compiled request needs one special_tokens_mask entry and one owner per ID "
+                f"({n} IDs, {len(self.special_tokens_mask)} mask entries, "
+                f"{len(self.sequence_ownership)} owners)"
+            )
+
+
+def _metadata(source: Any, ids: list[int], tokenizer: Any) -> tuple[list[int], list[str]]:
+    """(special_tokens_mask, sequence_ownership) of a compiled source or of bare IDs."""
+    mask = getattr(source, "special_tokens_mask", None)
+    origin = getattr(source, "origin", None)
+    if mask is None or origin is None:
+        specials = set(tokenizer.special_tokens.values())
+        return [int(i in specials) for i in ids], [CALLER_IDS] * len(ids)
+    owners = tuple(getattr(source, "owners", ()))
+    index = getattr(source, "owner_index", None) or [-1] * len(ids)
+    ownership = [
+        owners[k] if 0 <= k < len(owners) else str(o) for o, k in zip(origin, index, strict=True)
+    ]
+    return [int(m) for m in mask], ownership
 
 
 def _source(
     conversation_or_ids: Any, template_hash: str | None, compiler: Any, mode: str
-) -> tuple[list[int], int, str | None, StopPolicy | None]:
-    """(IDs, prompt boundary, template hash, stop policy) of a Conversation, messages or
-    raw IDs."""
+) -> tuple[list[int], int, str | None, StopPolicy | None, Any]:
+    """(IDs, prompt boundary, template hash, stop policy, compiled source) of a
+    Conversation, messages or raw IDs."""
     source = conversation_or_ids
     if compiler is not None:
         source = compiler.compile(source, mode=mode)
@@ -64,6 +103,7 @@ def _source(
             int(source.prompt_boundary),
             declared,
             rendered if isinstance(rendered, StopPolicy) else None,
+            source,
         )
     if isinstance(source, (str, bytes)) or not isinstance(source, Sequence):
         raise InvalidInputError(
@@ -73,7 +113,7 @@ def _source(
     ids = list(source)
     if any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
         raise InvalidInputError("prompt IDs must be ints")
-    return ids, len(ids), template_hash, None
+    return ids, len(ids), template_hash, None, None
 
 
 def _check_bound(declared: str | None, actual: str | None, what: str) -> str:
@@ -109,7 +149,9 @@ def compile_request(
     ``policy``: what ends generation; by default the conversation's own
     ``stop_policy`` (what ``render`` returned), else no stop.
     """
-    ids, boundary, template, rendered = _source(conversation_or_ids, template_hash, compiler, mode)
+    ids, boundary, template, rendered, compiled = _source(
+        conversation_or_ids, template_hash, compiler, mode
+    )
     if policy is None:
         policy = rendered if rendered is not None else StopPolicy()
     elif not isinstance(policy, StopPolicy):
@@ -150,4 +192,14 @@ def compile_request(
     cache = (
         None if namespace is None else block_keys(ids, block_size=block_size, namespace=namespace)
     )
-    return CompiledRequest(tuple(ids), boundary, policy, tok_hash, tpl_hash, cache)
+    mask, ownership = _metadata(compiled, ids, tokenizer)
+    return CompiledRequest(
+        tuple(ids),
+        boundary,
+        policy,
+        tok_hash,
+        tpl_hash,
+        cache,
+        special_tokens_mask=tuple(mask),
+        sequence_ownership=tuple(ownership),
+    )
