@@ -37,10 +37,12 @@ from typing import Any
 from ...errors import ConfigError
 from . import quality_stats as qs
 from .char_table import native_table, script_counts
+from .datatrove_rules import datatrove_decision, thresholds_from
 from .scripts import NO_SPACE_LANGUAGES, no_space_share, script_shares, shares_from_counts
 from .step import (
     Outcome,
     StepConfig,
+    check_choice,
     check_optional_range,
     check_range,
     check_strings,
@@ -110,8 +112,13 @@ class QualityConfig(StepConfig):
     c4_min_sentences: int | None = None
     c4_lorem_ipsum: bool = True
     c4_curly_bracket: bool = False
+    # mode "datatrove": datatrove 0.10.1's GopherRepetitionFilter, GopherQualityFilter and
+    # (with c4_line_filter) C4QualityFilter, their rules and reasons (.datatrove_rules);
+    # the per-language policy and the no-space options do not apply there.
+    mode: str = "tokenpact"
 
     def __post_init__(self) -> None:
+        check_choice(self.mode, ("tokenpact", "datatrove"), "mode")
         for name in ("min_words", "max_words", "min_stop_words", "c4_min_sentences"):
             check_optional_range(getattr(self, name), name, low=0)
         for name in ("min_chars_no_space", "max_chars_no_space", "no_space_ngram_scale"):
@@ -157,6 +164,20 @@ class QualityConfig(StepConfig):
     def c4(cls) -> QualityConfig:
         """Gopher's rules plus C4's line filter, five-sentence minimum and code filter."""
         return cls(c4_line_filter=True, c4_min_sentences=5, c4_curly_bracket=True)
+
+    @classmethod
+    def datatrove(cls, *, c4: bool = False) -> QualityConfig:
+        """datatrove's Gopher filters (and its C4 filter with ``c4``), their defaults."""
+        if c4:
+            return cls(mode="datatrove", c4_line_filter=True, c4_min_sentences=5,
+                       c4_curly_bracket=True)  # fmt: skip
+        return cls(mode="datatrove")
+
+    def identity(self) -> dict[str, Any]:
+        out = self.to_json()
+        if self.mode == "tokenpact":  # the hash of configurations from before the option
+            del out["mode"]
+        return out
 
     def to_json(self) -> dict[str, Any]:
         out = super().to_json()
@@ -254,8 +275,18 @@ class QualityWorker:
     def __call__(self, text: str, meta: Mapping[str, Any]) -> Outcome:
         return self.batch([text], [meta])[0]
 
+    def datatrove(self, text: str) -> Outcome:
+        """One document under ``mode="datatrove"`` (:mod:`.datatrove_rules`)."""
+        reason, kept, _ = datatrove_decision(text, thresholds_from(self.c))
+        policy = {"quality_policy": "datatrove"}
+        if reason is not None:
+            return Outcome(None, (reason,), policy, {})
+        return Outcome(kept, (), policy, {})
+
     def reference(self, text: str, meta: Mapping[str, Any]) -> Outcome:
         """One document in Python (the specification of :meth:`batch`)."""
+        if self.c.mode == "datatrove":
+            return self.datatrove(text)
         no_space, stop_rule = self.policy(text, meta)
         counts: Counter[str] = Counter()
         text = self._line_filter(text, no_space, counts)
@@ -264,6 +295,8 @@ class QualityWorker:
 
     def batch(self, texts: list[str], metas: list[Mapping[str, Any]]) -> list[Outcome]:
         """Outcomes of many documents, their counts in one native call."""
+        if self.c.mode == "datatrove":
+            return [self.datatrove(t) for t in texts]
         unknown = [
             i
             for i, m in enumerate(metas)
