@@ -221,13 +221,15 @@ def lsh_verify_groups(
 ) -> tuple[np.ndarray, int, int]: ...
 
 # Cleaning engines: language identification, scripts, quality counts (src/py/data_clean.rs)
+@final
 class NativeCharTable:
-    def __init__(self, entries: np.ndarray) -> None: ...
+    def __new__(cls, entries: np.ndarray) -> NativeCharTable: ...
     def script_counts(self, texts: list[bytes], max_chars: int) -> list[list[tuple[int, int]]]: ...
 
+@final
 class NativeLangId:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         rows: np.ndarray,
         state_row: np.ndarray,
         output: np.ndarray,
@@ -235,13 +237,14 @@ class NativeLangId:
         prior: np.ndarray,
         columns: list[int],
         aliases: list[tuple[int, int]],
-    ) -> None: ...
+    ) -> NativeLangId: ...
     def classify(self, inputs: list[bytes]) -> tuple[np.ndarray, np.ndarray]: ...
 
+@final
 class NativeQualityCounts:
-    def __init__(
-        self, table: NativeCharTable, stop_words: list[bytes], top_ns: list[int], dup_ns: list[int]
-    ) -> None: ...
+    def __new__(
+        cls, table: NativeCharTable, stop_words: list[bytes], top_ns: list[int], dup_ns: list[int]
+    ) -> NativeQualityCounts: ...
     @staticmethod
     def names() -> list[str]: ...
     def counts(self, texts: list[bytes], no_space: list[bool], scale: list[int]) -> np.ndarray: ...
