@@ -107,6 +107,10 @@ class LangIdWorker:
 
     def __init__(self, config: LangIdConfig) -> None:
         self.c = config
+        self._summaries: dict[tuple[tuple[str, int], ...], tuple[dict[str, float], str, bool]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_summaries": {}}  # a cache: workers build their own
 
     def __call__(self, text: str, meta: Mapping[str, Any]) -> Outcome:
         return self.batch([text], [meta])[0]
@@ -119,38 +123,56 @@ class LangIdWorker:
         inputs = [model_input(s) for s in samples]
         found = _model(c.languages).classify(inputs)
         counts = script_counts(encoded, c.max_chars)
-        return [
-            self._outcome(text, sample, language, confidence, shares_from_counts(n))
-            for text, sample, (language, confidence), n in zip(
-                texts, samples, found, counts, strict=True
-            )
-        ]
+        out = []
+        for text, sample, (language, confidence), n in zip(
+            texts, samples, found, counts, strict=True
+        ):
+            key = tuple(n.items())
+            summary = self._summaries.get(key)
+            if summary is None:
+                if len(self._summaries) >= 65_536:
+                    self._summaries.clear()
+                summary = self._summaries[key] = self._summarize(shares_from_counts(n))
+            out.append(self._outcome(text, sample, language, confidence, *summary))
+        return out
 
     def reference(self, text: str, meta: Mapping[str, Any]) -> Outcome:
         """The same outcome computed in Python (the specification of :meth:`batch`)."""
         sample = text[: self.c.max_chars]
         language, confidence = _model(self.c.languages).classify_reference(model_input(sample))
-        return self._outcome(text, sample, language, confidence, script_shares(sample))
+        shares = script_shares(sample)
+        return self._outcome(text, sample, language, confidence, *self._summarize(shares))
+
+    def _summarize(self, shares: dict[str, float]) -> tuple[dict[str, float], str, bool]:
+        """(shares, dominant writing system, mixed?) of a document's script shares (the
+        batch path reuses one summary per distinct letter count)."""
+        systems = writing_systems(shares)
+        mixed = is_mixed(shares, threshold=self.c.mixed_threshold)
+        return shares, next(iter(systems), "NONE"), mixed
 
     def _outcome(
-        self, text: str, sample: str, language: str, confidence: float, shares: dict[str, float]
+        self,
+        text: str,
+        sample: str,
+        language: str,
+        confidence: float,
+        shares: dict[str, float],
+        dominant: str,
+        mixed: bool,
     ) -> Outcome:
         c = self.c
         confidence = round(float(confidence), 4)
         if confidence < c.min_confidence or not sample.strip():
             language = "und"
-        systems = writing_systems(shares)
-        mixed = is_mixed(shares, threshold=c.mixed_threshold)
         annotations = {
             "language": language,
             "language_confidence": confidence,
-            "scripts": shares,
+            "scripts": dict(shares),
             "mixed_script": mixed,
         }
         reasons: list[str] = []
         if c.keep is not None and language not in c.keep:
             reasons.append(f"langid.language:{language}")
-        dominant = next(iter(systems), "NONE")
         if c.scripts is not None and dominant not in c.scripts:
             reasons.append(f"langid.script:{dominant}")
         if c.drop_mixed and mixed:

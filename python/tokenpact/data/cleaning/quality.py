@@ -34,6 +34,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ...errors import ConfigError
 from . import quality_stats as qs
 from .char_table import native_table, script_counts
@@ -48,6 +50,28 @@ from .step import (
     check_strings,
 )
 
+_COUNT_NAMES = (
+    "words",
+    "word_chars",
+    "symbols",
+    "alpha_words",
+    "stop_words",
+    "lines",
+    "bullet_lines",
+    "ellipsis_lines",
+    "dup_lines",
+    "dup_line_chars",
+    "line_chars",
+    "paragraphs",
+    "dup_paragraphs",
+    "dup_paragraph_chars",
+    "paragraph_chars",
+    "nonspace_chars",
+    "sentences",
+    "lorem_ipsum",
+    "curly_bracket",
+    "unit_chars",
+)  # fmt: skip  (the native engine's leading columns: NativeQualityCounts.names())
 GOPHER_STOP_WORDS = ("the", "be", "to", "of", "and", "that", "have", "with")
 GOPHER_TOP_NGRAMS = ((2, 0.20), (3, 0.18), (4, 0.16))
 GOPHER_DUP_NGRAMS = ((5, 0.15), (6, 0.14), (7, 0.13), (8, 0.12), (9, 0.11), (10, 0.10))
@@ -320,10 +344,100 @@ class QualityWorker:
             [p[1] for p in prepared],
             [p[3] for p in prepared],
         )
-        return [
-            self._outcome(text, self.stats_from_counts(row, no_space, scale), no_space, stop, n)
-            for (text, no_space, stop, scale, n), row in zip(prepared, table.tolist(), strict=True)
-        ]
+        failed = self.failures_from_counts(
+            table,
+            np.array([p[1] for p in prepared], dtype=bool),
+            np.array([p[2] for p in prepared], dtype=bool),
+            np.array([p[3] for p in prepared], dtype=np.int64),
+        )
+        out = []
+        for (text, no_space, _, _, counts), reasons in zip(prepared, failed, strict=True):
+            policy = {"quality_policy": "no_space" if no_space else "words"}
+            if reasons:
+                out.append(Outcome(None, tuple(reasons), policy, counts))
+            else:
+                out.append(Outcome(text, (), policy, counts))
+        return out
+
+    def failures_from_counts(
+        self, table: Any, no_space: Any, stop_rule: Any, scale: Any
+    ) -> list[list[str]]:
+        """:meth:`failures_from` of every row of the native counts at once: the same
+        divisions of the same integers (exact in float64 below 2**53), the same
+        comparisons, the rules in the same order."""
+        c = self.c
+        n = table.shape[0]
+        col = {name: table[:, k] for k, name in enumerate(_COUNT_NAMES)}
+
+        def ratio(a: str, b: str) -> Any:
+            num, den = col[a].astype(np.float64), col[b].astype(np.float64)
+            return np.divide(num, den, out=np.zeros(n), where=den > 0)
+
+        words = ~no_space
+        checks: list[tuple[str, Any]] = []
+
+        def check(name: str, threshold: Any, value: Any, low: bool, applies: Any) -> None:
+            if threshold is not None:
+                hit = value < threshold if low else value > threshold
+                checks.append((name, hit & applies))
+
+        everywhere = np.ones(n, dtype=bool)
+        nonspace = col["nonspace_chars"]
+        check("quality.chars_no_space", c.min_chars_no_space, nonspace, True, no_space)
+        check("quality.chars_no_space_max", c.max_chars_no_space, nonspace, False, no_space)
+        check("gopher.word_count", c.min_words, col["words"], True, words)
+        check("gopher.word_count_max", c.max_words, col["words"], False, words)
+        mean = ratio("word_chars", "words")
+        check("gopher.mean_word_length", c.min_mean_word_length, mean, True, words)
+        check("gopher.mean_word_length_max", c.max_mean_word_length, mean, False, words)
+        symbols = ratio("symbols", "words")
+        check("gopher.symbol_word_ratio", c.max_symbol_word_ratio, symbols, False, words)
+        alpha = ratio("alpha_words", "words")
+        check("gopher.alpha_words", c.min_alpha_words, alpha, True, words)
+        check("gopher.stop_words", c.min_stop_words, col["stop_words"], True, stop_rule)
+        for name, threshold, a, b in (
+            ("gopher.bullet_lines", c.max_bullet_lines, "bullet_lines", "lines"),
+            ("gopher.ellipsis_lines", c.max_ellipsis_lines, "ellipsis_lines", "lines"),
+            ("gopher.dup_lines", c.max_dup_lines, "dup_lines", "lines"),
+            ("gopher.dup_paragraphs", c.max_dup_paragraphs, "dup_paragraphs", "paragraphs"),
+            ("gopher.dup_line_chars", c.max_dup_line_chars, "dup_line_chars", "line_chars"),
+            (
+                "gopher.dup_paragraph_chars",
+                c.max_dup_paragraph_chars,
+                "dup_paragraph_chars",
+                "paragraph_chars",
+            ),
+        ):
+            check(name, threshold, ratio(a, b), False, everywhere)
+        unit_chars = col["unit_chars"].astype(np.float64)
+        grams = (scale > 0) & (unit_chars > 0)
+        tops = c.max_top_ngram_chars
+        base = len(_COUNT_NAMES)
+        for k, (size, threshold) in enumerate(tops):
+            count, chars = table[:, base + 2 * k], table[:, base + 2 * k + 1]
+            share = np.divide(
+                (count * chars).astype(np.float64), unit_chars, out=np.zeros(n), where=grams
+            )
+            share = np.where(count < 2, 0.0, np.minimum(1.0, share))
+            check(f"gopher.top_{size}gram_chars", threshold, share, False, grams)
+        for k, (size, threshold) in enumerate(c.max_dup_ngram_chars):
+            covered = table[:, base + 2 * len(tops) + k].astype(np.float64)
+            share = np.divide(covered, unit_chars, out=np.zeros(n), where=grams)
+            check(f"gopher.dup_{size}gram_chars", threshold, share, False, grams)
+        if c.c4_min_sentences is not None:
+            check("c4.min_sentences", c.c4_min_sentences, col["sentences"], True, everywhere)
+        if c.c4_lorem_ipsum:
+            checks.append(("c4.lorem_ipsum", col["lorem_ipsum"] > 0))
+        if c.c4_curly_bracket:
+            checks.append(("c4.curly_bracket", col["curly_bracket"] > 0))
+        out: list[list[str]] = [[] for _ in range(n)]
+        if not checks:
+            return out
+        hits = np.stack([h for _, h in checks], axis=1)
+        names = [name for name, _ in checks]
+        for i in np.flatnonzero(hits.any(axis=1)).tolist():
+            out[i] = [names[j] for j in np.flatnonzero(hits[i]).tolist()]
+        return out
 
     def _engine(self) -> Any:
         if self._native is None:
