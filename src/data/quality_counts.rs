@@ -219,10 +219,13 @@ fn ngram_counts(ids: &[u32], lens: &[u64], top: &[usize], dup: &[usize]) -> Vec<
     let mut tops = vec![(0u64, 0u64); top.len()];
     let mut dups = vec![0u64; dup.len()];
     let mut level: Vec<u32> = ids.to_vec();
+    let mut index: FxHashMap<u64, u32> = FxHashMap::default();
+    index.reserve(ids.len());
+    let mut counts: Vec<u64> = Vec::new();
     let mut n = 1;
     while n <= max_n && !level.is_empty() {
         if n > 1 {
-            let mut index: FxHashMap<u64, u32> = FxHashMap::default();
+            index.clear();
             let next: Vec<u32> = (0..level.len() - 1)
                 .map(|i| {
                     let key = (u64::from(level[i]) << 32) | u64::from(ids[i + n - 1]);
@@ -239,7 +242,8 @@ fn ngram_counts(ids: &[u32], lens: &[u64], top: &[usize], dup: &[usize]) -> Vec<
         let wanted_dup: Vec<usize> = (0..dup.len()).filter(|&k| dup[k] == n).collect();
         if !wanted_top.is_empty() || !wanted_dup.is_empty() {
             let distinct = level.iter().copied().max().map_or(0, |m| m as usize + 1);
-            let mut counts = vec![0u64; distinct];
+            counts.clear();
+            counts.resize(distinct, 0);
             for &g in &level {
                 counts[g as usize] += 1;
             }
@@ -301,11 +305,28 @@ pub fn document_counts(
         .iter()
         .filter(|w| CodePoints::new(w).any(|(_, cp, _)| table.is_alpha(cp)))
         .count() as u64;
+    let max_stop = rules.stop_words.iter().map(Vec::len).max().unwrap_or(0);
     let stop_words = if rules.stop_words.is_empty() {
         0
     } else {
         ws.iter()
             .filter(|w| {
+                if w.is_ascii() {
+                    // ASCII: the stripped characters are not letters, so strip first and
+                    // lower in place (the same string as lower-then-strip).
+                    let s = strip_bytes(w, STOP_STRIP);
+                    if s.len() > max_stop {
+                        return false;
+                    }
+                    let mut buf = [0u8; 64];
+                    if s.len() > buf.len() {
+                        return rules.stop_words.contains(&s.to_ascii_lowercase());
+                    }
+                    let low = &mut buf[..s.len()];
+                    low.copy_from_slice(s);
+                    low.make_ascii_lowercase();
+                    return rules.stop_words.contains(&*low);
+                }
                 let lowered = lower(w);
                 rules.stop_words.contains(strip_bytes(&lowered, STOP_STRIP))
             })
@@ -339,7 +360,12 @@ pub fn document_counts(
         .filter(|(_, cp, _)| !table.is_space(*cp))
         .map(|(at, _, len)| (at, len))
         .collect();
-    let lorem = contains(&lower(text), b"lorem ipsum");
+    let lorem = if text.is_ascii() {
+        text.windows(11)
+            .any(|w| w.eq_ignore_ascii_case(b"lorem ipsum"))
+    } else {
+        contains(&lower(text), b"lorem ipsum")
+    };
     let curly = text.contains(&b'{');
 
     let units: Vec<(&[u8], u64)> = if policy.scale == 0 {
