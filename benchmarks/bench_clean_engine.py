@@ -61,6 +61,37 @@ def blocks(items: list[Any]) -> list[list[Any]]:
     return [items[i : i + BLOCK] for i in range(0, len(items), BLOCK)]
 
 
+def datatrove_gopher(texts: list[str]) -> Callable[[], Any]:
+    """datatrove 0.10.1's GopherRepetitionFilter then GopherQualityFilter (FineWeb's
+    order). Its English word tokenizer is spaCy, not installed here: whitespace words
+    are plugged in (its WordTokenizer extension point), which is cheaper than spaCy."""
+    from datatrove.data import Document as DtDocument
+    from datatrove.pipeline.filters import GopherQualityFilter, GopherRepetitionFilter
+    from datatrove.utils.word_tokenizers import WordTokenizer
+
+    class Words(WordTokenizer):
+        def word_tokenize(self, text: str) -> list[str]:
+            return text.split()
+
+        def sent_tokenize(self, text: str) -> list[str]:
+            return [text]
+
+        def span_tokenize(self, text: str) -> list[tuple[int, int]]:
+            return [(0, len(text))]
+
+    words = Words()
+    filters = [GopherRepetitionFilter(language=words), GopherQualityFilter(language=words)]
+
+    def run() -> list[bool]:
+        out = []
+        for t in texts:
+            doc = DtDocument(text=t, id="d")
+            out.append(all(f.filter(doc) is True for f in filters))
+        return out
+
+    return run
+
+
 def rows_for(name: str, texts: list[str], repeat: int) -> list[list[str]]:
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
@@ -95,6 +126,8 @@ def rows_for(name: str, texts: list[str], repeat: int) -> list[list[str]]:
     t_qr, c_qr, qref = timed(
         lambda: [quality.reference(t, m) for t, m in zip(texts, metas, strict=True)], 1
     )
+    _, c_py, _ = timed(lambda: [ident.classify(t[:10_000]) for t in texts], 1)
+    _, c_dt, _ = timed(datatrove_gopher(texts), 1)
     same = [(o.text, o.reasons, o.meta) for o in found[: len(check)]]
     assert same == [(o.text, o.reasons, o.meta) for o in ref]
     assert [(o.text, o.reasons) for o in kept] == [(o.text, o.reasons) for o in qref]
@@ -108,9 +141,9 @@ def rows_for(name: str, texts: list[str], repeat: int) -> list[list[str]]:
     head = f"{name}: {len(texts)} docs, {nbytes / _common.MB:.2f} MB; labels = py3langid's"
     assert agree == len(texts), (agree, len(texts))
     runs = [
-        ("langid", t_le, c_le, t_lr, c_lr),
-        ("quality", t_qe, c_qe, t_qr, c_qr),
-        ("both", both_e, both_ec, both_r, both_rc),
+        ("langid", t_le, c_le, t_lr, c_lr, "py3langid classify", c_py),
+        ("quality", t_qe, c_qe, t_qr, c_qr, "datatrove Gopher x2 *", c_dt),
+        ("both", both_e, both_ec, both_r, both_rc, "", None),
     ]
     return [
         [
@@ -121,8 +154,10 @@ def rows_for(name: str, texts: list[str], repeat: int) -> list[list[str]]:
             mb(tr),
             mb(cr),
             _common.fmt(tr / te, 1) + "x",
+            peer,
+            mb(cp) if cp else "",
         ]
-        for k, (step, te, ce, tr, cr) in enumerate(runs)
+        for k, (step, te, ce, tr, cr, peer, cp) in enumerate(runs)
     ]
 
 
@@ -143,6 +178,8 @@ def main() -> None:
             "before MB/s (wall)",
             "before MB/s (CPU)",
             "speed-up (wall)",
+            "peer",
+            "peer MB/s (CPU)",
         ],
         rows,
     )
@@ -156,7 +193,10 @@ def main() -> None:
         'for the quality counts); "before" is the Python code it replaced: py3langid\'s '
         "`classify` plus the script count for langid, the Python statistics for quality "
         "(same outputs, asserted; language labels equal py3langid's on every document). "
-        "Target (issue 37): both steps >= 5 MB/s per core on the mixed corpus.\n\n"
+        "Target (issue 37): both steps >= 5 MB/s per core on the mixed corpus. Peers: "
+        "py3langid's `classify` alone; datatrove 0.10.1's GopherRepetitionFilter and "
+        "GopherQualityFilter (* with whitespace words plugged in: its English tokenizer is "
+        "spaCy, not installed here, and spaCy would make it slower).\n\n"
         f"{table}\n"
     )
     print(markdown)
