@@ -64,6 +64,8 @@ def test_large_manifest_keeps_records_in_a_checked_sidecar(cleaned: Path) -> Non
         cleaned / "inline" / "corpus.json"
     )
     assert corpus_hash(cleaned / "inline" / "corpus.json")[0] == 0
+    doctor = CliRunner().invoke(cli, ["doctor", str(cleaned / "compact" / "corpus.json")])
+    assert doctor.exit_code == 0 and "dataset manifest" in doctor.output, doctor.output
     # No temporary files are left beside the outputs.
     assert not [p for p in (cleaned / "compact").iterdir() if p.name.startswith(".")]
 
@@ -76,6 +78,8 @@ def test_a_changed_or_missing_sidecar_is_refused(cleaned: Path, tmp_path: Path) 
     sidecar.write_bytes(original.replace(b"sha256:", b"sha256:0", 1)[:-1] + b"\n")
     code, output = corpus_hash(manifest)
     assert code != 0 and "does not match" in output and "corpus.documents.jsonl" in output
+    doctor = CliRunner().invoke(cli, ["doctor", str(manifest)])
+    assert doctor.exit_code != 0 and "does not match" in doctor.output, doctor.output
     with pytest.raises(ContractError, match="does not match"):
         read_corpus_manifest(manifest)
     sidecar.unlink()
