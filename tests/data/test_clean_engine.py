@@ -55,7 +55,7 @@ def same_outcome(a: Any, b: Any) -> None:
     )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(st.lists(st.tuples(TEXT, META), min_size=1, max_size=6), st.sampled_from(CONFIGS))
 def test_quality_engine_equals_the_reference(docs: list[tuple[str, dict]], config: Any) -> None:
     worker = config.prepare()

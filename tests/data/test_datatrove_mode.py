@@ -120,7 +120,7 @@ DOC = st.lists(st.sampled_from(LINES), min_size=0, max_size=40).map("\n".join)
 DOC = DOC | st.lists(st.sampled_from(LINES), max_size=30).map("\n\n".join)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(st.lists(DOC, min_size=1, max_size=5), st.booleans())
 def test_datatrove_mode_agrees_on_generated_documents(texts: list[str], c4: bool) -> None:
     assert mismatches(texts, c4) == []
