@@ -19,6 +19,7 @@ is reported too, since the machine is shared. Asserts that engine and reference 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -165,6 +166,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small slices, do not update docs")
     args = parser.parse_args()
+    load = os.getloadavg()[0]
     data = slices(400_000 if args.quick else 4_000_000, 600 if args.quick else 6000)
     rows: list[list[str]] = []
     for name, texts in data.items():
@@ -186,7 +188,7 @@ def main() -> None:
     markdown = (
         "## Language-ID and quality engines (`benchmarks/bench_clean_engine.py`)\n\n"
         f"Machine: {_common.machine_info()}; shared with other agents while measured (load "
-        "average above 10 on 2 CPUs), so wall figures are pessimistic and the CPU-time "
+        f"average {load:.1f} at the start), so wall figures are pessimistic and the CPU-time "
         "columns (`process_time` of the same run) are the better per-core estimate. One "
         "process, one core. The engine is the step as the pipeline runs it (blocks of 256 "
         "documents, one native call per block for the model, one for script counts, one "
