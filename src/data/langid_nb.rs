@@ -191,8 +191,12 @@ impl NbModel {
         if !feats.is_empty() {
             let mut acc = vec![0.0f64; self.stride];
             let f16c = has_f16c();
+            const AHEAD: usize = 4;
+            for &(f, _) in feats.iter().take(AHEAD) {
+                self.prefetch_row(f as usize);
+            }
             for (i, &(f, count)) in feats.iter().enumerate() {
-                if let Some(&(next, _)) = feats.get(i + 1) {
+                if let Some(&(next, _)) = feats.get(i + AHEAD) {
                     self.prefetch_row(next as usize);
                 }
                 let w = f64::from(count).ln_1p();
