@@ -124,3 +124,20 @@ def test_engine_input_errors_are_typed() -> None:
     worker = QualityConfig().prepare()
     with pytest.raises(InvalidInputError):
         worker._engine().counts([b"a"], [], [1])
+    from tokenpact.errors import ArtifactError
+
+    def model(rows: int, state: int, feature: int) -> Any:
+        return _native.NativeLangId(
+            np.zeros(rows, dtype=np.uint32),
+            np.array([state], dtype=np.uint32),
+            np.array([feature], dtype=np.int32),
+            np.zeros((1, 2), dtype=np.uint16),
+            np.zeros(2, dtype=np.float32),
+            [0, 1],
+            [],
+        )
+
+    assert model(256, 0, 0).classify([b"abc"])[0].tolist() == [0]
+    for bad in ((255, 0, 0), (256, 1, 0), (256, 0, 5)):  # short row, missing row, feature
+        with pytest.raises(ArtifactError, match="language model"):
+            model(*bad)
