@@ -69,10 +69,16 @@ def pages(docs: list[Document]) -> list[Document]:
 
 
 def run_worker(config: StepConfig, docs: list[Document]) -> Callable[[], Any]:
+    """The step as the pipeline runs it: blocks of 256 documents, ``batch`` where the
+    step has one (langid and quality run natively a block per call)."""
     worker = config.prepare()
+    batch = getattr(worker, "batch", None)
+    blocks = [docs[i : i + 256] for i in range(0, len(docs), 256)]
 
     def go() -> list[Any]:
-        return [worker(d.text, {}) for d in docs]
+        if batch is None:
+            return [worker(d.text, {}) for d in docs]
+        return [o for b in blocks for o in batch([d.text for d in b], [{} for _ in b])]
 
     return go
 

@@ -231,6 +231,35 @@ def lsh_verify_groups(
     threads: int | None = None,
 ) -> tuple[np.ndarray, int, int]: ...
 
+# Cleaning engines: language identification, scripts, quality counts (src/py/data_clean.rs)
+@final
+class NativeCharTable:
+    def __new__(cls, entries: np.ndarray) -> NativeCharTable: ...
+    def script_counts(self, texts: list[bytes], max_chars: int) -> list[list[tuple[int, int]]]: ...
+
+@final
+class NativeLangId:
+    def __new__(
+        cls,
+        rows: np.ndarray,
+        state_row: np.ndarray,
+        output: np.ndarray,
+        ptc: np.ndarray,
+        prior: np.ndarray,
+        columns: list[int],
+        aliases: list[tuple[int, int]],
+    ) -> NativeLangId: ...
+    def classify(self, inputs: list[bytes]) -> tuple[np.ndarray, np.ndarray]: ...
+
+@final
+class NativeQualityCounts:
+    def __new__(
+        cls, table: NativeCharTable, stop_words: list[bytes], top_ns: list[int], dup_ns: list[int]
+    ) -> NativeQualityCounts: ...
+    @staticmethod
+    def names() -> list[str]: ...
+    def counts(self, texts: list[bytes], no_space: list[bool], scale: list[int]) -> np.ndarray: ...
+
 # Blocks of documents as one UTF-8 buffer + offsets, the Ray engine's unit (src/py/data_blocks.rs)
 def pack_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray]: ...
 def count_pretokens_block(

@@ -16,6 +16,7 @@ mod chat_messages;
 mod chat_template;
 mod data;
 mod data_blocks;
+mod data_clean;
 mod dropout;
 mod engine;
 mod parquet_shard;
@@ -225,6 +226,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     chat_template::register(m)?;
     data::register(m)?;
     data_blocks::register(m)?;
+    data_clean::register(m)?;
     dropout::register(m)?;
     engine::register(m)?;
     special::register(m)?;

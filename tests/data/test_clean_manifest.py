@@ -103,6 +103,8 @@ def test_manifest_records_each_step(docs: list[Document], eval_file: Path) -> No
 def test_config_hash_is_the_framed_canonical_config() -> None:
     config = QualityConfig(max_dup_lines=0.25)
     payload = {"step": "quality", "step_version": 1, "config": config.to_json()}
+    # The default mode="tokenpact" is left out, so hashes from before the option stand.
+    assert payload["config"].pop("mode") == "tokenpact"
     payload["config"]["max_dup_lines"] = "0.25"
     for key in ("min_mean_word_length", "max_mean_word_length", "max_symbol_word_ratio"):
         payload["config"][key] = repr(payload["config"][key])
@@ -114,6 +116,9 @@ def test_config_hash_is_the_framed_canonical_config() -> None:
         payload["config"][key] = [[n, repr(t)] for n, t in payload["config"][key]]
     assert config.config_hash == framed_hash(CONFIG_DOMAIN, payload)
     assert QualityConfig.from_json(json.loads(json.dumps(config.to_json()))) == config
+    datatrove = QualityConfig(max_dup_lines=0.25, mode="datatrove")
+    payload["config"]["mode"] = "datatrove"
+    assert datatrove.config_hash == framed_hash(CONFIG_DOMAIN, payload)
 
 
 CHANGES = [

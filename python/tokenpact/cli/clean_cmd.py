@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from ..contract.corpus_sidecar import DEFAULT_INLINE_LIMIT
 from ..errors import ConfigError, InvalidInputError
 from ._common import progress_option, resolve_progress
 
@@ -71,6 +72,16 @@ def register(group: click.Group, reader_options: Any, engine_options: Any, read:
         default=None,
         help="Write the corpus manifest (kept documents, step records) here.",
     )
+    @click.option(
+        "--manifest-inline-limit",
+        "inline_limit",
+        type=click.IntRange(min=0),
+        default=DEFAULT_INLINE_LIMIT,
+        show_default=True,
+        help="Past this many document records (kept and dropped), the manifest keeps them "
+        "in a sidecar beside it (NAME.documents.jsonl, named with its SHA-256 in the "
+        "manifest); tokenpact hash reads both and checks the sidecar.",
+    )
     @click.option("--revision", default="cleaned", show_default=True, help="Manifest revision.")
     @click.option(
         "--preset",
@@ -100,6 +111,7 @@ def register(group: click.Group, reader_options: Any, engine_options: Any, read:
         rejected_path: Path | None,
         report_path: Path | None,
         manifest_path: Path | None,
+        inline_limit: int,
         revision: str,
         preset: str,
         max_drop: float,
@@ -155,10 +167,13 @@ def register(group: click.Group, reader_options: Any, engine_options: Any, read:
         }
         result.write(out_path, rejected_path=rejected_path, report_path=report_path, names=fields)
         if manifest_path is not None:
-            manifest = result.corpus_manifest(revision=revision)
-            from ..data.corpus_manifest import write_json_atomic
+            from ..contract.corpus_sidecar import write_corpus_manifest
 
-            write_json_atomic(manifest_path, manifest.to_json())
+            manifest = result.corpus_manifest(revision=revision)
+            document = manifest.to_json()
+            written = write_corpus_manifest(manifest_path, document, inline_limit=inline_limit)
+            if len(written) > 1:
+                click.echo(f"document records of {manifest_path} -> {written[1]}")
         click.echo(result.to_markdown())
         kept = sum(1 for d in result.documents if d.kept)
         click.echo(f"{kept} of {len(result.documents)} documents kept -> {out_path}")

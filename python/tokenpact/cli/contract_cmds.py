@@ -16,6 +16,7 @@ from ..contract import hashing
 from ..contract.artifact import TOKENIZER_FILE, inspect_contract_files
 from ..contract.canonical import CanonicalError, loads
 from ..contract.checkpoint_reader import checkpoint_from_safetensors
+from ..contract.corpus_sidecar import expand_corpus_manifest, is_compact
 from ..contract.dataset_files import DATASET_MANIFEST, is_shard_file, read_dataset
 from ..contract.manifest import GOLDEN_FILE, MANIFEST_FILE
 from ..contract.reconcile import check_checkpoint, check_dataset, derive_hashes, reconcile
@@ -109,6 +110,8 @@ def identities(path: Path) -> dict[str, str]:
         kind = kind_of(document)
         if kind is not None:
             strict = _read_json(path)
+            if kind == "corpus" and is_compact(strict):
+                strict = expand_corpus_manifest(strict, path)  # sidecar checked here
             errors = declaration_errors(strict, kind)
             if errors:
                 raise click.ClickException(f"{path} is not a valid {kind}: " + "; ".join(errors))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..contract.corpus_sidecar import expand_corpus_manifest, is_compact
 from ..errors import TokenpactError
 from .batch_view import BatchView, load_batch
 from .findings import Inspected
@@ -245,6 +246,8 @@ def _inspect_file(subject: Subject, path: Path, kinds: list[str]) -> list[str]:
         elif kind == "checkpoint declaration":
             _load_checkpoint(subject, path, declaration=doc)
         elif kind in ("dataset manifest", "encoded dataset", "loader state"):
+            if is_compact(doc):  # a corpus manifest with a sidecar: read and check it
+                doc = expand_corpus_manifest(doc, path)
             subject.manifests.append((str(path), doc))
         return [kind] if kind else []
     return kinds

@@ -5,6 +5,11 @@ over byte n-grams for 97 ISO 639 languages (140 labels with its additions). The 
 file ships inside the wheel (``py3langid/data/model.npz.xz``); nothing is downloaded at
 run time. Confidence is the model's normalized probability (``norm_probs=True``).
 
+The step runs py3langid's model natively, a batch of documents per call
+(:mod:`.langid_model` is the reference with the arithmetic both follow; py3langid's own
+``classify`` picks the same label, its probability differs by float32 rounding). Script
+shares are counted natively too, from Python's character table (:mod:`.char_table`).
+
 Each document gets ``language`` (a py3langid label, or ``"und"`` below
 ``min_confidence``), ``language_confidence``, ``scripts`` (each script's share of the
 letters, see :mod:`.scripts`) and ``mixed_script`` (a second writing system holds at
@@ -20,12 +25,15 @@ from functools import lru_cache
 from typing import Any
 
 from ...errors import ConfigError
-from .scripts import is_mixed, script_shares, writing_systems
+from .char_table import script_counts
+from .langid_model import LangIdModel, all_labels, model_input
+from .scripts import is_mixed, script_shares, shares_from_counts, writing_systems
 from .step import Outcome, StepConfig, check_range, check_strings
 
 
 @lru_cache(maxsize=4)
 def _identifier(languages: tuple[str, ...] | None) -> Any:
+    """py3langid's own identifier (the library the step's model comes from)."""
     try:
         from py3langid.langid import MODEL_FILE, LanguageIdentifier
     except ImportError:
@@ -43,7 +51,14 @@ def _identifier(languages: tuple[str, ...] | None) -> Any:
 
 def supported_languages() -> list[str]:
     """The labels py3langid can return."""
-    return list(_identifier(None).labels)
+    return all_labels()
+
+
+@lru_cache(maxsize=4)
+def _model(languages: tuple[str, ...] | None) -> LangIdModel:
+    model = LangIdModel(languages)
+    model.columns  # noqa: B018 - unknown labels fail here, in the driver
+    return model
 
 
 @dataclass(frozen=True)
@@ -54,7 +69,8 @@ class LangIdConfig(StepConfig):
 
     NAME = "langid"
     LIBRARY = "py3langid"
-    STEP_VERSION = 1
+    # 2: the model's arithmetic is fixed (float64, see .langid_model), not BLAS's.
+    STEP_VERSION = 2
 
     languages: tuple[str, ...] | None = None
     keep: tuple[str, ...] | None = None
@@ -87,34 +103,81 @@ class LangIdConfig(StepConfig):
                 )
 
     def prepare(self) -> LangIdWorker:
-        _identifier(self.languages)  # fail early on bad labels, in the driver
+        _model(self.languages)  # fail early on bad labels, in the driver
         return LangIdWorker(self)
 
 
 class LangIdWorker:
+    """Classifies documents: :meth:`batch` natively, :meth:`reference` in Python."""
+
     def __init__(self, config: LangIdConfig) -> None:
         self.c = config
+        self._summaries: dict[tuple[tuple[str, int], ...], tuple[dict[str, float], str, bool]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_summaries": {}}  # a cache: workers build their own
 
     def __call__(self, text: str, meta: Mapping[str, Any]) -> Outcome:
+        return self.batch([text], [meta])[0]
+
+    def batch(self, texts: list[str], metas: list[Mapping[str, Any]]) -> list[Outcome]:
+        """Outcomes of many documents: one native call for the model, one for scripts."""
         c = self.c
-        sample = text[: c.max_chars]
-        language, confidence = _identifier(c.languages).classify(sample)
+        samples = [t[: c.max_chars] for t in texts]
+        encoded = [s.encode("utf-8", "surrogatepass") for s in samples]
+        inputs = [model_input(s) for s in samples]
+        found = _model(c.languages).classify(inputs)
+        counts = script_counts(encoded, c.max_chars)
+        out = []
+        for text, sample, (language, confidence), n in zip(
+            texts, samples, found, counts, strict=True
+        ):
+            key = tuple(n.items())
+            summary = self._summaries.get(key)
+            if summary is None:
+                if len(self._summaries) >= 65_536:
+                    self._summaries.clear()
+                summary = self._summaries[key] = self._summarize(shares_from_counts(n))
+            out.append(self._outcome(text, sample, language, confidence, *summary))
+        return out
+
+    def reference(self, text: str, meta: Mapping[str, Any]) -> Outcome:
+        """The same outcome computed in Python (the specification of :meth:`batch`)."""
+        sample = text[: self.c.max_chars]
+        language, confidence = _model(self.c.languages).classify_reference(model_input(sample))
+        shares = script_shares(sample)
+        return self._outcome(text, sample, language, confidence, *self._summarize(shares))
+
+    def _summarize(self, shares: dict[str, float]) -> tuple[dict[str, float], str, bool]:
+        """(shares, dominant writing system, mixed?) of a document's script shares (the
+        batch path reuses one summary per distinct letter count)."""
+        systems = writing_systems(shares)
+        mixed = is_mixed(shares, threshold=self.c.mixed_threshold)
+        return shares, next(iter(systems), "NONE"), mixed
+
+    def _outcome(
+        self,
+        text: str,
+        sample: str,
+        language: str,
+        confidence: float,
+        shares: dict[str, float],
+        dominant: str,
+        mixed: bool,
+    ) -> Outcome:
+        c = self.c
         confidence = round(float(confidence), 4)
         if confidence < c.min_confidence or not sample.strip():
             language = "und"
-        shares = script_shares(sample)
-        systems = writing_systems(shares)
-        mixed = is_mixed(shares, threshold=c.mixed_threshold)
         annotations = {
             "language": language,
             "language_confidence": confidence,
-            "scripts": shares,
+            "scripts": dict(shares),
             "mixed_script": mixed,
         }
         reasons: list[str] = []
         if c.keep is not None and language not in c.keep:
             reasons.append(f"langid.language:{language}")
-        dominant = next(iter(systems), "NONE")
         if c.scripts is not None and dominant not in c.scripts:
             reasons.append(f"langid.script:{dominant}")
         if c.drop_mixed and mixed:

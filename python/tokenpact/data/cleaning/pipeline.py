@@ -67,8 +67,8 @@ class DocResult:
         return self.text is not None
 
 
-def _run_document(workers: Sequence[tuple[str, Worker]], doc: Document) -> DocResult:
-    result = DocResult(
+def _new_result(doc: Document) -> DocResult:
+    return DocResult(
         doc_id=doc.doc_id,
         source=doc.source,
         group_id=doc.group_id,
@@ -76,29 +76,65 @@ def _run_document(workers: Sequence[tuple[str, Worker]], doc: Document) -> DocRe
         raw_text=doc.text,
         text=doc.text,
     )
-    text = doc.text
+
+
+def _apply(result: DocResult, name: str, text: str, outcome: Outcome) -> bool:
+    """Record one step's ``outcome`` on ``result``; False when the step dropped it."""
+    result.meta.update(outcome.meta)
+    n_in = len(text.encode("utf-8", "surrogatepass"))
+    if outcome.reasons:
+        result.reasons[name] = list(outcome.reasons)
+    if outcome.text is None:
+        result.trace.append((name, n_in, 0, True, dict(outcome.counts)))
+        result.text = None
+        result.dropped_by = name
+        result.rejected_text = text
+        return False
+    n_out = len(outcome.text.encode("utf-8", "surrogatepass"))
+    result.trace.append((name, n_in, n_out, outcome.text != text, dict(outcome.counts)))
+    result.text = outcome.text
+    return True
+
+
+def _run_document(workers: Sequence[tuple[str, Worker]], doc: Document) -> DocResult:
+    """One document through the steps, one call per step (the reading of
+    :func:`clean_block`, which runs each step over the whole block at once)."""
+    result = _new_result(doc)
     for name, worker in workers:
-        outcome: Outcome = worker(text, result.meta)
-        result.meta.update(outcome.meta)
-        n_in = len(text.encode("utf-8", "surrogatepass"))
-        if outcome.reasons:
-            result.reasons[name] = list(outcome.reasons)
-        if outcome.text is None:
-            result.trace.append((name, n_in, 0, True, dict(outcome.counts)))
-            result.text = None
-            result.dropped_by = name
-            result.rejected_text = text
-            return result
-        n_out = len(outcome.text.encode("utf-8", "surrogatepass"))
-        result.trace.append((name, n_in, n_out, outcome.text != text, dict(outcome.counts)))
-        text = outcome.text
-    result.text = text
+        text = result.text or ""
+        if not _apply(result, name, text, worker(text, result.meta)):
+            break
     return result
 
 
+def _step_batch(worker: Worker, texts: list[str], metas: list[dict[str, Any]]) -> list[Outcome]:
+    batch = getattr(worker, "batch", None)
+    if batch is not None:
+        outcomes: list[Outcome] = batch(texts, metas)
+        return outcomes
+    return [worker(t, m) for t, m in zip(texts, metas, strict=True)]
+
+
 def clean_block(workers: Sequence[tuple[str, Worker]], docs: Sequence[Document]) -> list[DocResult]:
-    """Run the prepared ``workers`` over ``docs`` (one engine task); results in order."""
-    return [_run_document(workers, d) for d in docs]
+    """Run the prepared ``workers`` over ``docs`` (one engine task); results in order.
+
+    Each step sees the block's surviving documents in one call (``worker.batch`` where
+    the step has one: the native language and quality engines); a step's outcome for a
+    document depends only on that document's text and annotations, so this is the
+    document-at-a-time result (:func:`_run_document`)."""
+    results = [_new_result(d) for d in docs]
+    alive = list(range(len(results)))
+    for name, worker in workers:
+        if not alive:
+            break
+        texts = [results[i].text or "" for i in alive]
+        outcomes = _step_batch(worker, texts, [results[i].meta for i in alive])
+        alive = [
+            i
+            for i, text, outcome in zip(alive, texts, outcomes, strict=True)
+            if _apply(results[i], name, text, outcome)
+        ]
+    return results
 
 
 def _blocks(docs: Sequence[Document], size: int) -> list[Sequence[Document]]:
@@ -199,8 +235,9 @@ class CleaningPipeline:
             raise ConfigError(f"block_docs must be >= 1, got {block_docs}")
         results: list[DocResult] = []
         if engine == "local":
-            for doc in _progress(docs, progress, "cleaning", "doc", len(docs)):
-                results.append(_run_document(workers, doc))
+            blocks = _blocks(docs, block_docs)
+            for block in _progress(blocks, progress, "cleaning", "block", len(blocks)):
+                results.extend(clean_block(workers, block))
         else:
             from ..ray_engine import ray_map_blocks
 

@@ -34,17 +34,44 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ...errors import ConfigError
 from . import quality_stats as qs
-from .scripts import NO_SPACE_LANGUAGES, no_space_share, script_shares
+from .char_table import native_table, script_counts
+from .datatrove_rules import datatrove_decision, thresholds_from
+from .scripts import NO_SPACE_LANGUAGES, no_space_share, script_shares, shares_from_counts
 from .step import (
     Outcome,
     StepConfig,
+    check_choice,
     check_optional_range,
     check_range,
     check_strings,
 )
 
+_COUNT_NAMES = (
+    "words",
+    "word_chars",
+    "symbols",
+    "alpha_words",
+    "stop_words",
+    "lines",
+    "bullet_lines",
+    "ellipsis_lines",
+    "dup_lines",
+    "dup_line_chars",
+    "line_chars",
+    "paragraphs",
+    "dup_paragraphs",
+    "dup_paragraph_chars",
+    "paragraph_chars",
+    "nonspace_chars",
+    "sentences",
+    "lorem_ipsum",
+    "curly_bracket",
+    "unit_chars",
+)  # fmt: skip  (the native engine's leading columns: NativeQualityCounts.names())
 GOPHER_STOP_WORDS = ("the", "be", "to", "of", "and", "that", "have", "with")
 GOPHER_TOP_NGRAMS = ((2, 0.20), (3, 0.18), (4, 0.16))
 GOPHER_DUP_NGRAMS = ((5, 0.15), (6, 0.14), (7, 0.13), (8, 0.12), (9, 0.11), (10, 0.10))
@@ -109,8 +136,13 @@ class QualityConfig(StepConfig):
     c4_min_sentences: int | None = None
     c4_lorem_ipsum: bool = True
     c4_curly_bracket: bool = False
+    # mode "datatrove": datatrove 0.10.1's GopherRepetitionFilter, GopherQualityFilter and
+    # (with c4_line_filter) C4QualityFilter, their rules and reasons (.datatrove_rules);
+    # the per-language policy and the no-space options do not apply there.
+    mode: str = "tokenpact"
 
     def __post_init__(self) -> None:
+        check_choice(self.mode, ("tokenpact", "datatrove"), "mode")
         for name in ("min_words", "max_words", "min_stop_words", "c4_min_sentences"):
             check_optional_range(getattr(self, name), name, low=0)
         for name in ("min_chars_no_space", "max_chars_no_space", "no_space_ngram_scale"):
@@ -156,6 +188,20 @@ class QualityConfig(StepConfig):
     def c4(cls) -> QualityConfig:
         """Gopher's rules plus C4's line filter, five-sentence minimum and code filter."""
         return cls(c4_line_filter=True, c4_min_sentences=5, c4_curly_bracket=True)
+
+    @classmethod
+    def datatrove(cls, *, c4: bool = False) -> QualityConfig:
+        """datatrove's Gopher filters (and its C4 filter with ``c4``), their defaults."""
+        if c4:
+            return cls(mode="datatrove", c4_line_filter=True, c4_min_sentences=5,
+                       c4_curly_bracket=True)  # fmt: skip
+        return cls(mode="datatrove")
+
+    def identity(self) -> dict[str, Any]:
+        out = self.to_json()
+        if self.mode == "tokenpact":  # the hash of configurations from before the option
+            del out["mode"]
+        return out
 
     def to_json(self) -> dict[str, Any]:
         out = super().to_json()
@@ -205,41 +251,293 @@ class QualityConfig(StepConfig):
 
 
 class QualityWorker:
-    """Applies :class:`QualityConfig` to one document at a time."""
+    """Applies :class:`QualityConfig`: :meth:`batch` counts natively, :meth:`reference`
+    computes the same statistics in Python (:mod:`.quality_stats`); both feed one
+    decision function, so they reject the same documents for the same rules."""
 
     def __init__(self, config: QualityConfig) -> None:
         self.c = config
         self.stop_words = frozenset(w.lower() for w in config.stop_words)
         self.no_space_languages = frozenset(config.no_space_languages)
         self.chars_per_word = dict(config.chars_per_word)
+        self._native: Any = None
+
+    def _policy(self, meta: Mapping[str, Any], shares: Any) -> tuple[bool, bool]:
+        language = meta.get("language")
+        if isinstance(language, str) and language != "und":
+            return language in self.no_space_languages, language in self.c.stop_word_languages
+        no_space = no_space_share(shares()) >= 0.5
+        return no_space, not no_space
 
     def policy(self, text: str, meta: Mapping[str, Any]) -> tuple[bool, bool]:
         """(no-space text?, stop-word rule applies?) for this document."""
-        language = meta.get("language")
-        if isinstance(language, str) and language != "und":
-            no_space = language in self.no_space_languages
-            stop = language in self.c.stop_word_languages
-        else:
-            no_space = no_space_share(script_shares(text[:20_000])) >= 0.5
-            stop = not no_space
-        return no_space, stop
+        return self._policy(meta, lambda: script_shares(text[:20_000]))
 
-    def __call__(self, text: str, meta: Mapping[str, Any]) -> Outcome:
-        c = self.c
-        no_space, stop_rule = self.policy(text, meta)
+    def _scale(self, meta: Mapping[str, Any], no_space: bool) -> int:
+        """Units per word in the n-gram rules: 1 for words, the language's (or the
+        default) characters per word for no-space text, 0 when the rules are off."""
+        if not no_space:
+            return 1
         language = meta.get("language")
         scale = self.chars_per_word.get(language) if isinstance(language, str) else None
+        return scale or self.c.no_space_ngram_scale or 0
+
+    def _line_filter(self, text: str, no_space: bool, counts: Counter[str]) -> str:
+        c = self.c
+        if not c.c4_line_filter:
+            return text
+        text, removed = qs.c4_filter_lines(
+            text,
+            min_words=c.c4_min_words_per_line,
+            javascript=c.c4_javascript_lines,
+            policy=c.c4_policy_lines,
+            no_space=no_space,
+        )
+        counts.update(removed)
+        return text
+
+    def __call__(self, text: str, meta: Mapping[str, Any]) -> Outcome:
+        return self.batch([text], [meta])[0]
+
+    def datatrove(self, text: str) -> Outcome:
+        """One document under ``mode="datatrove"`` (:mod:`.datatrove_rules`)."""
+        reason, kept, _ = datatrove_decision(text, thresholds_from(self.c))
+        policy = {"quality_policy": "datatrove"}
+        if reason is not None:
+            return Outcome(None, (reason,), policy, {})
+        return Outcome(kept, (), policy, {})
+
+    def reference(self, text: str, meta: Mapping[str, Any]) -> Outcome:
+        """One document in Python (the specification of :meth:`batch`)."""
+        if self.c.mode == "datatrove":
+            return self.datatrove(text)
+        no_space, stop_rule = self.policy(text, meta)
         counts: Counter[str] = Counter()
-        if c.c4_line_filter:
-            text, removed = qs.c4_filter_lines(
-                text,
-                min_words=c.c4_min_words_per_line,
-                javascript=c.c4_javascript_lines,
-                policy=c.c4_policy_lines,
-                no_space=no_space,
+        text = self._line_filter(text, no_space, counts)
+        stats = self.stats_reference(text, no_space=no_space, scale=self._scale(meta, no_space))
+        return self._outcome(text, stats, no_space, stop_rule, counts)
+
+    def batch(self, texts: list[str], metas: list[Mapping[str, Any]]) -> list[Outcome]:
+        """Outcomes of many documents, their counts in one native call."""
+        if self.c.mode == "datatrove":
+            return [self.datatrove(t) for t in texts]
+        unknown = [
+            i
+            for i, m in enumerate(metas)
+            if not isinstance(m.get("language"), str) or m.get("language") == "und"
+        ]
+        found = script_counts(
+            [texts[i][:20_000].encode("utf-8", "surrogatepass") for i in unknown], 20_000
+        )
+        letters = dict(zip(unknown, found, strict=True))
+        prepared = []
+        for i, (text, meta) in enumerate(zip(texts, metas, strict=True)):
+            no_space, stop_rule = self._policy(
+                meta,
+                lambda i=i: shares_from_counts(letters[i]),  # type: ignore[misc]
             )
-            counts.update(removed)
-        failed = self.failures(text, no_space=no_space, stop_rule=stop_rule, scale=scale)
+            counts: Counter[str] = Counter()
+            text = self._line_filter(text, no_space, counts)
+            prepared.append((text, no_space, stop_rule, self._scale(meta, no_space), counts))
+        table = self._engine().counts(
+            [p[0].encode("utf-8", "surrogatepass") for p in prepared],
+            [p[1] for p in prepared],
+            [p[3] for p in prepared],
+        )
+        failed = self.failures_from_counts(
+            table,
+            np.array([p[1] for p in prepared], dtype=bool),
+            np.array([p[2] for p in prepared], dtype=bool),
+            np.array([p[3] for p in prepared], dtype=np.int64),
+        )
+        out = []
+        for (text, no_space, _, _, counts), reasons in zip(prepared, failed, strict=True):
+            policy = {"quality_policy": "no_space" if no_space else "words"}
+            if reasons:
+                out.append(Outcome(None, tuple(reasons), policy, counts))
+            else:
+                out.append(Outcome(text, (), policy, counts))
+        return out
+
+    def failures_from_counts(
+        self, table: Any, no_space: Any, stop_rule: Any, scale: Any
+    ) -> list[list[str]]:
+        """:meth:`failures_from` of every row of the native counts at once: the same
+        divisions of the same integers (exact in float64 below 2**53), the same
+        comparisons, the rules in the same order."""
+        c = self.c
+        n = table.shape[0]
+        col = {name: table[:, k] for k, name in enumerate(_COUNT_NAMES)}
+
+        def ratio(a: str, b: str) -> Any:
+            num, den = col[a].astype(np.float64), col[b].astype(np.float64)
+            return np.divide(num, den, out=np.zeros(n), where=den > 0)
+
+        words = ~no_space
+        checks: list[tuple[str, Any]] = []
+
+        def check(name: str, threshold: Any, value: Any, low: bool, applies: Any) -> None:
+            if threshold is not None:
+                hit = value < threshold if low else value > threshold
+                checks.append((name, hit & applies))
+
+        everywhere = np.ones(n, dtype=bool)
+        nonspace = col["nonspace_chars"]
+        check("quality.chars_no_space", c.min_chars_no_space, nonspace, True, no_space)
+        check("quality.chars_no_space_max", c.max_chars_no_space, nonspace, False, no_space)
+        check("gopher.word_count", c.min_words, col["words"], True, words)
+        check("gopher.word_count_max", c.max_words, col["words"], False, words)
+        mean = ratio("word_chars", "words")
+        check("gopher.mean_word_length", c.min_mean_word_length, mean, True, words)
+        check("gopher.mean_word_length_max", c.max_mean_word_length, mean, False, words)
+        symbols = ratio("symbols", "words")
+        check("gopher.symbol_word_ratio", c.max_symbol_word_ratio, symbols, False, words)
+        alpha = ratio("alpha_words", "words")
+        check("gopher.alpha_words", c.min_alpha_words, alpha, True, words)
+        check("gopher.stop_words", c.min_stop_words, col["stop_words"], True, stop_rule)
+        for name, threshold, a, b in (
+            ("gopher.bullet_lines", c.max_bullet_lines, "bullet_lines", "lines"),
+            ("gopher.ellipsis_lines", c.max_ellipsis_lines, "ellipsis_lines", "lines"),
+            ("gopher.dup_lines", c.max_dup_lines, "dup_lines", "lines"),
+            ("gopher.dup_paragraphs", c.max_dup_paragraphs, "dup_paragraphs", "paragraphs"),
+            ("gopher.dup_line_chars", c.max_dup_line_chars, "dup_line_chars", "line_chars"),
+            (
+                "gopher.dup_paragraph_chars",
+                c.max_dup_paragraph_chars,
+                "dup_paragraph_chars",
+                "paragraph_chars",
+            ),
+        ):
+            check(name, threshold, ratio(a, b), False, everywhere)
+        unit_chars = col["unit_chars"].astype(np.float64)
+        grams = (scale > 0) & (unit_chars > 0)
+        tops = c.max_top_ngram_chars
+        base = len(_COUNT_NAMES)
+        for k, (size, threshold) in enumerate(tops):
+            count, chars = table[:, base + 2 * k], table[:, base + 2 * k + 1]
+            share = np.divide(
+                (count * chars).astype(np.float64), unit_chars, out=np.zeros(n), where=grams
+            )
+            share = np.where(count < 2, 0.0, np.minimum(1.0, share))
+            check(f"gopher.top_{size}gram_chars", threshold, share, False, grams)
+        for k, (size, threshold) in enumerate(c.max_dup_ngram_chars):
+            covered = table[:, base + 2 * len(tops) + k].astype(np.float64)
+            share = np.divide(covered, unit_chars, out=np.zeros(n), where=grams)
+            check(f"gopher.dup_{size}gram_chars", threshold, share, False, grams)
+        if c.c4_min_sentences is not None:
+            check("c4.min_sentences", c.c4_min_sentences, col["sentences"], True, everywhere)
+        if c.c4_lorem_ipsum:
+            checks.append(("c4.lorem_ipsum", col["lorem_ipsum"] > 0))
+        if c.c4_curly_bracket:
+            checks.append(("c4.curly_bracket", col["curly_bracket"] > 0))
+        out: list[list[str]] = [[] for _ in range(n)]
+        if not checks:
+            return out
+        hits = np.stack([h for _, h in checks], axis=1)
+        names = [name for name, _ in checks]
+        for i in np.flatnonzero(hits.any(axis=1)).tolist():
+            out[i] = [names[j] for j in np.flatnonzero(hits[i]).tolist()]
+        return out
+
+    def _engine(self) -> Any:
+        if self._native is None:
+            from ... import _native
+
+            self._native = _native.NativeQualityCounts(
+                native_table(),
+                [w.encode("utf-8", "surrogatepass") for w in sorted(self.stop_words)],
+                [n for n, _ in self.c.max_top_ngram_chars],
+                [n for n, _ in self.c.max_dup_ngram_chars],
+            )
+        return self._native
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_native": None}  # the engine is rebuilt where it runs
+
+    def stats_reference(self, text: str, *, no_space: bool, scale: int) -> dict[str, Any]:
+        """The statistics the rules compare, from :mod:`.quality_stats`."""
+        c = self.c
+        ws = qs.words(text)
+        ls = qs.lines(text)
+        line_frac, line_chars = qs.duplicate_fractions(ls)
+        para_frac, para_chars = qs.duplicate_fractions(qs.paragraphs(text))
+        stats: dict[str, Any] = {
+            "words": len(ws),
+            "mean_word_length": qs.mean_word_length(ws),
+            "symbol_word_ratio": qs.symbol_word_ratio(text, ws),
+            "alpha_words": qs.alpha_word_fraction(ws),
+            "stop_words": qs.stop_word_count(ws, self.stop_words),
+            "bullet_lines": qs.bullet_line_fraction(ls),
+            "ellipsis_lines": qs.ellipsis_line_fraction(ls),
+            "dup_lines": line_frac,
+            "dup_paragraphs": para_frac,
+            "dup_line_chars": line_chars,
+            "dup_paragraph_chars": para_chars,
+            "chars_no_space": sum(1 for ch in text if not ch.isspace()),
+            "sentences": qs.sentence_count(text),
+            "lorem_ipsum": "lorem ipsum" in text.lower(),
+            "curly_bracket": "{" in text,
+            "top": {},
+            "dup": {},
+        }
+        # No-space text: n-grams of characters, ``scale`` characters standing for one
+        # word (``chars_per_word`` of the language, else ``no_space_ngram_scale``).
+        units = [ch for ch in text if not ch.isspace()] if no_space else ws
+        if scale and units:
+            shares = qs.NgramShares(units)
+            stats["top"] = {n: shares.top(n * scale) for n, _ in c.max_top_ngram_chars}
+            stats["dup"] = {n: shares.duplicate(n * scale) for n, _ in c.max_dup_ngram_chars}
+        return stats
+
+    def stats_from_counts(self, row: list[int], no_space: bool, scale: int) -> dict[str, Any]:
+        """The statistics from the native engine's counts (the same divisions)."""
+        (
+            words, word_chars, symbols, alpha_words, stop_words, lines, bullet_lines,
+            ellipsis_lines, dup_lines, dup_line_chars, line_chars, paragraphs, dup_paragraphs,
+            dup_paragraph_chars, paragraph_chars, nonspace, sentences, lorem, curly, unit_chars,
+        ) = row[:20]  # fmt: skip
+
+        def ratio(a: int, b: int) -> float:
+            return a / b if b else 0.0
+
+        stats: dict[str, Any] = {
+            "words": words,
+            "mean_word_length": ratio(word_chars, words),
+            "symbol_word_ratio": ratio(symbols, words),
+            "alpha_words": ratio(alpha_words, words),
+            "stop_words": stop_words,
+            "bullet_lines": ratio(bullet_lines, lines),
+            "ellipsis_lines": ratio(ellipsis_lines, lines),
+            "dup_lines": ratio(dup_lines, lines),
+            "dup_paragraphs": ratio(dup_paragraphs, paragraphs),
+            "dup_line_chars": ratio(dup_line_chars, line_chars),
+            "dup_paragraph_chars": ratio(dup_paragraph_chars, paragraph_chars),
+            "chars_no_space": nonspace,
+            "sentences": sentences,
+            "lorem_ipsum": bool(lorem),
+            "curly_bracket": bool(curly),
+            "top": {},
+            "dup": {},
+        }
+        if scale and unit_chars:
+            tops = self.c.max_top_ngram_chars
+            grams = row[20:]
+            for k, (n, _) in enumerate(tops):
+                count, chars = grams[2 * k], grams[2 * k + 1]
+                stats["top"][n] = 0.0 if count < 2 else min(1.0, count * chars / unit_chars)
+            for k, (n, _) in enumerate(self.c.max_dup_ngram_chars):
+                stats["dup"][n] = float(grams[2 * len(tops) + k]) / unit_chars
+        return stats
+
+    def _outcome(
+        self,
+        text: str,
+        stats: dict[str, Any],
+        no_space: bool,
+        stop_rule: bool,
+        counts: Counter[str],
+    ) -> Outcome:
+        failed = self.failures_from(stats, no_space=no_space, stop_rule=stop_rule)
         policy = {"quality_policy": "no_space" if no_space else "words"}
         if failed:
             return Outcome(None, tuple(failed), policy, counts)
@@ -248,6 +546,16 @@ class QualityWorker:
     def failures(
         self, text: str, *, no_space: bool, stop_rule: bool, scale: int | None = None
     ) -> list[str]:
+        """The rules ``text`` fails (Python statistics)."""
+        if scale is None:
+            scale = 1 if not no_space else (self.c.no_space_ngram_scale or 0)
+        stats = self.stats_reference(text, no_space=no_space, scale=scale)
+        return self.failures_from(stats, no_space=no_space, stop_rule=stop_rule)
+
+    def failures_from(
+        self, stats: Mapping[str, Any], *, no_space: bool, stop_rule: bool
+    ) -> list[str]:
+        """The rules that fire on ``stats``, in the order of :meth:`QualityConfig.rules`."""
         c = self.c
         failed: list[str] = []
 
@@ -255,51 +563,42 @@ class QualityWorker:
             if threshold is not None and (value < threshold if low else value > threshold):
                 failed.append(name)
 
-        ws = qs.words(text)
-        ls = qs.lines(text)
         if no_space:
-            n_chars = sum(1 for ch in text if not ch.isspace())
+            n_chars = stats["chars_no_space"]
             check("quality.chars_no_space", c.min_chars_no_space, n_chars, True)
             check("quality.chars_no_space_max", c.max_chars_no_space, n_chars, False)
         else:
-            check("gopher.word_count", c.min_words, len(ws), True)
-            check("gopher.word_count_max", c.max_words, len(ws), False)
-            mean = qs.mean_word_length(ws)
+            check("gopher.word_count", c.min_words, stats["words"], True)
+            check("gopher.word_count_max", c.max_words, stats["words"], False)
+            mean = stats["mean_word_length"]
             check("gopher.mean_word_length", c.min_mean_word_length, mean, True)
             check("gopher.mean_word_length_max", c.max_mean_word_length, mean, False)
-            ratio = qs.symbol_word_ratio(text, ws)
+            ratio = stats["symbol_word_ratio"]
             check("gopher.symbol_word_ratio", c.max_symbol_word_ratio, ratio, False)
-            check("gopher.alpha_words", c.min_alpha_words, qs.alpha_word_fraction(ws), True)
+            check("gopher.alpha_words", c.min_alpha_words, stats["alpha_words"], True)
         if stop_rule:
-            count = qs.stop_word_count(ws, self.stop_words)
-            check("gopher.stop_words", c.min_stop_words, count, True)
-        check("gopher.bullet_lines", c.max_bullet_lines, qs.bullet_line_fraction(ls), False)
-        check("gopher.ellipsis_lines", c.max_ellipsis_lines, qs.ellipsis_line_fraction(ls), False)
-        line_frac, line_chars = qs.duplicate_fractions(ls)
-        para_frac, para_chars = qs.duplicate_fractions(qs.paragraphs(text))
-        check("gopher.dup_lines", c.max_dup_lines, line_frac, False)
-        check("gopher.dup_paragraphs", c.max_dup_paragraphs, para_frac, False)
-        check("gopher.dup_line_chars", c.max_dup_line_chars, line_chars, False)
-        check("gopher.dup_paragraph_chars", c.max_dup_paragraph_chars, para_chars, False)
-        units: list[str] = ws
-        if no_space:
-            # No-space text: n-grams of characters, ``scale`` characters standing for one
-            # word (``chars_per_word`` of the language, else ``no_space_ngram_scale``).
-            units = [ch for ch in text if not ch.isspace()]
-            scale = scale or c.no_space_ngram_scale or 0
-        else:
-            scale = 1
-        if scale and units:
-            shares = qs.NgramShares(units)
-            for n, t in c.max_top_ngram_chars:
-                check(f"gopher.top_{n}gram_chars", t, shares.top(n * scale), False)
-            for n, t in c.max_dup_ngram_chars:
-                check(f"gopher.dup_{n}gram_chars", t, shares.duplicate(n * scale), False)
+            check("gopher.stop_words", c.min_stop_words, stats["stop_words"], True)
+        check("gopher.bullet_lines", c.max_bullet_lines, stats["bullet_lines"], False)
+        check("gopher.ellipsis_lines", c.max_ellipsis_lines, stats["ellipsis_lines"], False)
+        check("gopher.dup_lines", c.max_dup_lines, stats["dup_lines"], False)
+        check("gopher.dup_paragraphs", c.max_dup_paragraphs, stats["dup_paragraphs"], False)
+        check("gopher.dup_line_chars", c.max_dup_line_chars, stats["dup_line_chars"], False)
+        check(
+            "gopher.dup_paragraph_chars",
+            c.max_dup_paragraph_chars,
+            stats["dup_paragraph_chars"],
+            False,
+        )
+        for n, t in c.max_top_ngram_chars:
+            if n in stats["top"]:
+                check(f"gopher.top_{n}gram_chars", t, stats["top"][n], False)
+        for n, t in c.max_dup_ngram_chars:
+            if n in stats["dup"]:
+                check(f"gopher.dup_{n}gram_chars", t, stats["dup"][n], False)
         if c.c4_min_sentences is not None:
-            check("c4.min_sentences", c.c4_min_sentences, qs.sentence_count(text), True)
-        lowered = text.lower()
-        if c.c4_lorem_ipsum and "lorem ipsum" in lowered:
+            check("c4.min_sentences", c.c4_min_sentences, stats["sentences"], True)
+        if c.c4_lorem_ipsum and stats["lorem_ipsum"]:
             failed.append("c4.lorem_ipsum")
-        if c.c4_curly_bracket and "{" in text:
+        if c.c4_curly_bracket and stats["curly_bracket"]:
             failed.append("c4.curly_bracket")
         return failed

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter
+from collections.abc import Mapping
 from functools import lru_cache
 
 # Scripts written without spaces between words: word-based rules do not apply to them.
@@ -56,6 +57,11 @@ def script_shares(text: str) -> dict[str, float]:
         script = char_script(ch)
         if script is not None:
             counts[script] += n
+    return shares_from_counts(counts)
+
+
+def shares_from_counts(counts: Mapping[str, int]) -> dict[str, float]:
+    """Letters per script as shares, rounded to 4 places, largest first (ties by name)."""
     total = sum(counts.values())
     if not total:
         return {}
