@@ -28,6 +28,7 @@ from ..contract.checkpoint_reader import TensorInfo, read_safetensors_header
 from ..core import Tokenizer
 from ..errors import ArtifactError, ConfigError, ContractError
 from .decompose import decompositions, id_space, prefix_problems
+from .files import remove_stale_temps
 from .row_init import check_policy, init_new_rows
 from .safetensors_stream import (
     FLOAT_DTYPES,
@@ -126,6 +127,7 @@ def resize_adapter(
         check_float(info)
         outs.append(_resized(info, role, old_rows, rows, old_ids, new_ids, sources, init, seed))
         shapes[info.name] = (list(info.shape), list(outs[-1].shape))
+    remove_stale_temps(dst)
     tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
