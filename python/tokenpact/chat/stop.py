@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import ConfigError
+from ..errors import ConfigError, InvalidInputError
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,9 @@ class StopPolicy:
             stop_ids = stop_token_ids
         # The chat renderers build one policy per prompt boundary with a tuple of ints:
         # keep that path free of per-ID work.
-        if type(stop_ids) is not tuple or any(type(i) is not int or i < 0 for i in stop_ids):
+        if type(stop_ids) is not tuple or any(
+            type(i) is not int or not 0 <= i < _ID_LIMIT for i in stop_ids
+        ):
             stop_ids = tuple(_id(i, "stop_ids") for i in stop_ids)
         ids: tuple[int, ...] = tuple(dict.fromkeys(stop_ids)) if len(stop_ids) > 1 else stop_ids
         sequences: tuple[tuple[int, ...], ...] = ()
@@ -110,6 +112,8 @@ class StopPolicy:
             strings = tuple(stop_strings)
             if any(not isinstance(x, str) or not x for x in strings):
                 raise ConfigError("stop_strings must be non-empty strings")
+            for x in strings:
+                _utf8(x)
             strings = tuple(dict.fromkeys(strings))
         if max_new_tokens is not None and (
             isinstance(max_new_tokens, bool)
@@ -217,10 +221,24 @@ class StopPolicy:
         return config
 
 
+# Token IDs are 32-bit everywhere (the engines, the runtime, the shard formats).
+_ID_LIMIT = 1 << 32
+
+
 def _id(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigError(f"{what}: {value!r} is not a token ID (a non-negative int)")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < _ID_LIMIT:
+        raise ConfigError(f"{what}: {value!r} is not a token ID (an int in 0..2**32-1)")
     return int(value)
+
+
+def _utf8(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            f"stop_strings: {text!r} holds a lone surrogate ({exc.object[exc.start]!r} at "
+            f"{exc.start}), which no decoded text can contain"
+        ) from None
 
 
 class StopMatcher:

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 __all__ = ["IncrementalDecoder"]
 
 
+_BOOLS = frozenset((bool, np.bool_))
+
+
 def _uint32(ids: np.ndarray) -> np.ndarray:
     if ids.ndim != 1 or ids.dtype.kind not in "iu":
         raise UnknownTokenError("token IDs must be a flat array of ints")
@@ -95,11 +98,17 @@ class IncrementalDecoder:
             if type(ids) is int:
                 text: str = self._engine.push_one(ids)
                 return text
-            if isinstance(ids, int):
+            if isinstance(ids, (bool, np.bool_, str, bytes, bytearray, memoryview)):
+                # bytes would iterate as their values (b"abc" as IDs 97-99), a bool as 0/1.
+                raise TypeError
+            if isinstance(ids, (int, np.integer)):
                 return str(self._engine.push_one(int(ids)))
             if isinstance(ids, np.ndarray):
                 return str(self._engine.push_array(_uint32(ids)))
-            return str(self._engine.push(list(ids)))
+            batch = list(ids)
+            if not _BOOLS.isdisjoint(map(type, batch)):
+                raise TypeError
+            return str(self._engine.push(batch))
         except (OverflowError, TypeError):
             raise UnknownTokenError(
                 f"token IDs must be ints in 0..{self.tokenizer.vocab_size - 1}; got {ids!r}"

@@ -174,6 +174,9 @@ class OutputStream:
             if type(ids) is int:
                 text, consumed = self._push_one(ids)
             else:
+                if isinstance(ids, (str, bytes, bytearray, memoryview)):
+                    # bytes would iterate as their values (b"abc" as IDs 97-99).
+                    raise UnknownTokenError(f"generated IDs must be ints; got {ids!r:.40}")
                 batch = [ids] if isinstance(ids, int) else list(ids)
                 if any(type(i) is not int for i in batch):
                     bad = next(i for i in batch if not isinstance(i, int) or isinstance(i, bool))
