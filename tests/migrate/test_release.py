@@ -319,6 +319,7 @@ POINTERS = [
     '{"kind": "tokenpact.release-pointer", "version": 1, "current": null, "history": {}}',
     '{"kind": "tokenpact.release-pointer", "version": 1, "current": null, "history": [1]}',
     '{"kind": "tokenpact.release-pointer", "version": 1}',
+    '{"kind": "tokenpact.release-pointer", "version": 1, "history": []}',
     "[" * 100_000,
     "{not json",
     "[]",
@@ -336,6 +337,20 @@ def test_malformed_pointers_are_contract_errors(releases: dict[str, Path]) -> No
         with pytest.raises(ContractError):
             release.current_bundle(ptr)
         assert ptr.read_text() == pointer
+
+
+def test_a_pointer_naming_a_missing_bundle_is_a_contract_error(
+    releases: dict[str, Path],
+) -> None:
+    """Fuzz finding: FileNotFoundError when a pointer entry names no file."""
+    entry = {"bundle": " ", "name": "v1", "bundle_sha256": "sha256:" + "0" * 64}
+    pointer = {"kind": "tokenpact.release-pointer", "version": 1}
+    ptr = releases["pointer"]
+    ptr.write_text(json.dumps({**pointer, "current": entry, "history": [entry]}))
+    with pytest.raises(ContractError, match="missing or changed"):
+        release.rollback(pointer=ptr)
+    with pytest.raises(ContractError, match="changed since it was promoted"):
+        release.promote(releases["v1"], pointer=ptr)
 
 
 def test_a_promoted_bundle_edited_in_place_is_refused_as_the_baseline(

@@ -51,7 +51,8 @@ def test_push_bytes_takes_every_bytes_like_object(tok: tp.Tokenizer, native: boo
 @pytest.mark.parametrize(
     "ids",
     [b"abc", bytearray(b"abc"), memoryview(b"abc"), "abc", True, False, [True], [97, False],
-     np.bool_(True), np.array([True]), [np.bool_(True)], 2**32, [2**32], -1, [1.5], None],
+     np.bool_(True), np.array([True]), [np.bool_(True)], 2**32, [2**32], -1, [1.5], None,
+     {97, 98}, {97: 1}, frozenset()],
     ids=repr,
 )  # fmt: skip
 def test_decoder_push_refuses_what_is_not_ids(tok: tp.Tokenizer, ids: object) -> None:
@@ -68,7 +69,9 @@ def test_decoder_push_takes_ints_in_every_form(tok: tp.Tokenizer) -> None:
     assert dec.push(np.int32(97)) + dec.finish() == "a"
 
 
-@pytest.mark.parametrize("ids", [b"ab", bytearray(b"ab"), "ab", True, [True]], ids=repr)
+@pytest.mark.parametrize(
+    "ids", [b"ab", bytearray(b"ab"), "ab", True, [True], {97, 98}, {97: 1}], ids=repr
+)
 def test_output_stream_push_refuses_what_is_not_ids(tok: tp.Tokenizer, ids: object) -> None:
     with pytest.raises(UnknownTokenError):
         OutputStream(tok, StopPolicy()).push(ids)  # type: ignore[arg-type]

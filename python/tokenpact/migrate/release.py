@@ -499,7 +499,7 @@ def _check_release(
         )
         previous = found if same else None
     if previous is not None:
-        if previous_sha256 is not None and file_sha256(previous) != previous_sha256:
+        if previous_sha256 is not None and _sha256(Path(previous)) != previous_sha256:
             raise ContractError(
                 f"the promoted bundle {previous} changed since it was promoted; restore it"
             )
@@ -507,6 +507,14 @@ def _check_release(
         prev = _Loaded(Path(previous), load_bundle(previous), prev_report)
     _check_against_previous(current, prev, report)
     return report
+
+
+def _sha256(path: Path) -> str | None:
+    """The file's SHA-256, or None when it cannot be read."""
+    try:
+        return file_sha256(path) if path.is_file() else None
+    except OSError:
+        return None
 
 
 def _pointer_entry(value: Any) -> bool:
@@ -528,7 +536,8 @@ def _read_pointer(pointer: Path) -> dict[str, Any]:
         )
     current, history = data.get("current"), data.get("history")
     if (
-        (current is not None and not _pointer_entry(current))
+        "current" not in data
+        or (current is not None and not _pointer_entry(current))
         or not isinstance(history, list)
         or not all(_pointer_entry(h) for h in history)
     ):
@@ -579,8 +588,10 @@ def rollback(*, pointer: str | os.PathLike[str]) -> dict[str, Any]:
         raise ConfigError(f"{ptr} has no earlier release to roll back to")
     target = state["history"][-1]
     path = ptr.parent / target["bundle"]
-    if file_sha256(path) != target["bundle_sha256"]:
-        raise ContractError(f"bundle {path} changed since it was promoted; cannot roll back to it")
+    if _sha256(path) != target["bundle_sha256"]:
+        raise ContractError(
+            f"bundle {path} is missing or changed since it was promoted; cannot roll back to it"
+        )
     if target["name"] != load_bundle(path)["name"]:
         raise ContractError(f"bundle {path} is not the release {target['name']!r} it was")
     # The pointer binds the target's bytes, so a version-1 bundle is still a valid target.
