@@ -275,7 +275,7 @@ CHANGES = ["no tokenizer path", "tokenizer a list", "path an int", "canary a str
            "name changed", "float limit", "whole bundle a list", "deep"]  # fmt: skip
 
 
-def test_malformed_bundles_are_contract_errors(releases: dict[str, Path]) -> None:
+def _malformed_bundles_are_contract_errors(releases: dict[str, Path]) -> None:
     """Issue 43: KeyError 'path', TypeError and RecursionError tracebacks; version 999
     and a changed name passed. (One fixture for every change: it trains and resizes.)"""
     bundle = json.loads(releases["v2"].read_text())
@@ -291,7 +291,7 @@ def test_malformed_bundles_are_contract_errors(releases: dict[str, Path]) -> Non
         assert not releases["pointer"].exists(), change
 
 
-def test_emptying_the_canary_set_after_sealing_fails(releases: dict[str, Path]) -> None:
+def _emptying_the_canary_set_after_sealing_fails(releases: dict[str, Path]) -> None:
     """Issue 43: the canary set was bound by path only, so an emptied canary.jsonl passed
     with no canary check."""
     (releases["root"] / "canary.jsonl").write_text("")
@@ -299,7 +299,7 @@ def test_emptying_the_canary_set_after_sealing_fails(releases: dict[str, Path]) 
     assert "hashes.canary" in {c.name for c in report.failures}
 
 
-def test_a_bad_canary_line_is_a_failed_check(releases: dict[str, Path]) -> None:
+def _a_bad_canary_line_is_a_failed_check(releases: dict[str, Path]) -> None:
     """Issue 43: JSONDecodeError on a bad canary line. A re-sealed bundle (canary hash
     matching) with a broken line fails the check instead of raising."""
     root = releases["root"]
@@ -326,7 +326,7 @@ POINTERS = [
 ]
 
 
-def test_malformed_pointers_are_contract_errors(releases: dict[str, Path]) -> None:
+def _malformed_pointers_are_contract_errors(releases: dict[str, Path]) -> None:
     ptr = releases["pointer"]
     for pointer in POINTERS:
         ptr.write_text(pointer)
@@ -339,7 +339,7 @@ def test_malformed_pointers_are_contract_errors(releases: dict[str, Path]) -> No
         assert ptr.read_text() == pointer
 
 
-def test_a_pointer_naming_a_missing_bundle_is_a_contract_error(
+def _a_pointer_naming_a_missing_bundle_is_a_contract_error(
     releases: dict[str, Path],
 ) -> None:
     """Fuzz finding: FileNotFoundError when a pointer entry names no file."""
@@ -353,7 +353,7 @@ def test_a_pointer_naming_a_missing_bundle_is_a_contract_error(
         release.promote(releases["v1"], pointer=ptr)
 
 
-def test_a_promoted_bundle_edited_in_place_is_refused_as_the_baseline(
+def _a_promoted_bundle_edited_in_place_is_refused_as_the_baseline(
     releases: dict[str, Path],
 ) -> None:
     ptr = releases["pointer"]
@@ -365,7 +365,7 @@ def test_a_promoted_bundle_edited_in_place_is_refused_as_the_baseline(
         release.promote(releases["v2"], pointer=ptr)
 
 
-def test_version_1_bundles_must_be_resealed_to_be_promoted(releases: dict[str, Path]) -> None:
+def _version_1_bundles_must_be_resealed_to_be_promoted(releases: dict[str, Path]) -> None:
     """Bundles sealed before the seal existed are still read, but admitting one as a new
     release needs a re-seal (their name and canary set are not bound)."""
     v1 = json.loads(releases["v1"].read_text())
@@ -378,3 +378,18 @@ def test_version_1_bundles_must_be_resealed_to_be_promoted(releases: dict[str, P
     report = release.check_release(path)
     assert "bundle.seal" in {c.name for c in report.failures}
     assert "re-seal" in report.format()
+
+
+def test_malformed_bundles_and_pointers(releases: dict[str, Path]) -> None:
+    """Issue 43 regression cases, on one fixture (it trains and resizes)."""
+    _malformed_bundles_are_contract_errors(releases)
+    _version_1_bundles_must_be_resealed_to_be_promoted(releases)
+    _malformed_pointers_are_contract_errors(releases)
+    _a_pointer_naming_a_missing_bundle_is_a_contract_error(releases)
+    releases["pointer"].unlink()
+    _a_promoted_bundle_edited_in_place_is_refused_as_the_baseline(releases)
+
+
+def test_canary_set_is_bound_and_read_safely(releases: dict[str, Path]) -> None:
+    _a_bad_canary_line_is_a_failed_check(releases)
+    _emptying_the_canary_set_after_sealing_fails(releases)
