@@ -421,6 +421,24 @@ impl StreamingCore {
                 )),
             ));
         }
+        if let Ok(b) = data.cast::<PyBytes>() {
+            return Ok(b.clone());
+        }
+        // Only buffer objects: `bytes()` would turn an int into that many NUL bytes
+        // (`push_bytes(10**10)` allocating 10 GB) and give None a bare TypeError.
+        if pyo3::types::PyMemoryView::from(data).is_err() {
+            let kind = data
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_else(|_| "object".to_string());
+            return Err(to_py(
+                data.py(),
+                CoreError::InvalidInput(format!(
+                    "{method}() takes a bytes-like object (raw UTF-8), not {kind}"
+                )),
+            ));
+        }
         match data.cast::<PyBytes>() {
             Ok(b) => Ok(b.clone()),
             Err(_) => data

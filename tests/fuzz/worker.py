@@ -126,13 +126,26 @@ def _run_cli(path: str) -> str:
     return "ok"
 
 
+# Issue 43's surfaces live in their own module (serving_worker.py).
+_SERVING_KINDS = ("safetensors", "release", "pointer", "serve", "runtime")
+
+
+def _serving() -> Any:
+    sys.path.insert(0, str(Path(__file__).parent))
+    import serving_worker
+
+    return serving_worker
+
+
 def run_one(kind: str, path: str, spec: dict[str, Any]) -> dict[str, Any]:
     from tokenpact.errors import TokenpactError
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            if kind == "chat":
+            if kind in _SERVING_KINDS:
+                outcome = _serving().run(kind, path, spec)
+            elif kind == "chat":
                 outcome = _run_chat(path)
             elif kind == "cli":
                 outcome = _run_cli(path)

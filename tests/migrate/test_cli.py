@@ -15,6 +15,13 @@ from tokenpact.contract import DatasetDeclaration
 TEXTS = ["the cat sat on the mat", "a dog ran far away"] * 4
 
 
+def _resealed(bundle: dict) -> dict:
+    """A hand-edited bundle, sealed again (as a user re-sealing a wrong bundle would)."""
+    from tokenpact.migrate.release import bundle_seal
+
+    return {**bundle, "seal": bundle_seal(bundle)}
+
+
 def run(*args: str | Path) -> tuple[int, str]:
     result = CliRunner().invoke(cli, [str(a) for a in args])
     return result.exit_code, result.output
@@ -134,7 +141,7 @@ def test_extend_plan_apply_seal_promote_rollback(tmp_path: Path) -> None:
     # A tokenizer released without its migrated checkpoint is refused with exit 1.
     bundle = json.loads((tmp_path / "v2.bundle.json").read_text())
     bundle["checkpoint"]["path"] = "ckpt1"
-    (tmp_path / "bad.bundle.json").write_text(json.dumps(bundle))
+    (tmp_path / "bad.bundle.json").write_text(json.dumps(_resealed(bundle)))
     code, out = run("release", "promote", tmp_path / "bad.bundle.json", "--pointer", pointer)
     assert code == 1 and "FAIL" in out
 

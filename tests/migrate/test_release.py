@@ -11,11 +11,18 @@ import tiny_lm
 import tokenpact as tp
 from tokenpact import migrate
 from tokenpact.contract import DatasetDeclaration
-from tokenpact.errors import ConfigError
+from tokenpact.errors import ConfigError, ContractError
 from tokenpact.migrate import release
 
 TEXTS = ["the cat sat on the mat", "a dog ran far", "error here and there"] * 4
 CORPUS_HASH = "sha256:" + "ab" * 32
+
+
+def _resealed(bundle: dict) -> dict:
+    """A hand-edited bundle, sealed again (as a user re-sealing a wrong bundle would)."""
+    from tokenpact.migrate.release import bundle_seal
+
+    return {**bundle, "seal": bundle_seal(bundle)}
 
 
 def _dataset(path: Path, tok: tp.Tokenizer, template_hash: str) -> Path:
@@ -110,7 +117,7 @@ def test_tokenizer_released_before_its_checkpoint_is_refused(releases: dict[str,
     bundle = json.loads(releases["v2"].read_text())
     bundle["checkpoint"] = {"path": "ckpt-v1", "hash": release.checkpoint_hash(root / "ckpt-v1")}
     early = root / "early.bundle.json"
-    early.write_text(json.dumps(bundle))
+    early.write_text(json.dumps(_resealed(bundle)))
     assert release.promote(releases["v1"], pointer=releases["pointer"]).ok
     report = release.promote(early, pointer=releases["pointer"])
     assert not report.ok
@@ -124,9 +131,9 @@ def test_cache_namespace_must_rotate_and_canary_limits_apply(releases: dict[str,
     v1 = json.loads(releases["v1"].read_text())
     bundle = json.loads(releases["v2"].read_text())
     bundle["cache_namespace"] = v1["cache_namespace"]
-    bundle["canary"]["max_token_ratio"] = {"default": 1.0, "code": 0.5}
+    bundle["canary"]["max_token_ratio"] = {"default": "1.0", "code": "0.5"}
     stale = root / "stale.bundle.json"
-    stale.write_text(json.dumps(bundle))
+    stale.write_text(json.dumps(_resealed(bundle)))
     report = release.check_release(stale, previous=releases["v1"])
     failed = {c.name for c in report.failures}
     assert {"cache.namespace", "cache.rotated", "canary.code"} <= failed
@@ -154,7 +161,7 @@ def test_a_comparison_that_cannot_run_fails_instead_of_skipping(releases: dict[s
     bundle = json.loads(releases["v2"].read_text())
     bundle["previous"] = None  # transition still declared, nothing to compare with
     orphan = root / "orphan.bundle.json"
-    orphan.write_text(json.dumps(bundle))
+    orphan.write_text(json.dumps(_resealed(bundle)))
     report = release.check_release(orphan)
     assert "transition.previous_missing" in {c.name for c in report.failures}
     assert "--previous" in report.format()
@@ -231,3 +238,158 @@ def test_bundles_read_back_through_the_canonical_reader(releases: dict[str, Path
 
     result = CliRunner().invoke(cli, ["reconcile", str(releases["v2"])])
     assert result.exit_code == 0, result.output
+
+
+# ------------------------------------------------------------- issue 43: malformed input
+def _mutated(bundle: dict, change: str) -> object:
+    b = json.loads(json.dumps(bundle))
+    if change == "no tokenizer path":
+        del b["tokenizer"]["path"]
+    elif change == "tokenizer a list":
+        b["tokenizer"] = ["tok"]
+    elif change == "path an int":
+        b["dataset"]["path"] = 5
+    elif change == "canary a string":
+        b["canary"] = "canary.jsonl"
+    elif change == "ratio not a number":
+        b["canary"]["max_token_ratio"] = {"default": "fast"}
+    elif change == "unknown transition":
+        b["transition"] = "sideways"
+    elif change == "version 999":
+        b["version"] = 999
+    elif change == "version true":
+        b["version"] = True
+    elif change == "name changed":
+        b["name"] = "v2-renamed"
+    elif change == "float limit":
+        b["canary"]["max_token_ratio"] = {"default": 1.0}
+    elif change == "whole bundle a list":
+        return [b]
+    elif change == "deep":
+        return "DEEP"
+    return b
+
+
+CHANGES = ["no tokenizer path", "tokenizer a list", "path an int", "canary a string",
+           "ratio not a number", "unknown transition", "version 999", "version true",
+           "name changed", "float limit", "whole bundle a list", "deep"]  # fmt: skip
+
+
+def _malformed_bundles_are_contract_errors(releases: dict[str, Path]) -> None:
+    """Issue 43: KeyError 'path', TypeError and RecursionError tracebacks; version 999
+    and a changed name passed. (One fixture for every change: it trains and resizes.)"""
+    bundle = json.loads(releases["v2"].read_text())
+    bad = releases["root"] / "bad.bundle.json"
+    for change in CHANGES:
+        mutated = _mutated(bundle, change)
+        text = '{"kind": "tokenpact.release", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+        bad.write_text(text if mutated == "DEEP" else json.dumps(mutated))
+        with pytest.raises(ContractError):
+            release.check_release(bad, previous=releases["v1"])
+        with pytest.raises(ContractError):
+            release.promote(bad, pointer=releases["pointer"])
+        assert not releases["pointer"].exists(), change
+
+
+def _emptying_the_canary_set_after_sealing_fails(releases: dict[str, Path]) -> None:
+    """Issue 43: the canary set was bound by path only, so an emptied canary.jsonl passed
+    with no canary check."""
+    (releases["root"] / "canary.jsonl").write_text("")
+    report = release.check_release(releases["v2"], previous=releases["v1"])
+    assert "hashes.canary" in {c.name for c in report.failures}
+
+
+def _a_bad_canary_line_is_a_failed_check(releases: dict[str, Path]) -> None:
+    """Issue 43: JSONDecodeError on a bad canary line. A re-sealed bundle (canary hash
+    matching) with a broken line fails the check instead of raising."""
+    root = releases["root"]
+    (root / "canary.jsonl").write_text('{"text": "ok"}\n{not json\n')
+    bundle = json.loads(releases["v2"].read_text())
+    bundle["canary"]["hash"] = tp.contract.file_sha256(root / "canary.jsonl")
+    fixed = root / "fixed.bundle.json"
+    fixed.write_text(json.dumps(_resealed(bundle)))
+    report = release.check_release(fixed, previous=releases["v1"])
+    failed = {c.name: c for c in report.failures}
+    assert "canary.readable" in failed and "line 2" in report.format()
+
+
+POINTERS = [
+    '{"kind": "tokenpact.release-pointer", "version": 999, "current": null, "history": []}',
+    '{"kind": "tokenpact.release-pointer", "version": 1, "current": {"bundle": 5}, "history": []}',
+    '{"kind": "tokenpact.release-pointer", "version": 1, "current": null, "history": {}}',
+    '{"kind": "tokenpact.release-pointer", "version": 1, "current": null, "history": [1]}',
+    '{"kind": "tokenpact.release-pointer", "version": 1}',
+    '{"kind": "tokenpact.release-pointer", "version": 1, "history": []}',
+    "[" * 100_000,
+    "{not json",
+    "[]",
+]
+
+
+def _malformed_pointers_are_contract_errors(releases: dict[str, Path]) -> None:
+    ptr = releases["pointer"]
+    for pointer in POINTERS:
+        ptr.write_text(pointer)
+        with pytest.raises(ContractError):
+            release.promote(releases["v1"], pointer=ptr)
+        with pytest.raises(ContractError):
+            release.rollback(pointer=ptr)
+        with pytest.raises(ContractError):
+            release.current_bundle(ptr)
+        assert ptr.read_text() == pointer
+
+
+def _a_pointer_naming_a_missing_bundle_is_a_contract_error(
+    releases: dict[str, Path],
+) -> None:
+    """Fuzz finding: FileNotFoundError when a pointer entry names no file."""
+    entry = {"bundle": " ", "name": "v1", "bundle_sha256": "sha256:" + "0" * 64}
+    pointer = {"kind": "tokenpact.release-pointer", "version": 1}
+    ptr = releases["pointer"]
+    ptr.write_text(json.dumps({**pointer, "current": entry, "history": [entry]}))
+    with pytest.raises(ContractError, match="missing or changed"):
+        release.rollback(pointer=ptr)
+    with pytest.raises(ContractError, match="changed since it was promoted"):
+        release.promote(releases["v1"], pointer=ptr)
+
+
+def _a_promoted_bundle_edited_in_place_is_refused_as_the_baseline(
+    releases: dict[str, Path],
+) -> None:
+    ptr = releases["pointer"]
+    assert release.promote(releases["v1"], pointer=ptr).ok
+    v1 = json.loads(releases["v1"].read_text())
+    v1["transition"] = None
+    releases["v1"].write_text(json.dumps(_resealed(v1)))
+    with pytest.raises(ContractError, match="changed since it was promoted"):
+        release.promote(releases["v2"], pointer=ptr)
+
+
+def _version_1_bundles_must_be_resealed_to_be_promoted(releases: dict[str, Path]) -> None:
+    """Bundles sealed before the seal existed are still read, but admitting one as a new
+    release needs a re-seal (their name and canary set are not bound)."""
+    v1 = json.loads(releases["v1"].read_text())
+    legacy = {k: v for k, v in v1.items() if k != "seal"}
+    legacy["version"] = 1
+    legacy["canary"] = {k: v for k, v in legacy["canary"].items() if k != "hash"}
+    path = releases["root"] / "legacy.bundle.json"
+    path.write_text(json.dumps(legacy))
+    assert release.load_bundle(path)["name"] == "v1"
+    report = release.check_release(path)
+    assert "bundle.seal" in {c.name for c in report.failures}
+    assert "re-seal" in report.format()
+
+
+def test_malformed_bundles_and_pointers(releases: dict[str, Path]) -> None:
+    """Issue 43 regression cases, on one fixture (it trains and resizes)."""
+    _malformed_bundles_are_contract_errors(releases)
+    _version_1_bundles_must_be_resealed_to_be_promoted(releases)
+    _malformed_pointers_are_contract_errors(releases)
+    _a_pointer_naming_a_missing_bundle_is_a_contract_error(releases)
+    releases["pointer"].unlink()
+    _a_promoted_bundle_edited_in_place_is_refused_as_the_baseline(releases)
+
+
+def test_canary_set_is_bound_and_read_safely(releases: dict[str, Path]) -> None:
+    _a_bad_canary_line_is_a_failed_check(releases)
+    _emptying_the_canary_set_after_sealing_fails(releases)

@@ -15,7 +15,7 @@ import tiny_lm
 import tokenpact as tp
 from tokenpact import migrate
 from tokenpact.contract.checkpoint_reader import read_safetensors_header
-from tokenpact.errors import ConfigError, ContractError
+from tokenpact.errors import ArtifactError, ConfigError, ContractError
 from tokenpact.migrate.safetensors_stream import OutTensor, decode, encode, write_safetensors
 
 OLD_MERGES = [(c, c) for c in b"abcdfghijklm"]
@@ -86,20 +86,32 @@ def test_untied_head_keeps_its_own_rows(tmp_path: Path) -> None:
     assert not np.allclose(after[tiny_lm.HEAD][271], after[tiny_lm.EMB][271])
 
 
-def test_shared_storage_tie_stays_shared(tmp_path: Path) -> None:
+def test_shared_storage_is_refused_as_the_safetensors_library_does(tmp_path: Path) -> None:
+    """Issue 43: an embedding and head over one byte range is overlapping storage, which
+    the safetensors library refuses to load; resizing must not launder it into a clean
+    file (nor can the writer produce one)."""
+    from safetensors.numpy import load_file
+
     old, new = _toks()
     src = tmp_path / "a"
     src.mkdir()
     emb = np.random.default_rng(1).normal(size=(268, 8)).astype(np.float32)
-    write_safetensors(
-        src / "model.safetensors",
-        [OutTensor([tiny_lm.EMB, tiny_lm.HEAD], "F32", (268, 8), [("bytes", emb.tobytes())])],
-    )
-    plan = migrate.resize_checkpoint(src, tmp_path / "b", old, new)
-    header = read_safetensors_header(tmp_path / "b" / "model.safetensors")
-    e, h = header[tiny_lm.EMB], header[tiny_lm.HEAD]
-    assert plan.tied and (e.begin, e.end) == (h.begin, h.end) and e.shape == (272, 8)
-    assert plan.added_parameters == 4 * 8
+    header = {
+        name: {"dtype": "F32", "shape": [268, 8], "data_offsets": [0, emb.nbytes]}
+        for name in (tiny_lm.EMB, tiny_lm.HEAD)
+    }
+    raw = json.dumps(header).encode()
+    (src / "model.safetensors").write_bytes(len(raw).to_bytes(8, "little") + raw + emb.tobytes())
+    with pytest.raises(Exception, match="offset"):
+        load_file(str(src / "model.safetensors"))
+    with pytest.raises(ArtifactError, match="without gap or overlap"):
+        migrate.resize_checkpoint(src, tmp_path / "b", old, new)
+    assert not (tmp_path / "b").exists()
+    with pytest.raises(ArtifactError, match="share storage"):
+        write_safetensors(
+            tmp_path / "x.safetensors",
+            [OutTensor([tiny_lm.EMB, tiny_lm.HEAD], "F32", (268, 8), [("bytes", emb.tobytes())])],
+        )
 
 
 def test_config_tie_contradicting_tensors_is_an_error(tmp_path: Path) -> None:

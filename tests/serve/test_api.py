@@ -235,20 +235,25 @@ def test_cli_registry_and_host_warning(
     calls: list[dict[str, object]] = []
     import uvicorn
 
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.append(kw))
+    def run(server: uvicorn.Server, sockets: list[object]) -> None:
+        calls.append({"host": sockets[0].getsockname()[0], "config": server.config})  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
     runner = CliRunner()
     result = runner.invoke(cli, ["serve", "--dir", str(tokenizer_dir), "--port", "0"])
     assert result.exit_code == 0, result.output
     assert calls[-1]["host"] == "127.0.0.1" and "warning" not in result.output
+    assert calls[-1]["config"].limit_concurrency == serve_cmd.MAX_CONNECTIONS  # type: ignore[attr-defined]
     assert "small, tiny" in result.output
     result = runner.invoke(
-        cli, ["serve", "-t", f"mine={tokenizer_dir / 'small'}", "--host", "0.0.0.0"]
+        cli,
+        ["serve", "-t", f"mine={tokenizer_dir / 'small'}", "--host", "0.0.0.0", "--port", "0"],
     )
     assert result.exit_code == 0 and "warning: binding to 0.0.0.0" in result.output
     monkeypatch.chdir(tokenizer_dir / "small")  # ... served without arguments
-    assert runner.invoke(cli, ["serve"]).exit_code == 0
+    assert runner.invoke(cli, ["serve", "--port", "0"]).exit_code == 0
     monkeypatch.chdir(tmp_path)  # nothing to serve: the usage error
-    assert runner.invoke(cli, ["serve"]).exit_code == 2
+    assert runner.invoke(cli, ["serve", "--port", "0"]).exit_code == 2
     assert serve_cmd.is_loopback("::1") and not serve_cmd.is_loopback("192.168.1.2")
 
 

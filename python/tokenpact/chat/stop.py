@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import ConfigError
+from ..errors import ConfigError, InvalidInputError
 
 
 @dataclass(frozen=True)
@@ -92,12 +92,17 @@ class StopPolicy:
             stop_ids = stop_token_ids
         # The chat renderers build one policy per prompt boundary with a tuple of ints:
         # keep that path free of per-ID work.
-        if type(stop_ids) is not tuple or any(type(i) is not int or i < 0 for i in stop_ids):
-            stop_ids = tuple(_id(i, "stop_ids") for i in stop_ids)
+        if type(stop_ids) is not tuple or any(
+            type(i) is not int or not 0 <= i < _ID_LIMIT for i in stop_ids
+        ):
+            stop_ids = tuple(_id(i, "stop_ids") for i in _items(stop_ids, "stop_ids"))
         ids: tuple[int, ...] = tuple(dict.fromkeys(stop_ids)) if len(stop_ids) > 1 else stop_ids
         sequences: tuple[tuple[int, ...], ...] = ()
         if stop_sequences:
-            sequences = tuple(tuple(_id(i, "stop_sequences") for i in s) for s in stop_sequences)
+            sequences = tuple(
+                tuple(_id(i, "stop_sequences") for i in _items(s, "stop_sequences"))
+                for s in _items(stop_sequences, "stop_sequences")
+            )
             if any(not s for s in sequences):
                 raise ConfigError("stop_sequences: an empty sequence would stop at once; remove it")
             sequences = tuple(dict.fromkeys(sequences))
@@ -107,9 +112,11 @@ class StopPolicy:
                 raise ConfigError(
                     "stop_strings takes a list of strings, e.g. stop_strings=['STOP']"
                 )
-            strings = tuple(stop_strings)
+            strings = _items(stop_strings, "stop_strings")
             if any(not isinstance(x, str) or not x for x in strings):
                 raise ConfigError("stop_strings must be non-empty strings")
+            for x in strings:
+                _utf8(x)
             strings = tuple(dict.fromkeys(strings))
         if max_new_tokens is not None and (
             isinstance(max_new_tokens, bool)
@@ -124,8 +131,12 @@ class StopPolicy:
                 f'stop_string_ties must be "longest" or "first_listed" (vLLM\'s rule), '
                 f"not {stop_string_ties!r}"
             )
-        if prompt_length < 0:
-            raise ConfigError(f"prompt_length must be >= 0, not {prompt_length}")
+        if (
+            isinstance(prompt_length, bool)
+            or not isinstance(prompt_length, int)
+            or prompt_length < 0
+        ):
+            raise ConfigError(f"prompt_length must be an int >= 0, not {prompt_length!r}")
         setattr_ = object.__setattr__
         setattr_(self, "prompt_length", prompt_length)
         setattr_(self, "stop_ids", ids)
@@ -217,10 +228,31 @@ class StopPolicy:
         return config
 
 
+# Token IDs are 32-bit everywhere (the engines, the runtime, the shard formats).
+_ID_LIMIT = 1 << 32
+
+
 def _id(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigError(f"{what}: {value!r} is not a token ID (a non-negative int)")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < _ID_LIMIT:
+        raise ConfigError(f"{what}: {value!r} is not a token ID (an int in 0..2**32-1)")
     return int(value)
+
+
+def _items(value: Any, what: str) -> tuple[Any, ...]:
+    try:
+        return tuple(value)
+    except TypeError:
+        raise ConfigError(f"{what} takes a list, not {type(value).__name__}") from None
+
+
+def _utf8(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            f"stop_strings: {text!r} holds a lone surrogate ({exc.object[exc.start]!r} at "
+            f"{exc.start}), which no decoded text can contain"
+        ) from None
 
 
 class StopMatcher:

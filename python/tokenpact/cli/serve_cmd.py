@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -67,21 +68,36 @@ def is_loopback(host: str) -> bool:
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--body-timeout",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(0.1, 600),
+    help="Seconds a request body may take to arrive; slower requests get 408.",
+)
 @click.pass_context
 def serve(
-    ctx: click.Context, tokenizers: tuple[str, ...], dirs: tuple[str, ...], host: str, port: int
+    ctx: click.Context,
+    tokenizers: tuple[str, ...],
+    dirs: tuple[str, ...],
+    host: str,
+    port: int,
+    body_timeout: float,
 ) -> None:
     """Run the local web playground: token pieces, side-by-side diffs, chat templates.
 
-    The server reads only the tokenizers named here, never writes a file, and binds to
-    the loopback interface unless --host says otherwise. With no --tokenizer and no
+    The server reads only the tokenizers named here (never through a link leading out
+    of a --dir entry), never writes a file, and binds to the loopback interface unless
+    --host says otherwise. Exit codes: 0 stopped by Ctrl-C, 1 a tokenpact error (the
+    address cannot be bound, no tokenizers), 2 usage; SIGTERM shuts down (requests in
+    flight get a few seconds) and ends the process by that signal. With no --tokenizer and no
     --dir it serves what it finds in the current directory: the directory itself when
     it is a tokenizer, else the tokenizers directly inside it.
     """
     try:
         import uvicorn
 
-        from ..serve import TokenizerRegistry, create_app
+        from ..serve import ServeLimits, TokenizerRegistry, create_app
     except ImportError as exc:
         raise ConfigError(
             f"tokenpact serve needs Starlette and uvicorn ({exc.name} is missing):"
@@ -106,6 +122,49 @@ def serve(
             " machine can use the playground and read the tokenizers it serves",
             err=True,
         )
+    sock = bind_socket(host, port)
     shown = f"[{host}]" if ":" in host else host
+    port = sock.getsockname()[1]
     click.echo(f"tokenpact playground on http://{shown}:{port}/ ({', '.join(registry.names)})")
-    uvicorn.run(create_app(registry), host=host, port=port, log_level="warning")
+    config = uvicorn.Config(
+        create_app(registry, limits=ServeLimits(body_timeout_s=body_timeout)),
+        log_level="warning",
+        # Bounded concurrency: connections beyond this many get 503 at once.
+        limit_concurrency=MAX_CONNECTIONS,
+        timeout_keep_alive=5,
+        # SIGTERM stops the server even while a client holds a connection open.
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+    )
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+# Open connections the server handles at once; more are answered 503.
+MAX_CONNECTIONS = 64
+# Seconds a SIGTERM waits for requests in flight before closing their connections.
+GRACEFUL_SHUTDOWN_S = 3
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """Listen on ``host:port`` (port 0: any free port); ConfigError (exit 1) when the
+    address cannot be bound, instead of uvicorn's exit 3."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as exc:
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc} (is another server "
+            "using the port? pass --port)"
+        ) from None
+    sock.set_inheritable(True)
+    return sock

@@ -9,25 +9,22 @@ the tied-head check from offsets or bytes, so no tensor library is needed.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ArtifactError, ContractError
 from .declarations import CheckpointDeclaration
+from .safetensors_header import TensorInfo, read_safetensors_header, read_sharded
 
-# Real headers are kilobytes to a few megabytes; the cap stops a corrupt length field from
-# asking for gigabytes of memory.
-MAX_HEADER_BYTES = 100 * 1024 * 1024
-DTYPE_BYTES = {
-    "BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1,
-    "U16": 2, "I16": 2, "F16": 2, "BF16": 2,
-    "U32": 4, "I32": 4, "F32": 4,
-    "U64": 8, "I64": 8, "F64": 8,
-}  # fmt: skip
+__all__ = [
+    "TensorInfo",
+    "checkpoint_from_safetensors",
+    "load_tensor_index",
+    "read_safetensors_header",
+]
+
 # Common names of the input embedding and output head across model families.
 EMBEDDING_NAMES = (
     "model.embed_tokens.weight",
@@ -46,69 +43,6 @@ OUTPUT_NAMES = ("lm_head.weight", "output.weight", "embed_out.weight", "model.lm
 _CHUNK = 1 << 20
 
 
-@dataclass(frozen=True)
-class TensorInfo:
-    """Where one tensor's bytes live: file and absolute byte range."""
-
-    name: str
-    dtype: str
-    shape: tuple[int, ...]
-    file: Path
-    begin: int
-    end: int
-
-
-def _bad(path: Path, problem: str) -> ArtifactError:
-    return ArtifactError(f"{path} is not a valid safetensors file: {problem}")
-
-
-def _tensor(path: Path, name: str, entry: Any, base: int, size: int) -> TensorInfo:
-    if not isinstance(entry, dict):
-        raise _bad(path, f"entry {name!r} is not an object")
-    dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
-    if not isinstance(dtype, str):
-        raise _bad(path, f"tensor {name!r} has no dtype")
-    if not isinstance(shape, list) or not all(
-        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
-    ):
-        raise _bad(path, f"tensor {name!r} has shape {shape!r}")
-    if (
-        not isinstance(offsets, list)
-        or len(offsets) != 2
-        or not all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
-        or not 0 <= offsets[0] <= offsets[1]
-        or base + offsets[1] > size
-    ):
-        raise _bad(path, f"tensor {name!r} has data_offsets {offsets!r} outside the file")
-    width = DTYPE_BYTES.get(dtype)
-    if width is not None and offsets[1] - offsets[0] != width * math.prod(shape):
-        raise _bad(path, f"tensor {name!r} ({dtype} {shape}) has the wrong byte length")
-    return TensorInfo(name, dtype, tuple(shape), path, base + offsets[0], base + offsets[1])
-
-
-def read_safetensors_header(path: str | os.PathLike[str]) -> dict[str, TensorInfo]:
-    """Return ``{name: TensorInfo}`` from a safetensors file without loading tensors."""
-    file = Path(path)
-    with open(file, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        head = handle.read(8)
-        if len(head) < 8:
-            raise _bad(file, "shorter than the 8-byte header length")
-        length = int.from_bytes(head, "little")
-        if length > MAX_HEADER_BYTES or 8 + length > size:
-            raise _bad(file, f"header length {length} does not fit the file ({size} bytes)")
-        raw = handle.read(length)
-    try:
-        header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _bad(file, f"header is not UTF-8 JSON ({exc})") from None
-    if not isinstance(header, dict):
-        raise _bad(file, "header is not a JSON object")
-    header.pop("__metadata__", None)
-    base = 8 + length
-    return {name: _tensor(file, name, entry, base, size) for name, entry in header.items()}
-
-
 def load_tensor_index(path: str | os.PathLike[str]) -> dict[str, TensorInfo]:
     """Return every tensor of a checkpoint: a ``.safetensors`` file, a sharded
     ``*.safetensors.index.json``, or a directory holding either."""
@@ -120,14 +54,7 @@ def load_tensor_index(path: str | os.PathLike[str]) -> dict[str, TensorInfo]:
         raise ArtifactError(f"no safetensors checkpoint at {path}")
     if target.suffix != ".json":
         return read_safetensors_header(target)
-    try:
-        weight_map = json.loads(target.read_text(encoding="utf-8"))["weight_map"]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ArtifactError(f"{target} is not a safetensors index ({exc})") from None
-    tensors: dict[str, TensorInfo] = {}
-    for shard in sorted(set(weight_map.values())):
-        tensors.update(read_safetensors_header(target.parent / shard))
-    return tensors
+    return read_sharded(target)
 
 
 def _same_bytes(a: TensorInfo, b: TensorInfo) -> bool:

@@ -1,4 +1,10 @@
-"""Atomic small-file writes for migration artifacts (temp file + fsync + rename)."""
+"""Atomic writes for migration artifacts (temp file + fsync + rename), and the cleanup
+of temporary files that killed runs left behind.
+
+Every migration output is first written as ``.NAME.tmp-PID`` beside its final name and
+renamed into place, so a kill -9 leaves the old result or a temp entry no reader opens.
+The next write of the same output removes the temp entries of processes that are gone.
+"""
 
 from __future__ import annotations
 

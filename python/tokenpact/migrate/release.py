@@ -2,15 +2,24 @@
 
 A bundle file (``*.bundle.json``) names, by hash, every component of one release::
 
-    {"kind": "tokenpact.release", "version": 1, "name": "balanced-272",
+    {"kind": "tokenpact.release", "version": 2, "name": "balanced-272",
      "tokenizer": {"path": "tok", "semantic_hash": "sha256:..", "release_hash": "sha256:.."},
      "template": {"path": "template.json", "hash": "sha256:.."} | null,
      "dataset": {"path": "dataset.json", "hash": "sha256:.."},
      "checkpoint": {"path": "ckpt", "hash": "sha256:.."},
      "cache_namespace": "tp-3f2a...",
      "transition": "append-only",
-     "canary": {"path": "canary.jsonl", "max_token_ratio": {"default": 1.0}} | null,
-     "previous": {"path": "old.bundle.json", "name": "..", "bundle_sha256": "sha256:.."} | null}
+     "canary": {"path": "canary.jsonl", "hash": "sha256:..",
+                "max_token_ratio": {"default": "1.0"}} | null,
+     "previous": {"path": "old.bundle.json", "name": "..", "bundle_sha256": "sha256:.."} | null,
+     "seal": "sha256:.."}
+
+``seal`` hashes every other field, so the name, the transition, the canary limits and
+every component hash are bound together; the canary set is bound by the SHA-256 of its
+file (emptying it after sealing fails the check). Version 1 bundles (written before the
+seal and the canary hash existed) are still read as the promoted baseline and as a
+rollback target (the pointer binds their bytes), but are not admitted as a new release:
+re-seal them. Unknown versions are refused.
 
 ``dataset.path`` names an encoded dataset (its directory or ``dataset.json``, whose
 declaration is hashed and whose shard digests are checked) or a bare declaration file.
@@ -25,6 +34,7 @@ rolled back alone.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import defaultdict
@@ -53,6 +63,9 @@ KIND = "tokenpact.release"
 POINTER_KIND = "tokenpact.release-pointer"
 CHECKPOINT_FILES = "checkpoint-files-v1"
 CACHE_NAMESPACE = "cache-namespace-v1"
+BUNDLE_SEAL = "release-bundle-v2"
+BUNDLE_VERSIONS = (1, 2)
+REQUIRED = ("name", "tokenizer", "dataset", "checkpoint", "cache_namespace")
 
 
 def cache_namespace(semantic: str, template: str) -> str:
@@ -78,22 +91,94 @@ def checkpoint_hash(folder: str | os.PathLike[str]) -> str:
 def _read_json(path: Path, what: str) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise ContractError(f"cannot read the {what} {path}: JSON nested too deep") from None
     except (OSError, ValueError) as exc:
         raise ContractError(f"cannot read the {what} {path}: {exc}") from None
 
 
-def load_bundle(path: str | os.PathLike[str]) -> dict[str, Any]:
-    bundle = _read_json(Path(path), "release bundle")
+def _bad_bundle(path: Any, problem: str) -> ContractError:
+    return ContractError(f"release bundle {path} {problem}; re-seal it (tokenpact release seal)")
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value) and "\0" not in value
+
+
+def _fields(path: Any, bundle: dict[str, Any], key: str, names: tuple[str, ...]) -> None:
+    """``bundle[key]`` is an object whose ``names`` are non-empty strings."""
+    part = bundle.get(key)
+    if not isinstance(part, dict) or not all(_text(part.get(n)) for n in names):
+        raise _bad_bundle(path, f"has a malformed {key!r} (needs strings {list(names)})")
+
+
+def _ratio(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return False
+    try:
+        number = float(value)
+    except ValueError:
+        return False
+    return 0 < number < float("inf")
+
+
+def bundle_seal(bundle: Mapping[str, Any]) -> str:
+    """The hash a version-2 bundle carries in ``seal``: every other field, framed."""
+    return framed_hash(BUNDLE_SEAL, {k: v for k, v in bundle.items() if k != "seal"})
+
+
+def _seal_or_none(bundle: Mapping[str, Any]) -> str | None:
+    try:
+        return bundle_seal(bundle)
+    except TokenpactError:  # a value canonical JSON refuses (a float): nothing sealed it
+        return None
+
+
+def validate_bundle(bundle: Any, path: Any = "") -> dict[str, Any]:
+    """Check a bundle's structure (every field's type, a known version, the seal) and
+    return it; raise ContractError naming the first problem."""
     if not isinstance(bundle, dict) or bundle.get("kind") != KIND:
         raise ContractError(f"{path} is not a release bundle (kind must be {KIND!r})")
-    missing = [
-        k
-        for k in ("name", "tokenizer", "dataset", "checkpoint", "cache_namespace")
-        if k not in bundle
-    ]
+    missing = [k for k in REQUIRED if k not in bundle]
     if missing:
-        raise ContractError(f"release bundle {path} lacks {missing}; re-seal it")
+        raise _bad_bundle(path, f"lacks {missing}")
+    version = bundle.get("version")
+    if isinstance(version, bool) or version not in BUNDLE_VERSIONS:
+        raise ContractError(
+            f"release bundle {path} has version {version!r}; this tokenpact reads versions "
+            f"{list(BUNDLE_VERSIONS)} (upgrade tokenpact, or re-seal the bundle)"
+        )
+    if not _text(bundle["name"]) or not _text(bundle["cache_namespace"]):
+        raise _bad_bundle(path, "has a malformed name or cache_namespace")
+    _fields(path, bundle, "tokenizer", ("path", "semantic_hash", "release_hash"))
+    _fields(path, bundle, "dataset", ("path", "hash"))
+    _fields(path, bundle, "checkpoint", ("path", "hash"))
+    if bundle.get("template") is not None:
+        _fields(path, bundle, "template", ("path", "hash"))
+    if bundle.get("previous") is not None:
+        _fields(path, bundle, "previous", ("path", "name", "bundle_sha256"))
+    transition = bundle.get("transition")
+    if transition is not None and transition not in TRANSITIONS:
+        raise _bad_bundle(path, f"declares an unknown transition {transition!r}")
+    canary = bundle.get("canary")
+    if canary is not None:
+        _fields(path, bundle, "canary", ("path", "hash") if version >= 2 else ("path",))
+        limits = canary.get("max_token_ratio") or {}
+        if not isinstance(limits, dict) or not all(
+            isinstance(k, str) and _ratio(v) for k, v in limits.items()
+        ):
+            raise _bad_bundle(path, "has max_token_ratio limits that are not positive numbers")
+    if version >= 2 and bundle.get("seal") != _seal_or_none(bundle):
+        raise ContractError(
+            f"release bundle {path} does not match its seal: a field (name, hashes, "
+            "limits, ...) changed after sealing; re-seal it"
+        )
     return bundle
+
+
+def load_bundle(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and validate a bundle file (see :func:`validate_bundle`)."""
+    return validate_bundle(_read_json(Path(path), "release bundle"), path)
 
 
 def seal_release(
@@ -131,9 +216,9 @@ def seal_release(
         old = load_bundle(previous)
         old_tok = Tokenizer.load(Path(previous).parent / old["tokenizer"]["path"])
         transition = diff(old_tok, tok).transition
-    bundle = {
+    bundle: dict[str, Any] = {
         "kind": KIND,
-        "version": 1,
+        "version": 2,
         "name": name,
         "tokenizer": {
             "path": rel(tokenizer),
@@ -152,6 +237,7 @@ def seal_release(
         if canary is None
         else {
             "path": rel(canary),
+            "hash": file_sha256(canary),
             # Decimal strings: the bundle is read back by the canonical-JSON reader
             # (reconcile), which refuses floats.
             "max_token_ratio": {
@@ -166,6 +252,7 @@ def seal_release(
             "bundle_sha256": file_sha256(previous),
         },
     }
+    bundle["seal"] = bundle_seal(bundle)
     atomic_write_json(target, bundle)
     return bundle
 
@@ -331,14 +418,33 @@ def _check_canary(c: _Loaded, prev: _Loaded, report: Report) -> None:
         return
     if c.tok is None or prev.tok is None:
         return
+    canary = c.path.parent / spec["path"]
+    try:
+        data = canary.read_bytes()
+    except OSError as exc:
+        report.failed("hashes.canary", f"cannot read the canary set {canary}: {exc.strerror}")
+        return
+    if spec.get("hash") is not None:
+        actual = "sha256:" + hashlib.sha256(data).hexdigest()
+        if actual != spec["hash"]:
+            report.failed("hashes.canary", "the canary set changed after the bundle was sealed")
+            return
     slices: dict[str, list[str]] = defaultdict(list)
-    with open(c.path.parent / spec["path"], encoding="utf-8") as handle:
-        for n, line in enumerate(handle):
+    n = -1
+    try:
+        for n, line in enumerate(data.decode("utf-8").splitlines()):  # noqa: B007 - n names the failing line
             if line.strip():
                 row = json.loads(line)
                 if not isinstance(row, dict) or not isinstance(row.get("text"), str):
-                    raise ContractError(f"canary line {n + 1} needs {{'slice', 'text'}}")
+                    raise ValueError("needs an object {'slice', 'text'}")
                 slices[str(row.get("slice", "default"))].append(row["text"])
+    except (ValueError, RecursionError) as exc:
+        where = f"line {n + 1}" if n >= 0 else "its bytes"
+        report.failed("canary.readable", f"canary set {canary} {where}: {exc}")
+        return
+    if not slices:
+        report.failed("canary.readable", f"the canary set {canary} holds no text")
+        return
     limits = spec.get("max_token_ratio") or {}
     for name in sorted(slices):
         texts = slices[name]
@@ -359,9 +465,25 @@ def check_release(
 ) -> Report:
     """Run every admission check of a bundle; ``previous`` is the promoted bundle (the
     transition, cache rotation and canary compare against it)."""
+    return _check_release(bundle_path, previous=previous, legacy=False)
+
+
+def _check_release(
+    bundle_path: str | os.PathLike[str],
+    *,
+    previous: str | os.PathLike[str] | None,
+    legacy: bool,
+    previous_sha256: str | None = None,
+) -> Report:
     path = Path(bundle_path)
     report = Report("release")
     bundle = load_bundle(path)
+    if bundle["version"] < 2 and not legacy:
+        report.failed(
+            "bundle.seal",
+            f"the bundle is version {bundle['version']}: its name and canary set are not "
+            "bound by a seal; re-seal it (tokenpact release seal) before promoting",
+        )
     current = _Loaded(path, bundle, report)
     _check_identities(current, report)
     _check_bindings(current, report)
@@ -369,17 +491,36 @@ def check_release(
     recorded = bundle.get("previous")
     if previous is None and recorded is not None:
         found = path.parent / recorded["path"]
+        same = found.is_file() and file_sha256(found) == recorded["bundle_sha256"]
         report.expect(
             "previous.recorded",
-            found.is_file() and file_sha256(found) == recorded["bundle_sha256"],
+            same,
             f"the previous bundle recorded at seal time ({found}) is missing or changed",
         )
-        previous = found if found.is_file() else None
+        previous = found if same else None
     if previous is not None:
+        if previous_sha256 is not None and _sha256(Path(previous)) != previous_sha256:
+            raise ContractError(
+                f"the promoted bundle {previous} changed since it was promoted; restore it"
+            )
         prev_report = Report("previous")
         prev = _Loaded(Path(previous), load_bundle(previous), prev_report)
     _check_against_previous(current, prev, report)
     return report
+
+
+def _sha256(path: Path) -> str | None:
+    """The file's SHA-256, or None when it cannot be read."""
+    try:
+        return file_sha256(path) if path.is_file() else None
+    except OSError:
+        return None
+
+
+def _pointer_entry(value: Any) -> bool:
+    return isinstance(value, dict) and all(
+        _text(value.get(k)) for k in ("bundle", "name", "bundle_sha256")
+    )
 
 
 def _read_pointer(pointer: Path) -> dict[str, Any]:
@@ -388,6 +529,22 @@ def _read_pointer(pointer: Path) -> dict[str, Any]:
     data = _read_json(pointer, "release pointer")
     if not isinstance(data, dict) or data.get("kind") != POINTER_KIND:
         raise ContractError(f"{pointer} is not a release pointer")
+    version = data.get("version")
+    if isinstance(version, bool) or version != 1:
+        raise ContractError(
+            f"release pointer {pointer} has version {version!r}; this tokenpact reads version 1"
+        )
+    current, history = data.get("current"), data.get("history")
+    if (
+        "current" not in data
+        or (current is not None and not _pointer_entry(current))
+        or not isinstance(history, list)
+        or not all(_pointer_entry(h) for h in history)
+    ):
+        raise ContractError(
+            f"release pointer {pointer} is malformed (current and history need "
+            "{bundle, name, bundle_sha256}); restore it from a backup"
+        )
     return data
 
 
@@ -403,7 +560,8 @@ def promote(bundle_path: str | os.PathLike[str], *, pointer: str | os.PathLike[s
     ptr = Path(pointer)
     state = _read_pointer(ptr)
     previous = current_bundle(ptr)
-    report = check_release(bundle_path, previous=previous)
+    sha = None if state["current"] is None else state["current"]["bundle_sha256"]
+    report = _check_release(bundle_path, previous=previous, legacy=False, previous_sha256=sha)
     if not report.ok:
         return report
     bundle = load_bundle(bundle_path)
@@ -430,9 +588,14 @@ def rollback(*, pointer: str | os.PathLike[str]) -> dict[str, Any]:
         raise ConfigError(f"{ptr} has no earlier release to roll back to")
     target = state["history"][-1]
     path = ptr.parent / target["bundle"]
-    if file_sha256(path) != target["bundle_sha256"]:
-        raise ContractError(f"bundle {path} changed since it was promoted; cannot roll back to it")
-    report = check_release(path)
+    if _sha256(path) != target["bundle_sha256"]:
+        raise ContractError(
+            f"bundle {path} is missing or changed since it was promoted; cannot roll back to it"
+        )
+    if target["name"] != load_bundle(path)["name"]:
+        raise ContractError(f"bundle {path} is not the release {target['name']!r} it was")
+    # The pointer binds the target's bytes, so a version-1 bundle is still a valid target.
+    report = _check_release(path, previous=None, legacy=True)
     if not report.ok:
         raise ContractError("the previous release no longer passes its checks:\n" + report.format())
     atomic_write_json(

@@ -503,20 +503,15 @@ def _write_one(
     infos = sorted(
         (i for i in ckpt.tensors.values() if i.file == path), key=lambda i: (i.begin, i.name)
     )
-    # Names over one byte range share storage (a tied head) and stay shared.
-    groups: dict[tuple[int, int, int], list[TensorInfo]] = {}
-    for info in infos:
-        key = (info.begin, info.end, 0 if info.end > info.begin else id(info))
-        groups.setdefault(key, []).append(info)
+    # The header reader refused shared or overlapping storage (as the safetensors
+    # library does), so every tensor is its own byte range.
     outs: list[OutTensor] = []
-    for group in groups.values():
-        names = [i.name for i in group]
-        info = next((i for i in group if i.name in by_name), group[0])
+    for info in infos:
         if info.name not in by_name:
-            out = OutTensor(names, info.dtype, info.shape, [copy_segment(info)])
+            out = OutTensor([info.name], info.dtype, info.shape, [copy_segment(info)])
         else:
             shape = (plan.new_rows, *info.shape[1:])
-            out = OutTensor(names, info.dtype, shape, _segments(plan, info, new_bytes))
+            out = OutTensor([info.name], info.dtype, shape, _segments(plan, info, new_bytes))
         outs.append(out)
     tmp, sizes[path.name] = write_unsynced(
         out_dir / path.name, outs, ckpt.metadata[path], durable=durable

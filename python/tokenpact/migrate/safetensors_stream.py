@@ -272,6 +272,9 @@ def write_unsynced(
     offset = 0
     for t in tensors:
         end = offset + t.nbytes
+        if len(t.names) > 1 and end > offset:
+            # The safetensors library refuses aliased storage (see safetensors_header).
+            raise ArtifactError(f"internal: tensors {t.names} cannot share storage")
         for name in t.names:
             header[name] = {"dtype": t.dtype, "shape": list(t.shape), "data_offsets": [offset, end]}
         offset = end

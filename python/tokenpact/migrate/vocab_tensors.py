@@ -14,12 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..contract.checkpoint_reader import (
-    EMBEDDING_NAMES,
-    OUTPUT_NAMES,
-    TensorInfo,
-    read_safetensors_header,
-)
+from ..contract.checkpoint_reader import EMBEDDING_NAMES, OUTPUT_NAMES
+from ..contract.safetensors_header import TensorInfo, read_safetensors, read_shard_index
 from ..errors import ArtifactError, ContractError
 
 INDEX_FILE = "model.safetensors.index.json"
@@ -53,11 +49,8 @@ class CheckpointTensors:
 
 
 def file_metadata(path: Path) -> dict[str, str] | None:
-    with open(path, "rb") as handle:
-        length = int.from_bytes(handle.read(8), "little")
-        header = json.loads(handle.read(length).decode("utf-8"))
-    meta = header.get("__metadata__")
-    return dict(meta) if isinstance(meta, dict) else None
+    """The ``__metadata__`` strings of a safetensors file (validated with its header)."""
+    return read_safetensors(path).metadata
 
 
 def load_checkpoint(src: str | os.PathLike[str]) -> CheckpointTensors:
@@ -70,27 +63,27 @@ def load_checkpoint(src: str | os.PathLike[str]) -> CheckpointTensors:
     if not files:
         raise ArtifactError(f"{root} holds no *.safetensors file")
     index = None
+    weight_map: dict[str, str] = {}
     if (root / INDEX_FILE).is_file():
-        try:
-            index = json.loads((root / INDEX_FILE).read_text(encoding="utf-8"))
-            shards = set(index["weight_map"].values())
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ArtifactError(f"{root / INDEX_FILE} is not a safetensors index ({exc})") from None
-        missing = sorted(s for s in shards if not (root / s).is_file())
+        weight_map = read_shard_index(root / INDEX_FILE)
+        index = json.loads((root / INDEX_FILE).read_text(encoding="utf-8"))
+        missing = sorted(s for s in set(weight_map.values()) if not (root / s).is_file())
         if missing:
             raise ArtifactError(f"the shard index names missing files {missing}")
     tensors: dict[str, TensorInfo] = {}
     metadata: dict[Path, dict[str, str] | None] = {}
     for path in files:
-        try:
-            header = read_safetensors_header(path)
-            metadata[path] = file_metadata(path)
-        except (OSError, ValueError) as exc:
-            raise ArtifactError(f"{path}: {exc}") from None
-        for name, info in header.items():
+        header = read_safetensors(path)
+        metadata[path] = header.metadata
+        for name, info in header.tensors.items():
             if name in tensors:
                 raise ArtifactError(f"tensor {name!r} is stored in two files; keep one copy")
             tensors[name] = info
+    for name, shard in weight_map.items():
+        if name not in tensors or tensors[name].file.name != shard:
+            raise ArtifactError(
+                f"{root / INDEX_FILE} puts tensor {name!r} in {shard}, which does not hold it"
+            )
     config: dict[str, Any] = {}
     if (root / "config.json").is_file():
         try:

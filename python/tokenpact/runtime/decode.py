@@ -15,7 +15,8 @@ decoder holds back.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -27,6 +28,10 @@ if TYPE_CHECKING:
     from ..core import Tokenizer
 
 __all__ = ["IncrementalDecoder"]
+
+
+_BOOLS = frozenset((bool, np.bool_))
+_NOT_IDS = (bool, np.bool_, str, bytes, bytearray, memoryview, Mapping, AbstractSet)
 
 
 def _uint32(ids: np.ndarray) -> np.ndarray:
@@ -95,11 +100,18 @@ class IncrementalDecoder:
             if type(ids) is int:
                 text: str = self._engine.push_one(ids)
                 return text
-            if isinstance(ids, int):
+            if isinstance(ids, _NOT_IDS):
+                # bytes would iterate as their values (b"abc" as IDs 97-99), a bool as 0/1,
+                # a set or a dict in no defined order.
+                raise TypeError
+            if isinstance(ids, (int, np.integer)):
                 return str(self._engine.push_one(int(ids)))
             if isinstance(ids, np.ndarray):
                 return str(self._engine.push_array(_uint32(ids)))
-            return str(self._engine.push(list(ids)))
+            batch = list(ids)
+            if not _BOOLS.isdisjoint(map(type, batch)):
+                raise TypeError
+            return str(self._engine.push(batch))
         except (OverflowError, TypeError):
             raise UnknownTokenError(
                 f"token IDs must be ints in 0..{self.tokenizer.vocab_size - 1}; got {ids!r}"

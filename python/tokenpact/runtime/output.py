@@ -15,7 +15,8 @@ algorithm in Python, and the tests check both against a naive search.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from .. import _native
@@ -202,6 +203,10 @@ class OutputStream:
             if type(ids) is int:
                 text, consumed = self._push_one(ids)
             else:
+                if isinstance(ids, (str, bytes, bytearray, memoryview, Mapping, AbstractSet)):
+                    # bytes would iterate as their values (b"abc" as IDs 97-99), a set or
+                    # a dict in no defined order.
+                    raise UnknownTokenError(f"generated IDs must be ints; got {ids!r:.40}")
                 batch = [ids] if isinstance(ids, int) else list(ids)
                 if any(type(i) is not int for i in batch):
                     bad = next(i for i in batch if not isinstance(i, int) or isinstance(i, bool))

@@ -255,6 +255,22 @@ def segments_independent(tok: Tokenizer) -> bool:
     return not _has_first_scheme(config.get("pre_tokenizer"))
 
 
+def _check_bytes(data: object, method: str, text_method: str) -> None:
+    """Refuse what is not bytes-like before it reaches ``bytes()``, which would turn an
+    int into that many NUL bytes (``push_bytes(10**10)`` allocating 10 GB) and ``None``
+    into a bare ``TypeError``."""
+    if isinstance(data, str):
+        raise InvalidInputError(_NOT_BYTES.format(method, text_method))
+    if isinstance(data, (bytes, bytearray)):
+        return
+    try:
+        memoryview(data)  # type: ignore[arg-type]
+    except TypeError:
+        raise InvalidInputError(
+            f"{method}() takes a bytes-like object (raw UTF-8), not {type(data).__name__}"
+        ) from None
+
+
 class StreamingEncoder:
     """Encode a stream of text chunks; return IDs as soon as they are final.
 
@@ -401,11 +417,12 @@ class StreamingEncoder:
         return self._add(text)
 
     def push_bytes(self, data: bytes) -> list[int]:
-        """Add raw UTF-8 split anywhere (a code point may arrive in pieces)."""
+        """Add raw UTF-8 split anywhere (a code point may arrive in pieces). ``data`` is a
+        bytes-like object (``bytes``, ``bytearray``, ``memoryview``, any buffer)."""
+        if type(data) is not bytes:
+            _check_bytes(data, "push_bytes", "push")
         if self._core is not None:
             return self._core.push_bytes(data)
-        if isinstance(data, str):
-            raise InvalidInputError(_NOT_BYTES.format("push_bytes", "push"))
         try:
             text = self._utf8.decode(bytes(data), final=False)
         except UnicodeDecodeError as exc:
@@ -436,11 +453,11 @@ class StreamingEncoder:
     def push_bytes_into(self, data: bytes, out: list[int]) -> int:
         """:meth:`push_bytes`, appending the newly committed IDs to ``out`` (a
         ``list``); returns how many. On error nothing is appended."""
+        _check_sink(out)
+        if type(data) is not bytes:
+            _check_bytes(data, "push_bytes_into", "push_into")
         if self._core is not None:
             return self._core.push_bytes_into(data, out)
-        _check_sink(out)
-        if isinstance(data, str):  # (the native method checks the sink first too)
-            raise InvalidInputError(_NOT_BYTES.format("push_bytes_into", "push_into"))
         return _append(out, self.push_bytes(data))
 
     def finish_into(self, out: list[int]) -> int:

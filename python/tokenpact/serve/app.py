@@ -4,14 +4,17 @@ Routes: ``GET /`` (the page), ``GET /static/...``, ``GET /api/tokenizers``,
 ``POST /api/encode``, ``POST /api/compare``, ``POST /api/chat``, ``POST /api/stream``,
 ``GET /api/audit``.
 Errors are JSON
-``{"error": message}`` with 400 (malformed request, bad tokenizer name), 404 (unknown
-tokenizer), 413 (over a bound) or 422 (a valid request the tokenizer or template
-refuses). Nothing here writes a file; the page loads no resource from another origin
-(the Content-Security-Policy header forbids it).
+``{"error": message}`` with 400 (malformed request: not JSON, nested too deep, an
+integer beyond Python's digit limit, a lone surrogate, a bad tokenizer name), 404
+(unknown tokenizer), 408 (the body did not arrive in time), 413 (over a bound) or 422
+(a valid request the tokenizer or template refuses). Nothing here writes a file; the
+page loads no resource from another origin (the Content-Security-Policy header forbids
+it).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -60,6 +63,9 @@ class ServeLimits:
     max_stop_strings: int = 16
     max_stop_chars: int = 256
     max_new_tokens: int = 1 << 20
+    max_json_depth: int = 32
+    # Seconds the whole request body may take to arrive (408 after).
+    body_timeout_s: float = 10.0
 
 
 class ApiError(Exception):
@@ -81,21 +87,55 @@ class _SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+async def _read_body(request: Request, limits: ServeLimits) -> bytes:
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limits.max_body_bytes:
+            raise ApiError(413, f"request body exceeds {limits.max_body_bytes} bytes")
+    return bytes(body)
+
+
+def _check_values(data: Any, limits: ServeLimits) -> None:
+    """400 for what no route can use: nesting deeper than ``max_json_depth`` and strings
+    holding a lone surrogate (a ``\\ud800`` escape: not text, and not encodable)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limits.max_json_depth:
+            raise ApiError(400, f"the body nests deeper than {limits.max_json_depth} levels")
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ApiError(400, "the body holds a lone surrogate escape, not text") from None
+        elif isinstance(value, dict):
+            stack.extend((k, depth + 1) for k in value)
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+
+
 async def _read_json(request: Request, limits: ServeLimits) -> dict[str, Any]:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limits.max_body_bytes:
         raise ApiError(
             413, f"request body is {declared} bytes; the limit is {limits.max_body_bytes}"
         )
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limits.max_body_bytes:
-            raise ApiError(413, f"request body exceeds {limits.max_body_bytes} bytes")
+    # A client that declares more bytes than it sends would hold the request (and a
+    # worker) forever: the whole body must arrive within the read timeout.
+    try:
+        body = await asyncio.wait_for(_read_body(request, limits), limits.body_timeout_s)
+    except asyncio.TimeoutError:
+        raise ApiError(408, f"the body did not arrive within {limits.body_timeout_s} s") from None
     try:
         data = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ApiError(400, f"the body is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ApiError(400, f"the body nests deeper than {limits.max_json_depth} levels") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        # ValueError besides JSONDecodeError: an integer beyond Python's digit limit.
+        raise ApiError(400, f"the body is not valid JSON: {str(exc)[:200]}") from None
+    _check_values(data, limits)
     if not isinstance(data, dict):
         raise ApiError(400, "the body must be a JSON object")
     return data
@@ -286,7 +326,8 @@ def create_app(registry: TokenizerRegistry, *, limits: ServeLimits | None = None
         name = request.query_params.get("tokenizer")
         registry.entry(name)
         raw = request.query_params.get("d_model", "4096")
-        if not raw.isdigit() or not 1 <= int(raw) <= 1 << 16:
+        # isdigit() alone admits '²' and other digits int() refuses.
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= 6) or not 1 <= int(raw) <= 1 << 16:
             raise ApiError(400, '"d_model" must be an integer from 1 to 65536')
         key = (str(name), int(raw))
         if key not in audits:  # the vocabulary audit takes a second or two on 150k IDs

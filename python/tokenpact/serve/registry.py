@@ -3,13 +3,16 @@
 The API refers to tokenizers by name only. A name is looked up in a table built at
 start-up from ``--tokenizer NAME=PATH`` and the entries of each ``--dir``; a name is
 never joined onto a path, so ``../x`` or an absolute path in a request cannot reach
-the file system. Entries of a ``--dir`` that resolve outside it (symlinks) are skipped.
+the file system. Entries of a ``--dir`` that resolve outside it (symlinks) are skipped,
+and nothing inside such an entry is read through a link that leads out of the entry (a
+``chat_template.jinja`` linking to ``/etc/passwd``): the entry is refused instead.
 Tokenizers load on first use and stay cached; loading only reads files.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 from collections.abc import Iterable
@@ -42,14 +45,40 @@ def check_name(name: object) -> str:
     return name
 
 
+# Files and directories walked to check an entry for links that lead out of it.
+MAX_ENTRY_FILES = 10_000
+
+
+class EscapingLinkError(ConfigError):
+    """A served directory holds a link whose target is outside it."""
+
+
 @dataclass(frozen=True)
 class Entry:
     name: str
     path: Path
+    # An entry found in a --dir: no file is read through a link leading out of it.
+    confined: bool = False
 
     @property
     def directory(self) -> Path:
         return self.path if self.path.is_dir() else self.path.parent
+
+    def check_confined(self, *names: str) -> None:
+        """Refuse an entry with a link leading outside it: ``names`` inside the entry,
+        or (none given) everything in it."""
+        if not self.confined or not self.path.is_dir():
+            return
+        root = os.path.realpath(self.path)
+        paths = [self.path / n for n in names] if names else _walk(self.path)
+        for path in paths:
+            real = os.path.realpath(path)
+            if real != root and not real.startswith(root + os.sep):
+                raise EscapingLinkError(
+                    f"tokenizer {self.name!r}: {path.relative_to(self.path)} links outside "
+                    "its directory; the playground does not read files outside the entries "
+                    "it serves (copy the file in, or serve it with --tokenizer NAME=PATH)"
+                )
 
     @property
     def has_chat_template(self) -> bool:
@@ -58,9 +87,26 @@ class Entry:
         # config without one offers no Chat tab).
         if not self.path.is_dir():
             return False
+        try:
+            self.check_confined(*TEMPLATE_FILES)
+        except EscapingLinkError:
+            return False
         if (self.path / "chat_template.jinja").is_file():
             return True
         return _config_has_template(self.path / "tokenizer_config.json")
+
+
+def _walk(root: Path) -> list[Path]:
+    """Every path under ``root`` (links not followed), at most MAX_ENTRY_FILES."""
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        found.extend(Path(folder) / n for n in (*dirs, *files))
+        if len(found) > MAX_ENTRY_FILES:
+            raise ConfigError(
+                f"{root} holds more than {MAX_ENTRY_FILES} files; serve the tokenizer "
+                "directory itself (--tokenizer NAME=PATH)"
+            )
+    return found
 
 
 def _config_has_template(config: Path) -> bool:
@@ -111,7 +157,7 @@ class TokenizerRegistry:
                 continue
             name = child.name if child.is_dir() else child.stem
             if NAME_RE.fullmatch(name) and ".." not in name and name not in self._entries:
-                self._entries[name] = Entry(name, resolved)
+                self._entries[name] = Entry(name, resolved, confined=True)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -136,6 +182,7 @@ class TokenizerRegistry:
             if tok is None:
                 from ..core import Tokenizer
 
+                entry.check_confined()
                 tok = self._tokenizers[entry.name] = Tokenizer.load(entry.path)
             return tok
 
@@ -150,6 +197,7 @@ class TokenizerRegistry:
             if template is None:
                 from ..chat import ChatTemplate
 
+                entry.check_confined()
                 template = self._templates[entry.name] = ChatTemplate.from_hf(entry.path, tok)
             return template
 

@@ -211,15 +211,17 @@ def test_absent_output_head_is_tied_by_the_loader(tmp_path: Path) -> None:
     assert ckpt.to_json()["special_ids"] == {"bos": 9, "eos": 10, "pad": None, "stop": [10, 11]}
 
 
-def test_shared_storage_is_verified(tmp_path: Path) -> None:
+def test_shared_storage_is_refused(tmp_path: Path) -> None:
+    """Two names over one byte range overlap: the safetensors library refuses the file,
+    so the declaration reader does too (issue 43)."""
     path = tmp_path / "m.safetensors"
     write_safetensors(
         path,
         {"transformer.wte.weight": _matrix(12, 4, 0)},
         alias={"lm_head.weight": "transformer.wte.weight"},
     )
-    ckpt = checkpoint_from_safetensors(path, {})
-    assert ckpt.tied_storage_verified and "share storage" in (ckpt.evidence or "")
+    with pytest.raises(ArtifactError, match="without gap or overlap"):
+        checkpoint_from_safetensors(path, {})
 
 
 def test_byte_identical_head_is_verified_and_different_head_is_not(tmp_path: Path) -> None:
@@ -273,9 +275,8 @@ def test_embedding_name_can_be_given(tmp_path: Path) -> None:
         (struct.pack("<Q", 2) + b"[]", "not a JSON object"),
         (struct.pack("<Q", 3) + b"{x}", "not UTF-8 JSON"),
         (
-            struct.pack("<Q", 60)
-            + b'{"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,99]}}    ',
-            "outside the file",
+            struct.pack("<Q", 58) + b'{"w":{"dtype":"U8","shape":[99],"data_offsets":[0,99]}}    ',
+            "cover 99 data bytes",
         ),
         (
             struct.pack("<Q", 56)
