@@ -5,9 +5,10 @@ canonical config behind the semantic hash; ``Provenance`` (:mod:`.provenance`) r
 the origin (format, exact source bytes, training record); ``build_engine`` (:mod:`.engine`)
 turns a spec into the native engine, whose optional methods are declared
 ``Capability`` values. Formats read files into ``(spec, provenance)``; trainers return
-them; :class:`Tokenizer` (:mod:`.tokenizer`) runs them. This package imports only
-``errors``, ``components`` and the leaf modules; what it needs from ``formats`` and
-``contract`` (load, save, export, hashes) it gets through :mod:`.services`.
+them; :class:`Tokenizer` (:mod:`.tokenizer`) runs them. This package imports
+``contract`` (the semantic hash), ``components``, ``errors`` and the leaf modules, nothing
+above it: reading and writing files is :mod:`tokenpact.files` (``tp.load``, ``tp.save``,
+``tp.export``), whose deprecated ``Tokenizer`` aliases reach it through the package root.
 """
 
 from __future__ import annotations
