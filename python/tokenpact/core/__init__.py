@@ -13,8 +13,9 @@ above it: reading and writing files is :mod:`tokenpact.files` (``tp.load``, ``tp
 
 from __future__ import annotations
 
-from .engine import CAPABILITIES, Capability, Engine, build_engine, capabilities
+from .engine import Capability, Engine, build_engine, capabilities
 from .models import (
+    BYTE_LEVEL_SEMANTICS,
     HfModel,
     MergeRecords,
     Model,
@@ -30,8 +31,8 @@ from .special_policy import SpecialSpec
 from .tokenizer import Tokenizer
 
 __all__ = [
+    "BYTE_LEVEL_SEMANTICS",
     "BUILT_IN_MEMORY",
-    "CAPABILITIES",
     "Capability",
     "Engine",
     "HfModel",

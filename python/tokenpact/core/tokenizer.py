@@ -80,7 +80,7 @@ class Tokenizer:
         self._given_engine = engine  # pickled as is; a built engine is rebuilt instead
         # Any: the optional methods beyond the Engine protocol are declared capabilities.
         self._core: Any = build_engine(spec, label=provenance.label) if engine is None else engine
-        self._capabilities = capabilities(spec)
+        self._capabilities = capabilities(self._core)
         # Non-special added tokens are content, not control: matched in every call.
         self._added = dict(spec.added_tokens)
         # Hugging Face matching flags of the added tokens that have any, in HF's match
@@ -405,6 +405,12 @@ class Tokenizer:
         return manifest
 
     @property
+    def capabilities(self) -> frozenset[Capability]:
+        """What this tokenizer's engine offers beyond encoding, decoding and lookups, as
+        the engine declares it (:class:`~tokenpact.core.Capability`)."""
+        return self._capabilities
+
+    @property
     def engine(self) -> Any:
         """The native engine behind this tokenizer (opaque; runtime engines such as
         :class:`tokenpact.runtime.IncrementalDecoder` run on it directly)."""
@@ -499,7 +505,7 @@ class Tokenizer:
             arr = self._ids(ids)
             specials = np.fromiter(self._special_ids.values(), dtype=np.uint32)
             ids = arr[~np.isin(arr, specials)]
-        if errors == "replace" and Capability.TEXT_DECODE in self._capabilities:
+        if errors == "replace" and Capability.SENTENCEPIECE_DECODE in self._capabilities:
             # SentencePiece's own replacement rule: one U+FFFD per ill-formed byte.
             return str(self._core.decode_text(self._ids(ids)))
         data = self.decode_bytes(ids)

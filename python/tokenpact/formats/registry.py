@@ -188,10 +188,14 @@ def _tekken_class(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenize
 def _write_native(tok: Tokenizer, path: Path) -> Path:
     # The native format is the sealed artifact directory (tokenpact.json or the exact
     # source file, manifest.json, golden.json): what ``tp.save`` writes.
+    tekken.check_saveable(tok.spec)
     return artifact_dir.save_tokenizer(tok, path)
 
 
 def _write_hf(tok: Tokenizer, path: Path) -> Path:
+    # Tekken's special IDs sit below its ranks, in the vocabulary: its own document.
+    if tekken.special_count(tok.spec):
+        return tekken.export_tekken_hf(tok, path)
     return hf_export.export_hf(tok, path)
 
 

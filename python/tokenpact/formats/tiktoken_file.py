@@ -15,10 +15,13 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from .._io import atomic_write_bytes
 from ..errors import ArtifactError, ConfigError
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 __all__ = ["check_exact_tiktoken", "read_tiktoken", "write_tiktoken"]
 
@@ -109,7 +112,7 @@ def write_tiktoken(path: str | os.PathLike[str], ranks: list[bytes]) -> None:
     atomic_write_bytes(path, b"".join(parts))
 
 
-def check_exact_tiktoken(tok: Any) -> None:
+def check_exact_tiktoken(tok: Tokenizer) -> None:
     """Raise ConfigError unless a ``*.tiktoken`` file (pieces by rank, nothing else) can
     reproduce ``tok``: a byte-level BPE over raw bytes, every single byte a token, no
     normalizer or text-rewriting pre-tokenizer. Anything else (WordPiece, Unigram,
