@@ -1,4 +1,4 @@
-"""``tokenpact inspect``: the debug print set (seed 000, section 0x10) for one text.
+"""``tokenpact inspect``: the debug print set for one text.
 
 Looking only at the decoded string hides most tokenizer bugs, so this prints every
 layer: the exact text, the IDs, each token's bytes, which IDs are control tokens,

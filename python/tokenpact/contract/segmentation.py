@@ -218,7 +218,7 @@ class SegmentationManifest:
         if missing or extra:
             raise ReplayError(
                 f"segmentation manifest refused: missing {missing}, unknown {extra}; a replay "
-                "needs every field of the manifest (seed 0x08) and no field it cannot honour"
+                "needs every field of the manifest and no field it cannot honour"
             )
         problems = _field_problems(record)
         if problems:
