@@ -23,7 +23,9 @@ pub enum Engine {
 }
 
 /// What an engine can do beyond encode / decode / vocabulary lookups (which every engine
-/// has). Names are stable: Python reads them from `engine.capabilities`.
+/// has). Names are stable: Python's `tokenpact.core.Capability` has one member per name
+/// (checked against `_native.capability_names()` when it is imported) and reads an
+/// engine's set from `engine.capabilities`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Capability {
     /// Byte offsets of every token into the raw text (`encode_with_offsets`).
@@ -57,6 +59,22 @@ pub enum Capability {
 }
 
 impl Capability {
+    /// Every capability, in declaration order: the one list Python's `Capability` enum
+    /// is checked against (`_native.capability_names()`).
+    pub const ALL: [Capability; 11] = [
+        Capability::Offsets,
+        Capability::UntrustedSpans,
+        Capability::AddedTokenFlags,
+        Capability::ByteFallback,
+        Capability::Merges,
+        Capability::Pretokenize,
+        Capability::Normalize,
+        Capability::SentencePieceDecode,
+        Capability::IncrementalDecode,
+        Capability::StreamingEncodePretokens,
+        Capability::StreamingEncodeSentencePiece,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Capability::Offsets => "offsets",

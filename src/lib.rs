@@ -1,7 +1,12 @@
-//! tokenpact core: normalization, pre-tokenization, BPE training and encoding, WordPiece.
+//! tokenpact's Rust core: the tokenizer engines (normalizers, pre-tokenizers, BPE,
+//! WordPiece, WordLevel, Unigram and SentencePiece models, decoders, added-token
+//! matching) behind one `engine::Engine`; the trainers (BPE, Unigram, WordPiece,
+//! character BPE); the serving runtime (incremental decode, stops, streaming encode,
+//! prefix-cache keys); the chat-template engine; and the data engines (MinHash, LSH,
+//! Parquet shards). docs/ARCHITECTURE.md maps every module.
 //!
-//! Core functions return `Result<_, CoreError>`; the PyO3 bindings live in `py.rs`
-//! behind the `python` feature and only convert types, release the GIL and map errors.
+//! Core functions return `Result<_, CoreError>`; the PyO3 bindings live in `py/` behind
+//! the `python` feature and only convert types, release the GIL and map errors.
 
 pub mod bpe;
 pub mod char_bpe;

@@ -32,6 +32,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "data": ("data", None),
     "doctor": ("doctor", None),
     "errors": ("errors", None),
+    "files": ("files", None),
     "hf_adapter": ("hf_adapter", None),
     "migrate": ("migrate", None),
     "runtime": ("runtime", None),
@@ -50,6 +51,10 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "UnknownTokenError": ("errors", "UnknownTokenError"),
     # core
     "Tokenizer": ("core", "Tokenizer"),
+    # loading, saving, exporting (tokenpact.files)
+    "load": ("files", "load"),
+    "save": ("files", "save"),
+    "export": ("files", "export"),
     "TokenizerSpec": ("core", "TokenizerSpec"),
     "Provenance": ("core", "Provenance"),
     "Encoding": ("encoding", "Encoding"),
@@ -117,6 +122,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         components,
         contract,
         errors,
+        files,
         hf_adapter,
         stochastic,
     )
@@ -141,6 +147,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         TrainingError,
         UnknownTokenError,
     )
+    from .files import export, load, save
     from .formats.tiktoken_registry import encoding_for_model, get_encoding, list_encoding_names
     from .hf_adapter import TransformersTokenizer
     from .patterns import PATTERNS, pretokenize

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
 from .errors import ConfigError, UnknownTokenError
+
+if TYPE_CHECKING:
+    from .core import Tokenizer
 
 Coordinate = Literal["raw_codepoints", "raw_utf8_bytes", "normalized_codepoints"]
 COORDINATES = ("raw_codepoints", "raw_utf8_bytes", "normalized_codepoints")
@@ -101,7 +104,7 @@ class EncodingProvenance:
         self._source: Any = source
 
     @classmethod
-    def deferred(cls, tokenizer: Any, template_hash: str | None = None) -> EncodingProvenance:
+    def deferred(cls, tokenizer: Tokenizer, template_hash: str | None = None) -> EncodingProvenance:
         """A provenance whose tokenizer hash is read from ``tokenizer`` on first use."""
         return cls(None, template_hash, source=tokenizer)
 
@@ -146,7 +149,7 @@ class EncodingProvenance:
 SHARED_PROVENANCE = "_encoding_provenance"
 
 
-def provenance_of(tokenizer: Any) -> EncodingProvenance:
+def provenance_of(tokenizer: Tokenizer) -> EncodingProvenance:
     """The one provenance shared by every template-free encoding of ``tokenizer``.
 
     Kept on the tokenizer, so an encode pays one attribute read; until the hash is first

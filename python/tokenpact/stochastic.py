@@ -18,10 +18,13 @@ import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._text import _surrogate_error, _text_arg, _texts_arg, _threads_arg
 from .errors import ConfigError, InvalidInputError
+
+if TYPE_CHECKING:
+    from .core import Tokenizer
 
 RNG_NAME = "splitmix64-counter/1"
 # How a SampleKey becomes a stream (recorded in segmentation manifests); bump the version
@@ -138,7 +141,7 @@ def _check_p(p: float) -> None:
         raise ConfigError(f"dropout probability p must be in [0, 1], got {p}")
 
 
-def _merges(tokenizer: Any) -> list[tuple[int, int]]:
+def _merges(tokenizer: Tokenizer) -> list[tuple[int, int]]:
     merges: list[tuple[int, int]] = tokenizer.merges
     if not merges:
         raise ConfigError("BPE-dropout needs a merge table; this tokenizer has none")
@@ -150,7 +153,7 @@ def _merges(tokenizer: Any) -> list[tuple[int, int]]:
 _ENGINES: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
-def _engine(tokenizer: Any) -> Any:
+def _engine(tokenizer: Tokenizer) -> Any:
     engine = _ENGINES.get(tokenizer)
     if engine is None:
         from . import _native
@@ -162,7 +165,7 @@ def _engine(tokenizer: Any) -> Any:
     return engine
 
 
-def bpe_dropout(tokenizer: Any, text: str, *, p: float, key: SampleKey) -> list[int]:
+def bpe_dropout(tokenizer: Tokenizer, text: str, *, p: float, key: SampleKey) -> list[int]:
     """Encode ``text`` with BPE-dropout under a trained byte-level BPE ``Tokenizer``.
 
     Pre-tokens are processed in text order and draws are numbered across the whole text,
@@ -180,7 +183,7 @@ def bpe_dropout(tokenizer: Any, text: str, *, p: float, key: SampleKey) -> list[
 
 
 def bpe_dropout_batch(
-    tokenizer: Any,
+    tokenizer: Tokenizer,
     texts: Sequence[str],
     *,
     p: float,
@@ -208,7 +211,9 @@ def bpe_dropout_batch(
     return out
 
 
-def bpe_dropout_reference(tokenizer: Any, text: str, *, p: float, key: SampleKey) -> list[int]:
+def bpe_dropout_reference(
+    tokenizer: Tokenizer, text: str, *, p: float, key: SampleKey
+) -> list[int]:
     """The Python reference of ``bpe_dropout`` (the replay contract, spelled out)."""
     _check_p(p)
     merges = _merges(tokenizer)

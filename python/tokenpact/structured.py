@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .encoding import SHARED_PROVENANCE, Encoding, provenance_of
 from .errors import ConfigError
 from .postprocess import apply, count_added
 from .truncation import Padding, Truncation, overflow_windows, split_budget
+
+if TYPE_CHECKING:
+    from .core import Tokenizer
 
 
 @dataclass(frozen=True)
@@ -28,7 +31,7 @@ class Content:
 
 
 def _join(
-    tok: Any,
+    tok: Tokenizer,
     first: Content,
     second: Content | None,
     add_special_tokens: bool,
@@ -102,7 +105,7 @@ def _cut_right(enc: Encoding, keep: int) -> Encoding:
 
 
 def assemble(
-    tok: Any,
+    tok: Tokenizer,
     first: Content,
     second: Content | None,
     *,

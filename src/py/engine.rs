@@ -604,8 +604,19 @@ impl PyEngine {
     }
 }
 
+/// The name of every engine capability, in declaration order (`crate::engine::Capability`):
+/// what Python's `Capability` enum must list.
+#[pyfunction]
+fn capability_names() -> Vec<&'static str> {
+    crate::engine::Capability::ALL
+        .iter()
+        .map(|c| c.name())
+        .collect()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyEngine>()?;
+    m.add_function(wrap_pyfunction!(capability_names, m)?)?;
     // The byte-level constructors' historical home: `BpeCore.from_merges(...)` etc.
     m.add("BpeCore", m.getattr("Engine")?)?;
     Ok(())

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from hash_cases import generated_texts
+from tokenpact import _native
 from tokenpact.core import (
-    CAPABILITIES,
     Capability,
     ModelKind,
     Provenance,
@@ -81,45 +81,35 @@ def test_pickled_spec_rebuilds_the_same_tokenizer(tp: ModuleType, built: dict, n
 
 @pytest.mark.parametrize("name", CASES)
 def test_declared_capabilities_are_offered(built: dict, name: str) -> None:
+    tok = built[name]
+    # Capabilities come from the engine alone: the tokenizer's set is the engine's names.
+    assert tok.capabilities == capabilities(tok.engine)
+    assert {c.value for c in tok.capabilities} == set(tok.engine.capabilities)
+    assert capabilities(tok.spec) == tok.capabilities  # the old signature: the spec's engine
     methods = {
-        Capability.OFFSET_LISTS: "encode_offsets_lists",
-        Capability.PIECE_STRINGS: "piece_strs",
-        Capability.MERGE_TABLE: "merge_result",
-        Capability.TEXT_DECODE: "decode_text",
+        Capability.OFFSETS: "encode_offsets_lists",
+        Capability.MERGES: "merge_result",
+        Capability.SENTENCEPIECE_DECODE: "decode_text",
         Capability.NORMALIZE: "normalize",
     }
-    tok = built[name]
-    declared = capabilities(tok.spec)
     for capability, method in methods.items():
-        if capability in declared:
+        if capability in tok.capabilities:
             assert callable(getattr(tok.engine, method, None)), (name, capability)
     engine_methods = ("encode", "encode_batch", "encode_with_offsets", "decode_bytes", "vocab")
     assert all(callable(getattr(tok.engine, m)) for m in engine_methods)
-    # One native class serves every kind, so a method being present proves little: the
-    # spec's declaration must agree with what the native engine itself declares.
-    # (MERGE_TABLE is declared per kind; the native engine declares "merges" per model, so
-    # a WordPiece pipeline has none: only the native-implies-declared direction holds.)
-    if "merges" in tok.engine.capabilities:
-        assert Capability.MERGE_TABLE in declared, name
-    native_names = {
-        Capability.PRETOKENIZE: "pretokenize",
-        Capability.NORMALIZE: "normalize",
-        Capability.TEXT_DECODE: "sentencepiece_decode",
-        Capability.ADDED_TOKEN_NORMALIZER: "added_token_flags",
-    }
-    native = tok.engine.capabilities
-    for capability, native_name in native_names.items():
-        assert (capability in declared) == (native_name in native), (name, capability)
-    # The native streaming cuts depend on the model (a normalizer, BPE vs Unigram), not
-    # only on the kind, so they are not declared per kind; each belongs to one runtime.
-    if "streaming_encode_pretokens" in native:
+    # Each native streaming cut belongs to one runtime.
+    if Capability.STREAMING_ENCODE_PRETOKENS in tok.capabilities:
         assert tok.spec.kind is not ModelKind.SENTENCEPIECE, name
-    if "streaming_encode_sentencepiece" in native:
+    if Capability.STREAMING_ENCODE_SENTENCEPIECE in tok.capabilities:
         assert tok.spec.kind is ModelKind.SENTENCEPIECE, name
 
 
-def test_every_kind_declares_capabilities() -> None:
-    assert set(CAPABILITIES) == set(ModelKind)
+def test_one_capability_enum_for_python_and_rust() -> None:
+    assert [c.value for c in Capability] == _native.capability_names()
+    # A member is its native name, and the deprecated names are aliases of members.
+    assert Capability.MERGES == "merges" and "merges" in {Capability.MERGES}
+    assert Capability.TEXT_DECODE is Capability.SENTENCEPIECE_DECODE
+    assert Capability.ADDED_TOKEN_NORMALIZER is Capability.ADDED_TOKEN_FLAGS
 
 
 def test_spec_is_frozen_and_variants_are_new_tokenizers(tp: ModuleType) -> None:

@@ -6,11 +6,14 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .token_table import TokenTable, token_table
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ class EncodedCorpus:
 
 
 def encode_corpus(
-    tok: Any,
+    tok: Tokenizer,
     texts: Sequence[str],
     *,
     name: str,

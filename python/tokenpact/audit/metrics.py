@@ -11,15 +11,18 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ..core import BYTE_LEVEL_SEMANTICS
 from ..errors import ConfigError, TokenpactError
 from .corpus import group_sums
 from .encoded import EncodedCorpus
 from .text_units import TextUnits
-from .token_table import BYTE_LEVEL_SEMANTICS
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 PERCENTILE_METHOD: Literal["inverted_cdf"] = "inverted_cdf"
 
@@ -168,7 +171,7 @@ def _collapse_spaces(text: str) -> str:
     return re.sub(" {2,}", " ", text.strip(" "))
 
 
-def round_trip_cause(tok: Any, text: str, decoded: str, ids: Any) -> str:
+def round_trip_cause(tok: Tokenizer, text: str, decoded: str, ids: Any) -> str:
     """Why ``decoded`` (``decode(encode(text))``) differs from ``text``: a key of
     :data:`ROUND_TRIP_FIXES`."""
     unk = getattr(tok, "unk_token_id", None)
@@ -189,7 +192,7 @@ def describe_causes(causes: dict[str, int]) -> str:
 
 
 def reconstruction(
-    tok: Any,
+    tok: Tokenizer,
     enc: EncodedCorpus,
     texts: Sequence[str],
     units: TextUnits,
@@ -258,7 +261,7 @@ def _sample_indices(n: int, count: int) -> list[int]:
 
 
 def offset_accuracy(
-    tok: Any, texts: Sequence[str], *, sample: int = 200, max_chars: int = 4000
+    tok: Tokenizer, texts: Sequence[str], *, sample: int = 200, max_chars: int = 4000
 ) -> dict[str, Any]:
     """Do offsets slice back to each token's text? On an evenly spaced record sample.
 
@@ -314,7 +317,7 @@ def distinct_strings(texts: Sequence[str], *, limit: int = 200_000) -> list[str]
     return sorted(seen)[:limit]
 
 
-def normalization_collisions(tok: Any, words: Sequence[str]) -> dict[str, Any]:
+def normalization_collisions(tok: Tokenizer, words: Sequence[str]) -> dict[str, Any]:
     """Distinct raw strings (see :func:`distinct_strings`) that normalize to the same text.
 
     Collisions are where the normalizer erases a distinction (case, compatibility forms,

@@ -14,13 +14,16 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._text_files import iter_json_objects, open_text
 from ..errors import ConfigError, InvalidInputError
 from .metrics import PERCENTILE_METHOD
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ def _stats(ratios: np.ndarray) -> dict[str, Any]:
 
 
 def token_premium(
-    tok: Any,
+    tok: Tokenizer,
     corpus: ParallelCorpus | Iterable[Mapping[str, str]],
     *,
     reference: str = "en",

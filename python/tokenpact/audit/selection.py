@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from .cost import cost
 from .metrics import describe_causes, round_trip_cause
 from .token_table import token_table
 from .vocab import exposure_counts
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 
 @dataclass(frozen=True)
@@ -80,19 +83,19 @@ def candidate_set_hash(semantic_hashes: Sequence[str]) -> str:
     return "sha256:" + hashlib.sha256(joined).hexdigest()
 
 
-def _encode(tok: Any, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def _encode(tok: Tokenizer, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     ids, offsets = tok.encode_batch_flat(list(texts))
     return np.asarray(ids), np.asarray(offsets, dtype=np.int64)
 
 
-def _lengths(tok: Any, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def _lengths(tok: Tokenizer, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     ids, offsets = _encode(tok, texts)
     return ids, np.diff(offsets)
 
 
 def evaluate_candidate(
     candidate_id: str,
-    tok: Any,
+    tok: Tokenizer,
     *,
     fit: Sequence[str],
     validation: Sequence[str],
@@ -230,7 +233,7 @@ class SealedTestSplit:
     def result(self) -> dict[str, Any] | None:
         return self._result
 
-    def evaluate(self, selection: Selection, tok: Any) -> dict[str, Any]:
+    def evaluate(self, selection: Selection, tok: Tokenizer) -> dict[str, Any]:
         """Encode the test split with the frozen winner; a second call is refused."""
         if self._result is not None:
             raise ContractError(

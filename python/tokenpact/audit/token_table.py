@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..core import BYTE_LEVEL_SEMANTICS
 from ..errors import UnknownTokenError
 
-# Semantics whose model pieces are the exact bytes a token decodes to.
-BYTE_LEVEL_SEMANTICS = frozenset({"merge_ranks", "merge_records", "tiktoken_ranks"})
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 # SentencePiece's and Hugging Face's spelling of a byte-fallback piece.
 _BYTE_FALLBACK = re.compile(rb"<0x[0-9A-Fa-f]{2}>")
@@ -47,11 +48,11 @@ class TokenTable:
         return len(self.pieces)
 
 
-def unk_ids(tok: Any) -> set[int]:
+def unk_ids(tok: Tokenizer) -> set[int]:
     """IDs standing for unknown input: the ``unk`` role, or the model's declared unk token."""
     found = {tok.special_tokens[c] for c, r in tok.special_token_roles.items() if r == "unk"}
-    model = (tok.source.get("pipeline") or {}).get("model") or {}
-    name = model.get("unk_token") if isinstance(model, dict) else None
+    model = tok.spec.hf_model or {}
+    name = model.get("unk_token")
     if tok.semantics == "sentencepiece" and name is None:
         name = "<unk>"
     if isinstance(name, str):
@@ -62,7 +63,7 @@ def unk_ids(tok: Any) -> set[int]:
     return found
 
 
-def token_table(tok: Any) -> TokenTable:
+def token_table(tok: Tokenizer) -> TokenTable:
     """Build the lookup tables of ``tok`` (a :class:`tokenpact.Tokenizer`)."""
     size = int(tok.vocab_size)
     model = [bytes(p) for p in tok.vocab()]

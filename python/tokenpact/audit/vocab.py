@@ -40,11 +40,15 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .token_table import BYTE_LEVEL_SEMANTICS, TokenTable, token_table
+from ..core import BYTE_LEVEL_SEMANTICS
+from .token_table import TokenTable, token_table
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 CLASSES = (
     "special",
@@ -198,7 +202,7 @@ def bpe_own_bytes(
     return ids
 
 
-def _bpe_model(tok: Any, table: TokenTable) -> tuple[_LazyMergeTable | None, bool, str]:
+def _bpe_model(tok: Tokenizer, table: TokenTable) -> tuple[_LazyMergeTable | None, bool, str]:
     """The rank-BPE model of ``tok`` if it has one: (merge table, whole-piece-first, note)."""
     semantics = tok.semantics
     if semantics not in BYTE_LEVEL_SEMANTICS:
@@ -255,7 +259,7 @@ def _utf8_contexts(piece: bytes, *, limit: int = _MAX_COMPLETIONS) -> list[str]:
 
 
 def _mark_alone(
-    tok: Any, table: TokenTable, classes: np.ndarray, todo: np.ndarray, *, strip_space: bool
+    tok: Tokenizer, table: TokenTable, classes: np.ndarray, todo: np.ndarray, *, strip_space: bool
 ) -> None:
     texts = [table.pieces[i].decode("utf-8") for i in todo.tolist()]
     if strip_space:
@@ -284,7 +288,7 @@ def _probe_core(piece: bytes, continuing_prefix: str | None) -> str:
 
 
 def audit_vocabulary(
-    tok: Any,
+    tok: Tokenizer,
     *,
     exposure: np.ndarray | None = None,
     table: TokenTable | None = None,
@@ -347,8 +351,8 @@ def audit_vocabulary(
                 proofs[i] = own
     # 4. Context probes for what is left (partial pieces: a few completions, few contexts).
     if probe:
-        model = (tok.source.get("pipeline") or {}).get("model") or {}
-        prefix = model.get("continuing_subword_prefix") if isinstance(model, dict) else None
+        model = tok.spec.hf_model or {}
+        prefix = model.get("continuing_subword_prefix")
         probes: list[str] = []
         owner: list[int] = []
         lefts: tuple[str, ...]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,6 +21,9 @@ from ._common import (
     load_tokenizer,
     tokenizer_option,
 )
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 # Colors of the origin view; control tokens are the only trusted ones, so they stand out.
 _STYLE: dict[str, dict[str, Any]] = {
@@ -55,7 +58,7 @@ def _read_conversation(path: Path) -> dict[str, Any]:
     return data
 
 
-def _formatter(tok: Any, template: Path | None, grammar: str | None) -> Any:
+def _formatter(tok: Tokenizer, template: Path | None, grammar: str | None) -> Any:
     if grammar is not None:
         return SequenceCompiler(tok, _GRAMMARS[grammar]())
     from ..chat.hf_template import ChatTemplate

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,6 +26,9 @@ from ..contract.schema import declaration_errors, kind_of
 from ..contract.semantics import max_id, special_policy
 from ..errors import TokenpactError
 from ._common import InputPath
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 _KIND_HASHES = {
     "corpus": hashing.corpus_hash,
@@ -273,7 +276,7 @@ def _foreign(directory: Path) -> bool:
 
 
 def _verify_dataset(
-    report: Report, path: Path, tok: Any, semantic: str, top: int | None, template: str | None
+    report: Report, path: Path, tok: Tokenizer, semantic: str, top: int | None, template: str | None
 ) -> None:
     try:
         found = read_dataset(path)

@@ -1,4 +1,8 @@
-"""``tokenpact convert``: write a tokenizer in another format."""
+"""``tokenpact convert``: write a tokenizer in another format.
+
+The formats offered are the registry's writers (``tp.files.export_formats()``), each
+written by ``tp.export``; a registered plug-in format with a writer appears here too.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from .. import files
 from ._common import load_tokenizer
 
 
@@ -15,7 +20,7 @@ from ._common import load_tokenizer
 @click.option(
     "--to",
     "fmt",
-    type=click.Choice(["native", "hf", "tiktoken", "sentencepiece"]),
+    type=click.Choice(list(files.export_formats())),
     required=True,
     help="native: artifact directory (the tokenizer file + manifest + golden); hf: "
     "tokenizer.json; tiktoken: a *.tiktoken rank file; sentencepiece: a .model file "
@@ -36,19 +41,8 @@ def convert(source: Path, target: Path, fmt: str, pattern: str | None) -> None:
       tokenpact convert tokenizer.model sp-tok.json --to hf
     """
     if source.suffix in (".tiktoken", ".model") and pattern is not None:
-        import tokenpact as tp
-
-        tok = tp.Tokenizer.from_tiktoken(source, pattern=pattern)
+        tok = files.from_tiktoken(source, pattern=pattern)
     else:
         tok = load_tokenizer(source)
-    if fmt == "native":
-        tok.save(target)
-        written = target
-    elif fmt == "hf":
-        written = tok.export_hf(target)
-    elif fmt == "sentencepiece":
-        written = tok.export_sentencepiece(target)
-    else:
-        tok.export_tiktoken(target)
-        written = target
+    written = files.export(tok, fmt, target)
     click.echo(f"wrote {written} ({fmt}); semantic hash {tok.semantic_hash}")

@@ -1,4 +1,4 @@
-"""``tokenpact doctor PATH...``: report the seed 0x10 failure classes found in artifacts.
+"""``tokenpact doctor PATH...``: report the tokenizer failure classes found in artifacts.
 
 Exit codes: 0 clean (``info`` notes allowed), 1 findings or an unreadable path, 2 usage.
 """

@@ -1,4 +1,4 @@
-"""``tokenpact inspect``: the debug print set (seed 000, section 0x10) for one text.
+"""``tokenpact inspect``: the debug print set for one text.
 
 Looking only at the decoded string hides most tokenizer bugs, so this prints every
 layer: the exact text, the IDs, each token's bytes, which IDs are control tokens,
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,12 +25,15 @@ from ._common import (
     tokenizer_option,
 )
 
+if TYPE_CHECKING:
+    from ..core import Tokenizer
+
 # Roles whose IDs generation may stop on.
 STOP_ROLES = ("eos", "eot")
 LABEL_WIDTH = len("bytes/token")
 
 
-def build_report(tok: Any, text: str, ids: list[int]) -> dict[str, Any]:
+def build_report(tok: Tokenizer, text: str, ids: list[int]) -> dict[str, Any]:
     """Everything ``inspect`` shows, as JSON-able values."""
     specials: dict[str, int] = dict(tok.special_tokens)
     roles: dict[str, str] = dict(tok.special_token_roles)

@@ -83,7 +83,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "migrate": (
         "migrate_cmd",
         "migrate_group",
-        "Change a tokenizer that a checkpoint depends on (seed 000 0x0C2).",
+        "Change a tokenizer that a checkpoint depends on, with evidence.",
     ),
     "release": (
         "release_cmd",

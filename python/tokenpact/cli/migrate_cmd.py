@@ -18,7 +18,7 @@ _PATH = click.Path(path_type=Path)
 
 @click.group("migrate", cls=TokenpactGroup)
 def migrate_group() -> None:
-    """Change a tokenizer that a checkpoint depends on (seed 000 0x0C2)."""
+    """Change a tokenizer that a checkpoint depends on, with evidence."""
 
 
 def _texts(paths: tuple[Path, ...]) -> Any:

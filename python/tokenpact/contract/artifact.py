@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._io import atomic_write_bytes
 from ..errors import ArtifactError, ContractError
@@ -30,6 +30,9 @@ from .golden import generate, verify
 from .hashing import check_release_path
 from .manifest import GOLDEN_FILE, MANIFEST_FILE, build_manifest, check_manifest
 from .report import Report
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 TOKENIZER_FILE = "tokenpact.json"
 JOURNAL_FILE = ".tokenpact-commit.json"
@@ -146,7 +149,7 @@ def _plain_name(path: Any) -> str:
 
 
 def write_contract_files(
-    tok: Any,
+    tok: Tokenizer,
     directory: str | os.PathLike[str],
     *,
     release_files: Mapping[str, bytes] | None = None,
@@ -218,7 +221,7 @@ def _read_document(path: Path, name: str, report: Report) -> Any:
 
 
 def inspect_contract_files(
-    tok: Any, directory: str | os.PathLike[str], *, verify_golden: bool = True
+    tok: Tokenizer, directory: str | os.PathLike[str], *, verify_golden: bool = True
 ) -> Report:
     """Check ``tok`` against the manifest and golden set in ``directory``; never raises
     for drift (see :func:`check_contract_files`)."""
@@ -275,7 +278,7 @@ def inspect_contract_files(
 
 
 def check_contract_files(
-    tok: Any, directory: str | os.PathLike[str], *, verify_golden: bool = True
+    tok: Tokenizer, directory: str | os.PathLike[str], *, verify_golden: bool = True
 ) -> Report:
     """Verify ``tok`` against ``directory``'s manifest and golden set, or raise.
 

@@ -13,7 +13,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ContractError
 from .checkpoint_reader import checkpoint_from_safetensors
@@ -22,13 +22,16 @@ from .reconcile import check_checkpoint
 from .report import Report
 from .semantics import max_id, special_policy
 
+if TYPE_CHECKING:
+    from ..core import Tokenizer
+
 BINDING_KEY = "tokenpact"
 """The ``config.json`` key holding a checkpoint's tokenizer and template hashes."""
 
 
 def bind_checkpoint(
     folder: str | os.PathLike[str],
-    tokenizer: Any,
+    tokenizer: Tokenizer,
     *,
     template: Mapping[str, Any] | None = None,
 ) -> Report:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ContractError
 from .hashing import (
@@ -27,6 +27,9 @@ from .hashing import (
     token_ids_hash,
 )
 from .schema import declaration_errors
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 TEMPLATE_MODES = ("generation", "training")
 
@@ -192,7 +195,7 @@ class EncodedDocument:
 
 
 def encode_document(
-    tok: Any,
+    tok: Tokenizer,
     text: str,
     *,
     source_id: str,

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ContractError, TokenpactError
 from .hashing import framed_hash, semantic_hash
 from .report import Report
 from .schema import declaration_errors
 from .semantics import config_of
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 COORDINATE = "raw_utf8_bytes"
 # Far longer than the engine's short-piece threshold and cache limit (64 and 48 bytes) and
@@ -153,7 +156,7 @@ def _offsets(
     return result
 
 
-def _pieces_spell_input(tok: Any) -> bool:
+def _pieces_spell_input(tok: Tokenizer) -> bool:
     """Whether concatenated pieces are the raw text (see TokenizerSpec.pieces_spell_input);
     normalizers, WordPiece pieces, text-rewriting pre-tokenizers (a prefix space) and
     SentencePiece's escaped spaces and dummy prefix do not spell the raw text."""
@@ -170,7 +173,7 @@ def _encode_kwargs(policy: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_case(tok: Any, case: Mapping[str, Any], special_ids: set[int]) -> dict[str, Any]:
+def run_case(tok: Tokenizer, case: Mapping[str, Any], special_ids: set[int]) -> dict[str, Any]:
     """Encode one golden input with ``tok`` and return the full case record."""
     text = _case_text(case)
     record = {
@@ -224,7 +227,7 @@ def _special_ids(config: Mapping[str, Any]) -> set[int]:
 
 
 def generate(
-    tok: Any,
+    tok: Tokenizer,
     *,
     long_span_chars: int = LONG_SPAN_CHARS,
     long_input_chars: int = LONG_INPUT_CHARS,
@@ -258,7 +261,7 @@ def _describe(field: str, expected: Any, actual: Any) -> str:
     return f"{field}: expected {expected!r:.80}, got {actual!r:.80}"
 
 
-def verify(tok: Any, golden: Any, *, check_hash: bool = True) -> Report:
+def verify(tok: Tokenizer, golden: Any, *, check_hash: bool = True) -> Report:
     """Replay every golden case with ``tok`` and report each difference.
 
     With ``check_hash`` the golden set must also name ``tok``'s semantic hash.

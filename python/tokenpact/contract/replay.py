@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..special import SpecialToken
 from .golden import golden_inputs
 from .hashing import ranks_hash, semantic_hash, vocabulary_hash
 from .report import Report
 from .semantics import config_of
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 # Flags that never change the result: speed and console output, and values recorded for
 # readers that the trainer derives itself (the pattern's name follows from the pattern).
@@ -75,14 +78,14 @@ def _first_difference(a: Any, b: Any, path: str = "$") -> str | None:
     return None if a == b else f"{path}: {a!r:.60} vs {b!r:.60}"
 
 
-def _corpus_digest(tok: Any) -> Any:
+def _corpus_digest(tok: Tokenizer) -> Any:
     training = getattr(tok, "training", None) or {}
     corpus = training.get("corpus") or {}
     return corpus.get("digest") if isinstance(corpus, Mapping) else None
 
 
 def replay(
-    tok: Any,
+    tok: Tokenizer,
     texts: Iterable[str],
     *,
     train: Callable[..., Any] | None = None,

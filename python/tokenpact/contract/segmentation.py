@@ -29,13 +29,16 @@ import re
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _native
 from ..errors import InvalidInputError, ReplayError
 from ..stochastic import KEY_DERIVATION, RNG_NAME, SampleKey, bpe_dropout
 from .hashing import normalization_hash
 from .manifest import library_version
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 FORMAT = "tokenpact.segmentation-replay"
 FORMAT_VERSION = 1
@@ -53,7 +56,7 @@ def _implementation() -> str:
     return f"tokenpact {library_version()} (Rust engine; Python reference twin)"
 
 
-def _normalization_of(tokenizer: Any) -> str:
+def _normalization_of(tokenizer: Tokenizer) -> str:
     try:
         return _NORMALIZATION[tokenizer]
     except (KeyError, TypeError):  # TypeError: not weak-referenceable, compute each time
@@ -215,7 +218,7 @@ class SegmentationManifest:
         if missing or extra:
             raise ReplayError(
                 f"segmentation manifest refused: missing {missing}, unknown {extra}; a replay "
-                "needs every field of the manifest (seed 0x08) and no field it cannot honour"
+                "needs every field of the manifest and no field it cannot honour"
             )
         problems = _field_problems(record)
         if problems:
@@ -286,7 +289,7 @@ def _method_problems(method: _Method, r: Mapping[str, Any]) -> list[str]:
 
 
 def segmentation_manifest(
-    tokenizer: Any,
+    tokenizer: Tokenizer,
     *,
     method: str,
     parameter: float,
@@ -326,7 +329,7 @@ def segmentation_manifest(
 
 
 def replay_segmentation(
-    tokenizer: Any,
+    tokenizer: Tokenizer,
     text: str,
     record: Mapping[str, Any] | SegmentationManifest,
     *,

@@ -5,15 +5,17 @@ canonical config behind the semantic hash; ``Provenance`` (:mod:`.provenance`) r
 the origin (format, exact source bytes, training record); ``build_engine`` (:mod:`.engine`)
 turns a spec into the native engine, whose optional methods are declared
 ``Capability`` values. Formats read files into ``(spec, provenance)``; trainers return
-them; :class:`Tokenizer` (:mod:`.tokenizer`) runs them. This package imports only
-``errors``, ``components`` and the leaf modules; what it needs from ``formats`` and
-``contract`` (load, save, export, hashes) it gets through :mod:`.services`.
+them; :class:`Tokenizer` (:mod:`.tokenizer`) runs them. This package imports
+``contract`` (the semantic hash), ``components``, ``errors`` and the leaf modules, nothing
+above it: reading and writing files is :mod:`tokenpact.files` (``tp.load``, ``tp.save``,
+``tp.export``), whose deprecated ``Tokenizer`` aliases reach it through the package root.
 """
 
 from __future__ import annotations
 
-from .engine import CAPABILITIES, Capability, Engine, build_engine, capabilities
+from .engine import Capability, Engine, build_engine, capabilities
 from .models import (
+    BYTE_LEVEL_SEMANTICS,
     HfModel,
     MergeRecords,
     Model,
@@ -29,8 +31,8 @@ from .special_policy import SpecialSpec
 from .tokenizer import Tokenizer
 
 __all__ = [
+    "BYTE_LEVEL_SEMANTICS",
     "BUILT_IN_MEMORY",
-    "CAPABILITIES",
     "Capability",
     "Engine",
     "HfModel",

@@ -1,69 +1,87 @@
-"""The ``Engine`` protocol, its declared capabilities, and ``build_engine(spec)``.
+"""The ``Engine`` protocol, its capabilities, and ``build_engine(spec)``.
 
 An engine is the native object that encodes and decodes (``tokenpact._native``). Every
-engine offers the methods of :class:`Engine`; what only some offer is declared as an
-:class:`Capability` by the spec's model kind, so the Tokenizer asks the spec, never
-``hasattr`` on the engine. ``build_engine`` is the one place a spec becomes an engine.
+engine offers the methods of :class:`Engine`; what only some offer is a
+:class:`Capability` the engine itself declares (``engine.capabilities``), so the
+Tokenizer asks the engine's declaration, never ``hasattr``. The enum is the Rust
+crate's (``src/engine.rs``): one member per native name, checked against
+``_native.capability_names()`` when this module is imported. ``build_engine`` is the one
+place a spec becomes an engine.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import _native
 from ..errors import ArtifactError
-from .models import ModelKind
 from .spec import TokenizerSpec
 
 if TYPE_CHECKING:
     import numpy as np
 
 
-class Capability(Enum):
-    """What an engine offers beyond :class:`Engine`."""
+class Capability(str, Enum):
+    """What an engine offers beyond :class:`Engine` (the Rust ``engine::Capability``).
 
-    #: ``encode_offsets_lists``: IDs and offsets as Python lists (no numpy round trip).
-    OFFSET_LISTS = "offset_lists"
-    #: ``piece_strs``: the piece text of many IDs in one call.
-    PIECE_STRINGS = "piece_strings"
-    #: ``merge_result``: the ID a merge of two IDs creates.
-    MERGE_TABLE = "merge_table"
+    A member equals its native name (``Capability.MERGES == "merges"``), so a set of
+    members and the engine's set of names answer the same membership questions."""
+
+    #: byte offsets of every token (``encode_with_offsets``, ``encode_offsets_lists``).
+    OFFSETS = "offsets"
+    #: untrusted ranges whose special spellings stay plain text.
+    UNTRUSTED_SPANS = "untrusted_spans"
+    #: Hugging Face's added-token flags; the engine's normalizer serves added tokens
+    #: with ``normalized=True``.
+    ADDED_TOKEN_FLAGS = "added_token_flags"
+    #: pieces missing from the vocabulary become ``<0xXX>`` byte pieces.
+    BYTE_FALLBACK = "byte_fallback"
+    #: merge-ranked BPE over bytes: ``merges`` and ``merge_result`` describe the model.
+    MERGES = "merges"
     #: ``core_pretokenize``: the engine's own pre-tokenizer chain can be traced.
     PRETOKENIZE = "pretokenize"
-    #: the engine's normalizer serves added tokens with ``normalized=True``.
-    ADDED_TOKEN_NORMALIZER = "added_token_normalizer"
-    #: ``decode_text``: the model's own rule for ill-formed bytes (one U+FFFD per byte).
-    TEXT_DECODE = "text_decode"
     #: ``normalize``: the model's own normalizer as a method of the engine.
     NORMALIZE = "normalize"
+    #: ``decode_text``: SentencePiece's rule for ill-formed bytes (one U+FFFD per byte).
+    SENTENCEPIECE_DECODE = "sentencepiece_decode"
+    #: token-by-token decoding with the batch decoder's result.
+    INCREMENTAL_DECODE = "incremental_decode"
+    #: the native streaming encoder cuts at final pre-tokens.
+    STREAMING_ENCODE_PRETOKENS = "streaming_encode_pretokens"
+    #: the native streaming encoder cuts a SentencePiece sentence before a space.
+    STREAMING_ENCODE_SENTENCEPIECE = "streaming_encode_sentencepiece"
+
+    # Deprecated names (aliases of the members above; they go in a later release).
+    OFFSET_LISTS = "offsets"
+    MERGE_TABLE = "merges"
+    ADDED_TOKEN_NORMALIZER = "added_token_flags"
+    TEXT_DECODE = "sentencepiece_decode"
 
 
-_BPE_ENGINE = frozenset(
-    {
-        Capability.OFFSET_LISTS,
-        Capability.PIECE_STRINGS,
-        Capability.MERGE_TABLE,
-        Capability.PRETOKENIZE,
-        Capability.ADDED_TOKEN_NORMALIZER,
-    }
-)
-_SENTENCEPIECE_ENGINE = frozenset({Capability.TEXT_DECODE, Capability.NORMALIZE})
-
-CAPABILITIES: dict[ModelKind, frozenset[Capability]] = {
-    ModelKind.MERGE_RANKS: _BPE_ENGINE,
-    ModelKind.MERGE_RECORDS: _BPE_ENGINE,
-    ModelKind.TIKTOKEN_RANKS: _BPE_ENGINE,
-    ModelKind.HF_PIPELINE: _BPE_ENGINE,
-    ModelKind.SENTENCEPIECE: _SENTENCEPIECE_ENGINE,
-}
+def _check_native_names() -> None:
+    native = list(_native.capability_names())
+    ours = [c.value for c in Capability]
+    if ours != native:
+        raise ImportError(
+            f"tokenpact's Capability enum lists {ours} but the native module declares "
+            f"{native}: the native module is from another build; reinstall tokenpact"
+        )
 
 
-def capabilities(spec: TokenizerSpec) -> frozenset[Capability]:
-    """The capabilities of the engine ``build_engine(spec)`` returns."""
-    return CAPABILITIES[spec.kind]
+_check_native_names()
+
+
+def capabilities(engine: Any) -> frozenset[Capability]:
+    """The capabilities ``engine`` declares (its ``capabilities``, a set of names). A
+    :class:`~tokenpact.core.TokenizerSpec` is accepted for the old signature and answers
+    for the engine :func:`build_engine` makes of it."""
+    if isinstance(engine, TokenizerSpec):
+        engine = build_engine(engine)
+    names: Iterable[str] = getattr(engine, "capabilities", ())
+    return frozenset(Capability(name) for name in names)
 
 
 class Engine(Protocol):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from .. import _native
 from ..components.sentencepiece import CONTROL, NormalizerSpec, SentencePieceModel
-from ..errors import ConfigError
+from ..errors import ArtifactError, ConfigError
 
 if TYPE_CHECKING:
     from .spec import TokenizerSpec
@@ -46,11 +46,22 @@ class ModelKind(str, Enum):
         return self is ModelKind.MERGE_RECORDS
 
 
+# The model kinds whose pieces are the exact bytes a token decodes to, by canonical tag
+# (``tok.semantics``): the one set audit and migrate test against.
+BYTE_LEVEL_SEMANTICS = frozenset(k.value for k in ModelKind if k.byte_level)
+
+
 def vocab_from_merges(merges: Sequence[tuple[int, int]]) -> list[bytes]:
     """Bytes of every ID of a ranked-merge model: 256 single bytes, then one
-    concatenation per merge (merge ``r`` creates ID ``256 + r``)."""
+    concatenation per merge (merge ``r`` creates ID ``256 + r``). A merge may only use
+    base bytes or earlier merges (ArtifactError otherwise)."""
     vocab = [bytes([b]) for b in range(256)]
-    for left, right in merges:
+    for rank, (left, right) in enumerate(merges):
+        if not (0 <= left < 256 + rank and 0 <= right < 256 + rank):
+            raise ArtifactError(
+                f"merge {rank} ({left}, {right}) references an id that does not exist yet; "
+                "merges may only use base bytes or earlier merges"
+            )
         vocab.append(vocab[left] + vocab[right])
     return vocab
 

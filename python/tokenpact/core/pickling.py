@@ -20,9 +20,12 @@ from __future__ import annotations
 import pickle
 from dataclasses import fields
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ContractError
+
+if TYPE_CHECKING:
+    from .tokenizer import Tokenizer
 
 Reduced = tuple[Any, tuple[Any, ...]]
 
@@ -35,7 +38,7 @@ def reduce_frozen(obj: Any) -> Reduced:
     return type(obj), tuple(dict(v) if isinstance(v, MappingProxyType) else v for v in values)
 
 
-def pickled_state(tok: Any) -> bytes:
+def pickled_state(tok: Tokenizer) -> bytes:
     """What builds ``tok`` (spec, its caller's engine or None, provenance, the extra
     constructor keywords of its class) as one bytes object; the Tokenizer keeps it
     (a cached property), so it is pickled once per tokenizer.
@@ -49,7 +52,7 @@ def pickled_state(tok: Any) -> bytes:
     return pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def reduce_tokenizer(tok: Any) -> Reduced:
+def reduce_tokenizer(tok: Tokenizer) -> Reduced:
     """``tok.__reduce__()``: :func:`rebuild_tokenizer` and its arguments."""
     return rebuild_tokenizer, (type(tok), tok._pickled_state, tok.semantic_hash)
 

@@ -108,6 +108,17 @@ class TokenizerSpec:
         return None if self.stages is None else self.stages.normalizer
 
     @property
+    def hf_model(self) -> Mapping[str, Any] | None:
+        """The Hugging Face model node of a pipeline spec (its ``tokenizer.json`` model
+        without the vocabulary: ``type``, ``unk_token``, ``continuing_subword_prefix``,
+        ...; a character BPE's merge records included), None for other specs."""
+        if self.stages is None:
+            return None
+        if isinstance(self.model, HfModel):
+            return self.model.config_model
+        return self.stages.model
+
+    @property
     def pretokenizes_on_engine(self) -> bool:
         """Whether pre-tokenization is a chain only the engine can run (a pipeline or
         explicit split steps) rather than one regex."""

@@ -107,7 +107,7 @@ def spelling_matcher(tok: Tokenizer, spellings: frozenset[str]) -> Any:
 
 def _normalizer(tok: Tokenizer) -> Any:
     """The engine that normalizes ``normalized`` tokens, when it can (declared)."""
-    return tok._core if Capability.ADDED_TOKEN_NORMALIZER in tok._capabilities else None
+    return tok._core if Capability.ADDED_TOKEN_FLAGS in tok._capabilities else None
 
 
 def resolve(

@@ -166,7 +166,7 @@ def content(
     untrusted = _byte_ranges(text, untrusted_spans) if untrusted_spans else None
     trim = tok.spec.trim_offsets
     # The numpy path serves offset trimming and engines without list output.
-    lists = not trim and Capability.OFFSET_LISTS in tok._capabilities
+    lists = not trim and Capability.OFFSETS in tok._capabilities
     core = tok._core
     try:
         if disallowed is not None:
@@ -249,7 +249,9 @@ def piece_strings(tok: Tokenizer) -> list[str]:
 
 def piece_texts(tok: Tokenizer, ids: list[int]) -> list[str]:
     """Piece text of each ID, built in one native call from cached strings."""
-    if Capability.PIECE_STRINGS not in tok._capabilities:
+    if Capability.OFFSETS not in tok._capabilities:
+        # An engine of the caller's own (not the native one, which declares offsets
+        # and answers piece_strs).
         strs = tok._piece_strings
         return [strs[i] for i in ids]
     return list(tok._core.piece_strs(np.asarray(ids, dtype=np.uint32)))

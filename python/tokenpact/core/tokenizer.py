@@ -9,8 +9,11 @@ Example::
 
 One concept per module, bound here as methods: the special-token policy
 (:mod:`.special_policy`), batch encoding (:mod:`.batch_encoding`), structured encoding
-(:mod:`.structured_encoding`), the peer libraries' names (:mod:`.peer_names`). Reading
-and writing files and hashing are services of the layers above (:mod:`.services`).
+(:mod:`.structured_encoding`), the peer libraries' names (:mod:`.peer_names`). The
+semantic hash is the contract's (:mod:`tokenpact.contract`, a layer below). Reading and
+writing files is :mod:`tokenpact.files` (``tp.load``, ``tp.save``, ``tp.export``), a layer
+above: the methods of the same names here are deprecated aliases that call those public
+functions through the package root (:func:`_files`).
 """
 
 from __future__ import annotations
@@ -20,15 +23,14 @@ import os
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from .. import _native
+from .. import _native, contract
 from .._text import _surrogate_error, _text_arg
 from ..components import Pipeline
 from ..errors import (
-    ArtifactError,
     ConfigError,
     UnknownTokenError,
 )
@@ -40,9 +42,11 @@ from .byte_bpe import merges_spec, ranks_spec, records_spec
 from .engine import Capability, Engine, build_engine, capabilities
 from .pickling import Reduced, pickled_state, reduce_tokenizer
 from .provenance import BUILT_IN_MEMORY, Provenance
-from .services import services
 from .spec import TokenizerSpec
 from .special_policy import SpecialSpec
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 NATIVE_FILE = "tokenpact.json"
 __all__ = ["KNOWN_ROLES", "NATIVE_FILE", "SpecialSpec", "Tokenizer"]
@@ -50,6 +54,16 @@ __all__ = ["KNOWN_ROLES", "NATIVE_FILE", "SpecialSpec", "Tokenizer"]
 # Bound once: the hot encode path calls these without an attribute lookup on the module.
 _resolve_policy = special_policy.resolve
 _check_disallowed = special_policy.check_disallowed
+
+
+def _files() -> ModuleType:
+    """:mod:`tokenpact.files`, the public file functions the deprecated file methods of
+    :class:`Tokenizer` alias. Reached as ``tokenpact.files`` (the package root's public
+    name, imported on first use) because it sits above the core: the core imports
+    nothing above it, and the aliases go away with the next release."""
+    import tokenpact
+
+    return tokenpact.files
 
 
 class Tokenizer:
@@ -70,7 +84,7 @@ class Tokenizer:
         self._given_engine = engine  # pickled as is; a built engine is rebuilt instead
         # Any: the optional methods beyond the Engine protocol are declared capabilities.
         self._core: Any = build_engine(spec, label=provenance.label) if engine is None else engine
-        self._capabilities = capabilities(spec)
+        self._capabilities = capabilities(self._core)
         # Non-special added tokens are content, not control: matched in every call.
         self._added = dict(spec.added_tokens)
         # Hugging Face matching flags of the added tokens that have any, in HF's match
@@ -181,11 +195,13 @@ class Tokenizer:
 
         A standard file (cl100k_base, o200k_base, ..., recognized by its SHA-256) gets
         tiktoken's pattern and special tokens for whatever is not passed; any other file
-        gets ``pattern`` (default ``"gpt4"``) and the ``special_tokens`` passed."""
-        spec, provenance = services().read_tiktoken(
-            path, pattern=pattern, special_tokens=special_tokens, roles=roles
+        gets ``pattern`` (default ``"gpt4"``) and the ``special_tokens`` passed.
+
+        Deprecated alias of ``tokenpact.files.from_tiktoken``."""
+        tok: Tokenizer = _files().from_tiktoken(
+            path, pattern=pattern, special_tokens=special_tokens, roles=roles, cls=cls
         )
-        return cls(spec, provenance=provenance)
+        return tok
 
     @classmethod
     def load(
@@ -201,8 +217,11 @@ class Tokenizer:
 
         A directory saved by :meth:`save` is checked against its ``manifest.json`` and
         ``golden.json`` (pass ``verify=False`` to skip); drift raises ContractError.
+
+        Deprecated alias of ``tp.load(path, pattern=..., verify=...)``.
         """
-        return services().load(cls, Path(path), pattern=pattern, verify=verify)
+        tok: Tokenizer = _files().load(path, pattern=pattern, verify=verify, cls=cls)
+        return tok
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Tokenizer:
@@ -214,14 +233,20 @@ class Tokenizer:
         """transformers' name: a local model directory (``tokenizer.json`` with its
         ``tokenizer_config.json``: special tokens, chat template), any file :meth:`load`
         reads, or a Hub model ID already in the local Hugging Face cache. Nothing is
-        downloaded: a Hub ID not cached raises ArtifactError naming how to fetch it."""
-        return cls.load(services().pretrained_path(name_or_path))
+        downloaded: a Hub ID not cached raises ArtifactError naming how to fetch it.
+
+        Deprecated alias of ``tokenpact.files.from_pretrained``."""
+        tok: Tokenizer = _files().from_pretrained(name_or_path, cls=cls)
+        return tok
 
     def save_pretrained(self, directory: str | os.PathLike[str]) -> Path:
         """Write a directory transformers' ``AutoTokenizer.from_pretrained`` loads with
         identical IDs and chat template: ``tokenizer.json`` and ``tokenizer_config.json``
-        (``chat_template.jinja`` too when the source had one). Returns the directory."""
-        return services().save_pretrained(self, Path(directory))
+        (``chat_template.jinja`` too when the source had one). Returns the directory.
+
+        Deprecated alias of ``tokenpact.files.save_pretrained``."""
+        written: Path = _files().save_pretrained(self, directory)
+        return written
 
     @classmethod
     def from_sentencepiece(cls, path: str | os.PathLike[str]) -> Tokenizer:
@@ -229,16 +254,17 @@ class Tokenizer:
         ``sentencepiece``.
 
         ``sentencepiece`` itself is not needed: the protobuf is decoded by tokenpact.
+        Deprecated alias of ``tokenpact.files.from_sentencepiece``.
         """
-        spec, provenance = services().read_sentencepiece(path)
-        return Tokenizer(spec, provenance=provenance)
+        tok: Tokenizer = _files().from_sentencepiece(path)
+        return tok
 
     @classmethod
     def from_hf(cls, path: str | os.PathLike[str]) -> Tokenizer:
-        """Load a Hugging Face ``tokenizer.json`` (file or directory); IDs match HF."""
-        p = Path(path)
-        spec, provenance = services().read_hf(p / "tokenizer.json" if p.is_dir() else p)
-        return Tokenizer(spec, provenance=provenance)
+        """Load a Hugging Face ``tokenizer.json`` (file or directory); IDs match HF.
+        Deprecated alias of ``tokenpact.files.from_hf``."""
+        tok: Tokenizer = _files().from_hf(path)
+        return tok
 
     @classmethod
     def from_components(
@@ -254,35 +280,24 @@ class Tokenizer:
     ) -> Tokenizer:
         """Assemble a tokenizer from :mod:`tokenpact.components` objects (validated and
         built exactly like the equivalent ``tokenizer.json``); ``config`` is an optional
-        ``tokenizer_config.json`` dict (roles, chat template)."""
-        pipeline = Pipeline(
-            model=model,
+        ``tokenizer_config.json`` dict (roles, chat template). Deprecated alias of
+        ``tokenpact.files.from_components``."""
+        tok: Tokenizer = _files().from_components(
+            model,
             normalizer=normalizer,
             pre_tokenizer=pre_tokenizer,
             post_processor=post_processor,
             decoder=decoder,
-            added_tokens=tuple(added_tokens),
+            added_tokens=added_tokens,
+            config=config,
         )
-        # Validated and built exactly like the equivalent tokenizer.json file.
-        spec, provenance = services().document_spec(
-            pipeline.to_config(),
-            label="<Tokenizer.from_components>",
-            config=dict(config) if config is not None else None,
-        )
-        return Tokenizer(spec, provenance=provenance)
+        return tok
 
-    def components(self) -> Any:
-        """This tokenizer's stages as a :class:`tokenpact.components.Pipeline`."""
-        raw = self._provenance.files.get("tokenizer.json")
-        if raw is not None:
-            # Its tokenizer.json as loaded.
-            return Pipeline.from_config(json.loads(raw.decode("utf-8")))
-        try:
-            # The document export_hf writes for tokenizers tokenpact built itself.
-            document = services().document(self)
-        except ArtifactError as exc:
-            raise ArtifactError(f"this tokenizer has no component form: {exc}") from None
-        return Pipeline.from_config(document)
+    def components(self) -> Pipeline:
+        """This tokenizer's stages as a :class:`tokenpact.components.Pipeline`
+        (``tokenpact.files.components``)."""
+        pipeline: Pipeline = _files().components(self)
+        return pipeline
 
     # ------------------------------------------------------------------ properties
     @property
@@ -411,19 +426,28 @@ class Tokenizer:
         """Hash of this tokenizer's behaviour (unchanged by reformatting its files)."""
         cached = getattr(self, "_semantic_hash", None)
         if cached is None:
-            cached = services().semantic_hash(self)
+            cached = contract.semantic_hash(self)
             self._semantic_hash = cached
         return cached
 
     @property
     def release_hash(self) -> str:
-        """Semantic hash bound to the exact bytes of the files :meth:`save` writes."""
-        return services().release_hash(self)
+        """Semantic hash bound to the exact bytes of the files :meth:`save` writes
+        (``tokenpact.files.release_hash``)."""
+        digest: str = _files().release_hash(self)
+        return digest
 
     @property
     def manifest(self) -> dict[str, Any]:
-        """The manifest :meth:`save` would write (seed 003's fields)."""
-        return services().manifest(self)
+        """The ``manifest.json`` :meth:`save` would write (``tokenpact.files.manifest``)."""
+        manifest: dict[str, Any] = _files().manifest(self)
+        return manifest
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """What this tokenizer's engine offers beyond encoding, decoding and lookups, as
+        the engine declares it (:class:`~tokenpact.core.Capability`)."""
+        return self._capabilities
 
     @property
     def engine(self) -> Any:
@@ -562,7 +586,7 @@ class Tokenizer:
             arr = self._ids(ids)
             specials = np.fromiter(self._special_ids.values(), dtype=np.uint32)
             ids = arr[~np.isin(arr, specials)]
-        if errors == "replace" and Capability.TEXT_DECODE in self._capabilities:
+        if errors == "replace" and Capability.SENTENCEPIECE_DECODE in self._capabilities:
             # SentencePiece's own replacement rule: one U+FFFD per ill-formed byte.
             return str(self._core.decode_text(self._ids(ids)))
         data = self.decode_bytes(ids)
@@ -686,17 +710,23 @@ class Tokenizer:
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write the artifact directory: the tokenizer file (``tokenpact.json``, or the
         exact ``tokenizer.json`` / ``tokenizer.model`` it was built from, plus
-        ``training.json``), ``manifest.json`` and ``golden.json``, as one atomic commit."""
-        return services().save(self, Path(directory))
+        ``training.json``), ``manifest.json`` and ``golden.json``, as one atomic commit.
+        Deprecated alias of ``tp.save(tok, directory)``."""
+        written: Path = _files().save(self, directory)
+        return written
 
     def export_hf(self, path: str | os.PathLike[str]) -> Path:
-        """Write a Hugging Face ``tokenizer.json`` that `tokenizers` loads with identical IDs."""
-        return services().export_hf(self, path)
+        """Write a Hugging Face ``tokenizer.json`` that `tokenizers` loads with identical IDs.
+        Deprecated alias of ``tp.export(tok, "hf", path)``."""
+        written: Path = _files().export(self, "hf", path)
+        return written
 
     def export_sentencepiece(self, path: str | os.PathLike[str]) -> Path:
         """Write the SentencePiece ``.model`` of a SentencePiece-backed tokenizer (a
-        directory gets ``dir/tokenizer.model``); ``sentencepiece`` loads it with equal IDs."""
-        return services().export_sentencepiece(self, path)
+        directory gets ``dir/tokenizer.model``); ``sentencepiece`` loads it with equal IDs.
+        Deprecated alias of ``tp.export(tok, "sentencepiece", path)``."""
+        written: Path = _files().export(self, "sentencepiece", path)
+        return written
 
     def export_tiktoken(self, path: str | os.PathLike[str]) -> None:
         """Write the byte pieces as a ``*.tiktoken`` rank file (ID == rank).
@@ -704,9 +734,10 @@ class Tokenizer:
         Only exact for models whose IDs are ranks in tiktoken's sense; a ranked-merge
         model is exported with ``rank = ID`` which tiktoken applies with its own rule.
         Other models (WordPiece, Unigram, SentencePiece, normalizers) raise ConfigError
-        instead of writing a file that encodes differently.
+        instead of writing a file that encodes differently. Deprecated alias of
+        ``tp.export(tok, "tiktoken", path)``.
         """
-        services().export_tiktoken(self, path)
+        _files().export(self, "tiktoken", path)
 
     def __repr__(self) -> str:
         return (

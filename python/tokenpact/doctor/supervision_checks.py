@@ -12,13 +12,16 @@ never learns to open or close its reasoning or tool call.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .batch_checks import Found, convention
 from .findings import detector
 from .subject import Subject
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 # Added tokens spelled as one marker (``<think>``, ``</tool_call>``, ``<｜tool▁call▁end｜>``):
 # the wrappers templates write around reasoning and tool calls.
@@ -130,7 +133,7 @@ def assistant_turn_unsupervised(subject: Subject) -> Found:
         )
 
 
-def _piece(tok: Any, i: int) -> str:
+def _piece(tok: Tokenizer, i: int) -> str:
     return repr(tok.decode([i]))
 
 

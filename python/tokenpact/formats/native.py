@@ -31,6 +31,7 @@ import regex
 
 from .._io import atomic_write_text
 from ..contract.canonical import nesting_depth
+from ..core.models import vocab_from_merges
 from ..errors import ArtifactError
 from ..patterns import PATTERNS
 from ..special import ROLES, SHARED_ROLES
@@ -111,19 +112,6 @@ class NativeArtifact:
         if self.semantics == TIKTOKEN_RANKS:
             return len(self.ranks)
         return 256 + len(self.merges)
-
-
-def vocab_from_merges(merges: Sequence[tuple[int, int]]) -> list[bytes]:
-    """Bytes of every id: 256 single bytes, then one concatenation per merge."""
-    vocab = [bytes([b]) for b in range(256)]
-    for rank, (left, right) in enumerate(merges):
-        if not (0 <= left < 256 + rank and 0 <= right < 256 + rank):
-            raise ArtifactError(
-                f"merge {rank} ({left}, {right}) references an id that does not exist yet; "
-                "merges may only use base bytes or earlier merges"
-            )
-        vocab.append(vocab[left] + vocab[right])
-    return vocab
 
 
 def native_path(path: str | os.PathLike[str]) -> Path:

@@ -1,17 +1,18 @@
 """One registry of tokenizer file formats: sniff a path, read it into a spec and its
-provenance, verify the artifact's contract, build the Tokenizer (``Tokenizer.load``).
+provenance, verify the artifact's contract, build the Tokenizer (``tp.load``); write a
+tokenizer in a named format (``tp.save``, ``tp.export``, ``tokenpact convert``).
 
 Each :class:`Format` says how to recognize its files (``sniff``), how to read one into
 ``(TokenizerSpec, Provenance)`` (``read``), whether a directory's contract files seal it,
-and, where a writer exists, how to write a tokenizer in that format (``write``). The
-first format whose ``sniff`` accepts the path wins, so the table's order is the
-precedence: a directory with ``tokenpact.json`` is native even if it also holds a
-``tokenizer.json``. A new format is one entry here plus its reader module.
+and, where a writer exists, how to write a tokenizer in that format (``write``, offered
+under ``export_name``). The first format whose ``sniff`` accepts the path wins, so the
+table's order is the precedence: a directory with ``tokenpact.json`` is native even if it
+also holds a ``tokenizer.json``. A new format is one entry here plus its reader module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from . import (
     sentencepiece_write,
     tekken,
     tiktoken_file,
+    tiktoken_registry,
 )
 from .artifact_dir import HF_FILE, SP_FILE, TRAINING_FILE
 
@@ -36,7 +38,7 @@ SEAL_FILES = ("manifest.json", "golden.json", TRAINING_FILE, artifact_dir.POLICY
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """What a caller of ``Tokenizer.load`` may add to a file that lacks it."""
+    """What a caller of ``tp.load`` may add to a file that lacks it."""
 
     pattern: str | None = None
 
@@ -50,7 +52,12 @@ class Format:
     contract files (``manifest.json``, ``golden.json``) seal the artifact, or None for a
     bare file format; ``fail_closed``: a missing seal is an error (a native artifact is
     always saved with one); ``tokenizer_class(cls, provenance)`` picks the class to build
-    (a Tekken file builds a ``TekkenTokenizer`` whatever ``cls`` is).
+    (a Tekken file builds a ``TekkenTokenizer`` whatever ``cls`` is); ``trained``: a
+    model whose training record names an algorithm the caller maps to a class is built
+    as that class (a saved ``train_unigram`` model gets its lattice methods back);
+    ``write(tok, path)`` writes the format and returns the path written, and
+    ``export_name`` is the name ``tp.export`` and ``tokenpact convert --to`` offer it under
+    (formats that share a writer name it once).
     """
 
     name: str
@@ -59,7 +66,9 @@ class Format:
     seal_root: Callable[[Path], Path] | None = None
     fail_closed: bool = False
     tokenizer_class: Callable[[type[Tokenizer], Provenance], type[Tokenizer]] | None = None
-    write: Callable[[Tokenizer, Path], Path | None] | None = None
+    write: Callable[[Tokenizer, Path], Path] | None = None
+    export_name: str | None = None
+    trained: bool = False
 
 
 def _head(path: Path, size: int) -> bytes:
@@ -156,7 +165,7 @@ def _read_sp_file(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Prov
 
 
 def _read_tiktoken(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
-    return tiktoken_file.read_tiktoken_spec(path, pattern=options.pattern)
+    return tiktoken_registry.read_tiktoken_spec(path, pattern=options.pattern)
 
 
 def _read_tekken(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
@@ -172,35 +181,22 @@ def _same(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenizer]:
     return cls
 
 
-# Tokenizer classes of trained models, by training algorithm: the trainers live above
-# this layer, so the binding of the core's services registers them
-# (``register_trained_class``).
-_trained_classes: dict[str, type[Tokenizer]] = {}
-
-
-def register_trained_class(algorithm: str, tokenizer_class: type[Tokenizer]) -> None:
-    """Load a saved SentencePiece model whose training record names ``algorithm`` as
-    ``tokenizer_class`` (``train_unigram``'s models get their lattice methods back)."""
-    _trained_classes[algorithm] = tokenizer_class
-
-
-def _sentencepiece_class(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenizer]:
-    """A model trained by ``train_unigram`` gets its lattice methods back (``nbest``,
-    ``sample``, ``log_likelihood``)."""
-    algorithm = (provenance.training or {}).get("algorithm")
-    return _trained_classes.get(algorithm, Tokenizer) if isinstance(algorithm, str) else Tokenizer
-
-
 def _tekken_class(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenizer]:
     return tekken.TekkenTokenizer
 
 
 # ----------------------------------------------------------------------------- writing
 def _write_native(tok: Tokenizer, path: Path) -> Path:
-    return native.write_native(path, artifact_dir.to_artifact(tok))
+    # The native format is the sealed artifact directory (tokenpact.json or the exact
+    # source file, manifest.json, golden.json): what ``tp.save`` writes.
+    tekken.check_saveable(tok.spec)
+    return artifact_dir.save_tokenizer(tok, path)
 
 
 def _write_hf(tok: Tokenizer, path: Path) -> Path:
+    # Tekken's special IDs sit below its ranks, in the vocabulary: its own document.
+    if tekken.special_count(tok.spec):
+        return tekken.export_tekken_hf(tok, path)
     return hf_export.export_hf(tok, path)
 
 
@@ -233,6 +229,7 @@ FORMATS: tuple[Format, ...] = (
         _read_sp_file,
         tokenizer_class=_plain,
         write=_write_sentencepiece,
+        export_name="sentencepiece",
     ),
     Format(
         "tiktoken",
@@ -240,6 +237,7 @@ FORMATS: tuple[Format, ...] = (
         _read_tiktoken,
         tokenizer_class=_same,
         write=_write_tiktoken,
+        export_name="tiktoken",
     ),
     Format(
         "hf_tokenizer_json_dir",
@@ -254,8 +252,9 @@ FORMATS: tuple[Format, ...] = (
         lambda p: _bare_dir(p, SP_FILE),
         _read_sp_dir,
         seal_root=_itself,
-        tokenizer_class=_sentencepiece_class,
+        tokenizer_class=_plain,
         write=_write_sentencepiece,
+        trained=True,
     ),
     Format("tekken", _sniff_tekken, _read_tekken, tokenizer_class=_tekken_class),
     Format(
@@ -265,6 +264,7 @@ FORMATS: tuple[Format, ...] = (
         seal_root=_parent,
         tokenizer_class=_plain,
         write=_write_hf,
+        export_name="hf",
     ),
     # Last: anything else is a native artifact directory or tokenpact.json (whose reader
     # names what is missing).
@@ -276,6 +276,7 @@ FORMATS: tuple[Format, ...] = (
         fail_closed=True,
         tokenizer_class=_same,
         write=_write_native,
+        export_name="native",
     ),
 )
 
@@ -303,7 +304,7 @@ def format_of(path: Path) -> Format:
     """The first registered format that recognizes ``path``."""
     if not path.exists():
         raise ArtifactError(
-            f"{path} does not exist; check the path (Tokenizer.load reads an artifact "
+            f"{path} does not exist; check the path (tp.load reads an artifact "
             "directory, tokenpact.json, tokenizer.json, *.tiktoken or a SentencePiece .model)"
         )
     for fmt in _registered:
@@ -320,14 +321,43 @@ def format_named(name: str) -> Format:
     raise ArtifactError(f"unknown format {name!r}; known: {known}")
 
 
+def export_names() -> tuple[str, ...]:
+    """The names ``exporter`` accepts, in registration order."""
+    return tuple(dict.fromkeys(f.export_name for f in _registered if f.export_name))
+
+
+def exporter(name: str) -> Format:
+    """The registered format that writes under ``name`` (``"hf"``, ``"native"``, ...)."""
+    for f in _registered:
+        if f.export_name == name and f.write is not None:
+            return f
+    known = ", ".join(export_names())
+    raise ArtifactError(f"no format writes {name!r}; known: {known}")
+
+
+def write(tok: Tokenizer, name: str, path: Path) -> Path:
+    """Write ``tok`` at ``path`` with the writer registered under ``name``."""
+    fmt = exporter(name)
+    assert fmt.write is not None  # exporter() returns writers only
+    return fmt.write(tok, path)
+
+
 def read(path: Path, *, pattern: str | None = None) -> tuple[TokenizerSpec, Provenance]:
     """Sniff ``path`` and read it (no contract check: see :func:`load`)."""
     return format_of(path).read(path, ReadOptions(pattern=pattern))
 
 
-def load(cls: type[Tokenizer], path: Path, *, pattern: str | None, verify: bool) -> Tokenizer:
-    """``Tokenizer.load``: sniff, finish an interrupted save, read, build, then check the
-    manifest and golden vectors (``verify``)."""
+def load(
+    cls: type[Tokenizer],
+    path: Path,
+    *,
+    pattern: str | None,
+    verify: bool,
+    trained_classes: Mapping[str, type[Tokenizer]] | None = None,
+) -> Tokenizer:
+    """``tp.load``: sniff, finish an interrupted save, read, build, then check the
+    manifest and golden vectors (``verify``). ``trained_classes`` maps a training
+    algorithm to the class a format marked ``trained`` builds for it."""
     fmt = format_of(path)
     root = None if fmt.seal_root is None else fmt.seal_root(path)
     sealed = False
@@ -341,6 +371,9 @@ def load(cls: type[Tokenizer], path: Path, *, pattern: str | None, verify: bool)
     if root is not None and root.is_dir():
         spec = artifact_dir.read_policy(root, spec)
     tokenizer_class = cls if fmt.tokenizer_class is None else fmt.tokenizer_class(cls, provenance)
+    algorithm = (provenance.training or {}).get("algorithm")
+    if fmt.trained and trained_classes and isinstance(algorithm, str):
+        tokenizer_class = trained_classes.get(algorithm, tokenizer_class)
     tok = tokenizer_class(spec, provenance=provenance)
     if verify and sealed and root is not None:
         # Fail closed for native artifacts: tok.save() always writes the contract files,

@@ -130,14 +130,30 @@ def _special_spellings(path: Path, listed: Any, version: str, count: int) -> lis
     return names
 
 
+def special_count(spec: TokenizerSpec) -> int:
+    """How many special IDs come before the ranks (0 for any other spec)."""
+    model = spec.model
+    return model.id_offset if isinstance(model, TiktokenRanks) else 0
+
+
+def check_saveable(spec: TokenizerSpec) -> None:
+    """Raise ConfigError for a Tekken spec: ``tokenpact.json`` cannot express ranks that
+    start after the special IDs, so it has no artifact directory of its own yet."""
+    if special_count(spec):
+        raise ConfigError(
+            "a Tekken tokenizer is not saved as a tokenpact artifact directory yet; keep the "
+            "tekken_*.json file (tp.load reads it) or write a tokenizer.json with "
+            'tp.export(tok, "hf", path) (tok.export_hf(path))'
+        )
+
+
 class TekkenTokenizer(Tokenizer):
     """A Tekken tokenizer: tiktoken ranks after ``n_special`` special IDs (module doc)."""
 
     @property
     def n_special(self) -> int:
         """How many special IDs come before the ranks."""
-        model = self.spec.model
-        return model.id_offset if isinstance(model, TiktokenRanks) else 0
+        return special_count(self.spec)
 
     def decode(  # type: ignore[override]
         self,
@@ -162,18 +178,6 @@ class TekkenTokenizer(Tokenizer):
         if special_token_policy == "ignore":
             ids = [i for i in ids if not (isinstance(i, int) and 0 <= i < self.n_special)]
         return super().decode(ids, errors=errors)
-
-    def export_hf(self, path: str | os.PathLike[str]) -> Path:
-        return export_tekken_hf(self, path)
-
-    def save(self, directory: str | os.PathLike[str]) -> Path:
-        """Not yet an artifact directory of its own: the ranks start after the special
-        IDs, which ``tokenpact.json`` cannot express."""
-        raise ConfigError(
-            "a Tekken tokenizer is not saved as a tokenpact artifact directory yet; keep the "
-            "tekken_*.json file (Tokenizer.load reads it) or write a tokenizer.json with "
-            "export_hf(path)"
-        )
 
 
 def read_tekken_spec(path: str | os.PathLike[str]) -> tuple[TokenizerSpec, Provenance]:
@@ -212,7 +216,7 @@ def _merges(ranks: Sequence[bytes]) -> list[tuple[bytes, bytes]]:
     return [(a, b) for _, _, _, a, b in merges]
 
 
-def tekken_tokenizer_json(tok: TekkenTokenizer) -> dict[str, Any]:
+def tekken_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
     """The ``tokenizer.json`` document of a Tekken tokenizer.
 
     The special tokens sit in the model vocabulary too (IDs below ``n_special``): Hugging
@@ -220,10 +224,10 @@ def tekken_tokenizer_json(tok: TekkenTokenizer) -> dict[str, Any]:
     vocabulary. ``ignore_merges``: tiktoken emits a pre-token that is itself a piece.
     """
     pieces = tok.vocab()
-    merges = _merges(pieces[tok.n_special :])
+    merges = _merges(pieces[special_count(tok.spec) :])
     return byte_level_document(tok, pieces, merges, post_processor=None, ignore_merges=True)
 
 
-def export_tekken_hf(tok: TekkenTokenizer, path: str | os.PathLike[str]) -> Path:
+def export_tekken_hf(tok: Tokenizer, path: str | os.PathLike[str]) -> Path:
     """Write :func:`tekken_tokenizer_json` atomically; a directory gets ``tokenizer.json``."""
     return write_tokenizer_json(tekken_tokenizer_json(tok), path)

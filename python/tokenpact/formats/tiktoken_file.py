@@ -15,13 +15,13 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-from collections.abc import Mapping
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from .._io import atomic_write_bytes
-from ..core import Provenance, TokenizerSpec
-from ..core.byte_bpe import ranks_spec
 from ..errors import ArtifactError, ConfigError
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 __all__ = ["check_exact_tiktoken", "read_tiktoken", "write_tiktoken"]
 
@@ -112,7 +112,7 @@ def write_tiktoken(path: str | os.PathLike[str], ranks: list[bytes]) -> None:
     atomic_write_bytes(path, b"".join(parts))
 
 
-def check_exact_tiktoken(tok: Any) -> None:
+def check_exact_tiktoken(tok: Tokenizer) -> None:
     """Raise ConfigError unless a ``*.tiktoken`` file (pieces by rank, nothing else) can
     reproduce ``tok``: a byte-level BPE over raw bytes, every single byte a token, no
     normalizer or text-rewriting pre-tokenizer. Anything else (WordPiece, Unigram,
@@ -134,32 +134,3 @@ def check_exact_tiktoken(tok: Any) -> None:
             f"cannot convert to tiktoken exactly: {problem}; a *.tiktoken file holds only "
             "byte-level BPE ranks. Convert to hf (tokenizer.json) or native instead"
         )
-
-
-def read_tiktoken_spec(
-    path: str | os.PathLike[str],
-    *,
-    pattern: str | None = None,
-    special_tokens: Mapping[str, int] | None = None,
-    roles: Mapping[str, str] | None = None,
-) -> tuple[TokenizerSpec, Provenance]:
-    """The spec of a ``*.tiktoken`` rank file. Its pattern and special tokens are not in
-    the file: a standard file (recognized by its SHA-256: cl100k_base, o200k_base, ...)
-    gets those of tiktoken's registry for whatever is not passed; any other file gets
-    ``pattern`` (default ``"gpt4"``) and ``special_tokens`` as passed."""
-    ranks = read_tiktoken(path)
-    source: dict[str, str] = {}
-    if pattern is None or special_tokens is None:
-        from .tiktoken_registry import file_sha256, standard_encoding
-
-        standard = standard_encoding(file_sha256(path))
-        if standard is not None:
-            source["encoding"] = standard.name
-            if pattern is None:
-                pattern = standard.pattern
-            if special_tokens is None:
-                special_tokens = standard.special_tokens
-                roles = {"<|endoftext|>": "eos"} if roles is None else roles
-    spec = ranks_spec(ranks, pattern=pattern or "gpt4", special_tokens=special_tokens, roles=roles)
-    provenance = Provenance(label=str(path))
-    return spec, provenance.with_source(**source) if source else provenance

@@ -20,12 +20,14 @@ import hashlib
 import os
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core import Tokenizer
+from ..core import Provenance, Tokenizer, TokenizerSpec
+from ..core.byte_bpe import ranks_spec
 from ..errors import ArtifactError, ConfigError
-from .tiktoken_file import read_tiktoken_spec
+from .tiktoken_file import read_tiktoken
 
 __all__ = [
     "ENCODINGS",
@@ -301,3 +303,30 @@ def encoding_name_for_model(model_name: str) -> str:
 def encoding_for_model(model_name: str) -> Tokenizer:
     """tiktoken's ``encoding_for_model``: ``get_encoding`` of the model's encoding."""
     return get_encoding(encoding_name_for_model(model_name))
+
+
+def read_tiktoken_spec(
+    path: str | os.PathLike[str],
+    *,
+    pattern: str | None = None,
+    special_tokens: Mapping[str, int] | None = None,
+    roles: Mapping[str, str] | None = None,
+) -> tuple[TokenizerSpec, Provenance]:
+    """The spec of a ``*.tiktoken`` rank file. Its pattern and special tokens are not in
+    the file: a standard file (recognized by its SHA-256: cl100k_base, o200k_base, ...)
+    gets those of tiktoken's registry for whatever is not passed; any other file gets
+    ``pattern`` (default ``"gpt4"``) and ``special_tokens`` as passed."""
+    ranks = read_tiktoken(path)
+    source: dict[str, str] = {}
+    if pattern is None or special_tokens is None:
+        standard = standard_encoding(file_sha256(path))
+        if standard is not None:
+            source["encoding"] = standard.name
+            if pattern is None:
+                pattern = standard.pattern
+            if special_tokens is None:
+                special_tokens = standard.special_tokens
+                roles = {"<|endoftext|>": "eos"} if roles is None else roles
+    spec = ranks_spec(ranks, pattern=pattern or "gpt4", special_tokens=special_tokens, roles=roles)
+    provenance = Provenance(label=str(path))
+    return spec, provenance.with_source(**source) if source else provenance

@@ -31,7 +31,7 @@ def id_pieces(tok: Tokenizer) -> list[bytes | None]:
 
 
 def _normalizer(tok: Tokenizer) -> object:
-    return (tok.source.get("pipeline") or {}).get("normalizer")
+    return tok.spec.normalizer
 
 
 def _piece(tok: Tokenizer, i: int) -> bytes | None:

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core import Tokenizer
+from ..core import BYTE_LEVEL_SEMANTICS, ModelKind, Tokenizer
 from ..errors import ConfigError
-
-BYTE_LEVEL_SEMANTICS = ("merge_ranks", "merge_records")
 
 
 @dataclass(frozen=True)
@@ -28,7 +26,8 @@ class CanonicalLayout:
 
 def check_extensible(tok: Tokenizer) -> None:
     """Raise ConfigError unless ``tok`` is a byte-level BPE whose pre-tokens one regex makes."""
-    if tok.semantics not in BYTE_LEVEL_SEMANTICS:
+    # tiktoken ranks are byte-level but have no merge rules for the trainer to continue.
+    if tok.semantics not in BYTE_LEVEL_SEMANTICS or tok.spec.kind is ModelKind.TIKTOKEN_RANKS:
         raise ConfigError(
             f"extend_bpe needs a byte-level BPE tokenizer; this one has {tok.semantics} "
             "semantics (use add_tokens(), or extend_vocab() for WordPiece/Unigram)"

@@ -71,6 +71,7 @@ import weakref
 from typing import TYPE_CHECKING, Any, Literal
 
 from .. import _native
+from ..core import Capability
 from ..errors import ConfigError, InvalidInputError, TokenpactError
 from . import stream_normalize
 
@@ -178,14 +179,10 @@ def _local_normalizer(node: dict[str, Any] | None) -> bool:
 
 def commit_rule(tok: Tokenizer) -> Rule:
     """The strongest commit rule this module can prove for ``tok``."""
-    source = tok.source
-    pipeline = source.get("pipeline") or {}
-    byte_level = tok.semantics in ("merge_ranks", "merge_records", "tiktoken_ranks")
     if (
-        byte_level
+        tok.spec.kind.byte_level
         and tok.pattern_name in BUILTIN_PATTERNS
-        and not pipeline.get("normalizer")
-        and not pipeline.get("pre_tokenizer")
+        and not tok.spec.normalizer
     ):
         return "pretokens"
     if byte_level and _normalized_proof(tok) is not None:
@@ -340,7 +337,7 @@ class StreamingEncoder:
         # instead of a UTF-8 decode, a scan call, an encode call and list bookkeeping in
         # Python. The matcher is encode()'s for these spellings (none carries a flag).
         self._core: _native.StreamingCore | None = None
-        sentence_cuts = "streaming_encode_sentencepiece" in tok.engine.capabilities
+        sentence_cuts = Capability.STREAMING_ENCODE_SENTENCEPIECE in tok.capabilities
         if native and not flagged and sentence_cuts:
             # Cuts inside a sentence are proven per model (no inner U+2581 in any piece,
             # plain spaces; Unigram: a well-formed charsmap): the engine declares it.

@@ -12,18 +12,21 @@ decision. Nothing here is simulated: both sides are the runtime's own engines.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..runtime import OutputStream, StopPolicy, StreamingEncoder
 from .views import piece_text
 
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
-def _piece(tok: Any, token_id: int) -> dict[str, Any]:
+
+def _piece(tok: Tokenizer, token_id: int) -> dict[str, Any]:
     text, partial = piece_text(tok.token_bytes(token_id))
     return {"id": token_id, "text": text, "partial": partial}
 
 
-def inbound_steps(tok: Any, data: bytes, chunk_size: int) -> tuple[str, list[dict[str, Any]]]:
+def inbound_steps(tok: Tokenizer, data: bytes, chunk_size: int) -> tuple[str, list[dict[str, Any]]]:
     """The commit rule and one record per push, then one for ``finish()``.
 
     ``committed`` holds the IDs this push committed (the page accumulates them;
@@ -64,7 +67,7 @@ def inbound_steps(tok: Any, data: bytes, chunk_size: int) -> tuple[str, list[dic
     return encoder.rule, steps
 
 
-def outbound_steps(tok: Any, ids: Sequence[int], policy: StopPolicy) -> dict[str, Any]:
+def outbound_steps(tok: Tokenizer, ids: Sequence[int], policy: StopPolicy) -> dict[str, Any]:
     """Replay ``ids`` one at a time as generated output; stop where the policy says.
 
     ``stop_position`` is the index (in ``ids``) of the ID that ended generation, for a
@@ -96,7 +99,7 @@ def outbound_steps(tok: Any, ids: Sequence[int], policy: StopPolicy) -> dict[str
 
 
 def stream_view(
-    tok: Any,
+    tok: Tokenizer,
     text: str,
     *,
     chunk_size: int,

@@ -9,7 +9,10 @@ character points at the whole character and is marked ``partial``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 # Origins as the page colors them: the chat module's kinds plus "role", a template
 # token that spells a message's role label (``user`` after ``<|im_start|>``).
@@ -35,7 +38,7 @@ def piece_text(piece: bytes) -> tuple[str, bool]:
 
 
 def _token(
-    tok: Any, index: int, token_id: int, span: Sequence[int], specials: set[int]
+    tok: Tokenizer, index: int, token_id: int, span: Sequence[int], specials: set[int]
 ) -> dict[str, Any]:
     piece = tok.token_bytes(token_id)
     text, partial = piece_text(piece)
@@ -62,7 +65,7 @@ def counts(text: str, n_tokens: int) -> dict[str, Any]:
 
 
 def encode_view(
-    tok: Any, text: str, *, allowed_special: str | Sequence[str] = ()
+    tok: Tokenizer, text: str, *, allowed_special: str | Sequence[str] = ()
 ) -> dict[str, Any]:
     """Pieces with IDs, bytes and raw-text offsets, plus the counts."""
     enc = tok.encode_structured(text, allowed_special=allowed_special)
@@ -117,7 +120,7 @@ def _role_labels(messages: Sequence[dict[str, Any]]) -> set[str]:
 
 
 def chat_view(
-    tok: Any,
+    tok: Tokenizer,
     template: Any,
     messages: list[dict[str, Any]],
     *,
@@ -165,7 +168,7 @@ def inject_specials(
 
 
 def injection_view(
-    tok: Any,
+    tok: Tokenizer,
     template: Any,
     messages: list[dict[str, Any]],
     *,
@@ -200,7 +203,7 @@ def injection_view(
     }
 
 
-def audit_view(tok: Any, *, d_model: int) -> dict[str, Any]:
+def audit_view(tok: Tokenizer, *, d_model: int) -> dict[str, Any]:
     """The static vocabulary audit and the vocabulary's cost at ``d_model``."""
     from ..audit import CLASSES, audit_vocabulary, cost
 
