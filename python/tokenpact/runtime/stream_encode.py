@@ -185,7 +185,7 @@ def commit_rule(tok: Tokenizer) -> Rule:
         and not tok.spec.normalizer
     ):
         return "pretokens"
-    if byte_level and _normalized_proof(tok) is not None:
+    if tok.spec.kind.byte_level and _normalized_proof(tok) is not None:
         return "normalized"
     if tok.semantics != "hf_pipeline":
         return "hold"
@@ -207,7 +207,7 @@ def commit_rule(tok: Tokenizer) -> Rule:
 def _normalized_proof(tok: Tokenizer) -> tuple[stream_normalize.Form, str] | None:
     """(form, proof pattern) of a byte-level pipeline behind one Unicode normalizer and
     one split step a built-in scanner proves (Qwen, MiniMax: NFC); else None."""
-    spec = tok._spec
+    spec = tok.spec
     node = spec.normalizer
     if tok.engine.kind != "pipeline" or not node or node.get("type") not in stream_normalize.FORMS:
         return None
