@@ -55,14 +55,17 @@ class WhitespaceWords(WordTokenizer):
 TOKENIZER = WhitespaceWords()
 
 
-def datatrove_outcome(text: str, c4: bool) -> tuple[str | None, tuple[str, ...]]:
-    """(kept text or None, reasons) of datatrove's filters in FineWeb's order."""
+def datatrove_outcome(
+    text: str, c4: bool, language: Any = TOKENIZER
+) -> tuple[str | None, tuple[str, ...]]:
+    """(kept text or None, reasons) of datatrove's filters in FineWeb's order
+    (``language="en"``: datatrove's own English word tokenizer, spaCy)."""
     filters: list[tuple[str, Any]] = [
-        ("gopher_repetition", GopherRepetitionFilter(language=TOKENIZER)),
-        ("gopher_quality", GopherQualityFilter(language=TOKENIZER)),
+        ("gopher_repetition", GopherRepetitionFilter(language=language)),
+        ("gopher_quality", GopherQualityFilter(language=language)),
     ]
     if c4:
-        filters.append(("c4_quality", C4QualityFilter(language=TOKENIZER)))
+        filters.append(("c4_quality", C4QualityFilter(language=language)))
     doc = DtDocument(text=text, id="d")
     for name, f in filters:
         verdict = f.filter(doc)
@@ -72,12 +75,13 @@ def datatrove_outcome(text: str, c4: bool) -> tuple[str | None, tuple[str, ...]]
     return doc.text, ()
 
 
-def mismatches(texts: list[str], c4: bool) -> list[tuple[str, Any, Any]]:
-    worker = QualityConfig.datatrove(c4=c4).prepare()
+def mismatches(texts: list[str], c4: bool, words: str = "whitespace") -> list[tuple[str, Any, Any]]:
+    worker = QualityConfig.datatrove(c4=c4, words=words).prepare()
     ours = worker.batch(texts, [{} for _ in texts])
+    language = "en" if words == "spacy" else TOKENIZER
     out = []
     for text, outcome in zip(texts, ours, strict=True):
-        theirs = datatrove_outcome(text, c4)
+        theirs = datatrove_outcome(text, c4, language)
         if (outcome.text, outcome.reasons) != theirs:
             out.append((text[:80], (outcome.text, outcome.reasons), theirs))
     return out
@@ -102,6 +106,32 @@ def test_datatrove_mode_agrees_on_the_mixed_corpus(
     c4: bool, bench_mixed_docs: list[Document]
 ) -> None:
     assert () in agree_on([d.text for d in bench_mixed_docs], c4)  # some are kept
+
+
+@pytest.mark.parametrize("c4", [False, True])
+def test_spacy_words_agree_with_datatrove_defaults(
+    c4: bool, bench_mixed_docs: list[Document]
+) -> None:
+    """With spaCy words, datatrove's filters at their defaults (English, spaCy tokens)
+    and the mode decide every document of the mixed corpus alike, reason and kept text
+    included (on these documents the whitespace words differ in a few percent)."""
+    pytest.importorskip("spacy")
+    texts = [d.text for d in bench_mixed_docs]
+    assert mismatches(texts, c4, words="spacy") == []
+    whitespace = QualityConfig.datatrove(c4=c4).prepare().batch(texts, [{} for _ in texts])
+    spacy_words = QualityConfig.datatrove(c4=c4, words="spacy").prepare()
+    decided = spacy_words.batch(texts, [{} for _ in texts])
+    assert [o.reasons for o in whitespace] != [o.reasons for o in decided]
+
+
+def test_datatrove_words_is_checked_and_hashed() -> None:
+    from tokenpact.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="datatrove_words"):
+        QualityConfig(mode="datatrove", datatrove_words="nltk")
+    plain = QualityConfig.datatrove()
+    assert "datatrove_words" not in plain.identity()  # hashes from before the option hold
+    assert QualityConfig.datatrove(words="spacy").identity()["datatrove_words"] == "spacy"
 
 
 LINES = [

@@ -6,12 +6,18 @@ listed in docs/DATA.md. This module follows datatrove's code instead, filter by 
 the order of FineWeb's pipeline (repetition, quality, then C4 when ``c4_line_filter`` is
 on), each returning at its first failing rule with datatrove's own reason name.
 
-One difference remains: datatrove's English words and sentences come from spaCy, which
-this mode does not use. Words are ``str.split()`` tokens; a line's sentences end at
-``[.!?]`` runs followed by a space or the end of the line (at least one per line, as
-datatrove counts). tests/data/test_datatrove_mode.py runs datatrove's own filter classes
-with that tokenizer plugged in (datatrove's ``WordTokenizer`` extension point) and
-requires the same decision and reason on every document.
+Words and sentences come from one of two word tokenizers (``datatrove_words``):
+
+* ``"spacy"``: what datatrove itself uses for English, a blank spaCy pipeline with a
+  sentencizer (spaCy must be installed, as it must be for datatrove). Decisions then
+  match datatrove's filters with their default language; tests/data/test_datatrove_mode.py
+  compares with datatrove's own classes on the mixed corpus.
+* ``"whitespace"`` (the default, no extra dependency): words are ``str.split()`` tokens
+  and a line's sentences end at ``[.!?]`` runs followed by a space or the end of the line
+  (at least one per line, as datatrove counts). The test plugs the same tokenizer into
+  datatrove (its ``WordTokenizer`` extension point) and requires the same decision and
+  reason on every document; against datatrove's spaCy words the decisions differ on a
+  few percent of documents (docs/DATA.md).
 
 The punctuation set is datatrove's (``datatrove.utils.text.PUNCTUATION_SET``, Apache-2.0).
 """
@@ -22,6 +28,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from ...errors import ConfigError
 
 _PUNCTUATION_RANGES = (
     (0x0, 0x8),
@@ -144,19 +152,68 @@ POLICY_SUBSTRINGS = (
 )
 
 
-def words(text: str) -> list[str]:
-    """The mode's words: whitespace tokens (datatrove: spaCy tokens for English)."""
+WORD_TOKENIZERS = ("whitespace", "spacy")
+
+
+def words(text: str, tokenizer: str = "whitespace") -> list[str]:
+    """The mode's words: whitespace tokens, or spaCy's as datatrove splits English."""
+    if tokenizer == "spacy":
+        return _spacy_words(text)
     return text.split()
 
 
-def sentence_count(line: str) -> int:
-    """Sentences of one line: ends of ``[.!?]`` runs before a space or the end, plus a
-    trailing unterminated piece; at least 1 (datatrove's ``split_into_sentences`` of a
-    line without sentence ends is the whole line)."""
+def sentence_count(line: str, tokenizer: str = "whitespace") -> int:
+    """Sentences of one line, at least 1 (datatrove's ``split_into_sentences`` of a line
+    without sentence ends is the whole line). Whitespace mode: ends of ``[.!?]`` runs
+    before a space or the end, plus a trailing unterminated piece."""
+    if tokenizer == "spacy":
+        return max(1, len(_spacy_sentence_spans(line)))
     ends = [m.end() for m in _SENTENCE_END.finditer(line)]
     if line[ends[-1] if ends else 0 :].strip():
         ends.append(len(line))
     return max(1, len(ends))
+
+
+_SPACY: list[Any] = []
+
+
+def _spacy() -> Any:
+    """datatrove's English word tokenizer: ``spacy.blank("en")`` plus a sentencizer."""
+    if not _SPACY:
+        try:
+            import spacy
+        except ImportError:
+            raise ConfigError(
+                'datatrove_words="spacy" needs spaCy (pip install spacy), as datatrove '
+                'does for English; or use datatrove_words="whitespace"'
+            ) from None
+        nlp = spacy.blank("en")
+        nlp.add_pipe("sentencizer")
+        _SPACY.append(nlp)
+    return _SPACY[0]
+
+
+def _spacy_doc(text: str) -> Any:
+    nlp = _spacy()
+    nlp.max_length = len(text) + 10
+    try:
+        return nlp(text)
+    except Exception:
+        # spaCy's tokenizer fails on text holding its attribute name "IS_ALPHA";
+        # datatrove retries without it, and so do we.
+        if "IS_ALPHA" not in text:
+            raise
+        return nlp(text.replace("IS_ALPHA", ""))
+
+
+def _spacy_words(text: str) -> list[str]:
+    # datatrove strips each token and drops empty ones (whitespace tokens).
+    tokens = (token.text.strip() for token in _spacy_doc(text))
+    return [t for t in tokens if t]
+
+
+def _spacy_sentence_spans(text: str) -> list[tuple[int, int]]:
+    return [(sent.start_char, sent.end_char) for sent in _spacy_doc(text).sents]
 
 
 @dataclass(frozen=True)
@@ -189,6 +246,7 @@ class DatatroveThresholds:
     c4_filter_javascript: bool = True
     c4_filter_curly_bracket: bool = True
     c4_filter_policy: bool = True
+    word_tokenizer: str = "whitespace"
 
 
 def _find_duplicates(items: Sequence[str]) -> tuple[int, int]:
@@ -241,7 +299,7 @@ def repetition(text: str, t: DatatroveThresholds) -> str | None:
         return "dup_line_frac"
     if t.dup_line_char_frac and chars / len(text) > t.dup_line_char_frac:
         return "dup_line_char_frac"
-    ws = words(text)
+    ws = words(text, t.word_tokenizer)
     for n, frac in t.top_n_grams:
         grams = [" ".join(ws[i : i + n]) for i in range(len(ws) - n + 1)]
         if grams and _top_duplicate(grams) / len(text) > frac:
@@ -254,7 +312,7 @@ def repetition(text: str, t: DatatroveThresholds) -> str | None:
 
 def gopher_quality(text: str, t: DatatroveThresholds) -> str | None:
     """``GopherQualityFilter``: the failing rule's name, or None."""
-    ws = words(text)
+    ws = words(text, t.word_tokenizer)
     n_words = len(ws)
     kept = [w for w in ws if any(ch not in PUNCTUATION_SET for ch in w)]
     if t.min_doc_words and len(kept) < t.min_doc_words:
@@ -314,7 +372,7 @@ def c4_quality(text: str, t: DatatroveThresholds) -> tuple[str | None, str]:
         if t.c4_filter_policy and any(p in lowered for p in POLICY_SUBSTRINGS):
             continue
         if t.c4_min_num_sentences != -1:
-            sentences += sentence_count(line)
+            sentences += sentence_count(line, t.word_tokenizer)
         kept.append(line)
     if sentences < t.c4_min_num_sentences:
         return "too_few_sentences", text
@@ -365,4 +423,5 @@ def thresholds_from(config: Any) -> DatatroveThresholds:
         c4_filter_javascript=config.c4_javascript_lines,
         c4_filter_curly_bracket=config.c4_curly_bracket,
         c4_filter_policy=config.c4_policy_lines,
+        word_tokenizer=config.datatrove_words,
     )

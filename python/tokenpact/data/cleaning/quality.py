@@ -39,7 +39,7 @@ import numpy as np
 from ...errors import ConfigError
 from . import quality_stats as qs
 from .char_table import native_table, script_counts
-from .datatrove_rules import datatrove_decision, thresholds_from
+from .datatrove_rules import WORD_TOKENIZERS, datatrove_decision, thresholds_from
 from .scripts import NO_SPACE_LANGUAGES, no_space_share, script_shares, shares_from_counts
 from .step import (
     Outcome,
@@ -140,9 +140,13 @@ class QualityConfig(StepConfig):
     # (with c4_line_filter) C4QualityFilter, their rules and reasons (.datatrove_rules);
     # the per-language policy and the no-space options do not apply there.
     mode: str = "tokenpact"
+    # mode "datatrove": its words and sentences, "whitespace" (no dependency) or "spacy"
+    # (datatrove's own English tokenizer; needs spaCy installed).
+    datatrove_words: str = "whitespace"
 
     def __post_init__(self) -> None:
         check_choice(self.mode, ("tokenpact", "datatrove"), "mode")
+        check_choice(self.datatrove_words, WORD_TOKENIZERS, "datatrove_words")
         for name in ("min_words", "max_words", "min_stop_words", "c4_min_sentences"):
             check_optional_range(getattr(self, name), name, low=0)
         for name in ("min_chars_no_space", "max_chars_no_space", "no_space_ngram_scale"):
@@ -190,17 +194,21 @@ class QualityConfig(StepConfig):
         return cls(c4_line_filter=True, c4_min_sentences=5, c4_curly_bracket=True)
 
     @classmethod
-    def datatrove(cls, *, c4: bool = False) -> QualityConfig:
-        """datatrove's Gopher filters (and its C4 filter with ``c4``), their defaults."""
+    def datatrove(cls, *, c4: bool = False, words: str = "whitespace") -> QualityConfig:
+        """datatrove's Gopher filters (and its C4 filter with ``c4``), their defaults;
+        ``words="spacy"`` splits words and sentences with datatrove's own English
+        tokenizer (spaCy), so decisions match datatrove's filters exactly."""
         if c4:
             return cls(mode="datatrove", c4_line_filter=True, c4_min_sentences=5,
-                       c4_curly_bracket=True)  # fmt: skip
-        return cls(mode="datatrove")
+                       c4_curly_bracket=True, datatrove_words=words)  # fmt: skip
+        return cls(mode="datatrove", datatrove_words=words)
 
     def identity(self) -> dict[str, Any]:
         out = self.to_json()
         if self.mode == "tokenpact":  # the hash of configurations from before the option
             del out["mode"]
+        if self.datatrove_words == "whitespace":  # likewise for the word tokenizer
+            del out["datatrove_words"]
         return out
 
     def to_json(self) -> dict[str, Any]:
