@@ -88,7 +88,10 @@ def test_serve_without_arguments(
     uvicorn = pytest.importorskip("uvicorn")
     pytest.importorskip("starlette")
     calls: list[dict[str, object]] = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.append(kw))
+    # The command runs uvicorn.Server on a socket it bound itself: record instead of serving.
+    monkeypatch.setattr(
+        uvicorn.Server, "run", lambda self, sockets=None: calls.append({"sockets": sockets})
+    )
     empty = tmp_path / "empty"
     empty.mkdir()
     monkeypatch.chdir(empty)
