@@ -45,9 +45,7 @@ def test_byte_alphabet_matches_a_real_byte_level_vocabulary() -> None:
 
 
 @pytest.mark.parametrize("model_type", [0, 5, 7])
-def test_unknown_sentencepiece_model_type_is_refused_once(
-    tmp_path: Path, model_type: int
-) -> None:
+def test_unknown_sentencepiece_model_type_is_refused_once(tmp_path: Path, model_type: int) -> None:
     # Unigram, BPE, word and char (1-4) load; any other type is refused by the one
     # reader both entry points share, with the same message.
     path = tmp_path / "m.model"
