@@ -105,6 +105,7 @@ def test_config_hash_is_the_framed_canonical_config() -> None:
     payload = {"step": "quality", "step_version": 1, "config": config.to_json()}
     # The default mode="tokenpact" is left out, so hashes from before the option stand.
     assert payload["config"].pop("mode") == "tokenpact"
+    assert payload["config"].pop("datatrove_words") == "whitespace"  # likewise
     payload["config"]["max_dup_lines"] = "0.25"
     for key in ("min_mean_word_length", "max_mean_word_length", "max_symbol_word_ratio"):
         payload["config"][key] = repr(payload["config"][key])
