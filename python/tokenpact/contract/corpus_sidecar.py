@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .._io import atomic_write_bytes
+from .._stale_temps import remove_stale_temps
 from ..errors import ContractError
 from .canonical import canonical_bytes
 from .hashing import HASH_PREFIX
@@ -56,6 +57,8 @@ def write_corpus_manifest(
     with ``cleaning``) to ``path``: inline up to ``inline_limit`` records (None: always
     inline), else with a sidecar. Returns the paths written."""
     target = Path(path)
+    # What killed runs left beside the manifest and its sidecar (their processes are gone).
+    remove_stale_temps(target.parent, [target.name, sidecar_name(target)])
     documents = document.get("documents") or []
     dropped = _dropped(document)
     if SIDECAR_KEY in document:
