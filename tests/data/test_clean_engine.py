@@ -141,3 +141,28 @@ def test_engine_input_errors_are_typed() -> None:
     for bad in ((255, 0, 0), (256, 1, 0), (256, 0, 5)):  # short row, missing row, feature
         with pytest.raises(ArtifactError, match="language model"):
             model(*bad)
+
+
+def test_a_worker_loads_the_language_model_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The labels and the native engine come from one load of the model file (a load
+    decompresses ~68 MB: seconds per worker)."""
+    from tokenpact.data.cleaning import langid, langid_model
+
+    loads: list[int] = []
+    real = langid_model._load_arrays
+
+    def counting() -> Any:
+        loads.append(1)
+        return real()
+
+    monkeypatch.setattr(langid_model, "_load_arrays", counting)
+    langid_model._classes.cache_clear()
+    langid._model.cache_clear()
+    try:
+        worker = LangIdConfig(languages=("en", "de")).prepare()
+        found = worker.batch(["The cat sat on the mat and looked at the dog."], [{}])
+        assert found[0].meta["language"] == "en"
+        assert len(loads) == 1
+    finally:
+        langid_model._classes.cache_clear()
+        langid._model.cache_clear()

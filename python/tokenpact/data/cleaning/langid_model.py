@@ -56,11 +56,25 @@ def _load_arrays() -> tuple[Any, ...]:
 # The native engine copies what it needs; the Python arrays are kept only for the
 # reference (tests), so a worker holds the model once.
 _reference_arrays = lru_cache(maxsize=1)(_load_arrays)
+# One load serves both the labels and the first native engine (loading takes seconds):
+# the arrays wait here until that engine has copied them, then are let go.
+_unclaimed: list[tuple[Any, ...]] = []
+
+
+def _engine_arrays() -> tuple[Any, ...]:
+    """The model's arrays for one native engine: those the label lookup loaded when
+    no engine has claimed them yet, else a fresh load."""
+    try:
+        return _unclaimed.pop()
+    except IndexError:
+        return _load_arrays()
 
 
 @lru_cache(maxsize=1)
 def _classes() -> tuple[str, ...]:
-    return tuple(_load_arrays()[5])
+    arrays = _load_arrays()
+    _unclaimed[:] = [arrays]
+    return tuple(arrays[5])
 
 
 def all_labels() -> list[str]:
@@ -110,7 +124,7 @@ class LangIdModel:
     def native(self) -> Any:
         from ... import _native
 
-        rows, state_row, output, ptc, pc, _ = _load_arrays()
+        rows, state_row, output, ptc, pc, _ = _engine_arrays()
         return _native.NativeLangId(
             rows,
             state_row,
