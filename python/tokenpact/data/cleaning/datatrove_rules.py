@@ -218,35 +218,35 @@ def _spacy_sentence_spans(text: str) -> list[tuple[int, int]]:
 
 @dataclass(frozen=True)
 class DatatroveThresholds:
-    """datatrove's filter parameters (None or 0 turns a check off, as there)."""
+    """datatrove's filter parameters (None or 0 turns a check off, as there), made from
+    a :class:`.quality.QualityConfig` by :func:`thresholds_from` (its defaults are
+    datatrove's)."""
 
-    min_doc_words: int | None = 50
-    max_doc_words: int | None = 100_000
-    min_avg_word_length: float | None = 3
-    max_avg_word_length: float | None = 10
-    max_symbol_word_ratio: float | None = 0.1
-    max_bullet_lines_ratio: float | None = 0.9
-    max_ellipsis_lines_ratio: float | None = 0.3
-    max_non_alpha_words_ratio: float | None = 0.8
-    min_stop_words: int | None = 2
-    stop_words: tuple[str, ...] = ("the", "be", "to", "of", "and", "that", "have", "with")
-    dup_line_frac: float | None = 0.3
-    dup_para_frac: float | None = 0.3
-    dup_line_char_frac: float | None = 0.2
-    dup_para_char_frac: float | None = 0.2
-    top_n_grams: tuple[tuple[int, float], ...] = ((2, 0.2), (3, 0.18), (4, 0.16))
-    dup_n_grams: tuple[tuple[int, float], ...] = (
-        (5, 0.15), (6, 0.14), (7, 0.13), (8, 0.12), (9, 0.11), (10, 0.10),
-    )  # fmt: skip
-    c4: bool = False
-    c4_min_num_sentences: int = 5
-    c4_min_words_per_line: int = 3
-    c4_max_word_length: int = 1000
-    c4_filter_lorem_ipsum: bool = True
-    c4_filter_javascript: bool = True
-    c4_filter_curly_bracket: bool = True
-    c4_filter_policy: bool = True
-    word_tokenizer: str = "whitespace"
+    min_doc_words: int | None
+    max_doc_words: int | None
+    min_avg_word_length: float | None
+    max_avg_word_length: float | None
+    max_symbol_word_ratio: float | None
+    max_bullet_lines_ratio: float | None
+    max_ellipsis_lines_ratio: float | None
+    max_non_alpha_words_ratio: float | None
+    min_stop_words: int | None
+    stop_words: tuple[str, ...]
+    dup_line_frac: float | None
+    dup_para_frac: float | None
+    dup_line_char_frac: float | None
+    dup_para_char_frac: float | None
+    top_n_grams: tuple[tuple[int, float], ...]
+    dup_n_grams: tuple[tuple[int, float], ...]
+    c4: bool
+    c4_min_num_sentences: int
+    c4_min_words_per_line: int
+    c4_filter_lorem_ipsum: bool
+    c4_filter_javascript: bool
+    c4_filter_curly_bracket: bool
+    c4_filter_policy: bool
+    word_tokenizer: str
+    c4_max_word_length: int = 1000  # no QualityConfig option: datatrove's default
 
 
 def _find_duplicates(items: Sequence[str]) -> tuple[int, int]:
