@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ConfigError
+from .quality_stats import C4_POLICY_PHRASES
 
 _PUNCTUATION_RANGES = (
     (0x0, 0x8),
@@ -142,14 +143,6 @@ _LINES = re.compile("\n+")
 _SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)")
 CITATION = re.compile(r"\[\d*]|\[edit]|\[citation needed]")
 END_PUNCTUATION = (".", "?", "!", '"', "'")
-POLICY_SUBSTRINGS = (
-    "terms of use",
-    "privacy policy",
-    "cookie policy",
-    "uses cookies",
-    "use of cookies",
-    "use cookies",
-)
 
 
 WORD_TOKENIZERS = ("whitespace", "spacy")
@@ -369,7 +362,7 @@ def c4_quality(text: str, t: DatatroveThresholds) -> tuple[str | None, str]:
             continue
         if t.c4_filter_curly_bracket and "{" in line:
             return "curly_bracket", text
-        if t.c4_filter_policy and any(p in lowered for p in POLICY_SUBSTRINGS):
+        if t.c4_filter_policy and any(p in lowered for p in C4_POLICY_PHRASES):
             continue
         if t.c4_min_num_sentences != -1:
             sentences += sentence_count(line, t.word_tokenizer)
