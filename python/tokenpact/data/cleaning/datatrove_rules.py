@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ConfigError
-from .quality_stats import C4_POLICY_PHRASES
+from .quality_stats import C4_POLICY_PHRASES, duplicate_counts
 
 _PUNCTUATION_RANGES = (
     (0x0, 0x8),
@@ -242,18 +242,6 @@ class DatatroveThresholds:
     c4_max_word_length: int = 1000  # no QualityConfig option: datatrove's default
 
 
-def _find_duplicates(items: Sequence[str]) -> tuple[int, int]:
-    seen: set[str] = set()
-    dup = chars = 0
-    for item in items:
-        if item in seen:
-            dup += 1
-            chars += len(item)
-        else:
-            seen.add(item)
-    return dup, chars
-
-
 def _top_duplicate(grams: Sequence[str]) -> int:
     counts: dict[str, int] = {}
     for g in grams:
@@ -281,13 +269,13 @@ def repetition(text: str, t: DatatroveThresholds) -> str | None:
     if not text:
         return "empty"
     paragraphs = _PARAGRAPHS.split(text.strip())
-    dup, chars = _find_duplicates(paragraphs)
+    dup, chars = duplicate_counts(paragraphs)
     if t.dup_para_frac and dup / len(paragraphs) > t.dup_para_frac:
         return "dup_para_frac"
     if t.dup_para_char_frac and chars / len(text) > t.dup_para_char_frac:
         return "dup_para_char_frac"
     lines = _LINES.split(text)
-    dup, chars = _find_duplicates(lines)
+    dup, chars = duplicate_counts(lines)
     if t.dup_line_frac and dup / len(lines) > t.dup_line_frac:
         return "dup_line_frac"
     if t.dup_line_char_frac and chars / len(text) > t.dup_line_char_frac:

@@ -79,10 +79,8 @@ def stop_word_count(ws: Sequence[str], stop_words: frozenset[str]) -> int:
     return sum(1 for w in ws if w.lower().strip(".,;:!?\"'()") in stop_words)
 
 
-def duplicate_fractions(items: Sequence[str]) -> tuple[float, float]:
-    """(share of items that repeat an earlier one, share of characters in those repeats)."""
-    if not items:
-        return 0.0, 0.0
+def duplicate_counts(items: Sequence[str]) -> tuple[int, int]:
+    """(items that repeat an earlier one, characters in those repeats)."""
     seen: set[str] = set()
     dup_items = dup_chars = 0
     for item in items:
@@ -91,6 +89,14 @@ def duplicate_fractions(items: Sequence[str]) -> tuple[float, float]:
             dup_chars += len(item)
         else:
             seen.add(item)
+    return dup_items, dup_chars
+
+
+def duplicate_fractions(items: Sequence[str]) -> tuple[float, float]:
+    """(share of items that repeat an earlier one, share of characters in those repeats)."""
+    if not items:
+        return 0.0, 0.0
+    dup_items, dup_chars = duplicate_counts(items)
     total_chars = sum(len(i) for i in items)
     return dup_items / len(items), (dup_chars / total_chars if total_chars else 0.0)
 
