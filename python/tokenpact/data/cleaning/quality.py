@@ -268,6 +268,7 @@ class QualityWorker:
         self.stop_words = frozenset(w.lower() for w in config.stop_words)
         self.no_space_languages = frozenset(config.no_space_languages)
         self.chars_per_word = dict(config.chars_per_word)
+        self._datatrove = thresholds_from(config)  # mode "datatrove": its parameters
         self._native: Any = None
 
     def _policy(self, meta: Mapping[str, Any], shares: Any) -> tuple[bool, bool]:
@@ -309,7 +310,7 @@ class QualityWorker:
 
     def datatrove(self, text: str) -> Outcome:
         """One document under ``mode="datatrove"`` (:mod:`.datatrove_rules`)."""
-        reason, kept, _ = datatrove_decision(text, thresholds_from(self.c))
+        reason, kept, _ = datatrove_decision(text, self._datatrove)
         policy = {"quality_policy": "datatrove"}
         if reason is not None:
             return Outcome(None, (reason,), policy, {})
