@@ -360,21 +360,20 @@ def c4_quality(text: str, t: DatatroveThresholds) -> tuple[str | None, str]:
     return None, "\n".join(kept).strip()
 
 
-def datatrove_decision(text: str, t: DatatroveThresholds) -> tuple[str | None, str, str | None]:
-    """(reason ``datatrove.<filter>.<rule>`` or None, the text after the filters, the
-    name of the failing filter)."""
+def datatrove_decision(text: str, t: DatatroveThresholds) -> tuple[str | None, str]:
+    """(reason ``datatrove.<filter>.<rule>`` or None, the text after the filters)."""
     reason = repetition(text, t)
     if reason is not None:
-        return f"datatrove.gopher_repetition.{reason}", text, "gopher_repetition"
+        return f"datatrove.gopher_repetition.{reason}", text
     reason = gopher_quality(text, t)
     if reason is not None:
-        return f"datatrove.gopher_quality.{reason}", text, "gopher_quality"
+        return f"datatrove.gopher_quality.{reason}", text
     if t.c4:
         reason, kept = c4_quality(text, t)
         if reason is not None:
-            return f"datatrove.c4_quality.{reason}", text, "c4_quality"
-        return None, kept, None
-    return None, text, None
+            return f"datatrove.c4_quality.{reason}", text
+        return None, kept
+    return None, text
 
 
 def thresholds_from(config: Any) -> DatatroveThresholds:

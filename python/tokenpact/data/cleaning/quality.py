@@ -310,7 +310,7 @@ class QualityWorker:
 
     def datatrove(self, text: str) -> Outcome:
         """One document under ``mode="datatrove"`` (:mod:`.datatrove_rules`)."""
-        reason, kept, _ = datatrove_decision(text, self._datatrove)
+        reason, kept = datatrove_decision(text, self._datatrove)
         policy = {"quality_policy": "datatrove"}
         if reason is not None:
             return Outcome(None, (reason,), policy, {})
