@@ -174,6 +174,25 @@ def test_quality_report_names_thresholds_and_counts() -> None:
     assert [r["id"] for r in result.rejected_records()] == ["short"]
 
 
+def test_datatrove_mode_lists_the_rules_it_applies(real_docs: list[Document]) -> None:
+    """In mode "datatrove" the rule table is datatrove's rules, named by the reasons the
+    mode reports, with the thresholds the configuration gives them."""
+    texts = [d.text for d in real_docs[:150]] + ["", "lorem ipsum dolor sit amet."]
+    for c4 in (False, True):
+        config = QualityConfig.datatrove(c4=c4)
+        names = [r["rule"] for r in config.rules()]
+        assert names and all(n.startswith("datatrove.") for n in names)
+        assert any(n.startswith("datatrove.c4_quality.") for n in names) == c4
+        reasons = {r for o in config.prepare().batch(texts, [{}] * len(texts)) for r in o.reasons}
+        assert len(reasons) > 2 and reasons <= set(names)
+        record = clean([Document("d", texts[0])], steps=[config]).step_records()[0]
+        assert [r["rule"] for r in record["rules"]] == names
+    rules = {r["rule"]: r for r in QualityConfig(mode="datatrove", min_words=20).rules()}
+    assert rules["datatrove.gopher_quality.gopher_short_doc"]["threshold"] == 20
+    off = QualityConfig(mode="datatrove", min_stop_words=None).rules()
+    assert "datatrove.gopher_quality.gopher_enough_stop_words" not in {r["rule"] for r in off}
+
+
 def test_c4_line_filter_removes_lines_and_counts_them() -> None:
     text = _doc_with_lines(
         [

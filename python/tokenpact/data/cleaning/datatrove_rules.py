@@ -376,6 +376,52 @@ def datatrove_decision(text: str, t: DatatroveThresholds) -> tuple[str | None, s
     return None, text
 
 
+def rule_table(t: DatatroveThresholds) -> list[dict[str, Any]]:
+    """The rules :func:`datatrove_decision` applies with ``t``, in its order, each named
+    by the reason it reports (``QualityConfig.rules()`` of the mode)."""
+    table: list[dict[str, Any]] = []
+
+    def add(name: str, threshold: Any, op: str, scope: str = "any") -> None:
+        if threshold:  # datatrove: None or 0 turns a check off
+            table.append({"rule": name, "threshold": threshold, "fails_if": op, "scope": scope})
+
+    rep, gq, c4 = (
+        "datatrove.gopher_repetition.",
+        "datatrove.gopher_quality.",
+        "datatrove.c4_quality.",
+    )
+    add(rep + "empty", True, "empty document")
+    add(rep + "dup_para_frac", t.dup_para_frac, "duplicate-paragraph share >")
+    add(rep + "dup_para_char_frac", t.dup_para_char_frac, "dup-paragraph char share >")
+    add(rep + "dup_line_frac", t.dup_line_frac, "duplicate-line share >")
+    add(rep + "dup_line_char_frac", t.dup_line_char_frac, "dup-line char share >")
+    for n, frac in t.top_n_grams:
+        add(f"{rep}top_{n}_gram", frac, "top n-gram char share >")
+    for n, frac in t.dup_n_grams:
+        add(f"{rep}duplicated_{n}_n_grams", frac, "dup n-gram char share >")
+    add(gq + "gopher_short_doc", t.min_doc_words, "words <")
+    add(gq + "gopher_long_doc", t.max_doc_words, "words >")
+    add(gq + "gopher_below_avg_threshold", t.min_avg_word_length, "mean word length <")
+    add(gq + "gopher_above_avg_threshold", t.max_avg_word_length, "mean word length >")
+    add(gq + "gopher_too_many_hashes", t.max_symbol_word_ratio, "#/words >")
+    add(gq + "gopher_too_many_ellipsis", t.max_symbol_word_ratio, "ellipses/words >")
+    add(gq + "gopher_too_many_bullets", t.max_bullet_lines_ratio, "bullet-line share >")
+    add(gq + "gopher_too_many_end_ellipsis", t.max_ellipsis_lines_ratio, "ellipsis-line share >")
+    add(gq + "gopher_below_alpha_threshold", t.max_non_alpha_words_ratio, "alpha-word share <")
+    add(gq + "gopher_enough_stop_words", t.min_stop_words, "distinct stop words <")
+    if t.c4:
+        if t.c4_max_word_length != -1:
+            add(c4 + "line_max_word_length", t.c4_max_word_length, "line word length >", "lines")
+        add(c4 + "line_terminal_punctuation", True, "line lacks end punctuation", "lines")
+        add(c4 + "line_min_words", t.c4_min_words_per_line, "line words <", "lines")
+        add(c4 + "lorem_ipsum", t.c4_filter_lorem_ipsum, "contains 'lorem ipsum'")
+        add(c4 + "line_javascript", t.c4_filter_javascript, "line has 'javascript'", "lines")
+        add(c4 + "curly_bracket", t.c4_filter_curly_bracket, "contains '{'")
+        add(c4 + "line_policy", t.c4_filter_policy, "line has a policy phrase", "lines")
+        add(c4 + "too_few_sentences", max(t.c4_min_num_sentences, 0), "sentences <")
+    return table
+
+
 def thresholds_from(config: Any) -> DatatroveThresholds:
     """datatrove's parameters from a :class:`.quality.QualityConfig`."""
     c4_sentences = config.c4_min_sentences

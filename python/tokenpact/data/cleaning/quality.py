@@ -39,7 +39,7 @@ import numpy as np
 from ...errors import ConfigError
 from . import quality_stats as qs
 from .char_table import native_table, script_counts
-from .datatrove_rules import WORD_TOKENIZERS, datatrove_decision, thresholds_from
+from .datatrove_rules import WORD_TOKENIZERS, datatrove_decision, rule_table, thresholds_from
 from .scripts import NO_SPACE_LANGUAGES, no_space_share, script_shares, shares_from_counts
 from .step import (
     Outcome,
@@ -218,7 +218,10 @@ class QualityConfig(StepConfig):
         return out
 
     def rules(self) -> list[dict[str, Any]]:
-        """The rule table: name, threshold, comparison and scope (for reports and docs)."""
+        """The rule table: name, threshold, comparison and scope (for reports and docs);
+        in mode "datatrove", datatrove's rules, named by the reasons they report."""
+        if self.mode == "datatrove":
+            return rule_table(thresholds_from(self))
         table: list[dict[str, Any]] = []
 
         def add(name: str, threshold: Any, op: str, scope: str) -> None:
