@@ -116,6 +116,11 @@ class _Shard:
         self._verified: set[str] = set()
         self._lock = threading.Lock()
         self.lengths: NDArray[np.int64] = np.zeros(0, np.int64)
+        self._open()
+
+    def _open(self) -> None:
+        """Read and check the format's small index (the subclass's part of opening)."""
+        raise NotImplementedError
 
     @property
     def n_tokens(self) -> int:
@@ -186,15 +191,8 @@ class _Shard:
 class _MegatronShard(_Shard):
     _HANDLES = ("_ids",)
 
-    def __init__(
-        self,
-        root: Path,
-        files: dict[str, str],
-        dtype: np.dtype[Any],
-        entry: ShardEntry,
-        top: int | None,
-    ) -> None:
-        super().__init__(root, files, dtype, entry, top)
+    def _open(self) -> None:
+        dtype = self.dtype
         by_kind: dict[str, str] = {}
         for name in self.paths:
             kind = "docs" if name.endswith(".docs.tsv") else name.rsplit(".", 1)[-1]
@@ -268,17 +266,9 @@ class _MegatronShard(_Shard):
 class _ParquetShard(_Shard):
     _HANDLES = ("_file_handle",)
 
-    def __init__(
-        self,
-        root: Path,
-        files: dict[str, str],
-        dtype: np.dtype[Any],
-        entry: ShardEntry,
-        top: int | None,
-    ) -> None:
+    def _open(self) -> None:
         import pyarrow.parquet as pq
 
-        super().__init__(root, files, dtype, entry, top)
         names = [n for n in self.paths if n.endswith(".parquet")]
         if len(names) != 1:
             raise ContractError(f"a Parquet shard lists {sorted(self.paths)}; re-encode")
