@@ -21,6 +21,7 @@ import threading
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 from typing import Any, Literal
@@ -273,13 +274,9 @@ class _ParquetShard(_Shard):
         if len(names) != 1:
             raise ContractError(f"a Parquet shard lists {sorted(self.paths)}; re-encode")
         self.name = names[0]
-        try:
+        with self._readable():
             self._file_handle: Any = pq.ParquetFile(self.paths[self.name])
             lengths = self._file.read(columns=["length"]).column("length").to_numpy()
-        except Exception as exc:  # pyarrow raises ArrowInvalid and friends
-            raise ContractError(
-                f"shard {self.name} is not a readable Parquet file: {exc}"
-            ) from None
         if tuple(self._file.schema_arrow.names) != PARQUET_COLUMNS:
             raise ContractError(
                 f"shard columns are {self._file.schema_arrow.names}, expected {PARQUET_COLUMNS}"
@@ -297,6 +294,16 @@ class _ParquetShard(_Shard):
             raise ContractError(f"shard {self.name} row groups disagree with its row count")
         self.group_tokens = self.offsets[self.group_docs]
         self._cache: OrderedDict[int, NDArray[Any]] = OrderedDict()
+
+    @contextmanager
+    def _readable(self) -> Iterator[None]:
+        """pyarrow's errors (ArrowInvalid and friends) as one ContractError."""
+        try:
+            yield
+        except Exception as exc:
+            raise ContractError(
+                f"shard {self.name} is not a readable Parquet file: {exc}"
+            ) from None
 
     @property
     def _file(self) -> Any:
@@ -316,14 +323,10 @@ class _ParquetShard(_Shard):
         if got is not None:
             self._cache.move_to_end(g)
             return got
-        try:
+        with self._readable():
             lists = self._file.read_row_group(g, columns=["input_ids"]).column(0).combine_chunks()
             ids = lists.flatten().to_numpy(zero_copy_only=False)
             sizes = np.diff(lists.offsets.to_numpy())
-        except Exception as exc:  # pyarrow raises ArrowInvalid and friends
-            raise ContractError(
-                f"shard {self.name} is not a readable Parquet file: {exc}"
-            ) from None
         if ids.dtype != self.dtype:
             raise ContractError(f"shard IDs are {ids.dtype}, the manifest says {self.dtype}")
         lo, hi = int(self.group_docs[g]), int(self.group_docs[g + 1])
@@ -354,14 +357,10 @@ class _ParquetShard(_Shard):
 
     def doc_ids_and_truncated(self) -> tuple[list[str], NDArray[np.bool_]]:
         self._touch(self.name)
-        try:
+        with self._readable():
             table = self._file.read(columns=["doc_id", "truncated"])
             flags = table.column("truncated").to_numpy(zero_copy_only=False)
             doc_ids = table.column("doc_id").to_pylist()
-        except Exception as exc:  # pyarrow raises ArrowInvalid and friends
-            raise ContractError(
-                f"shard {self.name} is not a readable Parquet file: {exc}"
-            ) from None
         if flags.dtype != np.bool_ or not all(isinstance(d, str) for d in doc_ids):
             raise ContractError(f"shard {self.name} has malformed doc_id/truncated columns")
         return doc_ids, flags
