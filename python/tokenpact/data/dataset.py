@@ -248,7 +248,10 @@ class _MegatronShard(_Shard):
     def doc_ids_and_truncated(self) -> tuple[list[str], NDArray[np.bool_]]:
         path = self.paths[self.docs]
         data = _read_small(path, "document list")
-        _check_digest(path, self.digests[self.docs], data)
+        with self._lock:  # hashed once: here, or by verify()'s pass over every file
+            if self.docs not in self._verified:
+                _check_digest(path, self.digests[self.docs], data)
+                self._verified.add(self.docs)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
