@@ -369,14 +369,21 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     """Parse a JSON file we wrote; unreadable, malformed or absurdly nested is a
     :class:`~tokenpact.errors.ContractError` (never a ``RecursionError``)."""
     try:
-        value = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         raise ContractError(f"{path} does not exist") from None
+    except OSError as exc:
+        raise ContractError(f"cannot read {path}: {exc}") from None
+    return parse_json(data, path)
+
+
+def parse_json(data: bytes, path: str | os.PathLike[str]) -> Any:
+    """:func:`read_json` of the bytes ``data`` already read from ``path``."""
+    try:
+        value = json.loads(data.decode("utf-8"))
     except (ValueError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         raise ContractError(f"{path} is not valid JSON ({why})") from None
-    except OSError as exc:
-        raise ContractError(f"cannot read {path}: {exc}") from None
     if nesting_depth(value) > MAX_JSON_DEPTH:
         raise ContractError(f"{path} nests deeper than {MAX_JSON_DEPTH} levels; not one we wrote")
     return value

@@ -16,7 +16,6 @@ themselves hold is checked against these counts when the shards are read
 
 from __future__ import annotations
 
-import mmap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from ..contract import DatasetDeclaration
 from ..contract.hashing import CORPUS, HASH_PREFIX, framed_digest_parts
 from ..errors import ContractError
 from .chat_shards import MASK_SUFFIX
-from .corpus_manifest import read_json
+from .corpus_manifest import parse_json
 from .encode import CORPUS_NAME, MANIFEST_KIND, MANIFEST_NAME, SHARD_FORMATS, shard_name
 
 MANIFEST_VERSIONS = (1,)
@@ -215,8 +214,9 @@ def checked_manifest(manifest: Any, root: Path) -> CheckedManifest:
 
 def check_corpus_file(root: Path, corpus_hash: str, doc_ids: list[str]) -> None:
     """``corpus.json`` must be the corpus manifest ``corpus_hash`` names (its canonical
-    bytes and a newline, hashed as written, streamed through a read-only mapping), and
-    list exactly the documents ``doc_ids`` (the dataset's, in ``doc_id`` order)."""
+    bytes and a newline, hashed as written), and list exactly the documents ``doc_ids``
+    (the dataset's, in ``doc_id`` order). The file is read once, for the hash and the
+    parse."""
     path = root / CORPUS_NAME
     try:
         size = path.stat().st_size
@@ -227,22 +227,19 @@ def check_corpus_file(root: Path, corpus_hash: str, doc_ids: list[str]) -> None:
         ) from None
     if size > _MAX_CORPUS_BYTES:
         raise ContractError(f"{path} is {size} bytes, too large for a corpus manifest")
+    data = path.read_bytes()  # read once: hashed, then parsed
     digest = b""
-    if size:
-        with (
-            open(path, "rb") as handle,
-            mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as m,
-        ):
-            if m[size - 1 :] == b"\n":
-                with memoryview(m) as view, view[: size - 1] as body:
-                    digest = framed_digest_parts(CORPUS, (body,))  # type: ignore[arg-type]
+    if data.endswith(b"\n"):
+        with memoryview(data) as view, view[:-1] as body:
+            digest = framed_digest_parts(CORPUS, (body,))  # type: ignore[arg-type]
     if HASH_PREFIX + digest.hex() != corpus_hash:
         raise ContractError(
             f"{path} is not the corpus manifest {corpus_hash} the dataset was encoded from; "
             "restore it or re-encode the dataset"
         )
     # Bound by its hash, the file is the one encode_dataset wrote: parse it for its IDs.
-    document = read_json(path)
+    document = parse_json(data, path)
+    del data
     try:
         ids = sorted(d["document_id"] for d in document["documents"])
     except (KeyError, TypeError) as exc:
