@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from ..batch import RecordTable
 from ..contract import DatasetDeclaration
+from ..contract.hashing import HASH_PREFIX, file_sha256
 from ..errors import ConfigError, ContractError
 from .chat_shards import CONTROL_BIT, MASK_SUFFIX, SUPERVISED_BIT
 from .corpus_manifest import read_json
@@ -39,7 +40,6 @@ from .encode import MANIFEST_NAME
 from .shard_formats import PARQUET_COLUMNS, read_megatron_index
 
 _NAME_OK = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-._")
-_HASH_CHUNK = 8 << 20  # bytes per read while hashing: memory stays bounded by one chunk
 _ROW_GROUP_CACHE = 2  # decoded Parquet row groups kept per shard
 _MAX_INDEX_BYTES = 1 << 32  # an .idx or .docs.tsv beyond this is not one we wrote
 
@@ -53,17 +53,8 @@ def _checked_name(root: Path, name: str) -> Path:
     return path
 
 
-def file_digest(path: Path) -> str:
-    """``sha256:<hex>`` of a file, read in bounded chunks (never whole)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_HASH_CHUNK):
-            h.update(chunk)
-    return "sha256:" + h.hexdigest()
-
-
 def _check_digest(path: Path, digest: str, data: bytes | None = None) -> None:
-    actual = file_digest(path) if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
+    actual = file_sha256(path) if data is None else HASH_PREFIX + hashlib.sha256(data).hexdigest()
     if actual != digest:
         raise ContractError(
             f"shard file {path.name} has digest {actual}, the manifest says {digest}; the file "
