@@ -39,8 +39,17 @@ def originals(
     return out
 
 
-def _copy(originals: dict[str, Path], fmt: str, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(originals[fmt], tmp_path / fmt))
+@pytest.fixture
+def copy_of(originals: dict[str, Path], tmp_path: Path) -> Callable[[str], Path]:
+    """A fresh copy of the encoded dataset of a format, to tamper with."""
+    return lambda fmt: Path(shutil.copytree(originals[fmt], tmp_path / fmt))
+
+
+def _tampered(copy_of: Callable[[str], Path], fmt: str, change: Callable[..., None]) -> Path:
+    """A copy of the ``fmt`` dataset whose manifest ``change`` edited."""
+    path = copy_of(fmt)
+    _edit(path, change)
+    return path
 
 
 def _edit(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
@@ -111,15 +120,9 @@ def _drop_last_everywhere(m: dict[str, Any]) -> None:
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("change", [_drop, _swap, _duplicate, _drop_last_everywhere])
 def test_shard_entries_dropped_swapped_or_duplicated_are_refused(
-    originals: dict[str, Path],
-    tok: tp.Tokenizer,
-    tmp_path: Path,
-    fmt: str,
-    change: Callable[[dict[str, Any]], None],
+    copy_of: Callable[[str], Path], tok: tp.Tokenizer, fmt: str, change: Callable[..., None]
 ) -> None:
-    path = _copy(originals, fmt, tmp_path)
-    _edit(path, change)
-    _refused(path, tok)
+    _refused(_tampered(copy_of, fmt, change), tok)
 
 
 def _other_tokenizer(m: dict[str, Any]) -> None:
@@ -173,23 +176,18 @@ def _first_doc_id(m: dict[str, Any]) -> None:
     ],
 )
 def test_declaration_and_counts_that_lie_are_refused(
-    originals: dict[str, Path],
-    tok: tp.Tokenizer,
-    tmp_path: Path,
-    fmt: str,
-    change: Callable[[dict[str, Any]], None],
+    copy_of: Callable[[str], Path], tok: tp.Tokenizer, fmt: str, change: Callable[..., None]
 ) -> None:
-    path = _copy(originals, fmt, tmp_path)
-    _edit(path, change)
+    path = _tampered(copy_of, fmt, change)
     _refused(path, tok)
     _refused(path, None)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_vocab_size_must_be_the_tokenizers(
-    originals: dict[str, Path], tok: tp.Tokenizer, tmp_path: Path, fmt: str
+    copy_of: Callable[[str], Path], tok: tp.Tokenizer, fmt: str
 ) -> None:
-    path = _copy(originals, fmt, tmp_path)
+    path = copy_of(fmt)
     _edit(path, lambda m: m.update(vocab_size=m["vocab_size"] + 7))
     _refused(path, tok, "vocab_size")
     _edit(path, lambda m: m.update(vocab_size=70_000))  # IDs no longer fit the dtype
@@ -197,10 +195,8 @@ def test_vocab_size_must_be_the_tokenizers(
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_corpus_json_is_bound(
-    originals: dict[str, Path], tok: tp.Tokenizer, tmp_path: Path, fmt: str
-) -> None:
-    path = _copy(originals, fmt, tmp_path)
+def test_corpus_json_is_bound(copy_of: Callable[[str], Path], tok: tp.Tokenizer, fmt: str) -> None:
+    path = copy_of(fmt)
     corpus = json.loads((path / "corpus.json").read_text())
     corpus["revision"] = "edited"
     (path / "corpus.json").write_text(json.dumps(corpus))
@@ -211,9 +207,9 @@ def test_corpus_json_is_bound(
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_unknown_version_and_deep_or_malformed_manifests_are_typed(
-    originals: dict[str, Path], tok: tp.Tokenizer, tmp_path: Path, fmt: str
+    copy_of: Callable[[str], Path], tok: tp.Tokenizer, fmt: str
 ) -> None:
-    path = _copy(originals, fmt, tmp_path)
+    path = copy_of(fmt)
     good = (path / "dataset.json").read_text()
     _edit(path, lambda m: m.update(version=2))
     _refused(path, tok, "version")
@@ -233,9 +229,9 @@ def test_unknown_version_and_deep_or_malformed_manifests_are_typed(
 
 
 def test_resealed_shard_ids_above_the_vocabulary_are_refused(
-    originals: dict[str, Path], tok: tp.Tokenizer, tmp_path: Path
+    copy_of: Callable[[str], Path], tok: tp.Tokenizer
 ) -> None:
-    path = _copy(originals, "megatron", tmp_path)
+    path = copy_of("megatron")
     data = bytearray((path / "shard-00001.bin").read_bytes())
     data[0:2] = struct.pack("<H", tok.vocab_size + 5)
     (path / "shard-00001.bin").write_bytes(bytes(data))
@@ -247,12 +243,12 @@ def test_resealed_shard_ids_above_the_vocabulary_are_refused(
 
 
 def test_resealed_parquet_ids_above_the_vocabulary_are_refused(
-    originals: dict[str, Path], tok: tp.Tokenizer, tmp_path: Path
+    copy_of: Callable[[str], Path], tok: tp.Tokenizer
 ) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    path = _copy(originals, "parquet", tmp_path)
+    path = copy_of("parquet")
     name = "shard-00002.parquet"
     table = pq.read_table(path / name)
     lists = table.column("input_ids").combine_chunks()
@@ -268,9 +264,9 @@ def test_resealed_parquet_ids_above_the_vocabulary_are_refused(
 
 
 def test_megatron_idx_negative_sizes_are_refused(
-    originals: dict[str, Path], tok: tp.Tokenizer, tmp_path: Path
+    copy_of: Callable[[str], Path], tok: tp.Tokenizer
 ) -> None:
-    path = _copy(originals, "megatron", tmp_path)
+    path = copy_of("megatron")
     idx = bytearray((path / "shard-00000.idx").read_bytes())
     header = struct.calcsize("<9sQBQQ")
     first, second = struct.unpack_from("<ii", idx, header)
@@ -281,9 +277,9 @@ def test_megatron_idx_negative_sizes_are_refused(
 
 
 def test_megatron_doc_list_not_utf8_is_typed(
-    originals: dict[str, Path], tok: tp.Tokenizer, tmp_path: Path
+    copy_of: Callable[[str], Path], tok: tp.Tokenizer
 ) -> None:
-    path = _copy(originals, "megatron", tmp_path)
+    path = copy_of("megatron")
     (path / "shard-00000.docs.tsv").write_bytes(b"\xff\xfe\t0\n" * 10)
     _reseal(path, "shard-00000.docs.tsv")
     _refused(path, tok, "UTF-8")
