@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -50,31 +51,18 @@ from .step import (
     check_strings,
 )
 
-_COUNT_NAMES = (
-    "words",
-    "word_chars",
-    "symbols",
-    "alpha_words",
-    "stop_words",
-    "lines",
-    "bullet_lines",
-    "ellipsis_lines",
-    "dup_lines",
-    "dup_line_chars",
-    "line_chars",
-    "paragraphs",
-    "dup_paragraphs",
-    "dup_paragraph_chars",
-    "paragraph_chars",
-    "nonspace_chars",
-    "sentences",
-    "lorem_ipsum",
-    "curly_bracket",
-    "unit_chars",
-)  # fmt: skip  (the native engine's leading columns: NativeQualityCounts.names())
 GOPHER_STOP_WORDS = ("the", "be", "to", "of", "and", "that", "have", "with")
 GOPHER_TOP_NGRAMS = ((2, 0.20), (3, 0.18), (4, 0.16))
 GOPHER_DUP_NGRAMS = ((5, 0.15), (6, 0.14), (7, 0.13), (8, 0.12), (9, 0.11), (10, 0.10))
+
+
+@lru_cache(maxsize=1)
+def _count_names() -> tuple[str, ...]:
+    """The names of the native engine's leading count columns, in its order (the n-gram
+    columns follow)."""
+    from ... import _native
+
+    return tuple(_native.NativeQualityCounts.names())
 
 
 def _pairs(value: Any, what: str) -> tuple[tuple[int, float], ...]:
@@ -379,7 +367,8 @@ class QualityWorker:
         comparisons, the rules in the same order."""
         c = self.c
         n = table.shape[0]
-        col = {name: table[:, k] for k, name in enumerate(_COUNT_NAMES)}
+        columns = _count_names()
+        col = {name: table[:, k] for k, name in enumerate(columns)}
 
         def ratio(a: str, b: str) -> Any:
             num, den = col[a].astype(np.float64), col[b].astype(np.float64)
@@ -424,7 +413,7 @@ class QualityWorker:
         unit_chars = col["unit_chars"].astype(np.float64)
         grams = (scale > 0) & (unit_chars > 0)
         tops = c.max_top_ngram_chars
-        base = len(_COUNT_NAMES)
+        base = len(columns)
         for k, (size, threshold) in enumerate(tops):
             count, chars = table[:, base + 2 * k], table[:, base + 2 * k + 1]
             share = np.divide(
@@ -503,37 +492,35 @@ class QualityWorker:
 
     def stats_from_counts(self, row: list[int], no_space: bool, scale: int) -> dict[str, Any]:
         """The statistics from the native engine's counts (the same divisions)."""
-        (
-            words, word_chars, symbols, alpha_words, stop_words, lines, bullet_lines,
-            ellipsis_lines, dup_lines, dup_line_chars, line_chars, paragraphs, dup_paragraphs,
-            dup_paragraph_chars, paragraph_chars, nonspace, sentences, lorem, curly, unit_chars,
-        ) = row[:20]  # fmt: skip
+        names = _count_names()
+        col = dict(zip(names, row, strict=False))
+        words, lines, unit_chars = col["words"], col["lines"], col["unit_chars"]
 
         def ratio(a: int, b: int) -> float:
             return a / b if b else 0.0
 
         stats: dict[str, Any] = {
             "words": words,
-            "mean_word_length": ratio(word_chars, words),
-            "symbol_word_ratio": ratio(symbols, words),
-            "alpha_words": ratio(alpha_words, words),
-            "stop_words": stop_words,
-            "bullet_lines": ratio(bullet_lines, lines),
-            "ellipsis_lines": ratio(ellipsis_lines, lines),
-            "dup_lines": ratio(dup_lines, lines),
-            "dup_paragraphs": ratio(dup_paragraphs, paragraphs),
-            "dup_line_chars": ratio(dup_line_chars, line_chars),
-            "dup_paragraph_chars": ratio(dup_paragraph_chars, paragraph_chars),
-            "chars_no_space": nonspace,
-            "sentences": sentences,
-            "lorem_ipsum": bool(lorem),
-            "curly_bracket": bool(curly),
+            "mean_word_length": ratio(col["word_chars"], words),
+            "symbol_word_ratio": ratio(col["symbols"], words),
+            "alpha_words": ratio(col["alpha_words"], words),
+            "stop_words": col["stop_words"],
+            "bullet_lines": ratio(col["bullet_lines"], lines),
+            "ellipsis_lines": ratio(col["ellipsis_lines"], lines),
+            "dup_lines": ratio(col["dup_lines"], lines),
+            "dup_paragraphs": ratio(col["dup_paragraphs"], col["paragraphs"]),
+            "dup_line_chars": ratio(col["dup_line_chars"], col["line_chars"]),
+            "dup_paragraph_chars": ratio(col["dup_paragraph_chars"], col["paragraph_chars"]),
+            "chars_no_space": col["nonspace_chars"],
+            "sentences": col["sentences"],
+            "lorem_ipsum": bool(col["lorem_ipsum"]),
+            "curly_bracket": bool(col["curly_bracket"]),
             "top": {},
             "dup": {},
         }
         if scale and unit_chars:
             tops = self.c.max_top_ngram_chars
-            grams = row[20:]
+            grams = row[len(names) :]
             for k, (n, _) in enumerate(tops):
                 count, chars = grams[2 * k], grams[2 * k + 1]
                 stats["top"][n] = 0.0 if count < 2 else min(1.0, count * chars / unit_chars)
