@@ -193,12 +193,22 @@ def _reject_float(text: str) -> Any:
     raise CanonicalError(f"JSON number {text} is not an integer; store exact decimals as strings")
 
 
-def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+class DuplicateKeyError(CanonicalError):
+    """A JSON object names one key twice (``key``)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"duplicate object key {key!r}; keep exactly one")
+        self.key = key
+
+
+def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s ``object_pairs_hook`` that refuses a key written twice
+    (:class:`DuplicateKeyError`): readers disagree on which duplicate wins, so the
+    document is ambiguous."""
     result: dict[str, Any] = {}
     for key, item in pairs:
         if key in result:
-            # Readers disagree on which duplicate wins, so the document is ambiguous.
-            raise CanonicalError(f"duplicate object key {key!r}; keep exactly one")
+            raise DuplicateKeyError(key)
         result[key] = item
     return result
 
@@ -216,7 +226,7 @@ def loads(data: str | bytes) -> Any:
     try:
         value = json.loads(
             data,
-            object_pairs_hook=_unique_object,
+            object_pairs_hook=unique_object,
             parse_float=_reject_float,
             parse_constant=_reject_constant,
         )

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ArtifactError
+from .canonical import DuplicateKeyError, unique_object
 
 # safetensors' MAX_HEADER_SIZE.
 MAX_HEADER_BYTES = 100_000_000
@@ -79,20 +80,6 @@ def _bad(path: Path, problem: str) -> ArtifactError:
     return ArtifactError(f"{path} is not a valid safetensors file: {problem}")
 
 
-class _Duplicate(Exception):
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-
-def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _Duplicate(key)
-        out[key] = value
-    return out
-
-
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -125,9 +112,9 @@ def _utf8(path: Path, text: str) -> None:
 def _parse(path: Path, raw: bytes) -> dict[str, Any]:
     try:
         header = json.loads(
-            raw.decode("utf-8"), object_pairs_hook=_unique_object, parse_constant=_no_constant
+            raw.decode("utf-8"), object_pairs_hook=unique_object, parse_constant=_no_constant
         )
-    except _Duplicate as dup:
+    except DuplicateKeyError as dup:
         raise _bad(path, f"the header names {dup.key!r} twice") from None
     except RecursionError:
         raise _bad(path, f"the header nests deeper than {MAX_DEPTH} levels") from None
@@ -240,10 +227,10 @@ def read_shard_index(path: str | os.PathLike[str]) -> dict[str, str]:
     try:
         doc = json.loads(
             file.read_text(encoding="utf-8"),
-            object_pairs_hook=_unique_object,
+            object_pairs_hook=unique_object,
             parse_constant=_no_constant,
         )
-    except _Duplicate as dup:
+    except DuplicateKeyError as dup:
         raise ArtifactError(
             f"{file} is not a safetensors index: it names {dup.key!r} twice"
         ) from None
