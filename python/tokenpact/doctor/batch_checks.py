@@ -44,6 +44,14 @@ def convention(batch: BatchView, ignore: int) -> Literal["shifted", "unshifted"]
     return "unshifted" if same > nxt else "shifted"
 
 
+def _id_limit(subject: Subject) -> int | None:
+    """How many IDs there are: the tokenizer's vocabulary, else the checkpoint's
+    embedding rows (None when neither is known)."""
+    if subject.vocab_size is not None:
+        return subject.vocab_size
+    return subject.checkpoint["input_embedding_rows"] if subject.checkpoint else None
+
+
 @detector(
     "negative-input-id",
     failure="pad_id -1 reaching embeddings",
@@ -71,8 +79,7 @@ def negative_input_id(subject: Subject) -> Found:
 )
 def id_out_of_vocab(subject: Subject) -> Found:
     batch = subject.batch
-    rows = subject.checkpoint["input_embedding_rows"] if subject.checkpoint else None
-    limit = subject.vocab_size if subject.vocab_size is not None else rows
+    limit = _id_limit(subject)
     if batch is None or limit is None:
         return
     bad = batch.valid & (batch.input_ids >= limit)
@@ -92,8 +99,7 @@ def id_out_of_vocab(subject: Subject) -> Found:
 def label_out_of_vocab(subject: Subject) -> Found:
     """Labels index the output layer: each must be a vocabulary ID or the ignore index."""
     batch = subject.batch
-    rows = subject.checkpoint["input_embedding_rows"] if subject.checkpoint else None
-    limit = subject.vocab_size if subject.vocab_size is not None else rows
+    limit = _id_limit(subject)
     if batch is None or batch.labels is None or limit is None:
         return
     labels = batch.labels
