@@ -110,7 +110,7 @@ class KeepPolicy:
             raise ConfigError("a duplicate cluster needs at least one document")
         criteria = self._criteria()
         keyed = sorted(
-            ((tuple(self._keys(d)[c] for c in criteria), d) for d in members),
+            ((tuple(map(self._keys(d).__getitem__, criteria)), d) for d in members),
             key=lambda kd: kd[0],
         )
         best_key, best = keyed[0]
