@@ -122,8 +122,11 @@ def deduplicate(
     """
     docs = list(documents)
     filtering = keep is not None and keep.allowed_licenses is not None
-    licensed = docs if keep is None else [d for d in docs if keep.allows(d)]
-    unlicensed = [] if keep is None else [d for d in docs if not keep.allows(d)]
+    licensed, unlicensed = docs, []
+    if keep is not None:  # one licence lookup per document
+        allowed = [keep.allows(d) for d in docs]
+        licensed = [d for d, ok in zip(docs, allowed, strict=True) if ok]
+        unlicensed = [d for d, ok in zip(docs, allowed, strict=True) if not ok]
     exact = exact_dedup(licensed, policy=canonicalization)
     keep_records: list[dict[str, Any]] = []
     if keep is not None:
