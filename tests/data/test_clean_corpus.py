@@ -19,7 +19,9 @@ import pytest
 from tokenpact.data import Document
 from tokenpact.data.cleaning import DecontamConfig, LangIdConfig, QualityConfig, clean
 from tokenpact.data.cleaning.decontam import text_units
-from tokenpact.data.cleaning.langid import _identifier, supported_languages
+from tokenpact.data.cleaning.langid import supported_languages
+
+from .py3langid_oracle import py3langid_identifier
 
 pytest.importorskip("py3langid")
 pytest.importorskip("trafilatura")
@@ -55,7 +57,7 @@ def accuracy_table(records: list[dict[str, str]]) -> dict[str, tuple[str, int, f
             text = _PLACEHOLDERS.sub(" ", message)
             if sum(ch.isalpha() for ch in text) >= MIN_LETTERS:
                 samples[code].append(text)
-    ident = _identifier(None)
+    ident = py3langid_identifier()
     table = {}
     for code, texts in sorted(samples.items()):
         label = langid_label(code)

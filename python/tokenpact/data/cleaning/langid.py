@@ -31,24 +31,6 @@ from .scripts import is_mixed, script_shares, shares_from_counts, writing_system
 from .step import Outcome, StepConfig, check_range, check_strings
 
 
-@lru_cache(maxsize=4)
-def _identifier(languages: tuple[str, ...] | None) -> Any:
-    """py3langid's own identifier (the library the step's model comes from)."""
-    try:
-        from py3langid.langid import MODEL_FILE, LanguageIdentifier
-    except ImportError:
-        raise ConfigError(
-            "the langid step needs py3langid; pip install 'tokenpact[clean]'"
-        ) from None
-    ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    if languages is not None:
-        try:
-            ident.set_languages(list(languages))
-        except ValueError as exc:
-            raise ConfigError(f"langid languages: {exc}; see LangIdConfig.supported()") from None
-    return ident
-
-
 def supported_languages() -> list[str]:
     """The labels py3langid can return."""
     return all_labels()
