@@ -25,7 +25,9 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` via a temporary file in the same directory and a rename."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    # `.NAME.tmp-PID-RANDOM`: the writer's process ID lets the next run remove what a killed
+    # one left (tokenpact._stale_temps); the random tail keeps concurrent writers apart.
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.tmp-{os.getpid()}-", dir=target.parent)
     try:
         # mkstemp creates 0600; give the file the mode open() would (0666 minus the umask).
         os.fchmod(fd, 0o666 & ~_umask())

@@ -1,7 +1,8 @@
 """Removing the temporary files and directories that killed runs leave behind.
 
 Every artifact write goes through a temporary sibling named after the target and the
-writer's process ID (``.NAME.tmpPID`` or ``.NAME.tmp-PID``) and a rename. A run killed
+writer's process ID (``.NAME.tmpPID``, ``.NAME.tmp-PID``, or ``.NAME.tmp-PID-RANDOM`` for
+the atomic file writes, whose random tail keeps concurrent writers apart) and a rename. A run killed
 before the rename leaves that sibling; the next run that writes the same target removes
 it when no process with that ID is alive (a live one may be a concurrent writer, and is
 left alone). The writers call :func:`remove_stale_temps` before they write.
@@ -17,7 +18,7 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-_TEMP = re.compile(r"^\.(?P<name>.+)\.tmp-?(?P<pid>[0-9]{1,10})$")
+_TEMP = re.compile(r"^\.(?P<name>.+)\.tmp-?(?P<pid>[0-9]{1,10})(?:-[A-Za-z0-9_]+)?$")
 
 
 def pid_alive(pid: int) -> bool:
@@ -38,7 +39,7 @@ def pid_alive(pid: int) -> bool:
 def remove_stale_temps(
     directory: str | os.PathLike[str], names: Iterable[str] | None = None
 ) -> list[Path]:
-    """Remove ``.NAME.tmp[-]PID`` entries of dead processes in ``directory``.
+    """Remove ``.NAME.tmp[-]PID[-RANDOM]`` entries of dead processes in ``directory``.
 
     ``names``: only the temporaries of these targets (a directory shared with other
     files); ``None``: every temporary of that shape (a directory the command owns, such
