@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .._io import atomic_write_bytes
 from ..errors import ConfigError
 from .html import render_html
 from .run import stable_view
@@ -28,23 +28,6 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide the report from others
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def write_report(report: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
     """Write ``report.json`` (everything) and ``report.html`` (the stable view)."""
     out = Path(out_dir)
@@ -59,6 +42,6 @@ def write_report(report: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> 
         )
     json_path, html_path = out / "report.json", out / "report.html"
     text = json.dumps(report, indent=1, ensure_ascii=False, default=_json_default)
-    _atomic_write(json_path, (text + "\n").encode("utf-8"))
-    _atomic_write(html_path, page)
+    atomic_write_bytes(json_path, (text + "\n").encode("utf-8"))
+    atomic_write_bytes(html_path, page)
     return json_path, html_path

@@ -17,7 +17,6 @@ import io
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._io import atomic_write_bytes
 from ..contract import framed_hash
 from ..errors import ArtifactError, ConfigError, InvalidInputError
 
@@ -206,7 +206,6 @@ class ByteNGramModel:
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the model as ``.npz`` atomically (temp file + ``os.replace``)."""
         target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
         config = json.dumps({**self.to_config(), "hash": self.hash}, sort_keys=True)
         buffer = io.BytesIO()
         np.savez(
@@ -215,16 +214,7 @@ class ByteNGramModel:
             keys=self.keys.astype("<i8"),
             counts=self.counts.astype("<i8"),
         )
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(buffer.getvalue())
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write_bytes(target, buffer.getvalue())
         return target
 
     @classmethod
