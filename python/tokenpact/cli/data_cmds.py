@@ -6,7 +6,6 @@ with ``.gz``/``.zst``, Parquet, Hugging Face Arrow directories).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -416,9 +415,7 @@ def leakage_cmd(
 
 def _write_jsonl(path: Path, docs: list[Any], reader: dict[str, Any]) -> None:
     """Write documents as JSON Lines, every input field passed through unchanged."""
-    import os
-
-    from .._stale_temps import remove_stale_temps
+    from ..data.cleaning.result import write_jsonl_atomic
     from ..data.documents import output_record
 
     names = {
@@ -427,10 +424,4 @@ def _write_jsonl(path: Path, docs: list[Any], reader: dict[str, Any]) -> None:
         "source_field": reader["source_field"],
         "group_field": reader["group_field"],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temps(path.parent, [path.name])
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        for d in docs:
-            handle.write(json.dumps(output_record(d, **names), ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
+    write_jsonl_atomic(path, (output_record(d, **names) for d in docs), sort_keys=False)

@@ -16,7 +16,7 @@ import json
 import os
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -305,13 +305,22 @@ class CleaningResult:
             write_json_atomic(report_path, self.report())
 
 
-def write_jsonl_atomic(path: str | os.PathLike[str], records: Sequence[Mapping[str, Any]]) -> Path:
+def write_jsonl_atomic(
+    path: str | os.PathLike[str],
+    records: Iterable[Mapping[str, Any]],
+    *,
+    sort_keys: bool = True,
+) -> Path:
+    """Write one JSON object per line via a ``.NAME.tmpPID`` sibling and a rename.
+
+    ``sort_keys=False`` keeps each record's field order (a user's records passed through).
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(target.parent, [target.name])
     tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
     with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
         for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+            handle.write(json.dumps(record, ensure_ascii=False, sort_keys=sort_keys) + "\n")
     os.replace(tmp, target)
     return target
