@@ -575,7 +575,15 @@ class TokenLoader:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Resume from :meth:`state_dict` (O(1): no consumed sample is replayed)."""
+        """Resume from :meth:`state_dict` (O(1): no consumed sample is replayed).
+
+        ``state`` may also be a torchdata ``StatefulDataLoader.state_dict()`` taken over
+        :meth:`torch_dataset` (any worker count): the loader then resumes after the last
+        batch that data loader yielded, so a fresh one may use another worker count (or
+        world size). The data loader must snapshot every step (``snapshot_every_n_steps=1``,
+        its default).
+        """
+        state = dataloader_loader_state(state)
         problems = state_problems(state, self)
         if problems:
             raise ContractError("; ".join(problems))
@@ -630,6 +638,37 @@ class TokenLoader:
             p.cursor_after,
             (p.rank, p.world_size),
         )
+
+
+def dataloader_loader_state(state: Any) -> Any:
+    """The loader state inside a torchdata ``StatefulDataLoader`` state (else ``state``).
+
+    Workers' snapshots in that state are taken as the data loader yields their batches,
+    and ``DataLoader`` yields steps in order, so the furthest ``(epoch, cursor)`` among
+    them is the state after the last yielded batch.
+    """
+    if not isinstance(state, dict) or "kind" in state:
+        return state
+    if isinstance(state.get("dataset_state"), dict):  # num_workers=0
+        states = [state["dataset_state"]]
+    else:
+        snapshot = state.get("_snapshot")
+        workers = snapshot.get("_worker_snapshots") if isinstance(snapshot, dict) else None
+        if not isinstance(workers, dict):
+            return state
+        states = [w.get("dataset_state") for w in workers.values() if isinstance(w, dict)]
+    inner = [
+        s["loader"] for s in states if isinstance(s, dict) and isinstance(s.get("loader"), dict)
+    ]
+    if not inner:
+        return state
+
+    def progress(s: dict[str, Any]) -> tuple[int, int]:
+        epoch, cursor = s.get("epoch"), s.get("cursor")
+        ok = isinstance(epoch, int) and isinstance(cursor, int)
+        return (epoch, cursor) if ok else (-1, -1)  # type: ignore[return-value]
+
+    return max(inner, key=progress)
 
 
 def _provenance_of(batch: Any) -> BatchProvenance:
