@@ -107,11 +107,11 @@ mod tests {
         let starts = [0, 3, 3, 8, 10];
         let b = row_bounds(&starts, &[0, 1], 4, 10).unwrap();
         assert_eq!(b.first_docs, vec![0, 2]);
-        // Row 0 = tokens 0..=4: the empty document and doc 2 start at offset 3.
-        assert_eq!(b.cut_rows, vec![0, 0]);
-        assert_eq!(b.cuts, vec![3, 3]);
-        // Row 1 = tokens 4..=8: doc 3 starts at 8, offset 4 (the last target).
-        assert_eq!(row_bounds(&starts, &[1], 4, 10).unwrap().cuts, vec![4]);
+        // Row 0 = tokens 0..=4: the empty document and doc 2 start at offset 3. Row 1 =
+        // tokens 4..=8: doc 3 starts at 8, offset 4 (the last target).
+        assert_eq!(b.cut_rows, vec![0, 0, 1]);
+        assert_eq!(b.cuts, vec![3, 3, 4]);
+        // Repeated cuts and a cut at a row end fold into one bound.
         assert_eq!(b.cu_seqlens, vec![0, 3, 4, 8]);
     }
 
