@@ -46,10 +46,10 @@ from ..errors import ConfigError, ContractError, ReplayError
 from .dataset import EncodedDataset, open_dataset
 
 _MAX_SEQ_LEN = 1 << 24
+_MAX_BATCH = 1 << 16
 # The native row gather for a single mapped stream; False runs the numpy reference
 # (the tests compare the two batch by batch).
 NATIVE_ROWS = True
-_MAX_BATCH = 1 << 16
 
 PathLike = str | os.PathLike[str]
 
