@@ -260,6 +260,16 @@ class NativeQualityCounts:
     def names() -> list[str]: ...
     def counts(self, texts: list[bytes], no_space: list[bool], scale: list[int]) -> np.ndarray: ...
 
+# The loader's packed rows from one mapped stream (src/py/packed_rows.rs)
+def packed_rows(
+    stream: np.ndarray,
+    starts: np.ndarray,
+    samples: np.ndarray,
+    seq_len: int,
+    item: int,
+    out: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+
 # Blocks of documents as one UTF-8 buffer + offsets, the Ray engine's unit (src/py/data_blocks.rs)
 def pack_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray]: ...
 def count_pretokens_block(

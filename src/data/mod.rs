@@ -5,6 +5,7 @@ pub mod corpus_records;
 pub mod langid_nb;
 pub mod lsh;
 pub mod minhash;
+pub mod packed_rows;
 pub mod parquet_bit_pack;
 pub mod parquet_list_pages;
 pub mod parquet_shard;

@@ -19,6 +19,7 @@ mod data_blocks;
 mod data_clean;
 mod dropout;
 mod engine;
+mod packed_rows;
 mod parquet_shard;
 mod pipeline;
 mod runtime;
@@ -226,6 +227,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     chat_template::register(m)?;
     data::register(m)?;
     data_blocks::register(m)?;
+    packed_rows::register(m)?;
     data_clean::register(m)?;
     dropout::register(m)?;
     engine::register(m)?;

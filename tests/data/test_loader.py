@@ -34,6 +34,9 @@ def datasets(
         encode_dataset(docs, tok, root / fmt, format=fmt, records_per_shard=50)
         out[fmt] = root / fmt
     encode_dataset(real_docs[220:300], tok, root / "small", format="megatron")
+    # One shard, empty documents included: the native single-mapping path.
+    encode_dataset(docs[:90] + docs[-2:], tok, root / "single", format="megatron")
+    out["single"] = root / "single"
     out["small"] = root / "small"
     encode_dataset(real_docs[300:360], tok, root / "eod", format="megatron", append_eod=True)
     out["eod"] = root / "eod"
@@ -90,6 +93,42 @@ def test_packed_rows_are_the_stream_with_exact_boundaries(
     assert seen == loader.samples_per_epoch - loader.samples_per_epoch % BATCH
     assert loader.samples_per_epoch == (ds.n_tokens - 1) // SEQ
     assert loader.epoch == 1 and loader.cursor == 0
+
+
+@pytest.mark.parametrize("seq_len", [1, 5, SEQ, 97])
+@pytest.mark.parametrize("fmt", ["single", "eod"])
+def test_native_rows_equal_the_numpy_reference(
+    datasets: dict[str, Path], fmt: str, seq_len: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tokenpact.data.loader as loader_module
+
+    rows = 64 if seq_len == 1 else 4
+    native = _loader(datasets[fmt], seq_len=seq_len, batch_size=rows)
+    reference = _loader(datasets[fmt], seq_len=seq_len, batch_size=rows)
+    assert native.sources[0].stream_bytes() is not None  # one mapping: the native path
+    fields = ("tokens", "cu_seqlens", "first_documents", "cuts", "cut_rows")
+    fields += ("labels", "position_ids", "document_ids")
+    steps = 0
+    wanted = iter(reference)
+    for got in native:
+        monkeypatch.setattr(loader_module, "NATIVE_ROWS", False)
+        want = next(wanted)
+        monkeypatch.setattr(loader_module, "NATIVE_ROWS", True)
+        assert got.provenance == want.provenance
+        for name in fields:
+            a, b = getattr(got, name), getattr(want, name)
+            assert a.dtype == b.dtype and a.shape == b.shape, name
+            np.testing.assert_array_equal(a, b, err_msg=name)
+        if seq_len == SEQ:
+            _check_rows(got, native)
+        steps += 1
+    assert steps == native.samples_per_epoch // rows > 0
+    bad = np.array([native.samples_per_epoch + 1], dtype=np.int64)
+    out = np.empty(seq_len + 1, dtype=np.uint16).view(np.uint8)
+    with pytest.raises(tp.InvalidInputError, match="outside the stream"):
+        tp._native.packed_rows(
+            native.sources[0].stream_bytes(), native.sources[0].starts, bad, seq_len, 2, out
+        )
 
 
 def test_blended_rows_have_exact_boundaries(datasets: dict[str, Path]) -> None:

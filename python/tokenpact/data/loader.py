@@ -34,6 +34,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import _native
 from ..batch.records import IGNORE_INDEX
 from ..contract.loader_state import (
     STATE_KIND,
@@ -46,6 +47,9 @@ from .dataset import EncodedDataset, open_dataset
 
 _MAX_SEQ_LEN = 1 << 24
 _MAX_BATCH = 1 << 16
+# The native row gather for a single mapped stream; False runs the numpy reference
+# (the tests compare the two batch by batch).
+NATIVE_ROWS = True
 
 PathLike = str | os.PathLike[str]
 
@@ -188,18 +192,27 @@ class _Source:
         self.n_samples = max(ds.n_tokens - 1, 0) // seq_len
         self.starts = ds.offsets
         self._array: NDArray[Any] | None = None
+        self._bytes: NDArray[np.uint8] | None = None
         self._looked = False
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_array"], state["_looked"] = None, False  # remapped in the receiving process
+        # Remapped in the receiving process.
+        state["_array"], state["_bytes"], state["_looked"] = None, None, False
         return state
 
     def array(self) -> NDArray[Any] | None:
         """The whole stream as one mapped array (single Megatron shard), else ``None``."""
         if not self._looked:  # first touch: verifies the shard, then maps it whole
             self._array, self._looked = self.ds.contiguous(), True
+            if self._array is not None and self._array.flags.c_contiguous:
+                self._bytes = self._array.reshape(-1).view(np.uint8)
         return self._array
+
+    def stream_bytes(self) -> NDArray[np.uint8] | None:
+        """:meth:`array` as bytes (the native row gather reads it), else ``None``."""
+        self.array()
+        return self._bytes
 
     def fill(self, out: NDArray[Any], start: int, size: int) -> None:
         array = self.array()
@@ -270,6 +283,7 @@ class TokenLoader:
         ]
         self._check_binding(opened, tokenizer, tokenizer_hash, template_hash, require_eod)
         self.sources = [_Source(ds, seq_len) for ds in opened]
+        self._hashes = tuple(s.hash for s in self.sources)
         self.dtype = np.result_type(*(ds.dtype for ds in opened))
         sizes = [s.n_samples for s in self.sources]
         if weights is None:
@@ -430,6 +444,28 @@ class TokenLoader:
         n = self.seq_len
         rows = src.shape[0]
         tokens = np.empty((rows, n + 1), dtype=self.dtype)
+        stream = self.sources[0].stream_bytes() if len(self.sources) == 1 else None
+        if NATIVE_ROWS and stream is not None and self.sources[0].ds.dtype == self.dtype:
+            # One mapped stream: one native call copies the rows and finds their
+            # documents (the numpy code below is the reference it is tested against).
+            lo, cut_rows, cuts, cu32 = _native.packed_rows(
+                stream,
+                self.sources[0].starts,
+                np.ascontiguousarray(samples, dtype=np.int64),
+                n,
+                tokens.itemsize,
+                tokens.reshape(-1).view(np.uint8),
+            )
+            return PackedBatch(
+                tokens=tokens,
+                cu_seqlens=cu32,
+                first_documents=lo,
+                provenance=self._provenance(
+                    epoch, positions, (0,) * rows, samples, step, cursor_after, rank
+                ),
+                cuts=cuts,
+                cut_rows=cut_rows,
+            )
         src_list = src.tolist()
         begins = samples * n
         single = len(self.sources) == 1
@@ -462,7 +498,7 @@ class TokenLoader:
                 cut_at[mask] = self.sources[k].starts[doc[mask]]
         cuts = cut_at - begins[cut_rows]
         if single and (array := self.sources[0].array()) is not None:
-            # The single-mapping fast path: one slice and one copy per row, nothing else.
+            # One mapping: one slice and one copy per row.
             for r, b in enumerate(begins.tolist()):
                 tokens[r] = array[b : b + n + 1]
         else:
@@ -476,8 +512,28 @@ class TokenLoader:
         keep[0] = True
         np.not_equal(cu[1:], cu[:-1], out=keep[1:])
         cu = cu[keep]
-        first_docs = lo
-        prov = BatchProvenance(
+        return PackedBatch(
+            tokens=tokens,
+            cu_seqlens=cu.astype(np.int32),
+            first_documents=lo,
+            provenance=self._provenance(
+                epoch, positions, tuple(src_list), samples, step, cursor_after, rank
+            ),
+            cuts=cuts,
+            cut_rows=cut_rows,
+        )
+
+    def _provenance(
+        self,
+        epoch: int,
+        positions: tuple[int, int],
+        sources: tuple[int, ...],
+        samples: NDArray[np.int64],
+        step: int,
+        cursor_after: int,
+        rank: tuple[int, int] | None,
+    ) -> BatchProvenance:
+        return BatchProvenance(
             fingerprint=self.fingerprint,
             epoch=epoch,
             seed=self.seed,
@@ -485,18 +541,10 @@ class TokenLoader:
             world_size=self.world_size if rank is None else rank[1],
             step=step,
             positions=positions,
-            sources=tuple(src_list),
+            sources=sources,
             samples=tuple(samples.tolist()),
-            datasets=tuple(s.hash for s in self.sources),
+            datasets=self._hashes,
             cursor_after=cursor_after,
-        )
-        return PackedBatch(
-            tokens=tokens,
-            cu_seqlens=cu.astype(np.int32),
-            first_documents=first_docs,
-            provenance=prov,
-            cuts=cuts,
-            cut_rows=cut_rows,
         )
 
     def iter_batches(
@@ -575,7 +623,15 @@ class TokenLoader:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Resume from :meth:`state_dict` (O(1): no consumed sample is replayed)."""
+        """Resume from :meth:`state_dict` (O(1): no consumed sample is replayed).
+
+        ``state`` may also be a torchdata ``StatefulDataLoader.state_dict()`` taken over
+        :meth:`torch_dataset` (any worker count): the loader then resumes after the last
+        batch that data loader yielded, so a fresh one may use another worker count (or
+        world size). The data loader must snapshot every step (``snapshot_every_n_steps=1``,
+        its default).
+        """
+        state = dataloader_loader_state(state)
         problems = state_problems(state, self)
         if problems:
             raise ContractError("; ".join(problems))
@@ -630,6 +686,37 @@ class TokenLoader:
             p.cursor_after,
             (p.rank, p.world_size),
         )
+
+
+def dataloader_loader_state(state: Any) -> Any:
+    """The loader state inside a torchdata ``StatefulDataLoader`` state (else ``state``).
+
+    Workers' snapshots in that state are taken as the data loader yields their batches,
+    and ``DataLoader`` yields steps in order, so the furthest ``(epoch, cursor)`` among
+    them is the state after the last yielded batch.
+    """
+    if not isinstance(state, dict) or "kind" in state:
+        return state
+    if isinstance(state.get("dataset_state"), dict):  # num_workers=0
+        states = [state["dataset_state"]]
+    else:
+        snapshot = state.get("_snapshot")
+        workers = snapshot.get("_worker_snapshots") if isinstance(snapshot, dict) else None
+        if not isinstance(workers, dict):
+            return state
+        states = [w.get("dataset_state") for w in workers.values() if isinstance(w, dict)]
+    inner = [
+        s["loader"] for s in states if isinstance(s, dict) and isinstance(s.get("loader"), dict)
+    ]
+    if not inner:
+        return state
+
+    def progress(s: dict[str, Any]) -> tuple[int, int]:
+        epoch, cursor = s.get("epoch"), s.get("cursor")
+        ok = isinstance(epoch, int) and isinstance(cursor, int)
+        return (epoch, cursor) if ok else (-1, -1)  # type: ignore[return-value]
+
+    return max(inner, key=progress)
 
 
 def _provenance_of(batch: Any) -> BatchProvenance:

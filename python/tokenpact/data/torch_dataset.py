@@ -7,9 +7,10 @@ already collated: use ``DataLoader(ds, batch_size=None, num_workers=k)``.
 
 ``state_dict()``/``load_state_dict()`` follow torchdata's ``StatefulDataLoader``
 protocol: each worker's state is its epoch, the cursor its iteration started from and
-its next step. To resume under another world size or worker count, save
-``loader.state_after(batch)`` (the batch's provenance names the cursor once every rank
-has taken it) and load it into a fresh :class:`TokenLoader`.
+its next step. To resume under another world size or worker count, load the
+``StatefulDataLoader``'s state (or ``loader.state_after(batch)``: the batch's provenance
+names the cursor once every rank has taken it) into a fresh :class:`TokenLoader` with
+``TokenLoader.load_state_dict`` and wrap that in a new data loader.
 
 >>> ds = TokenLoader(paths, seq_len=4096, batch_size=8).torch_dataset()  # doctest: +SKIP
 >>> for batch in DataLoader(ds, batch_size=None, num_workers=4): ...  # doctest: +SKIP
@@ -82,7 +83,8 @@ def make_torch_dataset(loader: TokenLoader) -> Any:
                 if state.get("num_workers") != workers:
                     raise ContractError(
                         f"this worker state was saved with {state.get('num_workers')} workers, "
-                        f"not {workers}; resume through TokenLoader.state_after(batch)"
+                        f"not {workers}; load the data loader's state into a fresh "
+                        "TokenLoader (TokenLoader.load_state_dict) and wrap that instead"
                     )
                 inner.epoch, inner.cursor = int(state["epoch"]), int(state["base"])
                 start = int(state["next_step"])
