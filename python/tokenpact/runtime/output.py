@@ -102,7 +102,48 @@ def _window(policy: StopPolicy, hold: str) -> int | None:
     return max(len(s) for s in policy.stop_strings) - 1
 
 
-class OutputStream:
+class _StreamEnd:
+    """What both output streams (this Rust-backed one and the Python reference) share:
+    the finish state, the visible text parts, and the external signals that end a
+    stream without flushing."""
+
+    deadline: float | None
+    finish_reason: FinishReason | None
+    matched_stop: int | tuple[int, ...] | str | None
+    _visible: list[str]
+
+    @property
+    def finished(self) -> bool:
+        return self.finish_reason is not None
+
+    @property
+    def visible_text(self) -> str:
+        """All text made visible so far."""
+        if len(self._visible) > 1:
+            self._visible[:] = ["".join(self._visible)]
+        return self._visible[0] if self._visible else ""
+
+    def _deadline_passed(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def cancel(self) -> OutputDelta:
+        """End the stream now with finish reason ``"cancelled"`` (nothing is flushed)."""
+        return self.interrupt("cancelled")
+
+    def expire(self) -> OutputDelta:
+        """End the stream now with finish reason ``"deadline"`` (nothing is flushed)."""
+        return self.interrupt("deadline")
+
+    def interrupt(self, reason: Interruption) -> OutputDelta:
+        """End the stream on an external signal; a finished stream keeps its reason."""
+        if reason not in ("cancelled", "deadline"):
+            raise InvalidInputError(f'reason must be "cancelled" or "deadline", not {reason!r}')
+        if self.finish_reason is None:
+            self.finish_reason = reason
+        return OutputDelta("", True, self.finish_reason, self.matched_stop, 0)
+
+
+class OutputStream(_StreamEnd):
     """Stop-safe client text from generated IDs.
 
     >>> out = OutputStream(tok, StopPolicy(stop_strings=["STOP"]))   # doctest: +SKIP
@@ -173,17 +214,6 @@ class OutputStream:
         self.matched_stop: int | tuple[int, ...] | str | None = None
 
     @property
-    def finished(self) -> bool:
-        return self.finish_reason is not None
-
-    @property
-    def visible_text(self) -> str:
-        """All text made visible so far."""
-        if len(self._visible) > 1:
-            self._visible[:] = ["".join(self._visible)]
-        return self._visible[0] if self._visible else ""
-
-    @property
     def held_text(self) -> str:
         """Decoded text held back because it may still be part of a stop."""
         return str(self._engine.held())
@@ -197,7 +227,7 @@ class OutputStream:
         """Process generated IDs (in order) until a stop; returns the new visible text."""
         if self.finish_reason is not None:
             return OutputDelta("", True, self.finish_reason, self.matched_stop, 0)
-        if self.deadline is not None and time.monotonic() >= self.deadline:
+        if self._deadline_passed():
             return self.interrupt("deadline")
         try:
             if type(ids) is int:
@@ -235,22 +265,6 @@ class OutputStream:
         if state is not None:
             self._record(state)
         return OutputDelta(text, True, self.finish_reason, self.matched_stop, 0)
-
-    def cancel(self) -> OutputDelta:
-        """End the stream now with finish reason ``"cancelled"`` (nothing is flushed)."""
-        return self.interrupt("cancelled")
-
-    def expire(self) -> OutputDelta:
-        """End the stream now with finish reason ``"deadline"`` (nothing is flushed)."""
-        return self.interrupt("deadline")
-
-    def interrupt(self, reason: Interruption) -> OutputDelta:
-        """End the stream on an external signal; a finished stream keeps its reason."""
-        if reason not in ("cancelled", "deadline"):
-            raise InvalidInputError(f'reason must be "cancelled" or "deadline", not {reason!r}')
-        if self.finish_reason is None:
-            self.finish_reason = reason
-        return OutputDelta("", True, self.finish_reason, self.matched_stop, 0)
 
     def _record(self, state: tuple[str, int]) -> None:
         kind, value = state
