@@ -43,7 +43,7 @@ from ..contract.checkpoint_reader import TensorInfo
 from ..core import Tokenizer
 from ..errors import ArtifactError, ConfigError, ContractError
 from .decompose import id_space
-from .files import atomic_write_text
+from .files import atomic_write_text, staged_dir
 from .safetensors_stream import (
     OutTensor,
     check_float,
@@ -347,13 +347,9 @@ def remap_checkpoint(
         check_float(info)
         if info.shape[0] != old_rows:
             raise ContractError(f"{name!r} has {info.shape[0]} rows, not {old_rows}")
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
     shapes: dict[str, tuple[list[int], list[int]]] = {}
     sizes: dict[str, int] = {}
-    try:
+    with staged_dir(target) as tmp:
         for path in ckpt.files:
             tensors = sorted(
                 (i for i in ckpt.tensors.values() if Path(i.file) == path), key=lambda i: i.begin
@@ -379,10 +375,6 @@ def remap_checkpoint(
                 outs.append(OutTensor([info.name], info.dtype, new_shape, segments))
             sizes[path.name] = write_safetensors(tmp / path.name, outs, ckpt.metadata.get(path))
         _side_files(source, tmp, ckpt, new_rows, sizes)
-        os.rename(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return {
         "remap": remap.to_dict(),
         "old_rows": old_rows,

@@ -34,12 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from .._stale_temps import remove_stale_temps
 from ..contract.checkpoint_reader import TensorInfo
 from ..core import Tokenizer
 from ..errors import ConfigError, ContractError
 from .decompose import decompositions, id_space, prefix_problems
-from .files import atomic_write_text
+from .files import atomic_write_text, staged_dir
 from .row_init import check_policy, init_new_rows, init_rows
 from .safetensors_stream import (
     OutTensor,
@@ -388,15 +387,10 @@ def resize_checkpoint(
         _plan_sources(plan, old_tok, new_tok)
         return _new_row_bytes(plan, bias_init)
 
-    remove_stale_temps(dst.parent, [dst.name])  # what killed runs left
-    tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
     # The new rows, then the hashes the config binds, are computed in a thread while the
     # kernel copies the old bytes (copy_file_range releases the GIL); a file's new rows
     # are written after the rest of it, so the copy rarely waits for them.
-    try:
+    with staged_dir(dst) as tmp:
         with ThreadPoolExecutor(max_workers=1) as pool:
             future = pool.submit(compute)
             hashes = pool.submit(_plan_hashes, plan, old_tok, new_tok)
@@ -404,12 +398,6 @@ def resize_checkpoint(
             future.result()
             hashes.result()
         _write_side_files(Path(src_dir), tmp, ckpt, plan, sizes, durable)
-        if dst.exists():
-            dst.rmdir()
-        os.replace(tmp, dst)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return plan
 
 
