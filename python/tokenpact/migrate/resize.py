@@ -181,7 +181,11 @@ def _tie(
 
 
 def _rows(ckpt_rows: int, new_ids: int, pad_to_multiple_of: int | None) -> int:
-    rows = max(ckpt_rows, new_ids)
+    return pad_rows(max(ckpt_rows, new_ids), pad_to_multiple_of)
+
+
+def pad_rows(rows: int, pad_to_multiple_of: int | None) -> int:
+    """``rows`` rounded up to a multiple of ``pad_to_multiple_of`` (None: unchanged)."""
     if pad_to_multiple_of is not None:
         if (
             isinstance(pad_to_multiple_of, bool)
@@ -517,6 +521,29 @@ def _write_side_files(
     sizes: dict[str, int],
     durable: bool,
 ) -> None:
+    config = dict(ckpt.config)
+    config["vocab_size"] = plan.new_rows
+    # The checkpoint names the tokenizer it now expects (release check binds them).
+    config["tokenpact"] = {
+        **(config.get("tokenpact") or {}),
+        "tokenizer_semantic_hash": plan.new_semantic_hash,
+        "migrated_from": plan.old_semantic_hash,
+    }
+    write_side_files(src, out_dir, ckpt, sizes, config, durable=durable)
+
+
+def write_side_files(
+    src: Path,
+    out_dir: Path,
+    ckpt: CheckpointTensors,
+    sizes: dict[str, int],
+    config: dict[str, Any],
+    *,
+    durable: bool = True,
+) -> None:
+    """Beside the rewritten safetensors files (``sizes``: bytes per file name): the
+    checkpoint's other files copied, the shard index with its new ``total_size``, and
+    ``config``."""
     for item in sorted(src.iterdir()):
         if item.suffix == ".safetensors" or item.name in (INDEX_FILE, "config.json"):
             continue
@@ -527,13 +554,5 @@ def _write_side_files(
         shards = set(index["weight_map"].values())
         index.setdefault("metadata", {})["total_size"] = sum(sizes[s] for s in shards)
         atomic_write_text(out_dir / INDEX_FILE, json.dumps(index, indent=2) + "\n", durable=durable)
-    # config.json is always written: it carries vocab_size and the tokenizer binding.
-    config = dict(ckpt.config)
-    config["vocab_size"] = plan.new_rows
-    # The checkpoint names the tokenizer it now expects (release check binds them).
-    config["tokenpact"] = {
-        **(config.get("tokenpact") or {}),
-        "tokenizer_semantic_hash": plan.new_semantic_hash,
-        "migrated_from": plan.old_semantic_hash,
-    }
+    # config.json is always written: it carries vocab_size (and the tokenizer binding).
     atomic_write_text(out_dir / "config.json", json.dumps(config, indent=2) + "\n", durable=durable)

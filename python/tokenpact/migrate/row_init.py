@@ -33,13 +33,19 @@ def check_policy(init: str) -> str:
     return init
 
 
-def _moments(info: TensorInfo, rows: int, *, covariance: bool) -> tuple[np.ndarray, ...]:
-    """Mean, sigma (over all entries) and optionally the covariance of rows ``0:rows``."""
+def mean_row(info: TensorInfo, rows: int) -> np.ndarray:
+    """The float64 mean of rows ``0:rows`` of table ``info``, read in bounded blocks."""
     width = int(np.prod(info.shape[1:], dtype=np.int64)) if len(info.shape) > 1 else 1
     total = np.zeros(width, dtype=np.float64)
     for block in iter_row_blocks(info, rows):
         total += block.sum(axis=0, dtype=np.float64)
-    mean = total / max(rows, 1)
+    return total / max(rows, 1)
+
+
+def _moments(info: TensorInfo, rows: int, *, covariance: bool) -> tuple[np.ndarray, ...]:
+    """Mean, sigma (over all entries) and optionally the covariance of rows ``0:rows``."""
+    width = int(np.prod(info.shape[1:], dtype=np.int64)) if len(info.shape) > 1 else 1
+    mean = mean_row(info, rows)
     square = 0.0
     cov = np.zeros((width, width), dtype=np.float64) if covariance else None
     for block in iter_row_blocks(info, rows):
