@@ -1,4 +1,4 @@
-"""Corpus metrics of one tokenizer, overall and per slice (seed 000 0x0C1, seed 003).
+"""Corpus metrics of one tokenizer, overall and per slice.
 
 Ratios are *ratios of totals* (each byte, word or position weighs once: the corpus-cost
 question) unless the name says ``macro`` (the mean of per-record ratios: every record

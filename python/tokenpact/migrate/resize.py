@@ -1,4 +1,4 @@
-"""Resize a safetensors checkpoint for an append-only tokenizer change (seed 000 0x0C2).
+"""Resize a safetensors checkpoint for an append-only tokenizer change.
 
 Example::
 
@@ -86,7 +86,7 @@ class ResizePlan:
 
     @property
     def added_parameters(self) -> int:
-        """New trainable scalars (a tied head is counted once): the seed's Delta P."""
+        """New trainable scalars (a tied head is counted once): Delta P."""
         return sum(
             _grown(t.info, self.new_rows)
             for t in self.tensors

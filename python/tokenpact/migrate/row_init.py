@@ -1,11 +1,12 @@
-"""How new vocabulary rows are initialized (seed 000 0x0C2, "Initializing new rows").
+"""How new vocabulary rows are initialized.
 
 Every policy reads the old rows in bounded blocks and returns only the new rows, in
 float32 (float64 for F64 tables); the caller casts them to the table's dtype. Each is
 deterministic for a ``seed``.
 
 - ``fvt``: mean of the rows of the token's decomposition under the old tokenizer (Fast
-  Vocabulary Transfer; the seed's ``E[268] = mean(E[101], E[114])``).
+  Vocabulary Transfer; e.g. ``E[268] = mean(E[101], E[114])`` for a token that
+  the old tokenizer splits into IDs 101 and 114).
 - ``mean``: the mean of all old-ID rows.
 - ``normal``: N(0, sigma^2) with sigma the standard deviation of the old-ID rows.
 - ``mean_cov``: a sample of N(mu, 1e-9 * Sigma) from the old rows' mean and covariance,

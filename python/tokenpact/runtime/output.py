@@ -1,4 +1,4 @@
-"""Output transport (seed 000 0x0D): sampled IDs -> exact bytes -> valid text ->
+"""Output transport: sampled IDs -> exact bytes -> valid text ->
 stop-safe client text.
 
 Every ID is processed one at a time, so the visible text, the processed IDs and the
@@ -34,7 +34,7 @@ __all__ = ["FINISH_REASONS", "FinishReason", "HoldRule", "OutputDelta", "OutputS
 # deadline passed before the next push (or expire() was called).
 FinishReason = Literal["stop", "length", "end", "cancelled", "deadline"]
 FINISH_REASONS: tuple[FinishReason, ...] = ("stop", "length", "end", "cancelled", "deadline")
-# The external signals a stream can end on (seed 0x0D: "cancellation, deadline").
+# The external signals a stream can end on (cancellation, deadline).
 Interruption = Literal["cancelled", "deadline"]
 HoldRule = Literal["live_prefix", "fixed_window"]
 

@@ -1,5 +1,5 @@
-"""Request compilation (seed 000 0x0D "Encoding a request before caching"): pinned
-artifacts in, an exact sequence object out, or a typed error naming what disagrees.
+"""Request compilation: pinned artifacts in, an exact sequence object out, or a typed
+error naming what disagrees.
 
 ``compile_request`` checks, failing closed:
 
