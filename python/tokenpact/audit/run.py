@@ -8,7 +8,7 @@ import platform
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +37,9 @@ from .splits import SplitRecord, assign_splits, validate_split_manifest
 from .sweep import vocabulary_sweep
 from .text_units import WORD_COUNTER, text_units
 from .vocab import audit_vocabulary, exposure_counts
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 SCHEMA = "tokenpact.audit/v1"
 # Fields that depend on the machine or the clock; report.html leaves them out so the
@@ -89,7 +92,7 @@ def _bar(progress: bool, total: int, desc: str) -> Any:
 
 
 def audit_tokenizers(
-    tokenizers: Mapping[str, Any],
+    tokenizers: Mapping[str, Tokenizer],
     corpus: AuditCorpus,
     *,
     options: AuditOptions,
@@ -233,7 +236,7 @@ def split_records(
 
 
 def run_selection(
-    tokenizers: Mapping[str, Any],
+    tokenizers: Mapping[str, Tokenizer],
     corpus: AuditCorpus,
     *,
     options: AuditOptions,
@@ -319,7 +322,7 @@ def run_selection(
 
 
 def build_report(
-    tokenizers: Mapping[str, Any],
+    tokenizers: Mapping[str, Tokenizer],
     corpus: AuditCorpus,
     *,
     options: AuditOptions,
