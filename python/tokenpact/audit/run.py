@@ -125,6 +125,7 @@ def audit_tokenizers(
     out: dict[str, Any] = {}
     for name in names:
         tok, enc = tokenizers[name], encoded[name]
+        ref = None if name == reference else encoded[reference]
         t0 = time.perf_counter()
         metrics = corpus_metrics(
             enc,
@@ -132,18 +133,20 @@ def audit_tokenizers(
             slice_names=slice_names,
             slice_codes=codes,
             context_length=options.context_length,
-            reference=None if name == reference else encoded[reference],
+            reference=ref,
         )
+        # (The slice field's name must not shadow the tokenizer's: the reference
+        # tokenizer is compared with no other, on built-in slices too.)
         builtin_metrics = {
-            name: corpus_metrics(
+            field_name: corpus_metrics(
                 enc,
                 units,
                 slice_names=b_names,
                 slice_codes=b_codes,
                 context_length=options.context_length,
-                reference=None if name == reference else encoded[reference],
+                reference=ref,
             )["slices"]
-            for name, (b_names, b_codes) in builtin.items()
+            for field_name, (b_names, b_codes) in builtin.items()
         }
         recon = reconstruction(tok, enc, corpus.texts, units, joined=joined)
         decode_seconds = recon.pop("decode_seconds")
