@@ -18,11 +18,11 @@ from .corpus import AuditCorpus
 from .encoded import EncodedCorpus, encode_corpus
 from .metrics import (
     PERCENTILE_METHOD,
-    corpus_metrics,
     distinct_strings,
     normalization_collisions,
     offset_accuracy,
     reconstruction,
+    sliced_metrics,
 )
 from .premium import ParallelCorpus, token_premium
 from .selection import (
@@ -127,27 +127,16 @@ def audit_tokenizers(
         tok, enc = tokenizers[name], encoded[name]
         ref = None if name == reference else encoded[reference]
         t0 = time.perf_counter()
-        metrics = corpus_metrics(
+        # The field's slices and the built-in ones from one pass over the counts.
+        overall, slicings = sliced_metrics(
             enc,
             units,
-            slice_names=slice_names,
-            slice_codes=codes,
+            {"": (slice_names, codes), **builtin},
             context_length=options.context_length,
             reference=ref,
         )
-        # (The slice field's name must not shadow the tokenizer's: the reference
-        # tokenizer is compared with no other, on built-in slices too.)
-        builtin_metrics = {
-            field_name: corpus_metrics(
-                enc,
-                units,
-                slice_names=b_names,
-                slice_codes=b_codes,
-                context_length=options.context_length,
-                reference=ref,
-            )["slices"]
-            for field_name, (b_names, b_codes) in builtin.items()
-        }
+        metrics = {"overall": overall, "slices": slicings.pop("")}
+        builtin_metrics = slicings
         recon = reconstruction(tok, enc, corpus.texts, units, joined=joined)
         decode_seconds = recon.pop("decode_seconds")
         entry: dict[str, Any] = {
