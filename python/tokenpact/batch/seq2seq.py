@@ -29,7 +29,7 @@ from .labels import check_ignore_index
 from .metrics import aligned_width
 from .records import IGNORE_INDEX, as_token_ids
 from .torch_interop import to_torch
-from .windows import causal_attention_mask
+from .windows import causal_attention_mask, pad_batch
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,13 +96,6 @@ class Seq2SeqBatch:
         return to_torch(self.as_dict(), device=device)
 
 
-def _pad(rows: Sequence[NDArray[np.int64]], width: int, pad_id: int) -> NDArray[np.int64]:
-    out = np.full((len(rows), width), pad_id, dtype=np.int64)
-    for i, row in enumerate(rows):
-        out[i, : len(row)] = row
-    return out
-
-
 def _ids(value: ArrayLike, where: str, pad_id: int) -> NDArray[np.int64]:
     ids = as_token_ids(value, where)
     if np.any(ids == pad_id):
@@ -144,10 +137,10 @@ def collate_seq2seq(
     s_width = aligned_width(max(int(src_len.max()), 1), m)
     # The decoder views have T - 1 columns; round those to the multiple.
     t_width = aligned_width(int(tgt_len.max()) - 1, m) + 1
-    src = _pad(sources, s_width, pad_id)
-    tgt = _pad(targets, t_width, pad_id)
-    src_mask = (np.arange(s_width)[None, :] < src_len[:, None]).astype(np.int64)
-    tgt_mask = (np.arange(t_width)[None, :] < tgt_len[:, None]).astype(np.int64)
+    src, src_valid = pad_batch(sources, pad_id, max_length=s_width)
+    tgt, tgt_valid = pad_batch(targets, pad_id, max_length=t_width)
+    src_mask = src_valid.astype(np.int64)
+    tgt_mask = tgt_valid.astype(np.int64)
     loss_mask = tgt_mask[:, 1:].astype(bool)
     return Seq2SeqBatch(
         source_ids=src,
