@@ -15,13 +15,12 @@ algorithm in Python, and the tests check both against a naive search.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
-from collections.abc import Set as AbstractSet
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from .. import _native
 from ..errors import InvalidInputError, UnknownTokenError
-from .decode import _prompt_list
+from .decode import NOT_ID_BATCHES, _prompt_list
 from .stops import StopPolicy
 
 if TYPE_CHECKING:
@@ -233,9 +232,7 @@ class OutputStream(_StreamEnd):
             if type(ids) is int:
                 text, consumed = self._push_one(ids)
             else:
-                if isinstance(ids, (str, bytes, bytearray, memoryview, Mapping, AbstractSet)):
-                    # bytes would iterate as their values (b"abc" as IDs 97-99), a set or
-                    # a dict in no defined order.
+                if isinstance(ids, NOT_ID_BATCHES):
                     raise UnknownTokenError(f"generated IDs must be ints; got {ids!r:.40}")
                 batch = [ids] if isinstance(ids, int) else list(ids)
                 if any(type(i) is not int for i in batch):
