@@ -1,10 +1,10 @@
-"""Structured encodings: IDs with the metadata later stages need (seed 0x02A, 0x04A).
+"""Structured encodings: IDs with the metadata later stages need.
 
 Example::
 
     enc = tok.encode_structured("The cat sleeps.")
     enc.ids, enc.offsets, enc.special_tokens_mask, enc.origins
-    enc.tokenizer_hash, enc.template_hash   # what the IDs depend on (seed 0x04A)
+    enc.tokenizer_hash, enc.template_hash   # what the IDs depend on
 """
 
 from __future__ import annotations

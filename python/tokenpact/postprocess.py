@@ -1,4 +1,4 @@
-"""Post-processors: trusted insertion of control tokens around encoded content (seed 0x02A T).
+"""Post-processors: trusted insertion of control tokens around encoded content.
 
 Two forms exist: ``{"type": "prepend_bos", "token": SPELLING}`` (our trained tokenizers)
 and ``{"type": "template", "single": [...], "pair": [...]}`` where each item is

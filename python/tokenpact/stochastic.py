@@ -1,4 +1,4 @@
-"""Stochastic segmentation with a replay contract (seed 000, 0x08).
+"""Stochastic segmentation with a replay contract.
 
 Every random decision is a pure function of ``(seed, epoch, sample_id, view,
 occurrence)`` through a counter-based generator (SplitMix64 finalizer chained over the

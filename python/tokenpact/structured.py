@@ -1,4 +1,4 @@
-"""Assembling an Encoding: content parts, truncation, template, padding (seed 0x04A/B)."""
+"""Assembling an Encoding: content parts, truncation, template, padding."""
 
 from __future__ import annotations
 

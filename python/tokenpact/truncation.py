@@ -1,4 +1,4 @@
-"""Truncation and padding policies for structured encodings (seed 0x04B).
+"""Truncation and padding policies for structured encodings.
 
 Whether truncation happens before or after control tokens are inserted changes the
 sequence: ``truncate_then_add`` keeps required EOS/BOS (the content budget is

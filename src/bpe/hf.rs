@@ -32,11 +32,13 @@ pub fn bytes_to_unicode() -> [char; 256] {
 /// then keeps the string's own UTF-8). `decoders::ByteLevel::decode_chain` applies this
 /// to every token it decodes, added tokens included.
 pub fn byte_level_string_bytes(token: &str) -> Option<Vec<u8>> {
-    let table = bytes_to_unicode();
-    token
-        .chars()
-        .map(|c| table.iter().position(|&t| t == c).map(|b| b as u8))
-        .collect()
+    unbyte(&byte_decoder(), token)
+}
+
+/// Each character of `token` mapped through `dec` (a `byte_decoder`), or None when one
+/// is outside GPT-2's alphabet.
+fn unbyte(dec: &FxHashMap<char, u8>, token: &str) -> Option<Vec<u8>> {
+    token.chars().map(|c| dec.get(&c).copied()).collect()
 }
 
 /// GPT-2's map from printable characters back to bytes (`bytes_to_unicode` inverted).
@@ -71,7 +73,7 @@ pub fn pieces(
     let mut pieces: Vec<Option<Vec<u8>>> = vec![None; size];
     for &(token, id) in vocab {
         let piece: Option<Vec<u8>> = if byte_level {
-            token.chars().map(|c| dec.get(&c).copied()).collect()
+            unbyte(&dec, token)
         } else {
             Some(token.as_bytes().to_vec())
         };

@@ -78,3 +78,20 @@ def test_builtin_slices_in_an_audit_add_up(small_tok: Any, docs_corpus: AuditCor
         {"t": small_tok}, corpus, options=AuditOptions(selection=None, builtin_slices=())
     )
     assert off["tokenizers"]["t"]["builtin_slices"] == {}
+
+
+def test_the_reference_tokenizer_has_no_amplification_on_builtin_slices(
+    small_tok: Any, docs_corpus: AuditCorpus
+) -> None:
+    """Amplification compares a tokenizer with the reference; the reference itself has
+    none, on the field's slices and on the built-in ones alike."""
+    report = audit_tokenizers(
+        {"ref": small_tok, "other": small_tok},
+        docs_corpus,
+        options=AuditOptions(selection=None, builtin_slices=("@emoji",)),
+    )
+    ref, other = report["tokenizers"]["ref"], report["tokenizers"]["other"]
+    for block in ref["builtin_slices"]["@emoji"].values():
+        assert "amplification" not in block
+    for block in other["builtin_slices"]["@emoji"].values():
+        assert "amplification" in block

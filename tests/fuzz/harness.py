@@ -61,6 +61,20 @@ class Tally:
 BAD = ("untyped", "fail_open", "crash", "hang")
 
 
+def mutant_count(defaults: dict[str, int], kind: str) -> int:
+    """Mutants to run for target ``kind``: ``TOKENPACT_FUZZ_MUTANTS`` when set (a long
+    run), else the target's CI default."""
+    value = os.environ.get("TOKENPACT_FUZZ_MUTANTS")
+    return int(value) if value else defaults[kind]
+
+
+def check_tally(tally: Tally, kind: str, expected: int) -> None:
+    """No mutant of ``kind`` gave a bad outcome, and all ``expected`` of them ran."""
+    print(f"\nfuzz {kind}: {dict(tally.counts)}")
+    assert tally.bad == 0, f"{kind}: {dict(tally.counts)}; examples: {tally.examples}"
+    assert sum(tally.counts.values()) == expected
+
+
 def _limit() -> None:  # pragma: no cover - runs in the child
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 

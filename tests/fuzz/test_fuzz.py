@@ -30,8 +30,7 @@ SEED = int(os.environ.get("TOKENPACT_FUZZ_SEED", "13"))
 
 
 def _count(kind: str) -> int:
-    value = os.environ.get("TOKENPACT_FUZZ_MUTANTS")
-    return int(value) if value else DEFAULT_MUTANTS[kind]
+    return harness.mutant_count(DEFAULT_MUTANTS, kind)
 
 
 def _long_run() -> bool:
@@ -39,9 +38,7 @@ def _long_run() -> bool:
 
 
 def _check(tally: harness.Tally, kind: str) -> None:
-    print(f"\nfuzz {kind}: {dict(tally.counts)}")
-    assert tally.bad == 0, f"{kind}: {dict(tally.counts)}; examples: {tally.examples}"
-    assert sum(tally.counts.values()) == _count(kind)
+    harness.check_tally(tally, kind, _count(kind))
 
 
 @pytest.fixture(scope="module")

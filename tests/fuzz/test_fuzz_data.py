@@ -25,16 +25,11 @@ DEFAULT_MUTANTS = {"dataset": 60, "corpus": 40, "clean_config": 30, "doctor": 80
 
 
 def _count(kind: str) -> int:
-    import os
-
-    value = os.environ.get("TOKENPACT_FUZZ_MUTANTS")
-    return int(value) if value else DEFAULT_MUTANTS[kind]
+    return harness.mutant_count(DEFAULT_MUTANTS, kind)
 
 
 def _checked(tally: harness.Tally, kind: str) -> None:
-    print(f"\nfuzz {kind}: {dict(tally.counts)}")
-    assert tally.bad == 0, f"{kind}: {dict(tally.counts)}; examples: {tally.examples}"
-    assert sum(tally.counts.values()) == _count(kind)
+    harness.check_tally(tally, kind, _count(kind))
 
 
 @pytest.fixture(scope="module")

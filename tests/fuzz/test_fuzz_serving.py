@@ -24,14 +24,11 @@ SEED = int(os.environ.get("TOKENPACT_FUZZ_SEED", "43"))
 
 
 def _count(kind: str) -> int:
-    value = os.environ.get("TOKENPACT_FUZZ_MUTANTS")
-    return int(value) if value else DEFAULT_MUTANTS[kind]
+    return harness.mutant_count(DEFAULT_MUTANTS, kind)
 
 
 def _check(tally: harness.Tally, kind: str) -> None:
-    print(f"\nfuzz {kind}: {dict(tally.counts)}")
-    assert tally.bad == 0, f"{kind}: {dict(tally.counts)}; examples: {tally.examples}"
-    assert sum(tally.counts.values()) == _count(kind)
+    harness.check_tally(tally, kind, _count(kind))
 
 
 # ------------------------------------------------------------------ safetensors

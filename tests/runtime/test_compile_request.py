@@ -5,29 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-import tokenpact as tp
-from tokenpact.chat import SEED_SPECIAL_TOKENS, SequenceCompiler, assistant, user
-from tokenpact.contract import CheckpointDeclaration
+from tokenpact.chat import assistant, user
 from tokenpact.errors import ContractError, InvalidInputError
 from tokenpact.runtime import CacheNamespace, StopPolicy, compile_request
 
-TOK = tp.Tokenizer.from_merges([], special_tokens=SEED_SPECIAL_TOKENS)
-COMPILER = SequenceCompiler(TOK)
+from .seed_checkpoint import COMPILER, TOK
+from .seed_checkpoint import checkpoint as _checkpoint
+
 POLICY = StopPolicy(stop_token_ids=[260], stop_strings=["STOP"], max_new_tokens=64)
-
-
-def _checkpoint(**change) -> CheckpointDeclaration:
-    fields = {
-        "tokenizer_hash": TOK.semantic_hash,
-        "template_hash": COMPILER.template_hash,
-        "input_embedding_rows": 266,
-        "output_vocab_rows": 266,
-        "special_ids": {"bos": 256, "eos": 257, "stop": [260]},
-        "tied_output_head": False,
-        "tied_storage_verified": False,
-    }
-    fields.update(change)
-    return CheckpointDeclaration(**fields)
 
 
 def _prefill():

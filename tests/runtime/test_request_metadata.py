@@ -8,33 +8,19 @@ import time
 
 import pytest
 
-import tokenpact as tp
-from tokenpact.chat import SEED_SPECIAL_TOKENS, SequenceCompiler, assistant, user
-from tokenpact.contract import CheckpointDeclaration
+from tokenpact.chat import assistant, user
 from tokenpact.errors import ContractError, InvalidInputError
 from tokenpact.runtime import CompiledRequest, OutputStream, StopPolicy, compile_request
 from tokenpact.runtime.output import FINISH_REASONS
 from tokenpact.runtime.output_reference import ReferenceOutputStream
 
+from .seed_checkpoint import COMPILER, TOK
+from .seed_checkpoint import checkpoint as _checkpoint
 from .seed_vocab import output_vocab
 
-TOK = tp.Tokenizer.from_merges([], special_tokens=SEED_SPECIAL_TOKENS)
-COMPILER = SequenceCompiler(TOK)
 IMPLS = pytest.mark.parametrize(
     "impl", [OutputStream, ReferenceOutputStream], ids=["rust", "python"]
 )
-
-
-def _checkpoint() -> CheckpointDeclaration:
-    return CheckpointDeclaration(
-        tokenizer_hash=TOK.semantic_hash,
-        template_hash=COMPILER.template_hash,
-        input_embedding_rows=266,
-        output_vocab_rows=266,
-        special_ids={"bos": 256, "eos": 257, "stop": [260]},
-        tied_output_head=False,
-        tied_storage_verified=False,
-    )
 
 
 def test_conversation_provenance_travels_with_the_ids() -> None:

@@ -7,14 +7,15 @@ from __future__ import annotations
 import pytest
 
 import tokenpact as tp
-from tokenpact.chat import SEED_SPECIAL_TOKENS, SequenceCompiler, user
-from tokenpact.contract import CheckpointDeclaration
+from tokenpact.chat import user
 from tokenpact.errors import ConfigError, InvalidInputError
 from tokenpact.runtime import OutputStream, StopPolicy, compile_request
 from tokenpact.runtime.output_reference import ReferenceOutputStream
 
 from . import vllm_oracle
 from .families import family
+from .seed_checkpoint import COMPILER, TOK
+from .seed_checkpoint import checkpoint as _checkpoint
 
 STREAMS = [OutputStream, ReferenceOutputStream]
 
@@ -79,22 +80,6 @@ def test_tie_rule_option(stream) -> None:
 def test_tie_rule_is_validated() -> None:
     with pytest.raises(ConfigError, match="first_listed"):
         StopPolicy(stop_strings=["a"], stop_string_ties="shortest")  # type: ignore[arg-type]
-
-
-TOK = tp.Tokenizer.from_merges([], special_tokens=SEED_SPECIAL_TOKENS)
-COMPILER = SequenceCompiler(TOK)
-
-
-def _checkpoint() -> CheckpointDeclaration:
-    return CheckpointDeclaration(
-        tokenizer_hash=TOK.semantic_hash,
-        template_hash=COMPILER.template_hash,
-        input_embedding_rows=266,
-        output_vocab_rows=266,
-        special_ids={"bos": 256, "eos": 257, "stop": [260]},
-        tied_output_head=False,
-        tied_storage_verified=False,
-    )
 
 
 def test_one_stop_policy_from_render_to_runtime() -> None:

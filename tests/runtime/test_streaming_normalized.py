@@ -32,6 +32,7 @@ from tokenpact.runtime import StreamingEncoder
 from tokenpact.runtime.stream_normalize import stable_starter
 
 from .families import texts
+from .stream_checks import check_stream
 
 try:
     from conformance.shipped_files import shipped_tokenizer_jsons
@@ -109,38 +110,19 @@ def _text(data) -> str:
     return text
 
 
-def _stream(tok, data, text: str) -> None:
-    allowed = data.draw(st.sampled_from(["all", ()]), label="allowed")
-    step = data.draw(st.sampled_from([0, 0, 1, 64]), label="scan_step")
-    native = data.draw(st.booleans(), label="native")
-    enc = StreamingEncoder(tok, allowed_special=allowed, scan_step=step, native=native)
-    assert enc.rule == "normalized" and (enc._core is not None) == native
-    as_bytes = data.draw(st.booleans(), label="bytes")
-    payload: str | bytes = text.encode() if as_bytes else text
-    sizes = data.draw(st.lists(st.integers(1, 9), min_size=1, max_size=6), label="sizes")
-    out: list[int] = []
-    at, i = 0, 0
-    while at < len(payload):
-        n = sizes[i % len(sizes)]
-        chunk = payload[at : at + n]
-        out += enc.push_bytes(chunk) if isinstance(chunk, bytes) else enc.push(chunk)
-        at, i = at + n, i + 1
-        assert enc.committed == out
-        received = payload[:at]
-        try:
-            prefix = received.decode() if isinstance(received, bytes) else received
-        except UnicodeDecodeError:
-            continue  # mid-character: not text yet
-        assert out + enc.provisional() == tok.encode(prefix, allowed_special=allowed)
-    out += enc.finish()
-    assert out == tok.encode(text, allowed_special=allowed)
-
-
 @pytest.mark.parametrize("name", [*QWEN_LIKE, "qwen-3-NFKC", "qwen-3-NFD", "qwen-3-NFKD"])
 @settings(suppress_health_check=[HealthCheck.too_slow], max_examples=12, deadline=None)
 @given(data=st.data())
 def test_stream_equals_one_shot_encode(name: str, data) -> None:
-    _stream(_tok(name), data, _text(data))
+    check_stream(
+        _tok(name),
+        data,
+        _text(data),
+        rule="normalized",
+        scan_steps=[0, 0, 1, 64],
+        max_chunk=9,
+        draw_native=True,
+    )
 
 
 @pytest.mark.parametrize("name", QWEN_LIKE)

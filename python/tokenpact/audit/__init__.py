@@ -2,7 +2,7 @@
 vocabulary-size cost model, nested sweeps and the candidate selection protocol.
 
     from tokenpact.audit import cost, audit_vocabulary, build_report, write_report
-    cost(32_000, 4096).input_bytes / 2**20   # 250.0 MiB (seed 000, 0x0C)
+    cost(32_000, 4096).input_bytes / 2**20   # 250.0 MiB
 
 See docs/AUDIT.md; the command line is ``tokenpact audit``.
 """

@@ -1,4 +1,4 @@
-"""Vocabulary and sequence cost model (seed 000 0x0C, seed 003 "Vocabulary size").
+"""Vocabulary and sequence cost model.
 
 Two sides of one trade: a wider vocabulary V adds token-indexed parameters
 (``V*d`` input rows, another ``V*d`` when the output head is untied, ``V`` for an output
@@ -100,7 +100,7 @@ def cost(
     span V). ``bias``: the output projection has a per-class bias. ``positions`` (N)
     adds the corpus totals ``F_logits = 2*N*d*V`` and ``L_logits = N*V``.
 
-    >>> cost(268, 64, tied=True, bias=True).vocab_params  # seed 0x0C1: 65 * V
+    >>> cost(268, 64, tied=True, bias=True).vocab_params  # 65 * V
     17420
     """
     v = _positive_int("vocab_size", vocab_size)

@@ -1,4 +1,4 @@
-"""Corpus metrics of one tokenizer, overall and per slice (seed 000 0x0C1, seed 003).
+"""Corpus metrics of one tokenizer, overall and per slice.
 
 Ratios are *ratios of totals* (each byte, word or position weighs once: the corpus-cost
 question) unless the name says ``macro`` (the mean of per-record ratios: every record
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -119,6 +119,26 @@ def corpus_metrics(
     ``reference``: another tokenizer's encoding of the same records; adds per-slice
     amplification (ratio of totals and macro mean, both named) and paired deltas.
     """
+    overall, per_slicing = sliced_metrics(
+        enc,
+        units,
+        {"": (slice_names, slice_codes)},
+        context_length=context_length,
+        reference=reference,
+    )
+    return {"overall": overall, "slices": per_slicing[""]}
+
+
+def sliced_metrics(
+    enc: EncodedCorpus,
+    units: TextUnits,
+    slicings: Mapping[str, tuple[Sequence[str], np.ndarray]],
+    *,
+    context_length: int,
+    reference: EncodedCorpus | None = None,
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The overall metrics and, for each named slicing ``(slice names, per-record slice
+    codes)``, the metrics of each slice (the per-record counts are computed once)."""
     if context_length < 1:
         raise ConfigError(f"context_length must be >= 1, got {context_length}")
     if len(units) != enc.offsets.size - 1:
@@ -135,23 +155,26 @@ def corpus_metrics(
     overall = _block(
         unit_arrays, counts, lengths, context_length=context_length, ref_lengths=ref_lengths
     )
-    slices: dict[str, Any] = {}
-    order = np.argsort(slice_codes, kind="stable")
-    bounds = np.searchsorted(slice_codes[order], np.arange(len(slice_names) + 1))
-    for k, name in enumerate(slice_names):
-        members = order[bounds[k] : bounds[k + 1]]
-        slices[name] = _block(
-            {key: arr[members] for key, arr in unit_arrays.items()},
-            {key: arr[members] for key, arr in counts.items()},
-            lengths[members],
-            context_length=context_length,
-            ref_lengths=None if ref_lengths is None else ref_lengths[members],
-        )
-    # Cross-check the slice partition: totals over slices are the overall totals.
-    per_slice_tokens = group_sums(lengths, slice_codes, len(slice_names))
-    if int(per_slice_tokens.sum()) != overall["tokens"]:  # pragma: no cover - invariant
-        raise ConfigError("slice totals do not add up to the overall totals")
-    return {"overall": overall, "slices": slices}
+    out: dict[str, dict[str, Any]] = {}
+    for slicing, (slice_names, slice_codes) in slicings.items():
+        slices: dict[str, Any] = {}
+        order = np.argsort(slice_codes, kind="stable")
+        bounds = np.searchsorted(slice_codes[order], np.arange(len(slice_names) + 1))
+        for k, name in enumerate(slice_names):
+            members = order[bounds[k] : bounds[k + 1]]
+            slices[name] = _block(
+                {key: arr[members] for key, arr in unit_arrays.items()},
+                {key: arr[members] for key, arr in counts.items()},
+                lengths[members],
+                context_length=context_length,
+                ref_lengths=None if ref_lengths is None else ref_lengths[members],
+            )
+        # Cross-check the slice partition: totals over slices are the overall totals.
+        per_slice_tokens = group_sums(lengths, slice_codes, len(slice_names))
+        if int(per_slice_tokens.sum()) != overall["tokens"]:  # pragma: no cover - invariant
+            raise ConfigError("slice totals do not add up to the overall totals")
+        out[slicing] = slices
+    return overall, out
 
 
 # The causes of a failed round trip, each with the option that fixes it.

@@ -1,4 +1,4 @@
-"""Token premium on parallel text (seed 003, "Measure languages and domains").
+"""Token premium on parallel text.
 
 For parallel item ``i`` and language ``l`` with reference language ``r``:
 ``p[l, i] = |T(s[l, i])| / |T(s[r, i])|``. The distribution over items is what matters

@@ -8,7 +8,7 @@ import platform
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,11 +18,11 @@ from .corpus import AuditCorpus
 from .encoded import EncodedCorpus, encode_corpus
 from .metrics import (
     PERCENTILE_METHOD,
-    corpus_metrics,
     distinct_strings,
     normalization_collisions,
     offset_accuracy,
     reconstruction,
+    sliced_metrics,
 )
 from .premium import ParallelCorpus, token_premium
 from .selection import (
@@ -37,6 +37,9 @@ from .splits import SplitRecord, assign_splits, validate_split_manifest
 from .sweep import vocabulary_sweep
 from .text_units import WORD_COUNTER, text_units
 from .vocab import audit_vocabulary, exposure_counts
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 SCHEMA = "tokenpact.audit/v1"
 # Fields that depend on the machine or the clock; report.html leaves them out so the
@@ -89,7 +92,7 @@ def _bar(progress: bool, total: int, desc: str) -> Any:
 
 
 def audit_tokenizers(
-    tokenizers: Mapping[str, Any],
+    tokenizers: Mapping[str, Tokenizer],
     corpus: AuditCorpus,
     *,
     options: AuditOptions,
@@ -122,26 +125,18 @@ def audit_tokenizers(
     out: dict[str, Any] = {}
     for name in names:
         tok, enc = tokenizers[name], encoded[name]
+        ref = None if name == reference else encoded[reference]
         t0 = time.perf_counter()
-        metrics = corpus_metrics(
+        # The field's slices and the built-in ones from one pass over the counts.
+        overall, slicings = sliced_metrics(
             enc,
             units,
-            slice_names=slice_names,
-            slice_codes=codes,
+            {"": (slice_names, codes), **builtin},
             context_length=options.context_length,
-            reference=None if name == reference else encoded[reference],
+            reference=ref,
         )
-        builtin_metrics = {
-            name: corpus_metrics(
-                enc,
-                units,
-                slice_names=b_names,
-                slice_codes=b_codes,
-                context_length=options.context_length,
-                reference=None if name == reference else encoded[reference],
-            )["slices"]
-            for name, (b_names, b_codes) in builtin.items()
-        }
+        metrics = {"overall": overall, "slices": slicings.pop("")}
+        builtin_metrics = slicings
         recon = reconstruction(tok, enc, corpus.texts, units, joined=joined)
         decode_seconds = recon.pop("decode_seconds")
         entry: dict[str, Any] = {
@@ -233,7 +228,7 @@ def split_records(
 
 
 def run_selection(
-    tokenizers: Mapping[str, Any],
+    tokenizers: Mapping[str, Tokenizer],
     corpus: AuditCorpus,
     *,
     options: AuditOptions,
@@ -319,7 +314,7 @@ def run_selection(
 
 
 def build_report(
-    tokenizers: Mapping[str, Any],
+    tokenizers: Mapping[str, Tokenizer],
     corpus: AuditCorpus,
     *,
     options: AuditOptions,

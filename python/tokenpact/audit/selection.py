@@ -1,4 +1,4 @@
-"""Choose one tokenizer candidate on frozen validation evidence (seed 000 0x0C1).
+"""Choose one tokenizer candidate on frozen validation evidence.
 
 Each candidate is encoded on the validation split only; release gates reject the
 mechanically bad ones; the winner is the minimum ``(validation tokens, vocabulary

@@ -1,4 +1,4 @@
-"""Fit / validation / test roles with one owner per group (seed 000 0x0C1).
+"""Fit / validation / test roles with one owner per group.
 
 Record identity is not enough: translations, near duplicates and shards of one document
 share a ``group_id`` and must land in one split, or validation leaks into fit. When

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ConfigError, ContractError
 from .cost import cost
 from .selection import ModelShape
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,7 @@ class SweepPoint:
         return asdict(self)
 
 
-def check_nested(tokenizers: Sequence[Any]) -> None:
+def check_nested(tokenizers: Sequence[Tokenizer]) -> None:
     """Raise ContractError unless each tokenizer's merges extend the previous one's."""
     for small, large in zip(tokenizers, tokenizers[1:], strict=False):
         a, b = list(small.merges), list(large.merges)

@@ -32,7 +32,7 @@ in your data (that is ``exposure``); ``undetermined`` is not "unreachable": the
 pre-tokenizer regex or the normalizer may or may not ever produce those bytes, and no
 regex-automaton analysis is attempted. Unigram, WordPiece and SentencePiece models get
 witnesses only. BPE dropout is ignored (the audit is of deterministic encoding).
-Zero exposure is not undertraining either (seed 0x0C1: "th" can be consumed by "the").
+Zero exposure is not undertraining either ("th" can be consumed by "the").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Baseline tokenizers (seed 004 "Basic tokenizers", seed 000 0x03 and 0x05).
+"""Baseline tokenizers.
 
 Each states its promise: ``CharacterTokenizer`` round-trips text whose characters were
 seen when fitting (others become ``<unk>`` and vanish on decode); ``ByteTokenizer``

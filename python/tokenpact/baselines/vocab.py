@@ -91,7 +91,7 @@ def build_word_vocab(
     """Count words in the *fit* split only, keep those seen ``min_freq`` times.
 
     Pass only training text: counting validation or test text would let held-out words
-    enter the vocabulary and understate the unknown rate (seed 000, 0x03). Specials come
+    enter the vocabulary and understate the unknown rate. Specials come
     first; other words by descending count, then alphabetically.
     """
     if min_freq < 1:

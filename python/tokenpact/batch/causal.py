@@ -1,4 +1,4 @@
-"""Fixed-length causal examples cut from an EOS-separated document stream (seed 004).
+"""Fixed-length causal examples cut from an EOS-separated document stream.
 
 ``pack_causal_examples`` appends EOS to every document, concatenates them, and cuts the
 stream into windows of ``context_length`` inputs whose targets are the next tokens. The

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import BatchError
-from .flat import check_positive_int
+from .flat import check_positive_int, check_token_id
 from .metrics import aligned_width
 
 if TYPE_CHECKING:
@@ -45,8 +45,7 @@ def collate_encodings(
     (its ``attention_mask`` is 0 and its sequence ID the sentinel)."""
     if not encodings:
         raise BatchError("collate_encodings needs at least one encoding")
-    if isinstance(pad_id, bool) or not isinstance(pad_id, int) or pad_id < 0:
-        raise BatchError(f"pad_id must be a non-negative int, got {pad_id!r}")
+    pad_id = check_token_id(pad_id, "pad_id")
     if isinstance(sentinel, bool) or not isinstance(sentinel, int) or sentinel >= 0:
         raise BatchError(f"sentinel must be a negative int (0 and 1 are sequences): {sentinel!r}")
     m = check_positive_int(multiple, "multiple")

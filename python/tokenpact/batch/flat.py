@@ -1,7 +1,7 @@
 """Batch membership checks and the end-to-end token layout shared by both collators.
 
 Both the padded and the packed layouts start from the selected records laid end to end
-with their boundaries (``cu_seqlens``). The checks of seed 000 0x0B happen here, once:
+with their boundaries (``cu_seqlens``). The collation checks happen here, once:
 no empty batch, unique sample IDs, no PAD ID inside content, and the overflow policy.
 """
 

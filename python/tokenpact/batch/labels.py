@@ -2,9 +2,9 @@
 
 For causal training the hidden state at source position ``t`` predicts the token at
 ``t + 1``. Supervision ``q`` is defined on the *target* axis, so the label at ``t`` exists
-when ``t + 1`` is inside the same record and ``q[t + 1] == 1`` (seed 000, 0x0B "Aligning
-next-token labels"). Copying a source-axis mask onto shifted labels is the classic
-off-by-one that keeps tensor shapes and silently drops the first response target.
+when ``t + 1`` is inside the same record and ``q[t + 1] == 1``. Copying a source-axis
+mask onto shifted labels is the classic off-by-one that keeps tensor shapes and silently
+drops the first response target.
 
 Two conventions, chosen explicitly so the shift happens exactly once:
 

@@ -1,7 +1,6 @@
 """Per-batch accounting: real tokens, slots, where the PAD comes from, attention work.
 
-For lengths ``l_b`` in a batch of ``B`` rows (seed 000, 0x04B and 0x0B "Counting padding
-and attention work"):
+For lengths ``l_b`` in a batch of ``B`` rows:
 
 * ``S_max = max l_b``; width ``S`` = ``m * ceil(S_max / m)`` (or a fixed width),
 * real tokens ``sum l_b``; slots ``B * S``; PAD = slots - real tokens,

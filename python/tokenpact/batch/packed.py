@@ -1,10 +1,10 @@
 """Packed (padding-free) batches: records end to end, with boundaries that nothing crosses.
 
-Under the default *independent-example* policy (seed 000, 0x0B "Packing with sequence
-boundaries"), labels are shifted inside each record before concatenation, positions
-restart at 0 per record, attention is block-diagonal (``cu_seqlens``) and ownership is
-kept per token. A global causal stream, where later documents see earlier ones, is a
-different training objective; it is available only when declared with ``StreamPolicy``.
+Under the default *independent-example* policy, labels are shifted inside each record
+before concatenation, positions restart at 0 per record, attention is block-diagonal
+(``cu_seqlens``) and ownership is kept per token. A global causal stream, where later
+documents see earlier ones, is a different training objective; it is available only when
+declared with ``StreamPolicy``.
 
 ``cu_seqlens`` is int32, starts at 0, strictly increases and ends at ``T``: ready for
 FlashAttention's varlen functions and for Hugging Face padding-free (flattening) models.

@@ -1,6 +1,6 @@
 """Rectangular ``[B, S]`` batches: PAD, masks, positions, labels and ownership aligned.
 
-Policy (seed 000, 0x0B "Choosing the padding layout"):
+Policy:
 
 * width: the longest record (``pad_to="longest"``) or ``max_length`` (``"max_length"``),
   rounded up to ``multiple``;

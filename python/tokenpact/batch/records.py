@@ -1,8 +1,8 @@
 """Sequence records: the validated input of every collator.
 
 A record is one training sample after tokenization, special-token insertion and structural
-truncation (seed 000, 0x0B "Preparing records for collation"). Every per-token field is
-aligned to ``input_ids``; the collators never guess ownership or supervision from IDs.
+truncation. Every per-token field is aligned to ``input_ids``; the collators never guess
+ownership or supervision from IDs.
 
 ``SequenceRecord`` is the friendly one-sample form; ``RecordTable`` is the columnar form
 (one flat token buffer plus per-record starts and lengths) that the collators and packers

@@ -1,4 +1,4 @@
-"""Replaying and auditing a distributed epoch from its assignment record (seed 000, 0x04B).
+"""Replaying and auditing a distributed epoch from its assignment record.
 
 A record (``SamplerAssignment.to_record()``) names the dataset, tokenizer and template it
 indexes, the sampler's seed, epoch, rank, world size, shuffle and ``drop_last`` policy,

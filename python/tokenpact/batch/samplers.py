@@ -4,9 +4,9 @@ Every order here is a pure function of ``(seed, epoch)`` and the lengths, never 
 thread count or hash order; record indices (and so sample IDs) are carried through every
 reordering, and each epoch places every record exactly once unless a documented policy
 (``drop_last``, distributed repeat padding) says otherwise, in which case the assignment
-records which indices were dropped or repeated (seed 000, 0x04B "Reproducing distributed
-loading"). The assignment also records the dataset, tokenizer and template hashes and the
-bucketing policy, so ``replay_assignment`` (``sampler_replay.py``) can redo an epoch.
+records which indices were dropped or repeated. The assignment also records the dataset,
+tokenizer and template hashes and the bucketing policy, so ``replay_assignment``
+(``sampler_replay.py``) can redo an epoch.
 """
 
 from __future__ import annotations

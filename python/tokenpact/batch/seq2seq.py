@@ -24,12 +24,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import BatchError
-from .flat import check_positive_int
+from .flat import check_positive_int, check_token_id
 from .labels import check_ignore_index
 from .metrics import aligned_width
-from .records import IGNORE_INDEX
+from .records import IGNORE_INDEX, as_token_ids
 from .torch_interop import to_torch
-from .windows import causal_attention_mask
+from .windows import causal_attention_mask, pad_batch
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,20 +96,8 @@ class Seq2SeqBatch:
         return to_torch(self.as_dict(), device=device)
 
 
-def _pad(rows: Sequence[NDArray[np.int64]], width: int, pad_id: int) -> NDArray[np.int64]:
-    out = np.full((len(rows), width), pad_id, dtype=np.int64)
-    for i, row in enumerate(rows):
-        out[i, : len(row)] = row
-    return out
-
-
 def _ids(value: ArrayLike, where: str, pad_id: int) -> NDArray[np.int64]:
-    arr = np.asarray(value)
-    if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
-        raise BatchError(f"{where} must be a 1-D sequence of integer IDs")
-    ids = arr.astype(np.int64)
-    if ids.size and int(ids.min()) < 0:
-        raise BatchError(f"{where} holds a negative ID ({int(ids.min())}); IDs are >= 0")
+    ids = as_token_ids(value, where)
     if np.any(ids == pad_id):
         raise BatchError(f"{where} contains pad_id {pad_id} as content; PAD must be a dedicated ID")
     return ids
@@ -129,8 +117,7 @@ def collate_seq2seq(
     """
     if not pairs:
         raise BatchError("collate_seq2seq needs at least one (source, target) pair")
-    if pad_id is None or isinstance(pad_id, bool) or not isinstance(pad_id, int) or pad_id < 0:
-        raise BatchError(f"pad_id must be a non-negative int, got {pad_id!r}")
+    pad_id = check_token_id(pad_id, "pad_id")
     m = check_positive_int(multiple, "multiple")
     ignore = check_ignore_index(ignore_index)
     sources, targets = [], []
@@ -150,10 +137,10 @@ def collate_seq2seq(
     s_width = aligned_width(max(int(src_len.max()), 1), m)
     # The decoder views have T - 1 columns; round those to the multiple.
     t_width = aligned_width(int(tgt_len.max()) - 1, m) + 1
-    src = _pad(sources, s_width, pad_id)
-    tgt = _pad(targets, t_width, pad_id)
-    src_mask = (np.arange(s_width)[None, :] < src_len[:, None]).astype(np.int64)
-    tgt_mask = (np.arange(t_width)[None, :] < tgt_len[:, None]).astype(np.int64)
+    src, src_valid = pad_batch(sources, pad_id, max_length=s_width)
+    tgt, tgt_valid = pad_batch(targets, pad_id, max_length=t_width)
+    src_mask = src_valid.astype(np.int64)
+    tgt_mask = tgt_valid.astype(np.int64)
     loss_mask = tgt_mask[:, 1:].astype(bool)
     return Seq2SeqBatch(
         source_ids=src,
@@ -168,6 +155,6 @@ def collate_seq2seq(
         loss_mask=loss_mask,
         source_lengths=src_len,
         target_lengths=tgt_len,
-        pad_id=int(pad_id),
+        pad_id=pad_id,
         ignore_index=ignore,
     )

@@ -1,4 +1,4 @@
-"""Causal windows, simple padding, document packing and dense causal masks (seed 004).
+"""Causal windows, simple padding, document packing and dense causal masks.
 
 These are the small building blocks: the target of window position ``t`` is the token
 at ``t + 1`` (never a copy of the input at ``t``), padding is described by a separate

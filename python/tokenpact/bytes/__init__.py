@@ -1,7 +1,7 @@
 """Byte and character models: position accounting, causal entropy patching, prefix stability.
 
 Models that read bytes or characters compress the sequence inside the network; where they
-compress decides position counts, causality and generation state (seed 000, 0x0E).
+compress decides position counts, causality and generation state.
 
 >>> from tokenpact.bytes import ByT5Config, CanineConfig, TextUnits
 >>> TextUnits.of("A naïve cat.\\n").summary()

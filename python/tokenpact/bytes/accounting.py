@@ -2,7 +2,7 @@
 
 ``n_raw`` counts the external input coordinate, ``n_local`` the positions of the light
 local stages, ``n_global`` those of the expensive global stack, ``n_output`` the positions
-exposed or generated (seed 000, 0x0E). ``n_global ** 2`` is a shape diagnostic only:
+exposed or generated. ``n_global ** 2`` is a shape diagnostic only:
 widths, depths and local stages differ between models, so it is not a FLOP count.
 """
 

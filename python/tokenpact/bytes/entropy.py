@@ -1,6 +1,6 @@
 """Entropy patching (BLT style): a patch starts where next-byte uncertainty is high.
 
-Two rules from seed 000, 0x0E: a *global threshold* starts a patch at byte ``i`` when
+Two rules: a *global threshold* starts a patch at byte ``i`` when
 ``H_i > theta_g``; a *relative jump* when ``H_i - H_{i-1} > theta_r``. Byte 0 always
 starts a patch. ``H_i`` comes from bytes before ``i`` only, so the decision for byte ``i``
 is known before byte ``i`` arrives and appending bytes never moves an earlier start.

@@ -3,7 +3,7 @@
 Each configuration is a frozen dataclass with keyword-only options, ``to_config()`` (the
 canonical dict its :attr:`hash` covers) and ``account(text)`` returning a
 :class:`PositionAccount`. The numbers follow the ByT5, CANINE, Charformer, MEGABYTE and
-BLT papers as summarized in seed 000, 0x0E.
+BLT papers.
 
 >>> text = "A naïve cat.\\n"
 >>> [m.account(text).n_global_squared for m in (ByT5Config(), CanineConfig(stride=4),
@@ -56,8 +56,8 @@ class _Hashable:
 class ByT5Config(_Hashable):
     """ByT5: UTF-8 bytes straight into a T5 stack; ``n_raw == n_global == n_bytes``.
 
-    ``add_eos`` appends ``</s>`` (Hugging Face's tokenizer does by default; the seed's
-    count does not).
+    ``add_eos`` appends ``</s>`` (Hugging Face's tokenizer does by default; the
+    position counts in docs/BYTES.md do not).
     """
 
     add_eos: bool = False

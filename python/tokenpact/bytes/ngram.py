@@ -2,7 +2,7 @@
 
 ``H_i``, the entropy of byte ``i``, comes from the ``context_bytes`` bytes *before* ``i``
 only (a document is preceded by NUL bytes), so patch starts chosen from it never depend on
-the future (seed 000, 0x0E). The model is an artifact: :meth:`ByteNGramModel.save` writes
+the future. The model is an artifact: :meth:`ByteNGramModel.save` writes
 an ``.npz`` atomically and :attr:`ByteNGramModel.hash` names its exact counts.
 
 Two evaluations of the same model exist on purpose: :meth:`ByteNGramModel.entropy` is the

@@ -1,7 +1,7 @@
 """Patch-boundary rules over UTF-8 bytes: fixed stride, whitespace and BPE-shaped.
 
 A patcher maps bytes to patch *starts*: ``0 = q_0 < q_1 < ... < q_{m-1} < n``; patch
-``j`` is the half-open interval ``[q_j, q_{j+1})`` with ``q_m = n`` (seed 000, 0x0E). The
+``j`` is the half-open interval ``[q_j, q_{j+1})`` with ``q_m = n``. The
 entropy patcher lives in :mod:`.entropy`.
 """
 

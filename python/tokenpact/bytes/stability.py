@@ -1,8 +1,8 @@
 """Prefix stability: may a segmenter's boundaries be committed while bytes still arrive?
 
 A segmenter ``f`` is prefix stable on ``x`` when, for every cut ``i``, the starts of
-``f(x[:i])`` equal the starts of ``f(x)`` below ``i`` (seed 000, 0x0E:
-``f_p(x_{<i}) = f_p(x)_{<i}``). Offline BPE fails it: with merges ``b+c`` (rank 0) and
+``f(x[:i])`` equal the starts of ``f(x)`` below ``i``
+(``f_p(x_{<i}) = f_p(x)_{<i}``). Offline BPE fails it: with merges ``b+c`` (rank 0) and
 ``a+b`` (rank 1), ``"ab"`` is ``[ab]`` but ``"abc"`` is ``[a, bc]``.
 """
 

@@ -3,7 +3,7 @@
 A sequence length means nothing until it names its unit: ``"A naïve cat.\\n"`` is 14
 UTF-8 bytes but 13 code points (``ï`` takes two bytes) and 13 grapheme clusters.
 :class:`TextUnits` holds all three and the maps between byte and code-point offsets,
-so position accounting never conflates them (seed 000, 0x0E and 0x10).
+so position accounting never conflates them.
 """
 
 from __future__ import annotations

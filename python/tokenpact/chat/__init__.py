@@ -1,4 +1,4 @@
-"""Conversation formatting with trusted control tokens (seed 000, 0x09 and 0x09A).
+"""Conversation formatting with trusted control tokens.
 
 Control IDs come only from trusted insertion (a template's own markers, a declared
 grammar); message content, tool arguments, tool results and documents are encoded as

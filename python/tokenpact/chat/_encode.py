@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 # Markers that look like control tokens; printed as ordinary text they are a template bug
-# (seed 000, 0x10: "chat template inserts plain strings instead of special IDs").
+# (the failure of a chat template that inserts plain strings instead of special IDs).
 MARKER_RE = re.compile(r"<\|[^|<>\s]{1,64}\|>|<｜[^｜<>\s]{1,64}｜>")
 
 

@@ -195,7 +195,7 @@ class Conversation:
 
     def to_encoding(self) -> Encoding:
         """This conversation as an :class:`~tokenpact.Encoding` whose provenance holds both
-        the tokenizer hash and the template hash (seed 0x04A).
+        the tokenizer hash and the template hash.
 
         Origins keep the conversation's labels (``control``, ``template``, ``content``,
         ``document``, ``tools``); control tokens have ``sequence_ids`` ``None``; offsets are
@@ -284,7 +284,7 @@ class Conversation:
 
         Checks: aligned vectors; control IDs only from trusted insertion; a single BOS;
         no doubled EOS; the post-processor's markers not doubled (two owners of the same
-        boundary); no control marker printed as plain template text (seed 0x10).
+        boundary); no control marker printed as plain template text.
         """
         found = self.problems()
         if found:

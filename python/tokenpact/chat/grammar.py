@@ -1,4 +1,4 @@
-"""A declared sequence grammar compiled to IDs by trusted insertion (seed 000, 0x09A).
+"""A declared sequence grammar compiled to IDs by trusted insertion.
 
 A conversation is an optional BOS, one turn per message and, in generation mode, an
 open assistant header. A turn is ``HEADER_START role HEADER_END separator``, the body
@@ -35,7 +35,7 @@ from .errors import ConversationError
 from .messages import Document, Message, as_messages, validate_messages
 from .stop import StopPolicy
 
-# The synthetic control set of the seed's sequence-grammar example: with no merges, a
+# The synthetic control set of the built-in example grammar: with no merges, a
 # byte tokenizer built from these gives bytes 0..255 and controls 256..265.
 SEED_SPECIAL_TOKENS: tuple[SpecialToken, ...] = (
     SpecialToken("<|bos|>", "bos"),
@@ -65,7 +65,7 @@ _CONTROL_FIELDS = (
 
 @dataclass(frozen=True)
 class SequenceGrammar:
-    """Control spellings and text rules of a chat format (defaults: the seed's grammar)."""
+    """Control spellings and text rules of a chat format (defaults: the example grammar)."""
 
     bos: str | None = "<|bos|>"
     header_start: str = "<|start_header|>"
@@ -156,7 +156,7 @@ class SequenceCompiler:
             if spelling not in controls:
                 raise ConversationError(
                     f"the grammar's {name} {spelling!r} is not a special or added token of this "
-                    "tokenizer, so it would be printed as plain text (seed 0x10); declare it "
+                    "tokenizer, so it would be printed as plain text; declare it "
                     "when training the tokenizer, or use the tokenizer's own spelling"
                 )
             self._ids[name] = int(controls[spelling])
@@ -278,7 +278,8 @@ class SequenceCompiler:
     def length_model(
         self, messages: Iterable[Any], *, mode: str = "training", documents: Iterable[Any] = ()
     ) -> LengthModel:
-        """The seed's length model with every part measured by real encodings."""
+        """The length model (:class:`LengthModel`) with every part measured by real
+        encodings."""
         msgs, docs = self._prepare(messages, documents, mode)
         _, _, lengths, _ = self._turns(msgs, docs, mode)
         suffix = 2 + len(self._role("assistant")) + len(self._separator)

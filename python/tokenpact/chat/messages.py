@@ -1,4 +1,4 @@
-"""Typed conversation messages and the rules of their order (seed 000, 0x09A).
+"""Typed conversation messages and the rules of their order.
 
 A conversation is leading system messages, then exchanges: a user message, the
 assistant's answer and, when the assistant calls tools, one result per call that

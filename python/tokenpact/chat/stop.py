@@ -1,4 +1,4 @@
-"""Stop policy: where generation ends, returned with every formatted prompt (seed 0x09A)
+"""Stop policy: where generation ends, returned with every formatted prompt
 and consumed as is by the serving runtime.
 
 A stop can be a single ID (end of turn, end of sequence) or an ordered sequence of IDs

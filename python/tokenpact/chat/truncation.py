@@ -1,4 +1,4 @@
-"""Atomic truncation: drop whole conversation groups, oldest first (seed 000, 0x09A).
+"""Atomic truncation: drop whole conversation groups, oldest first.
 
 Groups: the leading system messages (fixed), each older exchange (a user message with
 everything up to the next user message, so a tool call and its result always travel

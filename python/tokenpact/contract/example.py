@@ -1,4 +1,4 @@
-"""A complete, valid bundle: the compatibility checker's small example (seed 000, 0x02B).
+"""A complete, valid bundle: the compatibility checker's small example.
 
 The toy tokenizer has IDs 0..11 (nine byte-BPE pieces, then BOS, EOS and EOT); the
 checkpoint has 12 input rows, 12 output rows and a tied output head whose shared storage

@@ -1,6 +1,6 @@
 """Golden vectors: stored encode/decode results that prove a loaded tokenizer still behaves.
 
-A digest proves identity; golden cases prove behaviour (seed 000, 0x0F). ``generate(tok)``
+A digest proves identity; golden cases prove behaviour. ``generate(tok)``
 encodes one case per input class and stores raw text, normalized text, pieces (hex bytes),
 IDs, offsets with their coordinate system, the special-token mask and the decoded text;
 ``verify(tok, golden)`` replays every case and reports each difference.
@@ -45,7 +45,7 @@ _PARAGRAPH = (
     "Ελληνικά, русский, 中文, العربية, हिन्दी, emoji 👩‍💻 and café.\n\n"
 )
 
-# (name, class, text). Classes follow seed 000 0x0F and seed 003's golden-vector list.
+# (name, class, text), one class per kind of input a tokenizer must get right.
 _TEXT_CASES: tuple[tuple[str, str, str], ...] = (
     ("empty", "empty", ""),
     ("pure_whitespace", "whitespace", " \t  \u00a0 "),

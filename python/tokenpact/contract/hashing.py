@@ -2,7 +2,7 @@
 
 ``H_D(x) = SHA256(P || u32(len D) || D || u64(len C(x)) || C(x))`` where ``P`` is the
 protocol prefix, ``D`` an ASCII domain naming the artifact class, and ``C(x)`` the
-canonical JSON of ``x`` (seed 000, 0x02B). Lengths are big-endian. The length fields make
+canonical JSON of ``x``. Lengths are big-endian. The length fields make
 the concatenation unambiguous; the domain keeps one payload from meaning two things.
 
 Hashes are written ``"sha256:<64 lowercase hex>"``. Raw file digests are plain SHA-256 of

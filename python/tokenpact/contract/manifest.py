@@ -1,7 +1,7 @@
 """The tokenizer manifest (``manifest.json``) and its cross-document relation checker.
 
 The manifest records, in one machine-readable place, everything a later stage must agree
-with (seed 003, "Freeze the compatibility contract"): identities, input and invalid-input
+with: identities, input and invalid-input
 policy, normalization with its Unicode version, pre-tokenizer, model digests, special-token
 IDs and literal-text policy, automatic insertions, decoder error policy, training corpus
 digest and trainer flags, golden digests and the stable ID prefix.
@@ -254,7 +254,7 @@ def _role_ids(tokens: Any, policy: Mapping[str, Any]) -> dict[str, Any]:
 
 def validate_special_ids(manifest: Mapping[str, Any], required_tokens: Any) -> bool:
     """Return True exactly when every required special token is present and the special
-    token map has no duplicate IDs (seed 004, exercise P2.3). Never mutates ``manifest``.
+    token map has no duplicate IDs. Never mutates ``manifest``.
 
     ``manifest`` may be a tokenpact manifest, any mapping with a ``special_tokens`` entry
     (``{content: id}`` or a ``[{"content", "id"}]`` list), or the ``{content: id}`` map.

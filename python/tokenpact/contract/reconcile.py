@@ -1,6 +1,6 @@
 """Reconcile a bundle: corpus, tokenizer, template, golden set, dataset and checkpoint.
 
-Following seed 000 0x02B, the check first validates structure and canonical order, then
+The check first validates structure and canonical order, then
 re-derives every hash, and only then compares the dataset and checkpoint bindings, special
 IDs, row coverage (``R_in, R_out >= 1 + max_id``), the dataset's largest ID and the tied
 output head. Every check is reported, not just the first failure.

@@ -1,6 +1,6 @@
 """Replay: retrain from the recorded corpus and flags, and confirm the same tokenizer.
 
-Seed 003 ("Validate before model training", step 1): training twice from the pinned sample
+Validate before model training: training twice from the pinned sample
 must give identical vocabulary, ranks, IDs and digests. The recorded corpus digest proves
 the replay saw the same text stream before anything else is compared.
 """

@@ -1,7 +1,7 @@
-"""Stochastic segmentation manifests and their fail-closed replay (seed 000, 0x08).
+"""Stochastic segmentation manifests and their fail-closed replay.
 
 BPE-dropout and Unigram sampling add randomness to the training data, so "alpha=0.1" is
-not enough to reproduce a segmentation: the seed's manifest also names the model and its
+not enough to reproduce a segmentation: the manifest also names the model and its
 normalization, the candidate support, the generator and its version, how streams are
 keyed (and that workers and ranks are not part of the key), the draw scope, the order in
 which eligible occurrences or lattice steps consume draws, and the evaluation policy.
@@ -124,7 +124,7 @@ FIELDS = (
 @dataclass(frozen=True)
 class EvaluationPolicy:
     """How evaluation treats segmentation: ``deterministic`` (stochastic segmentation off,
-    the seed's default), or ``stochastic`` with the number of draws, their base seeds and
+    the default), or ``stochastic`` with the number of draws, their base seeds and
     the statistic that aggregates them (the variance is then reported with the result)."""
 
     mode: str = "deterministic"
@@ -173,7 +173,7 @@ def _evaluation_problem(value: Any) -> str | None:
 
 @dataclass(frozen=True)
 class SegmentationManifest:
-    """Every field of the seed's stochastic segmentation manifest for one sample."""
+    """Every field of the stochastic segmentation manifest for one sample."""
 
     method: str
     model_hash: str

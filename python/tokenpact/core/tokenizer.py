@@ -158,7 +158,7 @@ class Tokenizer:
 
         ``vocab[i]`` is the byte piece of ID ``i``; each record must satisfy
         ``vocab[new_id] == vocab[left] + vocab[right]``. Selection is the dynamic
-        minimum ``(rank, position)`` of seed 0x07, so a rule may use an ID that a later
+        minimum ``(rank, position)`` encode merges by, so a rule may use an ID that a later
         rank creates.
         """
         spec = records_spec(

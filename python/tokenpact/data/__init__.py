@@ -1,4 +1,4 @@
-"""Corpus preparation and encoded datasets bound to the tokenizer (seed 000, 0x00A).
+"""Corpus preparation and encoded datasets bound to the tokenizer.
 
 Readers with stable ``doc_id``s, exact and near (MinHash/LSH) deduplication, splits by
 group hash, leakage checks, mixture accounting, and encoded shards (Parquet and

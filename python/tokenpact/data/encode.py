@@ -1,4 +1,4 @@
-"""Encoding a corpus into shards bound to the tokenizer (seed 000, 0x00A and 0x04B).
+"""Encoding a corpus into shards bound to the tokenizer.
 
 Documents are encoded one by one (never joined), in ``doc_id`` order, and cut into
 shards of ``records_per_shard`` documents. Shard ``k`` therefore holds the same documents

@@ -1,4 +1,4 @@
-"""Exact deduplication under a declared canonicalization (seed 000, 0x00A).
+"""Exact deduplication under a declared canonicalization.
 
 The dedup key is ``SHA-256(canonicalize_for_dedup(text))``. Canonicalization only decides
 which documents count as copies; the kept document's original text is what later steps

@@ -1,6 +1,6 @@
 """Leakage checks across split roles: exact copies, near copies and long n-gram overlap.
 
-Record identity is not enough (seed 000, 0x0C1): a near copy, a shared licence block or
+Record identity is not enough: a near copy, a shared licence block or
 a quoted passage can carry held-out text into the fit role. For every pair of roles the
 report counts documents of the later role that have an exact duplicate, a near
 duplicate (MinHash + verified Jaccard) or a shared word n-gram (13 by default) in the

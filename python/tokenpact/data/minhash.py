@@ -4,7 +4,7 @@ Signatures are identical to ``datasketch.MinHash(num_perm, seed, scheme)`` updat
 the UTF-8 bytes of the same shingles. The permutation parameters are drawn here with
 numpy's ``RandomState(seed)`` exactly as datasketch draws them; the engine applies them.
 
-Shingles (seed 000, 0x00A): ``kind="word"`` joins ``n`` consecutive whitespace-separated
+Shingles: ``kind="word"`` joins ``n`` consecutive whitespace-separated
 words with one space ("The cat sleeps." gives "The cat", "cat sleeps." for n=2);
 ``kind="char"`` takes ``n`` consecutive code points. A document shorter than ``n`` units
 is one shingle; an empty one has none (its signature is all ``2**32 - 1``).

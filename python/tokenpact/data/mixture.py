@@ -1,7 +1,7 @@
 """Mixture accounting: documents, bytes and tokens per source and role, token shares.
 
 Sampling half the documents from each of two sources says little about their share of
-the tokens (seed 000, 0x00A): with 200 and 800 tokens per document the first source
+the tokens: with 200 and 800 tokens per document the first source
 supplies ``200 / (200 + 800) = 20%``. In general ``pi_s = q_s E[n_s] / sum_j q_j E[n_j]``.
 :func:`expected_token_shares` is that formula; :func:`account_mixture` measures the
 realised shares from encoded lengths, with integer totals that equal the shard totals.

@@ -1,4 +1,4 @@
-"""Group-hash splits into named roles (seed 000, 0x0C1: every group has one split owner).
+"""Group-hash splits into named roles (every group has one split owner).
 
 A group's role is a pure function of ``SHA-256(salt, group_id)``: a 64-bit fraction in
 ``[0, 1)`` falls into the cumulative role fractions in their declared order. Adding

@@ -1,4 +1,4 @@
-"""``tokenpact doctor``: detectors for the failure classes of seed 000, 0x10.
+"""``tokenpact doctor``: detectors for the known classes of tokenizer-integration failure.
 
 Point it at a tokenizer directory or file, a chat template, a batch file (``.npz`` or
 Parquet), a safetensors checkpoint or its declaration, or a dataset manifest; every

@@ -1,4 +1,4 @@
-"""Detectors that read a padded or packed batch file (seed 000, 0x10 post-processing bugs)."""
+"""Detectors that read a padded or packed batch file."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 A detector looks at one kind of subject (a tokenizer, a chat template, a batch, a
 checkpoint, a dataset manifest, or a pair of them) and yields :class:`Finding` objects,
-each naming the seed 000, 0x10 failure class, the evidence and the fix.
+each naming the failure class, the evidence and the fix.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class Finding:
 
 @dataclass(frozen=True)
 class Detector:
-    """A registered check: its code, the 0x10 failure class it detects and its inputs."""
+    """A registered check: its code, the failure class it detects and its inputs."""
 
     code: str
     failure: str

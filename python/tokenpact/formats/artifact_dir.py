@@ -122,15 +122,20 @@ def training_bytes(training: dict[str, Any]) -> bytes:
     return text.encode("utf-8") + b"\n"
 
 
+def _read_sidecar(path: Path, what: str) -> Any:
+    """The JSON document in the file ``path`` beside a tokenizer file."""
+    try:
+        return json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ArtifactError(f"{path}: cannot read {what} ({exc!r:.200})") from None
+
+
 def read_training(root: Path) -> dict[str, Any] | None:
     """The training record saved beside a tokenizer file, or None when there is none."""
     path = root / TRAINING_FILE
     if not path.is_file():
         return None
-    try:
-        record = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ArtifactError(f"{path}: cannot read the training record ({exc!r:.200})") from None
+    record = _read_sidecar(path, "the training record")
     if not isinstance(record, dict):
         raise ArtifactError(f"{path}: the training record must be a JSON object")
     if nesting_depth(record) > native.MAX_RECORD_DEPTH:
@@ -159,10 +164,7 @@ def read_policy(root: Path, spec: TokenizerSpec) -> TokenizerSpec:
     path = root / POLICY_FILE
     if not path.is_file():
         return spec
-    try:
-        document = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ArtifactError(f"{path}: cannot read the policy ({exc!r:.200})") from None
+    document = _read_sidecar(path, "the policy")
     if not isinstance(document, dict) or document.get("kind") != POLICY_KIND:
         raise ArtifactError(
             f'{path}: not a tokenpact policy (expected "kind": "{POLICY_KIND}"); remove or '
@@ -181,13 +183,17 @@ def read_policy(root: Path, spec: TokenizerSpec) -> TokenizerSpec:
         raise ArtifactError(f"{path}: {exc}") from None
 
 
-def _with_training(tok: Tokenizer, files: dict[str, bytes]) -> dict[str, bytes]:
-    if tok.training is not None:
-        files[TRAINING_FILE] = training_bytes(tok.training)
+def _with_policy(tok: Tokenizer, files: dict[str, bytes]) -> dict[str, bytes]:
     policy = policy_bytes(tok)
     if policy is not None:
         files[POLICY_FILE] = policy
     return files
+
+
+def _with_training(tok: Tokenizer, files: dict[str, bytes]) -> dict[str, bytes]:
+    if tok.training is not None:
+        files[TRAINING_FILE] = training_bytes(tok.training)
+    return _with_policy(tok, files)
 
 
 def release_files(tok: Tokenizer) -> dict[str, bytes]:
@@ -197,11 +203,9 @@ def release_files(tok: Tokenizer) -> dict[str, bytes]:
     files = dict(tok.provenance.files)
     if files:
         return _with_training(tok, files)
-    files = {native.FILENAME: native.artifact_to_json(to_artifact(tok)).encode("utf-8")}
-    policy = policy_bytes(tok)
-    if policy is not None:
-        files[POLICY_FILE] = policy
-    return files
+    return _with_policy(
+        tok, {native.FILENAME: native.artifact_to_json(to_artifact(tok)).encode("utf-8")}
+    )
 
 
 # Every tokenizer file a save of any kind writes. Saving one kind over a directory that

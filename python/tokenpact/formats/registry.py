@@ -132,10 +132,7 @@ _COMPANIONS = (
     "special_tokens_map.json",
     "config.json",
     "generation_config.json",
-    "manifest.json",
-    "golden.json",
-    "training.json",
-    artifact_dir.POLICY_FILE,
+    *SEAL_FILES,
 )
 
 

@@ -1,5 +1,5 @@
 """Vocabulary migration: append-only extension, transition diffs, checkpoint resizing
-and release bundles (seed 000 0x0C2, seed 003 "Migration").
+and release bundles.
 
 Example::
 

@@ -24,11 +24,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .._stale_temps import remove_stale_temps
 from ..contract.checkpoint_reader import TensorInfo, read_safetensors_header
 from ..core import Tokenizer
 from ..errors import ArtifactError, ConfigError, ContractError
 from .decompose import decompositions, id_space, prefix_problems
+from .files import staged_dir
 from .row_init import check_policy, init_new_rows
 from .safetensors_stream import (
     FLOAT_DTYPES,
@@ -127,19 +127,11 @@ def resize_adapter(
         check_float(info)
         outs.append(_resized(info, role, old_rows, rows, old_ids, new_ids, sources, init, seed))
         shapes[info.name] = (list(info.shape), list(outs[-1].shape))
-    remove_stale_temps(dst.parent, [dst.name])  # what killed runs left
-    tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
+    with staged_dir(dst) as tmp:
         write_safetensors(tmp / ADAPTER_FILE, outs, file_metadata(path))
         for item in sorted(src.iterdir()):
             if item.is_file() and item.name != ADAPTER_FILE:
                 shutil.copy2(item, tmp / item.name)
-        os.replace(tmp, dst)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return shapes
 
 

@@ -1,6 +1,6 @@
 """Old-vocabulary facts about a new tokenizer: the prefix proof and row decompositions.
 
-``prefix_problems`` is the append-only proof of seed 000 0x0C2: every old ID keeps its
+``prefix_problems`` is the append-only proof: every old ID keeps its
 bytes, every special token its ID and role, every merge its rank, and the pre-tokenizer
 is unchanged. An empty list means the old tokenizer is an exact prefix of the new one.
 """

@@ -1,5 +1,5 @@
-"""Classify a tokenizer transition and measure what it changes (seed 000 0x0C2,
-"Deciding what can be reused").
+"""Classify a tokenizer transition and measure what it changes: what a
+checkpoint can reuse.
 
 Classes, from the cheapest to the most expensive to adopt:
 

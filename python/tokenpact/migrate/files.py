@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,3 +35,22 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, durable: bool 
 
 def atomic_write_json(path: str | os.PathLike[str], value: Any) -> None:
     atomic_write_text(path, json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+@contextmanager
+def staged_dir(dst: Path) -> Iterator[Path]:
+    """A fresh temporary directory beside ``dst``, renamed to ``dst`` when the block
+    completes and removed when it fails; what killed runs left beside ``dst`` is removed
+    first. ``dst`` may exist as an empty directory (it is replaced)."""
+    remove_stale_temps(dst.parent, [dst.name])
+    tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        yield tmp
+        if dst.exists():
+            dst.rmdir()
+        os.replace(tmp, dst)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

@@ -34,7 +34,6 @@ rolled back alone.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections import defaultdict
@@ -51,7 +50,7 @@ from ..contract import (
 )
 from ..contract.bindings import BINDING_KEY
 from ..contract.dataset_files import read_dataset, shard_digest_problems
-from ..contract.hashing import dataset_hash
+from ..contract.hashing import bytes_sha256, dataset_hash
 from ..contract.reconcile import check_checkpoint, check_dataset
 from ..contract.semantics import max_id, special_policy
 from ..core import Tokenizer
@@ -425,8 +424,7 @@ def _check_canary(c: _Loaded, prev: _Loaded, report: Report) -> None:
         report.failed("hashes.canary", f"cannot read the canary set {canary}: {exc.strerror}")
         return
     if spec.get("hash") is not None:
-        actual = "sha256:" + hashlib.sha256(data).hexdigest()
-        if actual != spec["hash"]:
+        if bytes_sha256(data) != spec["hash"]:
             report.failed("hashes.canary", "the canary set changed after the bundle was sealed")
             return
     slices: dict[str, list[str]] = defaultdict(list)

@@ -28,10 +28,8 @@ Example::
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,18 +41,18 @@ from ..contract.checkpoint_reader import TensorInfo
 from ..core import Tokenizer
 from ..errors import ArtifactError, ConfigError, ContractError
 from .decompose import id_space
-from .files import atomic_write_text
+from .files import staged_dir
+from .resize import pad_rows, write_side_files
+from .row_init import mean_row
 from .safetensors_stream import (
     OutTensor,
     check_float,
     copy_segment,
     encode,
     fill_segment,
-    iter_row_blocks,
     write_safetensors,
 )
 from .vocab_tensors import (
-    INDEX_FILE,
     find_bias,
     find_embedding,
     find_output,
@@ -245,14 +243,6 @@ def reshard_flat_state(
 # --------------------------------------------------------------------------- checkpoints
 
 
-def _padded(ids: int, multiple: int | None) -> int:
-    if multiple is None:
-        return ids
-    if multiple < 1:
-        raise ConfigError(f"pad_to_multiple_of must be >= 1, got {multiple}")
-    return -(-ids // multiple) * multiple
-
-
 def _runs(sources: list[int | None]) -> list[tuple[int, int, int | None]]:
     """``(new_start, length, old_start)`` runs: consecutive rows from consecutive sources
     (old_start None: a run of rows to initialize)."""
@@ -268,15 +258,6 @@ def _runs(sources: list[int | None]) -> list[tuple[int, int, int | None]]:
                 continue
         runs.append((n, 1, s))
     return runs
-
-
-def _mean_row(info: TensorInfo, rows: int) -> np.ndarray:
-    total: np.ndarray | None = None
-    for block in iter_row_blocks(info, rows):
-        part = block.astype(np.float64).sum(axis=0)
-        total = part if total is None else total + part
-    assert total is not None
-    return (total / rows).astype(np.float32)
 
 
 def _factor_rows(tensors: dict[str, TensorInfo], params: list[TensorInfo], rows: int) -> dict:
@@ -328,7 +309,7 @@ def remap_checkpoint(
             f"{emb.name!r} has {old_rows} rows but the old tokenizer uses {remap.old_ids} IDs; "
             "this checkpoint does not belong to the old tokenizer"
         )
-    new_rows = _padded(remap.new_ids, pad_to_multiple_of)
+    new_rows = pad_rows(remap.new_ids, pad_to_multiple_of)
     sources = remap.rows(new_rows)
     params = [emb]
     out = find_output(ckpt, output_name)
@@ -347,13 +328,9 @@ def remap_checkpoint(
         check_float(info)
         if info.shape[0] != old_rows:
             raise ContractError(f"{name!r} has {info.shape[0]} rows, not {old_rows}")
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
     shapes: dict[str, tuple[list[int], list[int]]] = {}
     sizes: dict[str, int] = {}
-    try:
+    with staged_dir(target) as tmp:
         for path in ckpt.files:
             tensors = sorted(
                 (i for i in ckpt.tensors.values() if Path(i.file) == path), key=lambda i: i.begin
@@ -378,11 +355,7 @@ def remap_checkpoint(
                         segments.append(fill_segment(_constant(data), len(data)))
                 outs.append(OutTensor([info.name], info.dtype, new_shape, segments))
             sizes[path.name] = write_safetensors(tmp / path.name, outs, ckpt.metadata.get(path))
-        _side_files(source, tmp, ckpt, new_rows, sizes)
-        os.rename(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        write_side_files(source, tmp, ckpt, sizes, {**ckpt.config, "vocab_size": new_rows})
     return {
         "remap": remap.to_dict(),
         "old_rows": old_rows,
@@ -402,22 +375,5 @@ def _constant(data: bytes) -> Callable[[], bytes]:
 def _fill_row(info: TensorInfo, role: str, init: str, rows: int) -> np.ndarray:
     width = math.prod(info.shape[1:])
     if role == "factor" or (role == "param" and init == "mean"):
-        return _mean_row(info, rows).reshape(1, width)
+        return mean_row(info, rows).astype(np.float32).reshape(1, width)
     return np.zeros((1, width), dtype=np.float32)
-
-
-def _side_files(src: Path, out: Path, ckpt: Any, new_rows: int, sizes: dict[str, int]) -> None:
-    for item in sorted(src.iterdir()):
-        if item.suffix == ".safetensors" or item.name in (INDEX_FILE, "config.json"):
-            continue
-        if item.is_file():
-            shutil.copy2(item, out / item.name)
-    if ckpt.index is not None:
-        index = json.loads(json.dumps(ckpt.index))
-        index.setdefault("metadata", {})["total_size"] = sum(
-            sizes[s] for s in set(index["weight_map"].values())
-        )
-        atomic_write_text(out / INDEX_FILE, json.dumps(index, indent=2) + "\n")
-    config = dict(ckpt.config)
-    config["vocab_size"] = new_rows
-    atomic_write_text(out / "config.json", json.dumps(config, indent=2) + "\n")

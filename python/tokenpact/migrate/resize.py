@@ -1,4 +1,4 @@
-"""Resize a safetensors checkpoint for an append-only tokenizer change (seed 000 0x0C2).
+"""Resize a safetensors checkpoint for an append-only tokenizer change.
 
 Example::
 
@@ -34,12 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from .._stale_temps import remove_stale_temps
 from ..contract.checkpoint_reader import TensorInfo
 from ..core import Tokenizer
 from ..errors import ConfigError, ContractError
 from .decompose import decompositions, id_space, prefix_problems
-from .files import atomic_write_text
+from .files import atomic_write_text, staged_dir
 from .row_init import check_policy, init_new_rows, init_rows
 from .safetensors_stream import (
     OutTensor,
@@ -87,7 +86,7 @@ class ResizePlan:
 
     @property
     def added_parameters(self) -> int:
-        """New trainable scalars (a tied head is counted once): the seed's Delta P."""
+        """New trainable scalars (a tied head is counted once): Delta P."""
         return sum(
             _grown(t.info, self.new_rows)
             for t in self.tensors
@@ -182,7 +181,11 @@ def _tie(
 
 
 def _rows(ckpt_rows: int, new_ids: int, pad_to_multiple_of: int | None) -> int:
-    rows = max(ckpt_rows, new_ids)
+    return pad_rows(max(ckpt_rows, new_ids), pad_to_multiple_of)
+
+
+def pad_rows(rows: int, pad_to_multiple_of: int | None) -> int:
+    """``rows`` rounded up to a multiple of ``pad_to_multiple_of`` (None: unchanged)."""
     if pad_to_multiple_of is not None:
         if (
             isinstance(pad_to_multiple_of, bool)
@@ -388,15 +391,10 @@ def resize_checkpoint(
         _plan_sources(plan, old_tok, new_tok)
         return _new_row_bytes(plan, bias_init)
 
-    remove_stale_temps(dst.parent, [dst.name])  # what killed runs left
-    tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
     # The new rows, then the hashes the config binds, are computed in a thread while the
     # kernel copies the old bytes (copy_file_range releases the GIL); a file's new rows
     # are written after the rest of it, so the copy rarely waits for them.
-    try:
+    with staged_dir(dst) as tmp:
         with ThreadPoolExecutor(max_workers=1) as pool:
             future = pool.submit(compute)
             hashes = pool.submit(_plan_hashes, plan, old_tok, new_tok)
@@ -404,12 +402,6 @@ def resize_checkpoint(
             future.result()
             hashes.result()
         _write_side_files(Path(src_dir), tmp, ckpt, plan, sizes, durable)
-        if dst.exists():
-            dst.rmdir()
-        os.replace(tmp, dst)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return plan
 
 
@@ -529,6 +521,29 @@ def _write_side_files(
     sizes: dict[str, int],
     durable: bool,
 ) -> None:
+    config = dict(ckpt.config)
+    config["vocab_size"] = plan.new_rows
+    # The checkpoint names the tokenizer it now expects (release check binds them).
+    config["tokenpact"] = {
+        **(config.get("tokenpact") or {}),
+        "tokenizer_semantic_hash": plan.new_semantic_hash,
+        "migrated_from": plan.old_semantic_hash,
+    }
+    write_side_files(src, out_dir, ckpt, sizes, config, durable=durable)
+
+
+def write_side_files(
+    src: Path,
+    out_dir: Path,
+    ckpt: CheckpointTensors,
+    sizes: dict[str, int],
+    config: dict[str, Any],
+    *,
+    durable: bool = True,
+) -> None:
+    """Beside the rewritten safetensors files (``sizes``: bytes per file name): the
+    checkpoint's other files copied, the shard index with its new ``total_size``, and
+    ``config``."""
     for item in sorted(src.iterdir()):
         if item.suffix == ".safetensors" or item.name in (INDEX_FILE, "config.json"):
             continue
@@ -539,13 +554,5 @@ def _write_side_files(
         shards = set(index["weight_map"].values())
         index.setdefault("metadata", {})["total_size"] = sum(sizes[s] for s in shards)
         atomic_write_text(out_dir / INDEX_FILE, json.dumps(index, indent=2) + "\n", durable=durable)
-    # config.json is always written: it carries vocab_size and the tokenizer binding.
-    config = dict(ckpt.config)
-    config["vocab_size"] = plan.new_rows
-    # The checkpoint names the tokenizer it now expects (release check binds them).
-    config["tokenpact"] = {
-        **(config.get("tokenpact") or {}),
-        "tokenizer_semantic_hash": plan.new_semantic_hash,
-        "migrated_from": plan.old_semantic_hash,
-    }
+    # config.json is always written: it carries vocab_size (and the tokenizer binding).
     atomic_write_text(out_dir / "config.json", json.dumps(config, indent=2) + "\n", durable=durable)

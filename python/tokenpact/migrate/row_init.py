@@ -1,11 +1,12 @@
-"""How new vocabulary rows are initialized (seed 000 0x0C2, "Initializing new rows").
+"""How new vocabulary rows are initialized.
 
 Every policy reads the old rows in bounded blocks and returns only the new rows, in
 float32 (float64 for F64 tables); the caller casts them to the table's dtype. Each is
 deterministic for a ``seed``.
 
 - ``fvt``: mean of the rows of the token's decomposition under the old tokenizer (Fast
-  Vocabulary Transfer; the seed's ``E[268] = mean(E[101], E[114])``).
+  Vocabulary Transfer; e.g. ``E[268] = mean(E[101], E[114])`` for a token that
+  the old tokenizer splits into IDs 101 and 114).
 - ``mean``: the mean of all old-ID rows.
 - ``normal``: N(0, sigma^2) with sigma the standard deviation of the old-ID rows.
 - ``mean_cov``: a sample of N(mu, 1e-9 * Sigma) from the old rows' mean and covariance,
@@ -33,13 +34,19 @@ def check_policy(init: str) -> str:
     return init
 
 
-def _moments(info: TensorInfo, rows: int, *, covariance: bool) -> tuple[np.ndarray, ...]:
-    """Mean, sigma (over all entries) and optionally the covariance of rows ``0:rows``."""
+def mean_row(info: TensorInfo, rows: int) -> np.ndarray:
+    """The float64 mean of rows ``0:rows`` of table ``info``, read in bounded blocks."""
     width = int(np.prod(info.shape[1:], dtype=np.int64)) if len(info.shape) > 1 else 1
     total = np.zeros(width, dtype=np.float64)
     for block in iter_row_blocks(info, rows):
         total += block.sum(axis=0, dtype=np.float64)
-    mean = total / max(rows, 1)
+    return total / max(rows, 1)
+
+
+def _moments(info: TensorInfo, rows: int, *, covariance: bool) -> tuple[np.ndarray, ...]:
+    """Mean, sigma (over all entries) and optionally the covariance of rows ``0:rows``."""
+    width = int(np.prod(info.shape[1:], dtype=np.int64)) if len(info.shape) > 1 else 1
+    mean = mean_row(info, rows)
     square = 0.0
     cov = np.zeros((width, width), dtype=np.float64) if covariance else None
     for block in iter_row_blocks(info, rows):

@@ -1,4 +1,4 @@
-"""Reference byte-level BPE: training (seed 000, 0x06) and encoding (0x07).
+"""Reference byte-level BPE: training and encoding.
 
 The executable spec for ``src/bpe``. It recounts every pair each round and rescans every
 piece after each merge: quadratic on purpose, because the obvious version is the one we
@@ -131,7 +131,7 @@ def train_bpe_reference(
     max_token_length: int | None = None,
     tie_break: str = "lowest_pair_ids",
 ) -> ReferenceTraining:
-    """Train byte-level BPE by full recount each round (seed 0x06).
+    """Train byte-level BPE by full recount each round.
 
     >>> r = train_bpe_reference(["aaab", "aaab", "daaabac"], vocab_size=260, pattern=r"[^\\n]+")
     >>> r.merges, r.merge_scores, r.lengths, r.stop_reason
@@ -264,7 +264,7 @@ def never_in_utf8(byte: int) -> bool:
 def iter_encode_states(
     piece: bytes, merge_rank: MergeRank, *, byte_ids: Sequence[int] | None = None
 ) -> Iterator[list[int]]:
-    """Yield the symbol sequence before the first merge and after each merge (0x07 trace)."""
+    """Yield the symbol sequence before the first merge and after each merge."""
     ids = list(piece) if byte_ids is None else [byte_ids[b] for b in piece]
     yield list(ids)
     while len(ids) > 1:
@@ -332,7 +332,7 @@ def encode_text_reference(
 
 
 def decode_bytes_reference(ids: Iterable[int], vocab: Mapping[int, bytes]) -> bytes:
-    """Concatenate the byte pieces of ``ids`` (0x07: text rendering happens afterwards)."""
+    """Concatenate the byte pieces of ``ids`` (text rendering happens afterwards)."""
     out = bytearray()
     for token_id in ids:
         if token_id not in vocab:

@@ -1,9 +1,9 @@
-"""Character BPE with an end-of-word marker (Sennrich et al.; seed 000 0x06, seed 003).
+"""Character BPE with an end-of-word marker (Sennrich et al.).
 
 Words are whitespace-separated; each starts as its characters plus the marker symbol,
 so no merge can cross a word. Pair counts are weighted by word frequency. Ties go to
-the lexicographically smallest pair (``tie_break="smallest"``, seed 003) or the largest
-(``"largest"``, seed 004's ``max((count, pair))``).
+the lexicographically smallest pair (``tie_break="smallest"``) or the largest
+(``"largest"``, ``max((count, pair))``).
 """
 
 from __future__ import annotations

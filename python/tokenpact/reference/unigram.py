@@ -1,7 +1,7 @@
-"""Unigram language-model tokenizer reference (seed 000, 0x08; seed 003 "Unigram").
+"""Unigram language-model tokenizer reference.
 
-Exact rational arithmetic (``fractions.Fraction``) so that the seed's worked example
-(``abab``) is reproduced digit for digit and mathematical errors cannot hide behind
+Exact rational arithmetic (``fractions.Fraction``) so that the worked example
+(``abab``, in the tests) is reproduced digit for digit and mathematical errors cannot hide behind
 rounding. Only tests use this module; the Rust engine is the fast implementation.
 
 >>> probs = {"a": Fraction(1, 4), "b": Fraction(1, 4), "ab": Fraction(7, 20)}
@@ -142,7 +142,7 @@ def tempered_distribution(
 def removal_loss(corpus: Mapping[str, int], probs: Mapping[str, Fraction], piece: str) -> float:
     """Exact increase of the negative log-likelihood when ``piece`` is removed.
 
-    The remaining probabilities are not renormalized: this is the seed's one-string
+    The remaining probabilities are not renormalized: this is the one-string
     calculation log(P_V(x) / P_{V without z}(x)), weighted by corpus counts.
     """
     rest = {z: p for z, p in probs.items() if z != piece}
@@ -165,7 +165,7 @@ def prune_exact(
     """Remove the exact minimum-loss piece until ``target_size`` pieces remain.
 
     Required pieces (character coverage) are never candidates. No EM between removals,
-    so each step is the seed's exact one-piece calculation.
+    so each step is the exact one-piece calculation.
     """
     keep = set(required)
     current = dict(probs)

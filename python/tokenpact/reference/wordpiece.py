@@ -1,4 +1,4 @@
-"""WordPiece encoding reference (seed 000, 0x08): longest match first, whole-word UNK.
+"""WordPiece encoding reference: longest match first, whole-word UNK.
 
 Example::
 

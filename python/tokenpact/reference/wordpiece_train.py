@@ -1,10 +1,10 @@
-"""WordPiece reference: training and longest-match encoding (seed 000, 0x08).
+"""WordPiece reference: training and longest-match encoding.
 
 Training grows a vocabulary from characters. ``limit_alphabet`` keeps the most frequent
 characters; the others are left out of their words (which still train, as in Hugging
 Face's trainer). A word starts as its first character plus continuation pieces
 (``##c``); each round merges the adjacent pair with the highest score among pairs seen
-at least ``min_frequency`` times: the seed's likelihood ratio ``f(ab) / (f(a) f(b))``
+at least ``min_frequency`` times: the likelihood ratio ``f(ab) / (f(a) f(b))``
 (weighted pair count over the product of the weighted symbol counts), the likelihood
 gain, or the count (see ``_rank``). Ties go to the higher pair count, then to the
 lexicographically smallest ``(a, b)``.

@@ -2,8 +2,8 @@
 
 Stepping it symbol by symbol gives, after each symbol, (a) the longest pattern that
 ends here, if any, and (b) the depth of the state: the length of the longest suffix of
-the input that is still a prefix of some pattern. (b) is exactly the seed's hold-back
-``h(y)`` (0x0D): everything before those last ``depth`` symbols can never become part
+the input that is still a prefix of some pattern. (b) is exactly the hold-back
+``h(y)``: everything before those last ``depth`` symbols can never become part
 of a match and is safe to release.
 """
 

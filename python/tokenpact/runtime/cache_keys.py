@@ -1,11 +1,11 @@
-"""Prefix-cache block keys (seed 000 0x0D "Choosing the cache identity").
+"""Prefix-cache block keys.
 
 A key chain over the complete blocks of a compiled prompt: each block's key hashes the
 namespace digest, the previous block's key and the block's exact IDs, so a change in
 block ``j`` changes every key from ``j`` on (prefix reuse, not unordered block reuse).
 The tail (``len(ids) % block_size`` IDs) is not keyed.
 
-Two namespaces, as the seed defines them:
+Two namespaces:
 
 - ``minimal`` (model-state identity): model revision, adapter, position/context
   policy, extra model-input identity. Equal IDs under a compiler-only migration keep

@@ -31,7 +31,10 @@ __all__ = ["IncrementalDecoder"]
 
 
 _BOOLS = frozenset((bool, np.bool_))
-_NOT_IDS = (bool, np.bool_, str, bytes, bytearray, memoryview, Mapping, AbstractSet)
+# Iterables that are no batch of IDs: bytes would iterate as their values (b"abc" as
+# IDs 97-99), a str as characters, a set or a dict in no defined order.
+NOT_ID_BATCHES = (str, bytes, bytearray, memoryview, Mapping, AbstractSet)
+_NOT_IDS = (bool, np.bool_, *NOT_ID_BATCHES)
 
 
 def _uint32(ids: np.ndarray) -> np.ndarray:

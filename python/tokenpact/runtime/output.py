@@ -1,4 +1,4 @@
-"""Output transport (seed 000 0x0D): sampled IDs -> exact bytes -> valid text ->
+"""Output transport: sampled IDs -> exact bytes -> valid text ->
 stop-safe client text.
 
 Every ID is processed one at a time, so the visible text, the processed IDs and the
@@ -15,13 +15,12 @@ algorithm in Python, and the tests check both against a naive search.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
-from collections.abc import Set as AbstractSet
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from .. import _native
 from ..errors import InvalidInputError, UnknownTokenError
-from .decode import _prompt_list
+from .decode import NOT_ID_BATCHES, _prompt_list
 from .stops import StopPolicy
 
 if TYPE_CHECKING:
@@ -34,7 +33,7 @@ __all__ = ["FINISH_REASONS", "FinishReason", "HoldRule", "OutputDelta", "OutputS
 # deadline passed before the next push (or expire() was called).
 FinishReason = Literal["stop", "length", "end", "cancelled", "deadline"]
 FINISH_REASONS: tuple[FinishReason, ...] = ("stop", "length", "end", "cancelled", "deadline")
-# The external signals a stream can end on (seed 0x0D: "cancellation, deadline").
+# The external signals a stream can end on (cancellation, deadline).
 Interruption = Literal["cancelled", "deadline"]
 HoldRule = Literal["live_prefix", "fixed_window"]
 
@@ -102,7 +101,48 @@ def _window(policy: StopPolicy, hold: str) -> int | None:
     return max(len(s) for s in policy.stop_strings) - 1
 
 
-class OutputStream:
+class _StreamEnd:
+    """What both output streams (this Rust-backed one and the Python reference) share:
+    the finish state, the visible text parts, and the external signals that end a
+    stream without flushing."""
+
+    deadline: float | None
+    finish_reason: FinishReason | None
+    matched_stop: int | tuple[int, ...] | str | None
+    _visible: list[str]
+
+    @property
+    def finished(self) -> bool:
+        return self.finish_reason is not None
+
+    @property
+    def visible_text(self) -> str:
+        """All text made visible so far."""
+        if len(self._visible) > 1:
+            self._visible[:] = ["".join(self._visible)]
+        return self._visible[0] if self._visible else ""
+
+    def _deadline_passed(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def cancel(self) -> OutputDelta:
+        """End the stream now with finish reason ``"cancelled"`` (nothing is flushed)."""
+        return self.interrupt("cancelled")
+
+    def expire(self) -> OutputDelta:
+        """End the stream now with finish reason ``"deadline"`` (nothing is flushed)."""
+        return self.interrupt("deadline")
+
+    def interrupt(self, reason: Interruption) -> OutputDelta:
+        """End the stream on an external signal; a finished stream keeps its reason."""
+        if reason not in ("cancelled", "deadline"):
+            raise InvalidInputError(f'reason must be "cancelled" or "deadline", not {reason!r}')
+        if self.finish_reason is None:
+            self.finish_reason = reason
+        return OutputDelta("", True, self.finish_reason, self.matched_stop, 0)
+
+
+class OutputStream(_StreamEnd):
     """Stop-safe client text from generated IDs.
 
     >>> out = OutputStream(tok, StopPolicy(stop_strings=["STOP"]))   # doctest: +SKIP
@@ -173,17 +213,6 @@ class OutputStream:
         self.matched_stop: int | tuple[int, ...] | str | None = None
 
     @property
-    def finished(self) -> bool:
-        return self.finish_reason is not None
-
-    @property
-    def visible_text(self) -> str:
-        """All text made visible so far."""
-        if len(self._visible) > 1:
-            self._visible[:] = ["".join(self._visible)]
-        return self._visible[0] if self._visible else ""
-
-    @property
     def held_text(self) -> str:
         """Decoded text held back because it may still be part of a stop."""
         return str(self._engine.held())
@@ -197,15 +226,13 @@ class OutputStream:
         """Process generated IDs (in order) until a stop; returns the new visible text."""
         if self.finish_reason is not None:
             return OutputDelta("", True, self.finish_reason, self.matched_stop, 0)
-        if self.deadline is not None and time.monotonic() >= self.deadline:
+        if self._deadline_passed():
             return self.interrupt("deadline")
         try:
             if type(ids) is int:
                 text, consumed = self._push_one(ids)
             else:
-                if isinstance(ids, (str, bytes, bytearray, memoryview, Mapping, AbstractSet)):
-                    # bytes would iterate as their values (b"abc" as IDs 97-99), a set or
-                    # a dict in no defined order.
+                if isinstance(ids, NOT_ID_BATCHES):
                     raise UnknownTokenError(f"generated IDs must be ints; got {ids!r:.40}")
                 batch = [ids] if isinstance(ids, int) else list(ids)
                 if any(type(i) is not int for i in batch):
@@ -235,22 +262,6 @@ class OutputStream:
         if state is not None:
             self._record(state)
         return OutputDelta(text, True, self.finish_reason, self.matched_stop, 0)
-
-    def cancel(self) -> OutputDelta:
-        """End the stream now with finish reason ``"cancelled"`` (nothing is flushed)."""
-        return self.interrupt("cancelled")
-
-    def expire(self) -> OutputDelta:
-        """End the stream now with finish reason ``"deadline"`` (nothing is flushed)."""
-        return self.interrupt("deadline")
-
-    def interrupt(self, reason: Interruption) -> OutputDelta:
-        """End the stream on an external signal; a finished stream keeps its reason."""
-        if reason not in ("cancelled", "deadline"):
-            raise InvalidInputError(f'reason must be "cancelled" or "deadline", not {reason!r}')
-        if self.finish_reason is None:
-            self.finish_reason = reason
-        return OutputDelta("", True, self.finish_reason, self.matched_stop, 0)
 
     def _record(self, state: tuple[str, int]) -> None:
         kind, value = state

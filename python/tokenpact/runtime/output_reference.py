@@ -11,21 +11,20 @@ and the text of IDs that are a live prefix of some stop ID sequence.
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidInputError, UnknownTokenError
+from ..errors import UnknownTokenError
 from .automaton import Automaton
 from .decode import IncrementalDecoder
 from .output import (
     FinishReason,
     HoldRule,
-    Interruption,
     OutputDelta,
     _deadline_arg,
     _stream_args,
+    _StreamEnd,
     _window,
 )
 from .stops import StopPolicy
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["ReferenceOutputStream"]
 
 
-class ReferenceOutputStream:
+class ReferenceOutputStream(_StreamEnd):
     """Stop-safe client text from generated IDs.
 
     >>> out = OutputStream(tok, StopPolicy(stop_strings=["STOP"]))   # doctest: +SKIP
@@ -99,17 +98,6 @@ class ReferenceOutputStream:
         )
 
     @property
-    def finished(self) -> bool:
-        return self.finish_reason is not None
-
-    @property
-    def visible_text(self) -> str:
-        """All text made visible so far."""
-        if len(self._visible) > 1:
-            self._visible[:] = ["".join(self._visible)]
-        return self._visible[0] if self._visible else ""
-
-    @property
     def held_text(self) -> str:
         """Decoded text held back because it may still be part of a stop."""
         return self._pending
@@ -117,7 +105,7 @@ class ReferenceOutputStream:
     # ------------------------------------------------------------------ public
     def push(self, ids: int | Iterable[int]) -> OutputDelta:
         """Process generated IDs (in order) until a stop; returns the new visible text."""
-        if not self.finished and self.deadline is not None and time.monotonic() >= self.deadline:
+        if not self.finished and self._deadline_passed():
             return self.interrupt("deadline")
         batch = [ids] if isinstance(ids, int) else list(ids)
         mark = len(self._visible)
@@ -144,22 +132,6 @@ class ReferenceOutputStream:
             if not self._scan(self._decoder.finish()):
                 self._end("end", None, len(self._pending))
         return self._delta(mark, 0)
-
-    def cancel(self) -> OutputDelta:
-        """End the stream now with finish reason ``"cancelled"`` (nothing is flushed)."""
-        return self.interrupt("cancelled")
-
-    def expire(self) -> OutputDelta:
-        """End the stream now with finish reason ``"deadline"`` (nothing is flushed)."""
-        return self.interrupt("deadline")
-
-    def interrupt(self, reason: Interruption) -> OutputDelta:
-        """End the stream on an external signal; a finished stream keeps its reason."""
-        if reason not in ("cancelled", "deadline"):
-            raise InvalidInputError(f'reason must be "cancelled" or "deadline", not {reason!r}')
-        if self.finish_reason is None:
-            self.finish_reason = reason
-        return OutputDelta("", True, self.finish_reason, self.matched_stop, 0)
 
     # ------------------------------------------------------------------ steps
     def _delta(self, mark: int, consumed: int) -> OutputDelta:

@@ -1,5 +1,5 @@
-"""Request compilation (seed 000 0x0D "Encoding a request before caching"): pinned
-artifacts in, an exact sequence object out, or a typed error naming what disagrees.
+"""Request compilation: pinned artifacts in, an exact sequence object out, or a typed
+error naming what disagrees.
 
 ``compile_request`` checks, failing closed:
 
@@ -68,7 +68,7 @@ class CompiledRequest:
             )
 
 
-def _metadata(source: Any, ids: list[int], tokenizer: Any) -> tuple[list[int], list[str]]:
+def _metadata(source: Any, ids: list[int], tokenizer: Tokenizer) -> tuple[list[int], list[str]]:
     """(special_tokens_mask, sequence_ownership) of a compiled source or of bare IDs."""
     mask = getattr(source, "special_tokens_mask", None)
     origin = getattr(source, "origin", None)

@@ -1,6 +1,5 @@
-"""Streaming encode (seed 000 0x07 "Encoding a stream of bytes", 0x0D "Passing stable
-input IDs to the model"): text or raw bytes arrive in transport chunks; IDs are
-committed only when no continuation can change them.
+"""Streaming encode, so that only stable input IDs reach the model: text or raw bytes
+arrive in transport chunks; IDs are committed only when no continuation can change them.
 
 Invariant, for every chunking: ``concat(push results) + finish() == tok.encode(text)``.
 

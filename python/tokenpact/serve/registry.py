@@ -18,9 +18,13 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, InvalidInputError
+
+if TYPE_CHECKING:
+    from ..chat import ChatTemplate
+    from ..core import Tokenizer
 
 # Letters, digits, '.', '_', '-'; no separators, no leading dot (so no '..').
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -138,8 +142,8 @@ class TokenizerRegistry:
         for directory in dirs:
             self._scan(Path(directory).resolve())
         self._lock = threading.Lock()
-        self._tokenizers: dict[str, Any] = {}
-        self._templates: dict[str, Any] = {}
+        self._tokenizers: dict[str, Tokenizer] = {}
+        self._templates: dict[str, ChatTemplate] = {}
 
     def _add(self, name: str, path: Path) -> None:
         if name in self._entries:
@@ -175,7 +179,7 @@ class TokenizerRegistry:
                 f"unknown tokenizer {checked!r}; this server has: {', '.join(self.names)}"
             ) from None
 
-    def tokenizer(self, name: object) -> Any:
+    def tokenizer(self, name: object) -> Tokenizer:
         entry = self.entry(name)
         with self._lock:
             tok = self._tokenizers.get(entry.name)
@@ -186,7 +190,7 @@ class TokenizerRegistry:
                 tok = self._tokenizers[entry.name] = Tokenizer.load(entry.path)
             return tok
 
-    def chat_template(self, name: object) -> Any | None:
+    def chat_template(self, name: object) -> ChatTemplate | None:
         """The tokenizer's chat template, or None when its directory has none."""
         entry = self.entry(name)
         if not entry.has_chat_template:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..chat import ChatTemplate
     from ..core import Tokenizer
 
 # Origins as the page colors them: the chat module's kinds plus "role", a template
@@ -121,7 +122,7 @@ def _role_labels(messages: Sequence[dict[str, Any]]) -> set[str]:
 
 def chat_view(
     tok: Tokenizer,
-    template: Any,
+    template: ChatTemplate,
     messages: list[dict[str, Any]],
     *,
     add_generation_prompt: bool,
@@ -169,7 +170,7 @@ def inject_specials(
 
 def injection_view(
     tok: Tokenizer,
-    template: Any,
+    template: ChatTemplate,
     messages: list[dict[str, Any]],
     *,
     add_generation_prompt: bool,

@@ -1,4 +1,4 @@
-"""Byte-level BPE training (seed 000, 0x06).
+"""Byte-level BPE training.
 
 Example::
 

@@ -1,4 +1,4 @@
-"""Character BPE with an end-of-word marker (Sennrich et al.; seed 000 0x06, seed 003).
+"""Character BPE with an end-of-word marker (Sennrich et al.).
 
 Example::
 

@@ -124,7 +124,7 @@ class UnigramTokenizer(Tokenizer):
         return list(self._lattice.sample(self._lattice_text(text), alpha, key.fields()))
 
     def sampling_record(self, alpha: float, key: SampleKey) -> dict[str, Any]:
-        """The stochastic segmentation manifest (seed 0x08) of ``sample(text, alpha, key)``;
+        """The stochastic segmentation manifest of ``sample(text, alpha, key)``;
         :func:`tokenpact.contract.replay_segmentation` recomputes the sample from it."""
         from ..contract.segmentation import segmentation_manifest
 

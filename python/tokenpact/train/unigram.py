@@ -1,4 +1,4 @@
-"""Unigram language-model training (seed 000, 0x08; Kudo 2018).
+"""Unigram language-model training (Kudo 2018).
 
 Example::
 

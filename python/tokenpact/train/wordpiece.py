@@ -1,4 +1,4 @@
-"""WordPiece training by the likelihood ratio f(ab) / (f(a) f(b)) (seed 000, 0x08).
+"""WordPiece training by the likelihood ratio f(ab) / (f(a) f(b)).
 
 Example::
 
@@ -65,7 +65,7 @@ def train_wordpiece(
     * ``"likelihood_gain"``: f(ab) ln(N f(ab) / (f(a) f(b))), the unigram log-likelihood
       gained by the merge (the original WordPiece criterion, to first order); compresses
       like ``"count"`` but trains several times slower.
-    * ``"likelihood_ratio"``: the seed's f(ab) / (f(a) f(b)); it favours pairs of rare
+    * ``"likelihood_ratio"``: the textbook f(ab) / (f(a) f(b)); it favours pairs of rare
       pieces and needs about twice as many tokens on held-out text.
 
     Stop reasons: ``vocab_size_reached``, ``below_min_frequency``, ``no_pairs_left``.

@@ -1,4 +1,4 @@
-"""Corpus cleaning steps (seed 000, 0x00A): extraction, repair, language ID, quality,
+"""Corpus cleaning steps: extraction, repair, language ID, quality,
 personal data and decontamination, each a versioned, hashable configuration whose
 record (library version, configuration hash, counts, reasons) the corpus manifest keeps.
 
