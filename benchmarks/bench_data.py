@@ -46,9 +46,9 @@ from tokenpact.data import (  # noqa: E402
     deduplicate,
     encode_dataset,
     minhash_signatures,
+    shard_sink,
     shingles,
 )
-from tokenpact.data import encode as encode_module  # noqa: E402
 
 
 def gettext_docs() -> list[Document]:
@@ -276,7 +276,7 @@ def part_shards(quick: bool, tok: tp.Tokenizer, docs: list[Document]) -> tuple[s
         "parquet-pyarrow": [],
         "megatron": [],
     }
-    native_writer = encode_module.ShardWriter
+    native_writer = shard_sink.ShardWriter
     # The writer thread's own CPU (time.thread_time around every ShardWriter call, which
     # all run on that thread): what writing costs whatever the load.
     writer_cpu: dict[str, list[float]] = {k: [] for k in runs if k != "flat"}
@@ -306,13 +306,13 @@ def part_shards(quick: bool, tok: tp.Tokenizer, docs: list[Document]) -> tuple[s
         # "parquet-pyarrow": the same shards through pyarrow's writer (the one the native
         # writer replaced for uncompressed shards), for a same-run comparison.
         timed = pyarrow_writer if job == "parquet-pyarrow" else TimedWriter
-        encode_module.ShardWriter = timed  # type: ignore[assignment,misc]
+        shard_sink.ShardWriter = timed  # type: ignore[assignment,misc]
         spent[0] = 0.0
         try:
             fmt = "megatron" if job == "megatron" else "parquet"
             encode_dataset(docs, tok, Path(tmp) / job, format=fmt, threads=threads, overwrite=True)
         finally:
-            encode_module.ShardWriter = native_writer  # type: ignore[misc]
+            shard_sink.ShardWriter = native_writer  # type: ignore[misc]
         writer_cpu[job].append(spent[0])
 
     with tempfile.TemporaryDirectory() as tmp:

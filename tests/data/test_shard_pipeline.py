@@ -16,9 +16,11 @@ from hypothesis import strategies as st
 import tokenpact as tp
 from tokenpact.data import Document, encode_dataset, open_dataset
 from tokenpact.data import encode as encode_module
+from tokenpact.data.chunk_encoding import encode_flat_digests
+from tokenpact.data.chunk_source import LocalChunkSource
 from tokenpact.data.corpus_manifest import build_corpus_manifest
 from tokenpact.data.shard_formats import token_dtype
-from tokenpact.errors import ContractError, InvalidInputError, TokenpactError
+from tokenpact.errors import ConfigError, ContractError, InvalidInputError, TokenpactError
 
 
 @pytest.fixture(scope="module")
@@ -41,13 +43,9 @@ def _encode_both(
     thread hashing the texts) and by the pipelined one (the encoder hashing them)."""
     trees = []
     for ahead in (1, 4):
-        encode_module._ENCODE_AHEAD = ahead  # 1: each chunk encoded after the last
-        encode_module._DIGESTS_IN_ENCODER = ahead > 1
-        try:
-            encode_dataset(docs, tok, root / f"ahead{ahead}", **options)
-        finally:
-            encode_module._ENCODE_AHEAD = 2
-            encode_module._DIGESTS_IN_ENCODER = True
+        # 1: each chunk encoded after the last, and the corpus thread hashes the texts.
+        source = LocalChunkSource(encode_ahead=ahead, text_digests=ahead > 1)
+        encode_dataset(docs, tok, root / f"ahead{ahead}", engine=source, **options)
         trees.append(_tree(root / f"ahead{ahead}"))
     return trees[0], trees[1]
 
@@ -164,14 +162,29 @@ def test_encoder_digests_are_the_texts_sha256(
 ) -> None:
     if any("\ud800" <= c <= "\udfff" for t in texts for c in t):
         with pytest.raises(InvalidInputError, match="lone surrogate"):
-            tok.encode_batch_flat_digests(texts, threads=threads)
+            encode_flat_digests(tok, texts, threads=threads)
         return
-    ids, offsets, digests, sizes = tok.encode_batch_flat_digests(texts, threads=threads)
+    ids, offsets, digests, sizes = encode_flat_digests(tok, texts, threads=threads)
     flat_ids, flat_offsets = tok.encode_batch_flat(texts, threads=threads)
     assert ids.tolist() == flat_ids.tolist() and offsets.tolist() == flat_offsets.tolist()
     assert digests.shape == (len(texts), 32) and digests.dtype == np.uint8
     assert [bytes(d) for d in digests] == [hashlib.sha256(t.encode()).digest() for t in texts]
     assert sizes.tolist() == [len(t.encode()) for t in texts]
+
+
+def test_the_tokenizer_digest_method_is_a_deprecated_alias(tok: tp.Tokenizer) -> None:
+    texts = ["naïve café", "", "日本語"]
+    with pytest.warns(DeprecationWarning, match="encode_flat_digests"):
+        got = tok.encode_batch_flat_digests(texts, threads=1)
+    want = encode_flat_digests(tok, texts, threads=1)
+    assert all(a.tolist() == b.tolist() for a, b in zip(got, want, strict=True))
+
+
+def test_a_chunk_source_is_checked(tmp_path: Path, tok: tp.Tokenizer) -> None:
+    with pytest.raises(ConfigError, match="encode_ahead"):
+        LocalChunkSource(encode_ahead=0)
+    with pytest.raises(ConfigError, match="unknown engine"):
+        encode_dataset([Document("a", "x")], tok, tmp_path, engine="spark")
 
 
 @pytest.mark.parametrize("field", ["source", "license_class", "doc_id", "role"])
@@ -184,15 +197,15 @@ def test_a_bad_record_field_fails_as_on_the_reference_path(
         docs.append(Document(**{"doc_id": "z999", "text": "fine", field: "bad \ud800 field"}))
     outcomes = []
     for digests in (False, True):
-        encode_module._DIGESTS_IN_ENCODER = digests
+        source = LocalChunkSource(text_digests=digests)
         try:
-            encode_dataset(docs, tok, tmp_path / str(digests), records_per_shard=7, roles=roles)
+            encode_dataset(
+                docs, tok, tmp_path / str(digests), records_per_shard=7, roles=roles, engine=source
+            )
         except TokenpactError as exc:
             outcomes.append((type(exc), str(exc)))
         else:
             outcomes.append((None, (tmp_path / str(digests) / "corpus.json").read_text("utf-8")))
-        finally:
-            encode_module._DIGESTS_IN_ENCODER = True
         out = tmp_path / str(digests)
         assert not out.exists() or not [p.name for p in out.iterdir() if p.name[0] == "."]
     assert outcomes[0] == outcomes[1]

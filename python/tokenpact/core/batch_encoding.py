@@ -1,12 +1,16 @@
 """Batch encoding: many texts on the native engine's threads, the GIL released.
 
-``encode_batch``, ``encode_batch_flat`` and ``encode_batch_flat_digests`` are bound as
-methods of :class:`~tokenpact.core.Tokenizer`; each checks the special-token policy of
-every text first, and a lone surrogate in any text is one typed error.
+``encode_batch`` and ``encode_batch_flat`` are bound as methods of
+:class:`~tokenpact.core.Tokenizer`; each checks the special-token policy of every text
+first, and a lone surrogate in any text is one typed error. :func:`batch_call` runs any
+batch method of the engine that way (the data layer's digesting encode,
+``tokenpact.data.chunk_encoding.encode_flat_digests``, calls it).
+``encode_batch_flat_digests`` is a deprecated alias of that function.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -95,12 +99,18 @@ def encode_batch_flat_digests(
     disallowed_special: SpecialSpec = (),
     threads: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:meth:`encode_batch_flat` plus ``(sha256, sizes)``: the SHA-256 of each text's
-    UTF-8 (an ``(n, 32)`` uint8 array) and its UTF-8 size (int64).
+    """Deprecated: ``tokenpact.data.chunk_encoding.encode_flat_digests(tok, texts)``.
 
-    Each text is hashed by the worker that encodes it, while it is in cache; a
-    corpus manifest built from these digests need not read the texts again.
+    :meth:`encode_batch_flat` plus ``(sha256, sizes)``: the SHA-256 of each text's
+    UTF-8 (an ``(n, 32)`` uint8 array) and its UTF-8 size (int64).
     """
+    warnings.warn(
+        "Tokenizer.encode_batch_flat_digests is deprecated and goes in a later release; "
+        "use tokenpact.data.chunk_encoding.encode_flat_digests(tok, texts) (the per-text "
+        "digests are a dataset encoder's option)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return batch_call(
         tok,
         tok._core.encode_batch_flat_digests,

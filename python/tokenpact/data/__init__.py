@@ -32,6 +32,8 @@ _EXPORTS: dict[str, str] = {
     "EncodedDataset": "dataset",
     "encode_dataset": "encode",
     "encode_conversations": "chat_shards",
+    "ChunkSource": "chunk_source",
+    "LocalChunkSource": "chunk_source",
     "open_dataset": "dataset",
     "TokenLoader": "loader",
     "DocumentLoader": "document_loader",
@@ -95,6 +97,8 @@ __all__ = [
     "EncodedDataset",
     "encode_dataset",
     "encode_conversations",
+    "ChunkSource",
+    "LocalChunkSource",
     "open_dataset",
     "TokenLoader",
     "DocumentLoader",
@@ -160,6 +164,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .chat_shards import encode_conversations
+    from .chunk_source import ChunkSource, LocalChunkSource
     from .cleaning import (
         CleaningPipeline,
         CleaningResult,

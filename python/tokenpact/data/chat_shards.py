@@ -37,10 +37,10 @@ from .encode import (
     MANIFEST_NAME,
     SHARD_FORMATS,
     EncodeOptions,
-    _write_shards,
     shard_name,
 )
 from .shard_formats import token_dtype
+from .shard_sink import write_shards
 from .shard_writer import CHUNK_CHARS, EncodedChunk
 
 MASK_SUFFIX = ".mask"
@@ -164,7 +164,7 @@ def encode_conversations(
     out.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(out)  # what killed runs left (their processes are gone)
     (out / MANIFEST_NAME).unlink(missing_ok=True)  # no manifest naming half-written shards
-    summaries = _write_shards(out, doc_ids, bounds, chunks(), opts, progress)
+    summaries = write_shards(out, doc_ids, bounds, chunks(), opts, progress)
     shards = []
     for k, ((a, b), summary) in enumerate(zip(bounds, summaries, strict=True)):
         lo, hi = int(cols.offsets[a]), int(cols.offsets[b])

@@ -204,7 +204,7 @@ def _manifest_with_records(revision: str, body: bytes) -> bytes | None:
 
 class DigestedRecords:
     """The corpus manifest of :func:`corpus_records_bytes`, written to ``path`` chunk by
-    chunk from digests the encoder made (``Tokenizer.encode_batch_flat_digests``): the
+    chunk from digests the encoder made (``chunk_encoding.encode_flat_digests``): the
     texts are not read again, and little is left once the last chunk is encoded.
 
     Runs on one thread in call order: :meth:`prepare` (writes the bytes before the

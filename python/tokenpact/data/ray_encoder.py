@@ -26,23 +26,30 @@ or trainers; see the lazy ``tokenpact.data`` package).
 from __future__ import annotations
 
 import os
-import threading
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, ContractError
+from .chunk_encoding import EncodeOptions, encode_chunk
 from .documents import Document
+from .ray_session import _POOLS, _POOLS_LOCK, connect, release_ray_workers, session
 from .shard_writer import EncodedChunk, chunk_bounds
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer, TokenizerSpec
+    from .encode_plan import EncodePlan
+
+__all__ = ["RayShardEncoder", "ray_encode_shards", "release_ray_workers"]
 
 # ------------------------------------------------------------------ worker side
 # The tokenizer this worker process holds: (semantic hash, Tokenizer). One is enough for a
 # pipeline that encodes its splits with one tokenizer, and bounds a worker's memory.
-_WORKER_TOKENIZER: tuple[str, Any] | None = None
+_WORKER_TOKENIZER: tuple[str, Tokenizer] | None = None
 
 
-def tokenizer_from_spec(spec: Any, expected_hash: str) -> Any:
+def tokenizer_from_spec(spec: TokenizerSpec, expected_hash: str) -> Tokenizer:
     """The tokenizer that runs ``spec``; refused unless its semantic hash is
     ``expected_hash`` (the driver's), so a worker never encodes with another one."""
     from ..core import Tokenizer
@@ -56,7 +63,7 @@ def tokenizer_from_spec(spec: Any, expected_hash: str) -> Any:
     return tok
 
 
-def worker_tokenizer(expected_hash: str, spec_box: Sequence[Any]) -> Any:
+def worker_tokenizer(expected_hash: str, spec_box: Sequence[Any]) -> Tokenizer:
     """This process's tokenizer with ``expected_hash``, built from the spec in
     ``spec_box[0]`` (an object reference, boxed so that Ray fetches it only on a miss)."""
     global _WORKER_TOKENIZER
@@ -89,8 +96,6 @@ def _encode(
     texts: list[str],
     options: dict[str, Any],
 ) -> EncodedChunk:
-    from .encode import EncodeOptions, encode_chunk
-
     tok = worker_tokenizer(expected_hash, spec_box)
     return encode_chunk(tok, texts, EncodeOptions(**options), shard=shard)
 
@@ -98,50 +103,23 @@ def _encode(
 class _ChunkEncoder:
     """A dedicated Ray actor (``keep_workers=True``): holds one tokenizer for its life."""
 
-    def __init__(self, spec: Any, expected_hash: str) -> None:
+    def __init__(self, spec: TokenizerSpec, expected_hash: str) -> None:
         self.tok = tokenizer_from_spec(spec, expected_hash)
 
     def encode(self, shard: int, texts: list[str], options: dict[str, Any]) -> EncodedChunk:
-        from .encode import EncodeOptions, encode_chunk
-
         return encode_chunk(self.tok, texts, EncodeOptions(**options), shard=shard)
 
 
 # ------------------------------------------------------------------ driver side
-# Actor pools kept by ``keep_workers=True``: (session, tokenizer hash, workers) -> actors.
-_POOLS: dict[tuple[str, str, int], list[Any]] = {}
-_POOLS_LOCK = threading.Lock()
 # The spec in the object store per (session, tokenizer hash), so a driver that encodes
-# several splits puts it once; the last few tokenizers only.
+# several splits puts it once; the last few tokenizers only. (The kept actor pools are
+# :mod:`tokenpact.data.ray_session`'s: every Ray step releases them.)
 _SPEC_REFS: dict[tuple[str, str], Any] = {}
 _MAX_SPEC_REFS = 4
 
 
-def release_ray_workers() -> None:
-    """Stop the encoder actors kept by ``ray_options={"keep_workers": True}``."""
-    with _POOLS_LOCK:
-        pools = list(_POOLS.items())
-        _POOLS.clear()
-    if pools:
-        import ray
-
-        current = _session(ray) if ray.is_initialized() else None
-        for (session, _, _), actors in pools:
-            if session == current:  # the others died with their cluster
-                for actor in actors:
-                    ray.kill(actor)
-
-
-def _session(ray: Any) -> str:
-    """This driver's Ray job on this cluster: job IDs restart at 1 in a new cluster (a
-    ``ray.shutdown()`` then ``ray.init()``), the driver's node ID does not repeat, so
-    nothing cached for a cluster that is gone is handed to the next one."""
-    context = ray.get_runtime_context()
-    return f"{context.get_node_id()}/{context.get_job_id()}"
-
-
-def _spec_ref(ray: Any, tokenizer: Any) -> Any:
-    key = (_session(ray), tokenizer.semantic_hash)
+def _spec_ref(ray: Any, tokenizer: Tokenizer) -> Any:
+    key = (session(ray), tokenizer.semantic_hash)
     with _POOLS_LOCK:
         ref = _SPEC_REFS.get(key)
         if ref is None:
@@ -152,18 +130,23 @@ def _spec_ref(ray: Any, tokenizer: Any) -> Any:
 
 
 class RayShardEncoder:
-    """Encodes chunks of documents on a Ray cluster with one tokenizer.
+    """The Ray :class:`~tokenpact.data.chunk_source.ChunkSource`: encodes chunks of
+    documents on a Ray cluster with one tokenizer.
 
-    Created before the documents are read (``encode_dataset`` does): the constructor
-    connects, ships the tokenizer and starts the workers loading it, and
-    :meth:`chunks` then deals the chunks. Options are ``ray_options``' (``address``,
-    ``num_cpus``, ``workers``, ``keep_workers``; ``block_docs`` and ``ray_data`` are not
-    used here).
+    Created before the documents are read (``encode_dataset(engine="ray")`` does): the
+    constructor connects, ships the tokenizer and starts the workers loading it, and
+    :meth:`encoded_chunks` (or :meth:`chunks`) then deals the chunks. Options are
+    ``ray_options``' (``address``, ``num_cpus``, ``workers``, ``keep_workers``;
+    ``block_docs`` and ``ray_data`` are not used here). The workers do not hash the
+    texts (``text_digests`` is False): the digests would cross the object store for
+    the driver's corpus thread, which reads the texts itself instead.
     """
+
+    text_digests = False
 
     def __init__(
         self,
-        tokenizer: Any,
+        tokenizer: Tokenizer,
         *,
         address: str | None = None,
         num_cpus: int | None = None,
@@ -174,10 +157,8 @@ class RayShardEncoder:
     ) -> None:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ConfigError(f"workers must be a positive integer, got {workers!r}")
-        from .ray_engine import _ray
-
         # Without kept actors this is a plain Ray step: kept pools would hold its CPUs.
-        self._ray = ray = _ray(address, num_cpus, keep=keep_workers)
+        self._ray = ray = connect(address, num_cpus, keep=keep_workers)
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         # An actor reserves a CPU: more actors than the cluster has CPUs would wait
         # forever; tasks beyond the CPUs would only queue.
@@ -202,7 +183,7 @@ class RayShardEncoder:
             self._in_flight = 2 * self.workers if self.workers >= cpus else self.workers
 
     def _actor_pool(self, ray: Any) -> list[Any]:
-        key = (_session(ray), self._hash, self.workers)
+        key = (session(ray), self._hash, self.workers)
         with _POOLS_LOCK:
             stale = [k for k in _POOLS if k != key]
             pool = _POOLS.get(key)
@@ -222,28 +203,48 @@ class RayShardEncoder:
             return actor.encode.remote(shard, texts, options_ref)
         return self._task.remote(self._hash, [self._spec_ref], shard, texts, options_ref)
 
+    def encoded_chunks(
+        self, plan: EncodePlan, started: Callable[[], None]
+    ) -> Iterator[tuple[int, EncodedChunk]]:
+        """The plan's chunks encoded on the cluster, in shard order (``started()`` runs
+        first: the workers are already loading the tokenizer)."""
+        if plan.options.tokenizer_hash != self._hash:
+            raise ContractError(
+                f"this Ray encoder holds tokenizer {self._hash}, the plan encodes with "
+                f"{plan.options.tokenizer_hash}; create one per tokenizer"
+            )
+        started()
+        return self._encoded(plan.chunk_bounds(), plan.texts, plan.options)
+
     def chunks(
-        self, docs: Sequence[Document], bounds: Sequence[tuple[int, int]], opts: Any
+        self, docs: Sequence[Document], bounds: Sequence[tuple[int, int]], opts: EncodeOptions
     ) -> Iterator[tuple[int, EncodedChunk]]:
         """Every shard's chunks encoded on the cluster; yields ``(shard, chunk)`` in
         submission order (the driver writes chunk ``j`` after chunk ``j - 1``, whichever
         worker finished first), so the output equals the local engine's."""
+        texts = [d.text for d in docs]
+        cuts = (
+            (k, a + c0, a + c1)
+            for k, (a, b) in enumerate(bounds)
+            for c0, c1 in chunk_bounds(texts[a:b], opts.chunk_chars)
+        )
+        return self._encoded(cuts, texts, opts)
+
+    def _encoded(
+        self, cuts: Iterator[tuple[int, int, int]], texts: list[str], opts: EncodeOptions
+    ) -> Iterator[tuple[int, EncodedChunk]]:
         ray = self._ray
         options = asdict(opts)
         if options["threads"] is None:
             options["threads"] = 1  # one core per worker: Ray schedules the cores
         options_ref = ray.put(options)
         pending: deque[tuple[int, Any]] = deque()
-        j = 0
         try:
-            for k, (a, b) in enumerate(bounds):
-                texts = [d.text for d in docs[a:b]]
-                for c0, c1 in chunk_bounds(texts, opts.chunk_chars):
-                    pending.append((k, self._submit(j, k, texts[c0:c1], options_ref)))
-                    j += 1
-                    while len(pending) >= self._in_flight:
-                        shard, ref = pending.popleft()
-                        yield shard, ray.get(ref)
+            for j, (k, a, b) in enumerate(cuts):
+                pending.append((k, self._submit(j, k, texts[a:b], options_ref)))
+                while len(pending) >= self._in_flight:
+                    shard, ref = pending.popleft()
+                    yield shard, ray.get(ref)
             while pending:
                 shard, ref = pending.popleft()
                 yield shard, ray.get(ref)
@@ -274,8 +275,8 @@ class RayShardEncoder:
 def ray_encode_shards(
     docs: Sequence[Document],
     bounds: Sequence[tuple[int, int]],
-    tokenizer: Any,
-    opts: Any,
+    tokenizer: Tokenizer,
+    opts: EncodeOptions,
     **ray_options: Any,
 ) -> Iterator[tuple[int, EncodedChunk]]:
     """:meth:`RayShardEncoder.chunks` of a new encoder (started now, not overlapped)."""

@@ -7,11 +7,12 @@
 * MinHash signatures and LSH band keys: computed per block in one native call, placed
   by row index; the driver groups and verifies candidates exactly as the local engine
   does. ``ray_data=True`` runs both through Ray Data ``map_batches`` instead of tasks;
-* shard encoding (:mod:`tokenpact.data.ray_encoder`): Ray tasks encode the local
-  engine's chunks with the tokenizer their worker process holds (shipped once as its
-  pickled spec, checked against the semantic hash); the driver's writer thread writes
-  the returned IDs in chunk order with the local engine's writer. ``keep_workers=True``
-  uses a kept pool of dedicated actors instead; the other Ray steps release it first,
+* shard encoding (:mod:`tokenpact.data.ray_encoder`, the Ray chunk source of
+  ``encode_dataset``): Ray tasks encode the local engine's chunks with the tokenizer
+  their worker process holds (shipped once as its pickled spec, checked against the
+  semantic hash); the driver's writer thread writes the returned IDs in chunk order
+  with the local engine's writer. ``keep_workers=True`` uses a kept pool of dedicated
+  actors instead; the other Ray steps release it first (:mod:`tokenpact.data.ray_session`),
   so idle encoders never hold the CPUs they need;
 * cleaning (:mod:`tokenpact.data.cleaning`): blocks of documents as Ray tasks sharing
   the prepared step workers through the object store, results taken in block order.
@@ -36,7 +37,9 @@ from numpy.typing import NDArray
 
 from ..errors import ConfigError
 from .minhash import MinHashParams
-from .ray_encoder import RayShardEncoder, ray_encode_shards, release_ray_workers
+from .ray_encoder import RayShardEncoder, ray_encode_shards
+from .ray_session import connect as _ray
+from .ray_session import release_ray_workers
 
 __all__ = [
     "RayShardEncoder",
@@ -46,26 +49,6 @@ __all__ = [
     "ray_map_blocks",
     "release_ray_workers",
 ]
-
-
-def _ray(address: str | None = None, num_cpus: int | None = None, *, keep: bool = False) -> Any:
-    try:
-        import ray
-        import ray.data  # noqa: F401
-    except ImportError:
-        raise ConfigError(
-            "engine='ray' needs Ray Data; pip install 'tokenpact[ray]' (ray[data])"
-        ) from None
-    if not ray.is_initialized():
-        ray.init(
-            address=address,
-            num_cpus=num_cpus if address is None else None,
-            include_dashboard=False,
-            log_to_driver=False,
-        )
-    if not keep:
-        release_ray_workers()  # a kept encoder pool would hold the CPUs this step needs
-    return ray
 
 
 def ray_band_keys(

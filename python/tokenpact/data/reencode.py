@@ -18,11 +18,14 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..contract.dataset_files import read_dataset
 from ..errors import ConfigError, ContractError
 from .encode import encode_dataset
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 # The old manifest's encoding settings that the new encoding keeps.
 KEPT_SETTINGS = (
@@ -40,7 +43,7 @@ KEPT_SETTINGS = (
 def reencode_dataset(
     old_dataset: str | os.PathLike[str],
     source: Any,
-    tokenizer: Any,
+    tokenizer: Tokenizer,
     out_dir: str | os.PathLike[str],
     **options: Any,
 ) -> dict[str, Any]:

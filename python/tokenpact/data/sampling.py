@@ -31,10 +31,13 @@ import hashlib
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from .documents import Document
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 SAMPLING_SCHEME = "source-weighted-v1"
 
@@ -114,7 +117,7 @@ class SourceSample:
         """The policy and the realized shares: what the training record keeps."""
         return {**self.policy.to_json(), "realized": self.realized}
 
-    def token_shares(self, tok: Any) -> dict[str, float]:
+    def token_shares(self, tok: Tokenizer) -> dict[str, float]:
         """Each source's realized share of the tokens ``tok`` makes of the sample."""
         counts: dict[str, int] = dict.fromkeys(self.policy.probabilities, 0)
         lengths = tok.encode_batch([d.text for d in self.documents])
