@@ -42,10 +42,11 @@ from typing import Any, cast
 
 import numpy as np
 
-from .batch_render import check_threads, note_record, split_item
+from .batch_render import check_threads
 from .columns import RenderedColumns
 from .conversation import Conversation
 from .errors import ChatTemplateError
+from .record_errors import note_record, split_item
 
 # Records per chunk: the records left over twice the participants (guided scheduling:
 # chunks shrink towards the end, so the workers and this thread finish together),
