@@ -275,7 +275,7 @@ def chunk_encoder(tok: Any, info: TokenizerFacts) -> ChunkEncoder | None:
     if core is None or info.matcher is None:
         return None
     # One encoder per tokenizer: building it copies the control table (one flag per ID),
-    # which a batch call of a few records (a chunk of processes=True) would pay each time.
+    # which a batch call of a few records (a chunk of the process executor) would pay each time.
     found = _CHUNK_ENCODERS.get(info)
     if found is not None and found[0] is core:
         return found[1]

@@ -1,5 +1,5 @@
 """Render a batch on forked worker processes (``render_batch``/``render_columns`` with
-``processes=True``).
+``executor="processes"``; the process executor of :mod:`tokenpact.chat.executors`).
 
 The thread pipeline (:mod:`tokenpact.chat.batch_render`) runs the native encoding in
 parallel, but Jinja rendering and input wrapping hold the GIL, so on short records its
@@ -335,8 +335,8 @@ def render_processes(
     """
     if not fork_available():
         raise ChatTemplateError(
-            "processes=True needs the 'fork' start method, which this platform lacks; "
-            "use threads only (processes=False)"
+            "executor='processes' needs the 'fork' start method, which this platform "
+            "lacks; use executor='threads'"
         )
     workers = check_threads(threads)
     items = list(conversations)

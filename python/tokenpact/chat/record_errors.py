@@ -5,6 +5,9 @@ With ``on_error="skip"`` the batch is rendered as usual; when a record fails, th
 records before it are known good and rendering goes on after it. The good records are
 then rendered once more in one batch, so the result is exactly what the batch gives for
 them (at most twice the work, only when something failed).
+
+Both executors read a batch's records with :func:`split_item` (a message list, or a dict
+with per-record tools and documents) and name a failing record with :func:`note_record`.
 """
 
 from __future__ import annotations
