@@ -26,7 +26,7 @@ The second table measures ``render_batch(conversations, threads=2)`` against
 ``threads=1`` on SFT-style records (training mode, ending with an assistant answer): wall
 time, CPU time of the process and CPU time of the calling thread (the serial part of the
 pipeline), from which the ratio on two free cores is projected, for ``render_batch`` and
-``render_columns`` on threads and with ``processes=True`` (a forked worker process
+``render_columns`` on threads and with ``executor="processes"`` (a forked worker process
 beside the calling thread; ``--no-processes`` skips those rows); only the render_batch
 table, quickly::
 
@@ -225,7 +225,7 @@ def encoding_left_to_workers() -> Iterator[None]:
 
 @contextlib.contextmanager
 def parent_renders_nothing() -> Iterator[None]:
-    """While active, ``processes=True`` leaves every chunk to the worker processes, so
+    """While active, ``executor="processes"`` leaves every chunk to the worker processes, so
     the calling thread's CPU time is exactly its share that does not parallelize
     (sending records, unpacking columns, rebuilding conversations)."""
     from tokenpact.chat import process_render
@@ -284,8 +284,8 @@ def batch_rows(name: str, texts: list[str], args: argparse.Namespace) -> list[li
             ("columns", template.render_columns, same_columns, False),
         ]
         if not args.no_processes:
-            in_processes = template.render_batch(records, threads=2, processes=True)
-            columns = template.render_columns(records, threads=2, processes=True)
+            in_processes = template.render_batch(records, threads=2, executor="processes")
+            columns = template.render_columns(records, threads=2, executor="processes")
             same_processes = all(
                 a.to_json() == b.to_json() and a.input_ids == b.input_ids
                 for a, b in zip(serial, in_processes, strict=True)
@@ -315,7 +315,7 @@ def batch_rows(name: str, texts: list[str], args: argparse.Namespace) -> list[li
 
 def _pair(run: Callable[..., Any], records: Any, rounds: int, processes: Any = None) -> list[str]:
     """``run(records, threads=2)`` vs ``threads=1``: the timing cells of a row
-    (``processes``: the template, when the 2-way run is ``processes=True``)."""
+    (``processes``: the template, when the 2-way run is ``executor="processes"``)."""
     # Best of each measure over interleaved rounds: wall time and CPU time of the process
     # (all threads) on 1 and 2 threads, and the CPU time of the calling thread when it
     # leaves all encoding to the worker (the pipeline's serial part). Under load the wall
@@ -326,7 +326,7 @@ def _pair(run: Callable[..., Any], records: Any, rounds: int, processes: Any = N
     count = len(records)
     best = {t: [float("inf")] * 2 for t in (1, 2)}
     main2 = float("inf")
-    two: dict[str, Any] = {"processes": True} if processes is not None else {}
+    two: dict[str, Any] = {"executor": "processes"} if processes is not None else {}
     leave_it = parent_renders_nothing if processes is not None else encoding_left_to_workers
     for _ in range(rounds):
         for threads in (1, 2):
@@ -385,7 +385,7 @@ BATCH_NOTE = (
     "process per conversation. Serial part: CPU time "
     "of the thread that called `render_batch` when it leaves all encoding to the worker "
     "(preparing, bookkeeping, building the results). Results `..., processes`: "
-    "`processes=True`, one forked worker process rendering whole chunks (Jinja included) "
+    '`executor="processes"`, one forked worker process rendering whole chunks (Jinja included) '
     "beside the calling thread; its CPU adds the worker's, and its serial part is the "
     "calling thread's CPU when it leaves every chunk to the worker (sending records, "
     "unpacking columns, rebuilding conversations). Projected = 1-thread CPU / "

@@ -59,14 +59,14 @@ def measure(
     """Per record, best over ``rounds``: ``t1`` (threads=1 CPU), ``serial`` (threads=2,
     calling thread, encoding left to the worker), ``threads2`` (threads=2 process CPU),
     ``c`` and ``o`` (processes, calling thread rendering nothing), ``processes2``
-    (processes=True CPU, worker included), and the wall times of the three runs."""
+    (executor="processes" CPU, worker included), and the wall times of the three runs."""
     n = len(records)
     best: dict[str, float] = {}
 
     def keep(key: str, value: float) -> None:
         best[key] = min(best.get(key, float("inf")), value / n)
 
-    run(records, threads=2, processes=True)  # fork the pool, warm both sides
+    run(records, threads=2, executor="processes")  # fork the pool, warm both sides
     for _ in range(rounds):
         w, c = time.perf_counter(), time.process_time()
         run(records, threads=1)
@@ -88,13 +88,13 @@ def measure(
             keep("serial", time.thread_time() - m)
         child = worker_cpu(template)
         w, c = time.perf_counter(), time.process_time()
-        run(records, threads=2, processes=True)
+        run(records, threads=2, executor="processes")
         keep("wall_processes", time.perf_counter() - w)
         keep("processes2", time.process_time() - c + worker_cpu(template) - child)
         with parent_renders_nothing():
             child = worker_cpu(template)
             m = time.thread_time()
-            run(records, threads=2, processes=True)
+            run(records, threads=2, executor="processes")
             parent = time.thread_time() - m
             worker = worker_cpu(template) - child
         # o and c from the same run: keep the pair of the run with the least CPU.

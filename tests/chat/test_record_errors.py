@@ -131,6 +131,6 @@ def test_reasoning_refusal_names_the_reasoning_field(tp: ModuleType) -> None:
 
 def test_tools_record_skipped_in_processes(llama: ChatModel) -> None:
     records = [{"messages": _good(0), "tools": [WEATHER_TOOL]}, _two_calls(), _good(2)]
-    cols = llama.template.render_columns(records, threads=2, processes=True, on_error="skip")
+    cols = llama.template.render_columns(records, threads=2, executor="processes", on_error="skip")
     assert cols.record_index.tolist() == [0, 2]
     assert [s.index for s in cols.skipped] == [1]

@@ -1,4 +1,4 @@
-"""``render_batch`` and ``render_columns`` with ``processes=True``: forked workers render
+"""``render_batch`` and ``render_columns`` with ``executor="processes"``: forked workers render
 whole chunks (Jinja included); every record equals ``render`` of it, in every mode and
 on every chat model the tests load; errors are the serial loop's, naming the record; a
 dead worker is replaced and its chunks rendered again; the pool is reused per template."""
@@ -20,7 +20,7 @@ from .test_render_pipeline import assert_same, hostile_records
 
 pytestmark = pytest.mark.skipif(
     "fork" not in __import__("multiprocessing").get_all_start_methods(),
-    reason="processes=True needs fork",
+    reason="executor='processes' needs fork",
 )
 
 
@@ -43,8 +43,8 @@ def test_processes_equal_render_on_hostile_multilingual_records(
     template = chat_model.template
     records = hostile_records(chat_model, 23, seed=chunk + threads)
     serial = [template.render(m) for m in records]
-    assert_same(template.render_batch(records, threads=threads, processes=True), serial)
-    columns = template.render_columns(records, threads=threads, processes=True)
+    assert_same(template.render_batch(records, threads=threads, executor="processes"), serial)
+    columns = template.render_columns(records, threads=threads, executor="processes")
     assert columns.mode == "training" and columns.template_hash == template.template_hash
     assert columns.tokenizer is template.tokenizer
     assert columns.input_ids.flags.writeable and columns.origin.flags.writeable
@@ -68,9 +68,9 @@ def test_processes_equal_render_in_every_mode(deepseek: ChatModel, small_chunks:
         {},
     ):
         serial = [_render(template, r, options) for r in records]
-        batch = template.render_batch(records, threads=2, processes=True, **options)
+        batch = template.render_batch(records, threads=2, executor="processes", **options)
         assert_same(batch, serial)
-        columns = template.render_columns(records, threads=2, processes=True, **options)
+        columns = template.render_columns(records, threads=2, executor="processes", **options)
         assert_columns_equal(columns, serial)
 
 
@@ -105,10 +105,10 @@ def test_every_batch_path_equals_render(
     records = hostile_records(chat_model, count, seed=seed)
     options = {"add_generation_prompt": generation}
     serial = [template.render(m, **options) for m in records]
-    for processes in (False, True):
-        got = template.render_batch(records, threads=threads, processes=processes, **options)
+    for executor in ("threads", "processes"):
+        got = template.render_batch(records, threads=threads, executor=executor, **options)
         assert_same(got, serial)
-        columns = template.render_columns(records, threads=threads, processes=processes, **options)
+        columns = template.render_columns(records, threads=threads, executor=executor, **options)
         assert len(columns) == count
         assert_same(columns.to_conversations(), serial)
 
@@ -124,23 +124,23 @@ def test_errors_are_the_serial_loops(
         items: list[Any] = [good] * where + [surrogate] + [good] * 2 + [[]] + [good] * 5
         for run in (template.render_batch, template.render_columns):
             with pytest.raises(tp.errors.InvalidInputError) as info:
-                run(items, threads=2, processes=True)
+                run(items, threads=2, executor="processes")
             assert_named(info.value, where)
         items = [good] * where + [[]] + [good] * 2 + [surrogate] + [good] * 5
         with pytest.raises(tp.chat.ChatTemplateError, match="empty conversation") as info:
-            template.render_batch(items, threads=3, processes=True)
+            template.render_batch(items, threads=3, executor="processes")
         assert_named(info.value, where)
     with pytest.raises(tp.chat.ChatTemplateError, match="conversation 1 must be a list"):
-        template.render_columns([good, "hello"], threads=2, processes=True)
+        template.render_columns([good, "hello"], threads=2, executor="processes")
     with pytest.raises(tp.chat.ChatTemplateError, match="threads"):
-        template.render_batch([good], threads=0, processes=True)
-    assert template.render_batch([], threads=2, processes=True) == []
-    empty = template.render_columns([], threads=2, processes=True)
+        template.render_batch([good], threads=0, executor="processes")
+    assert template.render_batch([], threads=2, executor="processes") == []
+    empty = template.render_columns([], threads=2, executor="processes")
     assert len(empty) == 0 and empty.offsets.tolist() == [0]
     # The pool survived the failing chunks: the next batch is still exact.
     records = hostile_records(deepseek, 9, seed=8)
     serial = [template.render(m) for m in records]
-    assert_same(template.render_batch(records, threads=2, processes=True), serial)
+    assert_same(template.render_batch(records, threads=2, executor="processes"), serial)
 
 
 def test_pool_is_reused_and_a_dead_worker_replaced(deepseek: ChatModel, small_chunks: Any) -> None:
@@ -150,21 +150,21 @@ def test_pool_is_reused_and_a_dead_worker_replaced(deepseek: ChatModel, small_ch
     template = deepseek.template
     records = hostile_records(deepseek, 12, seed=9)
     serial = [template.render(m) for m in records]
-    assert_same(template.render_batch(records, threads=2, processes=True), serial)
+    assert_same(template.render_batch(records, threads=2, executor="processes"), serial)
     pool = process_render.pool_for(template, 1)
     assert process_render.pool_for(template, 1) is pool
     (worker,) = pool.processes
     before = pool.child_records
-    assert_same(template.render_batch(records, threads=2, processes=True), serial)
+    assert_same(template.render_batch(records, threads=2, executor="processes"), serial)
     assert process_render.pool_for(template, 1) is pool and pool.child_records > before
     os.kill(worker.pid, signal.SIGKILL)
     worker.join(timeout=10)
     # Chunks sent to the dead worker are rendered here; the next call forks a new pool.
-    assert_same(template.render_batch(records, threads=2, processes=True), serial)
+    assert_same(template.render_batch(records, threads=2, executor="processes"), serial)
     fresh = process_render.pool_for(template, 1)
     assert fresh is not pool and fresh.processes[0].is_alive()
     assert not worker.is_alive()
-    assert_columns_equal(template.render_columns(records, threads=2, processes=True), serial)
+    assert_columns_equal(template.render_columns(records, threads=2, executor="processes"), serial)
     fresh.close()
     assert not fresh.processes[0].is_alive()
 
@@ -175,9 +175,9 @@ def test_without_fork(deepseek: ChatModel, tp: ModuleType, monkeypatch: pytest.M
     monkeypatch.setattr(process_render, "fork_available", lambda: False)
     good = [{"role": "user", "content": "hi"}]
     with pytest.raises(tp.chat.ChatTemplateError, match="fork"):
-        deepseek.template.render_batch([good, good], threads=2, processes=True)
+        deepseek.template.render_batch([good, good], threads=2, executor="processes")
     # One thread needs no worker: the serial loop, on any platform.
-    assert deepseek.template.render_batch([good], threads=1, processes=True)[0].input_ids
+    assert deepseek.template.render_batch([good], threads=1, executor="processes")[0].input_ids
 
 
 class _Unpicklable:
@@ -201,9 +201,9 @@ def test_unpicklable_inputs_render_here(deepseek: ChatModel) -> None:
     value = _Unpicklable()
     serial = [template.render(m, note=value) for m in records]
     sent = process_render.pool_for(template, 1).child_records
-    assert_same(template.render_batch(records, threads=2, processes=True, note=value), serial)
+    assert_same(template.render_batch(records, threads=2, executor="processes", note=value), serial)
     assert process_render.pool_for(template, 1).child_records == sent  # none went out
-    columns = template.render_columns(records, threads=2, processes=True, note=value)
+    columns = template.render_columns(records, threads=2, executor="processes", note=value)
     assert_columns_equal(columns, serial)
 
 
@@ -217,11 +217,37 @@ def test_a_changed_template_is_forked_again(deepseek: ChatModel, tp: ModuleType)
     )
     records = hostile_records(deepseek, 6, seed=12)
     serial = [template.render(m) for m in records]
-    assert_same(template.render_batch(records, threads=2, processes=True), serial)
+    assert_same(template.render_batch(records, threads=2, executor="processes"), serial)
     first = process_render.pool_for(template, 1)
     template.limits = tp.chat.TemplateLimits(max_output_chars=10)
     with pytest.raises(tp.chat.TemplateLimitError):
         template.render(records[0])
     with pytest.raises(tp.chat.TemplateLimitError):
-        template.render_batch(records, threads=2, processes=True)
+        template.render_batch(records, threads=2, executor="processes")
     assert process_render.pool_for(template, 1) is not first
+
+
+def test_executor_is_one_parameter_and_processes_its_deprecated_alias(
+    deepseek: ChatModel, tp: ModuleType
+) -> None:
+    """``executor`` picks threads or processes (:mod:`tokenpact.chat.executors`); the
+    old ``processes`` flag still works for a release, with a DeprecationWarning."""
+    from tokenpact.chat.executors import PROCESSES, THREADS, executor_for
+
+    template = deepseek.template
+    good = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]
+    serial = [template.render(good)] * 3
+    assert executor_for("threads", 2) is THREADS and executor_for("processes", 2) is PROCESSES
+    assert executor_for("processes", 1) is THREADS  # nothing to fork for one thread
+    with pytest.warns(DeprecationWarning, match="executor='processes'"):
+        assert_same(template.render_batch([good] * 3, threads=2, processes=True), serial)
+    with pytest.warns(DeprecationWarning):
+        columns = template.render_columns([good] * 3, threads=2, processes=False)
+    assert_same(columns.to_conversations(), serial)
+    with pytest.raises(tp.chat.ChatTemplateError, match="executor must be one of"):
+        template.render_batch([good], executor="ray")
+    with (
+        pytest.raises(tp.chat.ChatTemplateError, match="contradicts"),
+        pytest.warns(DeprecationWarning),
+    ):
+        template.render_columns([good], executor="processes", processes=False)

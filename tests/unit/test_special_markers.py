@@ -126,3 +126,18 @@ def test_rejected_policy_raises_on_literal_markers(tok: tp.Tokenizer) -> None:
 def test_unknown_policy_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="not one of ordinary, escaped, allowed, rejected"):
         tp.LiteralTextPolicy("sometimes")
+
+
+def test_special_matcher_is_the_public_matcher_of_a_call(tok: tp.Tokenizer) -> None:
+    """``Tokenizer.special_matcher``: the matcher engine calls take (what chat encodes
+    with) and, with ``find_only``, a finder of the spellings as written."""
+    text = "a <|role:user|> b <|eot|>"
+    allowed = tok.special_matcher(["<|role:user|>"])
+    assert allowed is tok.special_matcher({"<|role:user|>"})  # cached per set
+    ids, _, _ = tok.engine.encode_with_offsets(text, allowed, None)
+    assert ids.tolist() == tok.encode(text, allowed_special={"<|role:user|>"})
+    finder = tok.special_matcher(["<|eot|>"], find_only=True)
+    assert finder.find_first(text) == (text.index("<|eot|>"), "<|eot|>")
+    assert finder.find_first("a <|role:user|> b") is None
+    with pytest.raises(tp.errors.UnknownTokenError, match="<nope>"):
+        tok.special_matcher(["<nope>"])

@@ -23,6 +23,9 @@ import numpy as np
 # Markers that look like control tokens; printed as ordinary text they are a template bug
 # (the failure of a chat template that inserts plain strings instead of special IDs).
 MARKER_RE = re.compile(r"<\|[^|<>\s]{1,64}\|>|<｜[^｜<>\s]{1,64}｜>")
+# The origin of each per-token kind code (``Conversation.origin``), in the order of the
+# codes the native chunk encoder writes.
+KINDS: tuple[str, ...] = ("control", "template", "content", "document", "tools")
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,10 +83,10 @@ def _post_processor_ends(tok: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 def _native_engine(tok: Any) -> Any:
-    """``tok``'s native engine, or None (a tokenizer without one, or a stand-in)."""
+    """``tok``'s native engine (``Tokenizer.engine``), or None (a stand-in without one)."""
     from .. import _native
 
-    core = getattr(tok, "_core", None)
+    core = getattr(tok, "engine", None)
     return core if isinstance(core, _native.Engine) else None
 
 
@@ -97,18 +100,19 @@ def facts(tok: Any, markers: frozenset[str] = frozenset()) -> TokenizerFacts:
     # Ordinary added tokens are content (matched in messages too, as transformers matches
     # them); only specials, and the template's turn markers, are control.
     added = tok.added_tokens
-    spellings = {**{m: added[m] for m in markers if m in added}, **tok.special_tokens}
+    promoted = frozenset(m for m in markers if m in added)
+    spellings = {**{m: added[m] for m in promoted}, **tok.special_tokens}
     control_ids = np.array(sorted(set(spellings.values())), dtype=np.int64)
     ordered = sorted(spellings, key=len, reverse=True)
     spelling_re = re.compile("|".join(map(re.escape, ordered))) if ordered else None
     matcher = control_matcher = None
-    try:
-        # The engine's Aho-Corasick matchers (private, same package): every control allowed
-        # outside content spans, and the control spellings alone.
-        matcher = tok._matcher(frozenset(spellings), promoted=markers)
-        control_matcher = tok._spelling_matcher(frozenset(spellings)) if spellings else None
-    except AttributeError:
-        matcher = control_matcher = None
+    special_matcher = getattr(tok, "special_matcher", None)
+    if special_matcher is not None:
+        # The engine's Aho-Corasick matchers (Tokenizer.special_matcher): every control
+        # allowed (outside content spans, which the engine calls exclude), and the
+        # control spellings alone.
+        matcher = special_matcher(spellings, promoted=promoted)
+        control_matcher = special_matcher(spellings, find_only=True) if spellings else None
     prefix, suffix = _post_processor_ends(tok)
     table = np.zeros(max(int(tok.vocab_size), int(control_ids.max(initial=-1)) + 1), dtype=bool)
     table[control_ids] = True
@@ -232,7 +236,7 @@ def encode_byte_spans(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """IDs and UTF-8 byte offsets of ``text`` with control tokens allowed outside the
     byte spans ``flat`` (``[start0, end0, start1, end1, ...]``, sorted, disjoint)."""
-    core = getattr(tok, "_core", None)
+    core = info.engine
     if core is not None and info.matcher is not None:
         # Fast path: the engine call behind Tokenizer.encode_structured, without building
         # per-token strings (Conversation derives pieces lazily when they are displayed).
@@ -267,16 +271,15 @@ def chunk_encoder(tok: Any, info: TokenizerFacts) -> ChunkEncoder | None:
     :func:`~tokenpact.chat.ownership.owned_tokens` takes. None when this tokenizer goes
     through the public encode path (no native engine, or no control spellings), where
     ``render_batch`` uses Python threads instead."""
-    core = getattr(tok, "_core", None)
+    core = info.engine
     if core is None or info.matcher is None:
         return None
     # One encoder per tokenizer: building it copies the control table (one flag per ID),
-    # which a batch call of a few records (a chunk of processes=True) would pay each time.
+    # which a batch call of a few records (a chunk of the process executor) would pay each time.
     found = _CHUNK_ENCODERS.get(info)
     if found is not None and found[0] is core:
         return found[1]
     from .. import _native
-    from .conversation import KINDS
 
     encoder = _native.ChatChunkEncoder(core, info.matcher, info.is_control, list(KINDS))
     _CHUNK_ENCODERS[info] = (core, encoder.start)

@@ -21,7 +21,7 @@ import functools
 import os
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +40,7 @@ from .conversation import (
 from .deferred_render import PendingRender, batch_preparer, chunk_inputs, rendered_size, resolve
 from .errors import ChatTemplateError
 from .ownership import RenderedText, in_spans, is_plain_record, owned_tokens
+from .record_errors import note_record, split_item
 from .supervision import ranges_and_boundary
 
 _CHUNK = 8  # conversations per task of the thread fallback: amortizes the executor's cost
@@ -61,7 +62,6 @@ _FIRST_CHARS = 8_000
 # Chunks in flight on more than one thread: this thread collects a chunk once it is
 # encoded, or waits for the oldest when this many are queued after it.
 _AHEAD = 4
-_PER_CONVERSATION = ("tools", "documents")
 
 
 def default_threads() -> int:
@@ -71,45 +71,6 @@ def default_threads() -> int:
     except AttributeError:  # pragma: no cover - not Linux
         count = os.cpu_count() or 1
     return max(1, min(8, count))
-
-
-def note_record(exc: BaseException, index: int) -> None:
-    """Name the failing conversation in ``exc`` (same type and message; a note below the
-    message, on Python 3.11+ where exceptions carry notes)."""
-    add_note = getattr(exc, "add_note", None)
-    if add_note is not None:
-        add_note(f"(conversation {index} of the batch)")
-    # on_error="skip" reads the position back (record_errors.record_of).
-    try:
-        exc.tokenpact_record = index  # type: ignore[attr-defined]
-    except AttributeError:  # an exception type with __slots__
-        pass
-
-
-def split_item(item: Any, index: int) -> tuple[Sequence[Any], dict[str, Any]]:
-    """A conversation given as a message list, or ``{"messages": ..., "tools": ...,
-    "documents": ...}`` (per-conversation tools and documents, as SFT records carry)."""
-    if type(item) is list:  # the common case, without the ABC checks below
-        return item, {}
-    if isinstance(item, Mapping):
-        if "messages" not in item:
-            raise ChatTemplateError(
-                f"conversation {index} is a dict without 'messages'; pass a list of messages "
-                'or {"messages": [...], "tools": [...], "documents": [...]}'
-            )
-        unknown = sorted(set(item) - {"messages", *_PER_CONVERSATION})
-        if unknown:
-            raise ChatTemplateError(
-                f"conversation {index} has unknown keys {unknown}; only messages, tools and "
-                "documents are read per conversation (pass other options to render_batch)"
-            )
-        return item["messages"], {k: item[k] for k in _PER_CONVERSATION if k in item}
-    if isinstance(item, (str, bytes)) or not isinstance(item, Sequence):
-        raise ChatTemplateError(
-            f"conversation {index} must be a list of messages or a dict with 'messages', "
-            f"not {type(item).__name__}"
-        )
-    return item, {}
 
 
 Items = list[tuple[Sequence[Any], dict[str, Any]]]

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from .. import _native
+from ._encode import KINDS, MARKER_RE, facts
 from .errors import ConversationError
 from .stop import StopPolicy
 
 if TYPE_CHECKING:
     from ..encoding import Encoding
 
-KINDS: tuple[str, ...] = ("control", "template", "content", "document", "tools")
 CONTROL, TEMPLATE, CONTENT, DOCUMENT, TOOLS = range(5)
 _KIND_ARRAY = np.array(KINDS, dtype=object)
 # Accounting part of each role's content; other template roles count as user input.
@@ -246,7 +246,6 @@ class Conversation:
 
     def problems(self) -> list[str]:
         """Everything :meth:`validate` objects to (empty when the conversation is sound)."""
-        from ._encode import MARKER_RE, facts
 
         n = len(self.input_ids)
         out: list[str] = []
@@ -304,7 +303,6 @@ class Conversation:
         control markers printed as plain text.
         """
         from ..contract import template_hash
-        from ._encode import facts
 
         info = facts(tokenizer)
         ids = [int(i) for i in ids]

@@ -33,21 +33,12 @@ from ..contract import template_hash as _template_hash
 from ..contract.declarations import template_declaration
 from ..errors import TokenpactError
 from . import _encode
-from .batch_render import (
-    Stages,
-    check_threads,
-    finish_encoded,
-    native_stages,
-    note_record,
-    pipeline,
-    render_many,
-    wait_chunk,
-)
-from .columns import ColumnsBuilder, RenderedColumns, add_record
+from .columns import RenderedColumns
 from .conversation import CONTROL, Conversation, assemble
-from .deferred_render import PendingRender, prepare_plain, resolve
+from .deferred_render import PendingRender, prepare_plain
 from .end_of_turn import end_of_turn_ids
 from .errors import ChatTemplateError, UntrackedContentError
+from .executors import executor_for, executor_name
 from .hf_config import SPECIAL_TOKEN_NAMES, read_template, token_string
 from .hf_inputs import Tracker, plain_data, wrap_documents, wrap_messages, wrap_tools
 from .jinja_env import compile_template, has_generation_blocks
@@ -62,7 +53,6 @@ from .ownership import (
     response_start,
     tokenize_rendered,
 )
-from .process_render import columns_in_processes, conversations_in_processes
 from .record_errors import RenderedList, check_on_error, skip_failing
 from .stop import StopPolicy
 from .supervision import check_supervise, ranges_and_boundary
@@ -462,13 +452,14 @@ class ChatTemplate:
         conversations: Sequence[Any],
         *,
         threads: int | None = None,
+        executor: str = "threads",
         add_generation_prompt: bool = False,
         continue_final_message: bool | str = False,
         tools: Sequence[Any] | None = None,
         documents: Sequence[Any] | None = None,
         add_special_tokens: bool = False,
         validate: bool = False,
-        processes: bool = False,
+        processes: bool | None = None,
         supervise: str = "turns",
         on_error: str = "raise",
         **template_kwargs: Any,
@@ -477,17 +468,20 @@ class ChatTemplate:
         available, at most 8); the result is identical to the serial loop, in order.
 
         A conversation is a list of messages or ``{"messages": [...], "tools": [...],
-        "documents": [...]}``. This thread renders chunks of conversations with Jinja
-        while the native engine encodes the previous chunk on ``threads - 1`` worker
-        threads (and this one, when it has nothing left to render) without the GIL.
-        ``processes=True`` runs ``threads - 1`` forked worker processes beside this
-        thread instead, each rendering whole chunks (Jinja included) with its copy of
-        this template (:mod:`tokenpact.chat.process_render`; POSIX only).
+        "documents": [...]}``. ``executor`` says where the work runs
+        (:mod:`tokenpact.chat.executors`): ``"threads"``, this thread prepares chunks of
+        conversations while the native engine renders and encodes the previous chunk
+        on ``threads - 1`` worker threads (and this one, when it has nothing left to
+        prepare) without the GIL; ``"processes"``, ``threads - 1`` forked worker
+        processes beside this thread, each rendering whole chunks (Jinja included)
+        with its copy of this template (POSIX only). ``processes=True`` is the
+        deprecated spelling of ``executor="processes"``.
         ``on_error="skip"`` leaves out the records that fail and returns a
         :class:`~tokenpact.chat.RenderedList` (``record_index``, ``skipped`` with each
         reason); the default raises the first failing record's error, naming it.
         """
         check_supervise(supervise)
+        executor = executor_name(executor, processes)
         if check_on_error(on_error) == "skip":
             keywords = dict(
                 threads=threads,
@@ -497,7 +491,7 @@ class ChatTemplate:
                 documents=documents,
                 add_special_tokens=add_special_tokens,
                 validate=validate,
-                processes=processes,
+                executor=executor,
                 supervise=supervise,
                 **template_kwargs,
             )
@@ -511,45 +505,25 @@ class ChatTemplate:
         mode, options = render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
-        if processes and check_threads(threads) > 1:
-            keywords = dict(
-                options,
-                add_special_tokens=add_special_tokens,
-                validate=validate,
-                supervise=supervise,
-            )
-            return conversations_in_processes(self, conversations, threads, keywords, mode)
-        start = _encode.chunk_encoder(self.tokenizer, self._info)
-        stages = None
-        if start is not None:
-            finish = functools.partial(
-                finish_encoded,
-                self,
-                mode=mode,
-                add_special_tokens=add_special_tokens,
-                supervise=supervise,
-            )
-            stages = native_stages(self, start, options, mode, validate, finish)
-        render = functools.partial(
-            self.render,
-            add_special_tokens=add_special_tokens,
-            validate=validate,
-            supervise=supervise,
+        keywords = dict(
+            options, add_special_tokens=add_special_tokens, validate=validate, supervise=supervise
         )
-        return render_many(render, conversations, threads, options, stages)
+        run = executor_for(executor, threads)
+        return run.conversations(self, conversations, threads, keywords, mode)
 
     def render_columns(
         self,
         conversations: Sequence[Any],
         *,
         threads: int | None = None,
+        executor: str = "threads",
         add_generation_prompt: bool = False,
         continue_final_message: bool | str = False,
         tools: Sequence[Any] | None = None,
         documents: Sequence[Any] | None = None,
         add_special_tokens: bool = False,
         validate: bool = False,
-        processes: bool = False,
+        processes: bool | None = None,
         supervise: str = "turns",
         on_error: str = "raise",
         **template_kwargs: Any,
@@ -558,10 +532,11 @@ class ChatTemplate:
         numpy arrays (IDs, offsets, masks, origin codes, message indices, boundaries):
         what writing shards or packing batches needs, without a Python list per token.
         Record ``i`` equals ``render`` of conversation ``i`` (``.conversation(i)``).
-        ``processes=True``: forked worker processes, as for :meth:`render_batch`.
+        ``executor``: ``"threads"`` or ``"processes"``, as for :meth:`render_batch`.
         ``on_error="skip"``: the failing records are left out (``record_index`` and
         ``skipped`` say which and why).
         """
+        executor = executor_name(executor, processes)
         if check_on_error(on_error) == "skip":
             keywords = dict(
                 threads=threads,
@@ -571,7 +546,7 @@ class ChatTemplate:
                 documents=documents,
                 add_special_tokens=add_special_tokens,
                 validate=validate,
-                processes=processes,
+                executor=executor,
                 supervise=supervise,
                 **template_kwargs,
             )
@@ -586,64 +561,11 @@ class ChatTemplate:
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
         check_supervise(supervise)
-        builder = ColumnsBuilder()
-        if processes and check_threads(threads) > 1:
-            keywords = dict(
-                options,
-                add_special_tokens=add_special_tokens,
-                validate=validate,
-                supervise=supervise,
-            )
-            found = columns_in_processes(self, conversations, threads, keywords, mode)
-            if found is not None:
-                return found
-        # Looked up per call, as render_batch does (the benchmark swaps it to measure the
-        # serial part with the encoding left to the workers).
-        start = _encode.chunk_encoder(self.tokenizer, self._info)
-        if start is None:  # no native engine: render each, then lay the lists out
-            for conv in self.render_batch(
-                conversations,
-                threads=threads,
-                add_special_tokens=add_special_tokens,
-                validate=validate,
-                supervise=supervise,
-                **options,
-            ):
-                builder.add_conversation(conv)
-        else:
-            ignored: Any = lambda *args: None  # noqa: E731 - the collector below finishes
-            stages = native_stages(self, start, options, mode, validate, ignored)
-
-            def collect(_: Stages, chunk: list[Any], job: Any, first: int) -> list[Any]:
-                results = wait_chunk(job, len(chunk), lists=False)
-                for k, ((messages, opts, rendered), result) in enumerate(
-                    zip(chunk, results, strict=True)
-                ):
-                    try:
-                        rendered, result = resolve(rendered, result)
-                        add_record(
-                            self,
-                            builder,
-                            messages,
-                            opts,
-                            rendered,
-                            result,
-                            mode,
-                            add_special_tokens,
-                            supervise,
-                        )
-                    except Exception as exc:
-                        note_record(exc, first + k)
-                        raise
-                return []
-
-            pipeline(stages, conversations, threads, options, collect)
-        return builder.build(
-            tokenizer=self.tokenizer,
-            template_hash=self.template_hash,
-            mode=mode,
-            stops=self._stop_ids(),
+        keywords = dict(
+            options, add_special_tokens=add_special_tokens, validate=validate, supervise=supervise
         )
+        run = executor_for(executor, threads)
+        return run.columns(self, conversations, threads, keywords, mode)
 
     def format(
         self,

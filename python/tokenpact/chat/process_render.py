@@ -1,5 +1,5 @@
 """Render a batch on forked worker processes (``render_batch``/``render_columns`` with
-``processes=True``).
+``executor="processes"``; the process executor of :mod:`tokenpact.chat.executors`).
 
 The thread pipeline (:mod:`tokenpact.chat.batch_render`) runs the native encoding in
 parallel, but Jinja rendering and input wrapping hold the GIL, so on short records its
@@ -42,10 +42,11 @@ from typing import Any, cast
 
 import numpy as np
 
-from .batch_render import check_threads, note_record, split_item
+from .batch_render import check_threads
 from .columns import RenderedColumns
 from .conversation import Conversation
 from .errors import ChatTemplateError
+from .record_errors import note_record, split_item
 
 # Records per chunk: the records left over twice the participants (guided scheduling:
 # chunks shrink towards the end, so the workers and this thread finish together),
@@ -334,8 +335,8 @@ def render_processes(
     """
     if not fork_available():
         raise ChatTemplateError(
-            "processes=True needs the 'fork' start method, which this platform lacks; "
-            "use threads only (processes=False)"
+            "executor='processes' needs the 'fork' start method, which this platform "
+            "lacks; use executor='threads'"
         )
     workers = check_threads(threads)
     items = list(conversations)

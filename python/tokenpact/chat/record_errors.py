@@ -5,11 +5,14 @@ With ``on_error="skip"`` the batch is rendered as usual; when a record fails, th
 records before it are known good and rendering goes on after it. The good records are
 then rendered once more in one batch, so the result is exactly what the batch gives for
 them (at most twice the work, only when something failed).
+
+Both executors read a batch's records with :func:`split_item` (a message list, or a dict
+with per-record tools and documents) and name a failing record with :func:`note_record`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -17,6 +20,8 @@ from ..errors import TokenpactError
 from .errors import ChatTemplateError
 
 ON_ERROR = ("raise", "skip")
+# What a record may carry beside its messages (other options are the batch's).
+_PER_CONVERSATION = ("tools", "documents")
 
 R = TypeVar("R")
 
@@ -93,3 +98,42 @@ def _first_failing(
         except TokenpactError as alone:
             return k, alone
     raise exc  # fails only together: not a per-record error
+
+
+def note_record(exc: BaseException, index: int) -> None:
+    """Name the failing conversation in ``exc`` (same type and message; a note below the
+    message, on Python 3.11+ where exceptions carry notes)."""
+    add_note = getattr(exc, "add_note", None)
+    if add_note is not None:
+        add_note(f"(conversation {index} of the batch)")
+    # on_error="skip" reads the position back (record_errors.record_of).
+    try:
+        exc.tokenpact_record = index  # type: ignore[attr-defined]
+    except AttributeError:  # an exception type with __slots__
+        pass
+
+
+def split_item(item: Any, index: int) -> tuple[Sequence[Any], dict[str, Any]]:
+    """A conversation given as a message list, or ``{"messages": ..., "tools": ...,
+    "documents": ...}`` (per-conversation tools and documents, as SFT records carry)."""
+    if type(item) is list:  # the common case, without the ABC checks below
+        return item, {}
+    if isinstance(item, Mapping):
+        if "messages" not in item:
+            raise ChatTemplateError(
+                f"conversation {index} is a dict without 'messages'; pass a list of messages "
+                'or {"messages": [...], "tools": [...], "documents": [...]}'
+            )
+        unknown = sorted(set(item) - {"messages", *_PER_CONVERSATION})
+        if unknown:
+            raise ChatTemplateError(
+                f"conversation {index} has unknown keys {unknown}; only messages, tools and "
+                "documents are read per conversation (pass other options to render_batch)"
+            )
+        return item["messages"], {k: item[k] for k in _PER_CONVERSATION if k in item}
+    if isinstance(item, (str, bytes)) or not isinstance(item, Sequence):
+        raise ChatTemplateError(
+            f"conversation {index} must be a list of messages or a dict with 'messages', "
+            f"not {type(item).__name__}"
+        )
+    return item, {}

@@ -27,6 +27,7 @@ import numpy as np
 from ..errors import TokenpactError
 from . import _encode
 from .errors import ChatTemplateError
+from .record_errors import split_item
 
 # ``supervise=`` values: every assistant turn the template keeps as generated, or only
 # the final message (for records expanded with expand_turns, whose earlier turns are
@@ -225,8 +226,6 @@ def supervision_report(template: Any, records: Sequence[Any], **options: Any) ->
     """The records with assistant turns that the training render leaves unsupervised
     (rewritten by later messages, a generation prompt that is not a prefix of the turn,
     a history that does not render), one :class:`RecordReport` each, in order."""
-    from .batch_render import split_item
-
     out = []
     for k, item in enumerate(records):
         messages, extra = split_item(item, k)

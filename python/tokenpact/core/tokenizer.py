@@ -663,6 +663,26 @@ class Tokenizer:
             self._spelling_matchers[spellings] = m
         return m
 
+    def special_matcher(
+        self, controls: Iterable[str], *, promoted: Iterable[str] = (), find_only: bool = False
+    ) -> Any:
+        """The native matcher (``_native.SpecialMatcher``, cached per set) of a call that
+        lets the added tokens ``controls`` be control tokens: every ordinary added token
+        matches too, and ``promoted`` ordinary tokens count as controls (None when
+        nothing can match). Engine calls on :attr:`engine` take it where they take a
+        special-token policy (chat rendering encodes with it). ``find_only=True``: a
+        matcher of ``controls`` alone, written as they are, whose ``find_first(text)``
+        returns ``(UTF-8 byte start, spelling)`` of the first one in ``text``, or None.
+        A spelling that is no added token raises
+        :class:`~tokenpact.errors.UnknownTokenError`."""
+        chosen, lifted = frozenset(controls), frozenset(promoted)
+        unknown = sorted((chosen | lifted) - self._gated_map.keys())
+        if unknown:
+            raise UnknownTokenError(f"not an added token of this tokenizer: {unknown[:5]}")
+        if find_only:
+            return self._spelling_matcher(chosen)
+        return self._matcher(chosen, promoted=lifted)
+
     _policy = special_policy.resolve
     _check_disallowed = staticmethod(special_policy.check_disallowed)
 
