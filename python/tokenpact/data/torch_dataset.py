@@ -19,10 +19,12 @@ names the cursor once every rank has taken it) into a fresh :class:`TokenLoader`
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, ContractError
-from .loader import PackedBatch, TokenLoader
+
+if TYPE_CHECKING:  # the loader imports this module when asked for a torch dataset
+    from .loader import PackedBatch, TokenLoader
 
 
 def _torch() -> Any:
