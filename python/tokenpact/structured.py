@@ -161,7 +161,10 @@ def assemble(
 
 
 def pad(enc: Encoding, width: int, padding: Padding, pad_id: int) -> Encoding:
-    """Pad one encoding to ``width`` on ``padding.side``; pads are masked and ownerless."""
+    """Pad one encoding to ``width`` on ``padding.side``; pads are masked and ownerless.
+    Its overflowing windows are padded to the same width (as Hugging Face pads them)."""
+    if enc.overflowing:
+        enc = replace(enc, overflowing=[pad(o, width, padding, pad_id) for o in enc.overflowing])
     n = width - len(enc.ids)
     if n <= 0:
         return enc

@@ -38,7 +38,7 @@ from ..truncation import (
     truncation_config,
     truncation_from_config,
 )
-from . import native
+from . import hf_policy, native
 
 if TYPE_CHECKING:
     from ..core import Tokenizer
@@ -154,7 +154,11 @@ def policy_bytes(tok: Tokenizer) -> bytes | None:
     A policy with a literal-text entry is version 2, so a reader that knows only
     version 1 refuses it rather than loading the tokenizer without it."""
     literal = tok.literal_text != DEFAULT_LITERAL_TEXT
-    if tok.padding is None and tok.truncation is None and not literal:
+    source = tok.provenance.files.get(HF_FILE)
+    # A tokenizer.json that sets padding/truncation is read with them: the policy file
+    # then records the tokenizer's own (null included), which wins on load.
+    declared = source is not None and hf_policy.declares_policy(source)
+    if tok.padding is None and tok.truncation is None and not literal and not declared:
         return None
     document: dict[str, Any] = {
         "kind": POLICY_KIND,
