@@ -25,6 +25,7 @@ naming it, never a silent difference from Hugging Face.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,8 @@ from ..truncation import Padding, Truncation
 if TYPE_CHECKING:
     from ..core import Tokenizer
 
+# A "padding" or "truncation" key whose value is not null (confirmed by parsing).
+_NON_NULL_FIELD = re.compile(rb'"(?:padding|truncation)"\s*:\s*(?!null\b)')
 _STRATEGIES = {
     "LongestFirst": "longest_first",
     "OnlyFirst": "only_first",
@@ -200,7 +203,7 @@ def declares_policy(raw: bytes) -> bool:
     """Whether a ``tokenizer.json``'s bytes set ``padding`` or ``truncation`` (a save of a
     tokenizer built from it then records the tokenizer's own policy beside it, so a
     policy removed or changed after loading survives the round trip)."""
-    if b'"padding"' not in raw and b'"truncation"' not in raw:
+    if _NON_NULL_FIELD.search(raw) is None:  # both null (most files): no parse needed
         return False
     try:
         document = json.loads(raw.decode("utf-8"))
