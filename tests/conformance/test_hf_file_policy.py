@@ -85,6 +85,21 @@ def test_batches_match_hf(pair, texts: list[str]) -> None:
             _same(enc, ref)
 
 
+def test_fixed_padding_without_truncation_matches_hf(tp: ModuleType, texts: list[str]) -> None:
+    """HF's Fixed(128) pads each sequence to 128 and leaves a longer one as it is."""
+    path = _files()["minilm"]
+    ours = tp.Tokenizer.load(path).with_truncation(None)
+    peer = tokenizers.Tokenizer.from_file(str(path))
+    peer.no_truncation()
+    batch = [texts[0], texts[-1], texts[1]]  # the middle one is far over 128 tokens
+    refs = peer.encode_batch(batch)
+    encs = ours.encode_structured_batch(batch, add_special_tokens=True, allowed_special="all")
+    assert [len(e.ids) for e in encs] == [len(r.ids) for r in refs]
+    assert len(encs[0].ids) == 128 < len(encs[1].ids)
+    for enc, ref in zip(encs, refs, strict=True):
+        _same(enc, ref)
+
+
 def test_pairs_match_hf(tp: ModuleType, texts: list[str]) -> None:
     path = _files()["minilm"]
     ours, peer = tp.Tokenizer.load(path), tokenizers.Tokenizer.from_file(str(path))
