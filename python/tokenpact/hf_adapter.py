@@ -405,7 +405,8 @@ class TransformersTokenizer:
         ids: list[list[int]] = []
         spans: list[list[tuple[int, int]]] = []
         for text in texts:
-            enc = self.tokenizer.encode_structured(text)
+            # transformers' calls apply only their own padding/truncation arguments.
+            enc = self.tokenizer.encode_structured(text, truncation=False, padding=False)
             ids.append(list(enc.ids))
             spans.append([tuple(s) for s in enc.offsets])  # type: ignore[misc]
         return ids, spans

@@ -161,7 +161,10 @@ def assemble(
 
 
 def pad(enc: Encoding, width: int, padding: Padding, pad_id: int) -> Encoding:
-    """Pad one encoding to ``width`` on ``padding.side``; pads are masked and ownerless."""
+    """Pad one encoding to ``width`` on ``padding.side``; pads are masked and ownerless.
+    Its overflowing windows are padded to the same width (as Hugging Face pads them)."""
+    if enc.overflowing:
+        enc = replace(enc, overflowing=[pad(o, width, padding, pad_id) for o in enc.overflowing])
     n = width - len(enc.ids)
     if n <= 0:
         return enc
@@ -185,11 +188,14 @@ def pad(enc: Encoding, width: int, padding: Padding, pad_id: int) -> Encoding:
 def pad_all(
     encodings: list[Encoding], padding: Padding, default_pad_id: int | None
 ) -> list[Encoding]:
-    """Pad a batch to one width: ``padding.length`` or the longest, rounded to ``multiple``."""
+    """Pad a batch: to ``padding.length`` or else the longest, rounded to ``multiple``."""
     pad_id = padding.pad_id if padding.pad_id is not None else default_pad_id
     if pad_id is None:
         raise ConfigError(
             "padding needs a PAD ID: this tokenizer has no pad token; pass Padding(pad_id=...)"
         )
-    width = padding.target(max((len(e.ids) for e in encodings), default=0))
+    # A fixed length pads each sequence to it (Hugging Face's Fixed: a longer one stays
+    # as it is); without one, the batch pads to its longest.
+    longest = 0 if padding.length is not None else max((len(e.ids) for e in encodings), default=0)
+    width = padding.target(longest)
     return [pad(e, width, padding, pad_id) for e in encodings]

@@ -55,7 +55,9 @@ class Truncation:
 
 @dataclass(frozen=True)
 class Padding:
-    """Pad to ``length`` (or the batch's longest when None), then up to a ``multiple``."""
+    """Pad each sequence to ``length``, or, when None, a batch to its longest; then up to
+    a ``multiple``. A sequence longer than ``length`` is left as it is (Hugging Face's
+    ``Fixed`` padding): truncate at ``length`` for a rectangular batch."""
 
     length: int | None = None
     multiple: int | None = None

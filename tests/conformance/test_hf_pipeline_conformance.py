@@ -118,7 +118,9 @@ def pair(request: pytest.FixtureRequest, tp: ModuleType, files: dict[str, Path])
     peer = tokenizers.Tokenizer.from_file(str(path))
     peer.no_truncation()
     peer.no_padding()
-    return request.param, tp.Tokenizer.load(path), peer
+    # The file's own padding/truncation (MiniLM's 128) are off on both sides.
+    ours = tp.Tokenizer.load(path).with_padding(None).with_truncation(None)
+    return request.param, ours, peer
 
 
 @pytest.fixture(scope="module")
@@ -206,7 +208,8 @@ def test_default_policy_never_emits_control_ids(pair) -> None:
 
 def test_minilm_worked_example(tp: ModuleType) -> None:
     """Seed 0x08: longest match with ## continuations; lowercasing happens first."""
-    tok = tp.Tokenizer.load(peer_data.minilm_tokenizer_json())
+    # Without the file's padding to 128, to read the tokens.
+    tok = tp.Tokenizer.load(peer_data.minilm_tokenizer_json()).with_padding(None)
     enc = tok.encode_structured("Unwanted running, naïve İstanbul 中文!", add_special_tokens=True)
     assert enc.tokens == [
         "[CLS]", "unwanted", "running", ",", "naive", "istanbul", "中", "文", "!", "[SEP]",

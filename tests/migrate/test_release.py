@@ -393,3 +393,106 @@ def test_malformed_bundles_and_pointers(releases: dict[str, Path]) -> None:
 def test_canary_set_is_bound_and_read_safely(releases: dict[str, Path]) -> None:
     _a_bad_canary_line_is_a_failed_check(releases)
     _emptying_the_canary_set_after_sealing_fails(releases)
+
+
+def test_cache_invalidation_is_a_recorded_lifecycle_step(releases: dict[str, Path]) -> None:
+    """Seed 0x0C2: appending tokens keeps old IDs but not old segmentation, so caches
+    keyed by the old identity are retired with the release; promotion requires a fresh
+    namespace, and a rollback invalidates only the candidate's caches, never the
+    restored release's."""
+    from click.testing import CliRunner
+
+    from tokenpact.cli.main import cli
+    from tokenpact.migrate import caches
+
+    root, pointer = releases["root"], releases["pointer"]
+    v1, v2 = (json.loads(releases[k].read_text()) for k in ("v1", "v2"))
+    assert v1["cache_invalidation"] is None  # a first release retires nothing
+    record = v2["cache_invalidation"]
+    assert record == {
+        "reason": "append-only",
+        "stale": {
+            "cache_namespace": v1["cache_namespace"],
+            "tokenizer_semantic_hash": v1["tokenizer"]["semantic_hash"],
+            "template_hash": tp.contract.template_hash(None),
+        },
+        "caches": ["prefix", "prompt", "tokenization", "compiled-graph"],
+        "datasets": [{"path": "data-v1.json", "hash": v1["dataset"]["hash"]}],
+    }
+    assert record["stale"]["cache_namespace"] != v2["cache_namespace"]
+    report = release.check_release(releases["v2"], previous=releases["v1"])
+    assert report.ok, report.format(verbose=True)
+    assert "cache.invalidation" in {c.name for c in report}
+
+    # A record naming another namespace (or none) is refused, even when re-sealed.
+    for wrong in (None, {**record, "stale": {**record["stale"], "cache_namespace": "tp-x"}}):
+        edited = root / "edited.bundle.json"
+        edited.write_text(json.dumps(_resealed({**v2, "cache_invalidation": wrong})))
+        failed = {c.name for c in release.check_release(edited, previous=releases["v1"]).failures}
+        assert "cache.invalidation" in failed
+    # Editing it without re-sealing breaks the seal; a malformed one is a ContractError.
+    tampered = root / "tampered.bundle.json"
+    tampered.write_text(json.dumps({**v2, "cache_invalidation": None}))
+    with pytest.raises(ContractError, match="seal"):
+        release.load_bundle(tampered)
+    tampered.write_text(json.dumps(_resealed({**v2, "cache_invalidation": {"stale": 1}})))
+    with pytest.raises(ContractError, match="cache_invalidation"):
+        release.load_bundle(tampered)
+    # A bundle sealed before the step existed must be re-sealed.
+    older = root / "older.bundle.json"
+    older.write_text(
+        json.dumps(_resealed({k: v for k, v in v2.items() if k != "cache_invalidation"}))
+    )
+    report = release.check_release(older, previous=releases["v1"])
+    assert "cache.invalidation" in {c.name for c in report.failures}
+
+    # A redeploy of the same tokenizer keeps the namespace: nothing is invalidated.
+    same = root / "same.bundle.json"
+    release.seal_release(
+        same,
+        name="v1-again",
+        tokenizer=root / "tok-v1",
+        dataset=root / "data-v1.json",
+        checkpoint=root / "ckpt-v1",
+        canary=root / "canary.jsonl",
+        previous=releases["v1"],
+    )
+    assert json.loads(same.read_text())["cache_invalidation"] is None
+    assert release.check_release(same, previous=releases["v1"]).ok
+
+    # How a tool finds what the step makes stale: datasets bound to the old tokenizer
+    # hash, and caches kept under a name holding the old namespace.
+    (root / "cache" / v1["cache_namespace"]).mkdir(parents=True)
+    (root / "cache" / v1["cache_namespace"] / "block-0").write_bytes(b"k")
+    (root / "cache" / v2["cache_namespace"]).mkdir()
+    (root / "cache" / f"prompts-{v1['cache_namespace']}.db").write_bytes(b"")
+    found = caches.find_stale(record, [root])
+    assert found["datasets"] == [str(root / "data-v1.json")]
+    assert found["caches"] == sorted(
+        [
+            str(root / "cache" / v1["cache_namespace"]),
+            str(root / "cache" / f"prompts-{v1['cache_namespace']}.db"),
+        ]
+    )
+    assert caches.find_stale(None, [root]) == {"datasets": [], "caches": []}
+    result = CliRunner().invoke(
+        cli, ["release", "caches", str(releases["v2"]), "--root", str(root)]
+    )
+    assert result.exit_code == 0, result.output
+    assert v1["cache_namespace"] in result.output and "data-v1.json" in result.output
+    result = CliRunner().invoke(cli, ["release", "caches", str(releases["v2"]), "--json"])
+    assert json.loads(result.output)["cache_invalidation"] == record
+
+    # Promotion retires the replaced namespace; rollback invalidates only the candidate's.
+    assert release.promote(releases["v1"], pointer=pointer).ok
+    assert release.invalidations(pointer) == []
+    assert release.promote(releases["v2"], pointer=pointer).ok
+    assert release.invalidations(pointer) == [
+        {"step": "promote", "bundle": "v2", "cache_namespace": v1["cache_namespace"]}
+    ]
+    result = CliRunner().invoke(cli, ["release", "rollback", "--pointer", str(pointer)])
+    assert result.exit_code == 0, result.output
+    assert v2["cache_namespace"] in result.output
+    log = release.invalidations(pointer)
+    assert log[-1] == {"step": "rollback", "bundle": "v2", "cache_namespace": v2["cache_namespace"]}
+    assert all(e["cache_namespace"] != v1["cache_namespace"] for e in log[1:])

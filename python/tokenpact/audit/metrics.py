@@ -301,7 +301,7 @@ def offset_accuracy(
         text = texts[i][:max_chars]
         if not text:
             continue
-        enc = tok.encode_structured(text)
+        enc = tok.encode_structured(text, truncation=False, padding=False)
         for token_id, (s, e) in zip(enc.ids, enc.offsets, strict=True):
             counts["tokens"] += 1
             try:

@@ -245,7 +245,12 @@ def encode_byte_spans(
         return ids, starts, ends
     codepoints = _codepoint_spans(text, flat)
     enc = tok.encode_structured(
-        text, allowed_special="all", coordinate="raw_utf8_bytes", untrusted_spans=codepoints
+        text,
+        allowed_special="all",
+        coordinate="raw_utf8_bytes",
+        untrusted_spans=codepoints,
+        truncation=False,  # a rendered conversation is cut by its own budget
+        padding=False,
     )
     offsets = np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2)
     return np.asarray(enc.ids, dtype=np.int64), offsets[:, 0], offsets[:, 1]

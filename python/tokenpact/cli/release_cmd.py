@@ -1,5 +1,6 @@
-"""``tokenpact release seal|check|promote|rollback``: release a tokenizer only together
-with the template, dataset, checkpoint and cache namespace bound to it.
+"""``tokenpact release seal|check|promote|rollback|caches``: release a tokenizer only
+together with the template, dataset, checkpoint and cache namespace bound to it, and
+retire the caches the old identity built.
 
 Exit codes: 0 every check passed, 1 a check failed or an input could not be read, 2 usage.
 """
@@ -79,8 +80,15 @@ def seal_cmd(
             ("bundle", str(out)),
             ("transition", bundle["transition"] or "none (no previous release)"),
             ("cache namespace", bundle["cache_namespace"]),
+            ("retires", _retires(bundle.get("cache_invalidation"))),
         ]
     )
+
+
+def _retires(record: dict | None) -> str:
+    if record is None:
+        return "nothing (no previous release, or the cache namespace did not change)"
+    return f"cache namespace {record['stale']['cache_namespace']} and its datasets"
 
 
 def _emit(report: Report, as_json: bool) -> None:
@@ -117,20 +125,67 @@ def check_cmd(bundle: Path, pointer: Path | None, previous: Path | None, as_json
 @click.option("--json", "as_json", is_flag=True)
 def promote_cmd(bundle: Path, pointer: Path, as_json: bool) -> None:
     """Check the bundle and, only if everything passes, switch the pointer atomically."""
-    from ..migrate.release import promote
+    from ..migrate.release import invalidations, promote
 
+    before = len(invalidations(pointer)) if pointer.exists() else 0
     report = promote(bundle, pointer=pointer)
     _emit(report, as_json)
     click.echo(f"promoted {bundle}")
+    for entry in invalidations(pointer)[before:]:
+        click.echo(f"retired cache namespace {entry['cache_namespace']} (discard its caches)")
 
 
 @release_group.command("rollback")
 @click.option("--pointer", required=True, type=_PATH)
 def rollback_cmd(pointer: Path) -> None:
     """Switch back to the previous bundle: every component together."""
-    from ..migrate.release import rollback
+    from ..migrate.release import invalidations, rollback
 
+    before = len(invalidations(pointer))
     bundle = rollback(pointer=pointer)
     if bundle is None:
         fail("nothing was rolled back")
-    echo_rows([("current", bundle["name"]), ("cache namespace", bundle["cache_namespace"])])
+    rows = [("current", bundle["name"]), ("cache namespace", bundle["cache_namespace"])]
+    for entry in invalidations(pointer)[before:]:
+        namespace = entry["cache_namespace"] or "unknown (the candidate bundle is unreadable)"
+        rows.append(("invalidate", f"{namespace} (the rolled-back {entry['bundle']})"))
+    echo_rows(rows)
+
+
+@release_group.command("caches")
+@click.argument("bundle", type=_PATH)
+@click.option(
+    "--root",
+    "roots",
+    multiple=True,
+    type=_PATH,
+    help="Directory to search for what the step makes stale (repeatable).",
+)
+@click.option("--json", "as_json", is_flag=True)
+def caches_cmd(bundle: Path, roots: tuple[Path, ...], as_json: bool) -> None:
+    """The cache-invalidation step a bundle records: the namespace, tokenizer and
+    template identity it retires, the datasets to re-encode, and (with --root) the
+    stale datasets and cache files or directories found there."""
+    from ..migrate.caches import find_stale
+    from ..migrate.release import load_bundle
+
+    record = load_bundle(bundle).get("cache_invalidation")
+    found = find_stale(record, roots)
+    if as_json:
+        click.echo(json.dumps({"cache_invalidation": record, "found": found}, indent=2))
+        return
+    if record is None:
+        click.echo("nothing to invalidate: no previous release, or the namespace is unchanged")
+        return
+    stale = record["stale"]
+    rows = [
+        ("reason", str(record["reason"])),
+        ("stale namespace", stale["cache_namespace"]),
+        ("stale tokenizer", stale["tokenizer_semantic_hash"]),
+        ("stale template", stale["template_hash"]),
+        ("cache kinds", ", ".join(record["caches"])),
+        *(("re-encode", d["path"]) for d in record["datasets"]),
+        *(("stale dataset", p) for p in found["datasets"]),
+        *(("stale cache", p) for p in found["caches"]),
+    ]
+    echo_rows(rows)

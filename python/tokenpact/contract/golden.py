@@ -193,7 +193,11 @@ def run_case(tok: Tokenizer, case: Mapping[str, Any], special_ids: set[int]) -> 
     if not _pieces_spell_input(tok):
         # Use the engine's offsets, mapped back through normalization.
         enc = tok.encode_structured(
-            text, coordinate="raw_utf8_bytes", **_encode_kwargs(case["policy"])
+            text,
+            coordinate="raw_utf8_bytes",
+            truncation=False,  # the content's offsets, as `ids` above
+            padding=False,
+            **_encode_kwargs(case["policy"]),
         )
         offsets = [list(o) for o in enc.offsets]
     else:

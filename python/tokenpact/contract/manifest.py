@@ -148,6 +148,16 @@ def _policy_section(config: Mapping[str, Any]) -> dict[str, Any]:
     return {"padding_and_truncation": {"padding": padding, "truncation": truncation}}
 
 
+def _literal_text_section(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The literal-text policy: its mode always (``ordinary`` by default), and the
+    escape character only when the tokenizer declares a policy other than the default
+    (so default manifests are unchanged)."""
+    node = config.get("literal_text")
+    if not isinstance(node, Mapping):
+        return {"literal_text_policy": LITERAL_TEXT_POLICY}
+    return {"literal_text_policy": node.get("mode"), "literal_text_escape": node.get("escape")}
+
+
 def build_manifest(
     tok_or_config: HasConfig | Mapping[str, Any],
     *,
@@ -217,7 +227,7 @@ def build_manifest(
             "tokens": sorted((dict(t) for t in config["special_tokens"]), key=lambda t: t["id"]),
             "ids": _role_ids(config["special_tokens"], policy),
             "stop_ids": policy["stop"],
-            "literal_text_policy": LITERAL_TEXT_POLICY,
+            **_literal_text_section(config),
         },
         "postprocessor_and_decoder": {
             "post_processor": config.get("post_processor"),

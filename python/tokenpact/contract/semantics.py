@@ -143,7 +143,7 @@ def require_valid(tok_or_config: HasConfig | Mapping[str, Any]) -> dict[str, Any
 def semantic_payload(
     tok_or_config: HasConfig | Mapping[str, Any],
     *,
-    literal_text_policy: str = LITERAL_TEXT_POLICY,
+    literal_text_policy: str | None = None,
 ) -> dict[str, Any]:
     """Return the value the semantic hash covers: behaviour components plus policies.
 
@@ -156,10 +156,21 @@ def semantic_payload(
     for name in ABSENT_MEANS_NULL:
         components.setdefault(name, None)
     components["special_tokens"] = sorted(components["special_tokens"], key=lambda t: t["id"])
+    if literal_text_policy is None:
+        literal_text_policy = literal_text_mode(config)
     return {
         "components": components,
         "policies": {"literal_special_text": literal_text_policy},
     }
+
+
+def literal_text_mode(tok_or_config: HasConfig | Mapping[str, Any]) -> str:
+    """The literal-text policy's mode a config declares (``ordinary`` when it lists
+    none: the default is not written, so default artifacts keep their hash)."""
+    node = config_of(tok_or_config).get("literal_text")
+    if isinstance(node, Mapping) and isinstance(node.get("mode"), str):
+        return str(node["mode"])
+    return LITERAL_TEXT_POLICY
 
 
 def _id_map(model: Mapping[str, Any]) -> list[Any] | None:

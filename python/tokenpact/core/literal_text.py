@@ -21,13 +21,20 @@ typed. A tokenizer contract declares one of four answers:
 The policy works on any :class:`~tokenpact.core.Tokenizer` through its public
 ``encode`` arguments (``allowed_special`` / ``disallowed_special``), so the trust rule is
 enforced by the same engine code as everywhere else.
+
+A tokenizer carries its contract's policy (``tok.literal_text``, set with
+``tok.with_literal_text``). The default, ``LiteralTextPolicy()`` (``ordinary``), is not
+written anywhere, so artifacts that keep it keep their identity; any other policy is in
+the config (``"literal_text"``), hence the semantic hash, the manifest and the saved
+artifact (``policy.json``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 
@@ -100,3 +107,29 @@ class LiteralTextPolicy:
         if self.mode == "allowed" and trusted and tok.special_tokens:
             return tok.encode(text, allowed_special="all")
         return tok.encode(text)
+
+
+DEFAULT_LITERAL_TEXT = LiteralTextPolicy()
+
+
+def literal_text_config(policy: LiteralTextPolicy) -> dict[str, Any]:
+    """A literal-text policy as the config (and the semantic hash) records it."""
+    return {"type": "literal_text", "mode": policy.mode, "escape": policy.escape}
+
+
+def literal_text_from_config(node: Any) -> LiteralTextPolicy:
+    """The :class:`LiteralTextPolicy` a config node describes; ConfigError when the node
+    is malformed (a wrong type, an unknown mode or field, a missing field)."""
+    if not isinstance(node, Mapping) or node.get("type") != "literal_text":
+        raise ConfigError(
+            f'a literal text policy must be an object with "type": "literal_text", not {node!r}'
+        )
+    fields = set(node) - {"type"}
+    if fields != {"mode", "escape"}:
+        raise ConfigError(
+            f"a literal text policy has the fields mode and escape, not {sorted(fields)}"
+        )
+    mode, escape = node["mode"], node["escape"]
+    if not isinstance(mode, str):
+        raise ConfigError(f"literal text policy mode must be a string, not {mode!r}")
+    return LiteralTextPolicy(mode, escape)

@@ -19,6 +19,7 @@ from ..components.sentencepiece import SentencePieceModel
 from ..patterns import resolve_pattern
 from ..special import AddedTokenFlags, SpecialToken
 from ..truncation import Padding, Truncation, padding_config, truncation_config
+from .literal_text import DEFAULT_LITERAL_TEXT, LiteralTextPolicy, literal_text_config
 from .models import HfModel, Model, ModelKind, RankedMerges, SentencePiece
 from .pickling import Reduced, reduce_frozen
 
@@ -58,7 +59,9 @@ class TokenizerSpec:
     ``trim_offsets``/``trim_prefix_space`` are Hugging Face's offset trimming
     (ByteLevel / RobertaProcessing). ``padding``/``truncation`` are the artifact's own
     policy (None: none), the default of ``encode_structured``; they are behaviour, so
-    the config and the semantic hash carry them when set.
+    the config and the semantic hash carry them when set. ``literal_text`` is the
+    contract's literal-text policy; the config lists it only when it is not the default
+    (``ordinary``), so default artifacts keep their hash.
     """
 
     model: Model
@@ -74,6 +77,7 @@ class TokenizerSpec:
     trim_prefix_space: bool = False
     padding: Padding | None = None
     truncation: Truncation | None = None
+    literal_text: LiteralTextPolicy = DEFAULT_LITERAL_TEXT
 
     def __post_init__(self) -> None:
         # Read-only views: a spec is shared by every tokenizer built from it.
@@ -181,6 +185,8 @@ class TokenizerSpec:
             config["padding"] = padding_config(self.padding)
         if self.truncation is not None:
             config["truncation"] = truncation_config(self.truncation)
+        if self.literal_text != DEFAULT_LITERAL_TEXT:
+            config["literal_text"] = literal_text_config(self.literal_text)
         return config
 
     def _model_config(self) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import numpy as np
 
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from .special_policy import SpecialSpec
     from .tokenizer import Tokenizer
 
+_P = TypeVar("_P")
+
 
 def encode_structured(
     tok: Tokenizer,
@@ -41,8 +43,8 @@ def encode_structured(
     add_special_tokens: bool = False,
     coordinate: str = "raw_codepoints",
     untrusted_spans: Sequence[tuple[int, int]] = (),
-    truncation: Truncation | None = None,
-    padding: Padding | None = None,
+    truncation: Truncation | Literal[False] | None = None,
+    padding: Padding | Literal[False] | None = None,
 ) -> Encoding:
     """Encode with offsets, masks, origins and sequence metadata.
 
@@ -57,11 +59,10 @@ def encode_structured(
     spellings are never recognized, even when ``allowed_special`` permits them
     elsewhere; the whole text is still pre-tokenized in one pass. ``truncation`` and
     ``padding`` are explicit policies (see :class:`Truncation`, :class:`Padding`); when
-    omitted, the tokenizer's own policy applies (``tok.truncation`` / ``tok.padding``,
-    None unless set by ``with_truncation`` / ``with_padding``).
+    omitted, the tokenizer's own policy applies (``tok.truncation`` / ``tok.padding``:
+    set by ``with_truncation`` / ``with_padding``, or imported from a ``tokenizer.json``
+    that sets them); ``False`` means none for this call, whatever the tokenizer's.
     """
-    truncation = tok.truncation if truncation is None else truncation
-    padding = tok.padding if padding is None else padding
     return _encode_one(
         tok,
         text,
@@ -71,9 +72,16 @@ def encode_structured(
         add_special_tokens,
         coordinate,
         untrusted_spans,
-        truncation,
-        padding,
+        _resolve(truncation, tok.truncation),
+        _resolve(padding, tok.padding),
     )
+
+
+def _resolve(given: _P | Literal[False] | None, own: _P | None) -> _P | None:
+    """A call's policy: its own, the tokenizer's when None, none when False."""
+    if given is None:
+        return own
+    return None if given is False else given
 
 
 def _encode_one(
@@ -117,13 +125,13 @@ def encode_structured_batch(
     disallowed_special: SpecialSpec = (),
     add_special_tokens: bool = False,
     coordinate: str = "raw_codepoints",
-    truncation: Truncation | None = None,
-    padding: Padding | None = None,
+    truncation: Truncation | Literal[False] | None = None,
+    padding: Padding | Literal[False] | None = None,
 ) -> list[Encoding]:
     """``encode_structured`` for many texts; padding aligns the whole batch (the
-    tokenizer's own policies apply when a call passes none)."""
-    truncation = tok.truncation if truncation is None else truncation
-    padding = tok.padding if padding is None else padding
+    tokenizer's own policies apply when a call passes none; ``False``: none)."""
+    cut = _resolve(truncation, tok.truncation)
+    pad_to = _resolve(padding, tok.padding)
     if pairs is not None and len(pairs) != len(texts):
         raise ConfigError(f"{len(texts)} texts but {len(pairs)} pairs; pass one pair each")
     out = [
@@ -136,12 +144,12 @@ def encode_structured_batch(
             add_special_tokens,
             coordinate,
             (),
-            truncation,
+            cut,
             None,  # the batch is padded together below
         )
         for i, t in enumerate(texts)
     ]
-    return pad_all(out, padding, tok.pad_id) if padding is not None else out
+    return pad_all(out, pad_to, tok.pad_id) if pad_to is not None else out
 
 
 def content(

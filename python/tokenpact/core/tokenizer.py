@@ -40,6 +40,7 @@ from ..truncation import Padding, Truncation
 from . import batch_encoding, peer_names, special_policy, structured_encoding, token_ids
 from .byte_bpe import merges_spec, ranks_spec, records_spec
 from .engine import Capability, Engine, build_engine, capabilities
+from .literal_text import LiteralTextPolicy
 from .pickling import Reduced, pickled_state, reduce_tokenizer
 from .provenance import BUILT_IN_MEMORY, Provenance
 from .spec import TokenizerSpec
@@ -396,6 +397,24 @@ class Tokenizer:
                 f"truncation must be a tokenpact.Truncation or None, not {truncation!r}"
             )
         return self._with_spec(self._spec.replace(truncation=truncation))
+
+    @property
+    def literal_text(self) -> LiteralTextPolicy:
+        """The contract's literal-text policy (``LiteralTextPolicy()``, ``ordinary``, unless
+        set by :meth:`with_literal_text`); ``tok.literal_text.encode(tok, text)`` applies it."""
+        return self._spec.literal_text
+
+    def with_literal_text(self, policy: LiteralTextPolicy) -> Tokenizer:
+        """This tokenizer with ``policy`` as its contract's literal-text policy.
+
+        A policy other than the default is behaviour the contract declares: it is in
+        ``to_config()``, the semantic hash, the manifest and the saved artifact
+        (``policy.json``), so two artifacts that answer literal marker text differently
+        never share an identity; the default leaves every identity unchanged."""
+        if not isinstance(policy, LiteralTextPolicy):
+            raise ConfigError(f"policy must be a tokenpact.LiteralTextPolicy, not {policy!r}")
+        policy._pattern(self)  # the escape must not occur in a control spelling
+        return self._with_spec(self._spec.replace(literal_text=policy))
 
     def _with_spec(self, spec: TokenizerSpec) -> Tokenizer:
         return type(self)(spec, self._given_engine, self._provenance, **self._pickle_kwargs())

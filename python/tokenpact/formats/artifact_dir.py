@@ -10,8 +10,9 @@ Face tokenizer, or the exact ``tokenizer.model`` of a SentencePiece one. Those t
 formats have no place for a training record, so a trained tokenizer also writes
 ``training.json`` (the full record: config, seed, stop reason, traces); it is a release
 file, sealed by the manifest like the others. A tokenizer with a padding or truncation
-policy (``with_padding`` / ``with_truncation``) writes it as ``policy.json``, whatever its
-format: the policy is behaviour (in the semantic hash), and no tokenizer file format has
+policy (``with_padding`` / ``with_truncation``), or a literal-text policy other than the
+default (``with_literal_text``), writes it as ``policy.json``, whatever its format: the
+policy is behaviour (in the semantic hash), and no tokenizer file format has
 a place for it that every peer reads the same way.
 """
 
@@ -24,6 +25,11 @@ from typing import TYPE_CHECKING, Any
 from ..contract import write_contract_files
 from ..contract.canonical import nesting_depth
 from ..core import MergeRecords, Provenance, RankedMerges, TiktokenRanks, TokenizerSpec
+from ..core.literal_text import (
+    DEFAULT_LITERAL_TEXT,
+    literal_text_config,
+    literal_text_from_config,
+)
 from ..errors import ArtifactError, ConfigError
 from ..special import SpecialToken
 from ..truncation import (
@@ -32,7 +38,7 @@ from ..truncation import (
     truncation_config,
     truncation_from_config,
 )
-from . import native
+from . import hf_policy, native
 
 if TYPE_CHECKING:
     from ..core import Tokenizer
@@ -147,20 +153,38 @@ def read_training(root: Path) -> dict[str, Any] | None:
 
 
 def policy_bytes(tok: Tokenizer) -> bytes | None:
-    """``policy.json``: the padding and truncation policy, or None when there is none."""
-    if tok.padding is None and tok.truncation is None:
+    """``policy.json``: the padding, truncation and literal-text policy, or None when the
+    tokenizer has none of them (the default literal-text policy is not written).
+
+    A policy with a literal-text entry is version 2, so a reader that knows only
+    version 1 refuses it rather than loading the tokenizer without it."""
+    literal = tok.literal_text != DEFAULT_LITERAL_TEXT
+    source = tok.provenance.files.get(HF_FILE)
+    # A tokenizer.json that sets padding/truncation is read with them: the policy file
+    # then records the tokenizer's own (null included), which wins on load.
+    declared = source is not None and hf_policy.declares_policy(source)
+    if tok.padding is None and tok.truncation is None and not literal and not declared:
         return None
-    document = {
+    document: dict[str, Any] = {
         "kind": POLICY_KIND,
-        "version": 1,
+        "version": 2 if literal else 1,
         "padding": None if tok.padding is None else padding_config(tok.padding),
         "truncation": None if tok.truncation is None else truncation_config(tok.truncation),
     }
+    if literal:
+        document["literal_text"] = literal_text_config(tok.literal_text)
     return json.dumps(document, sort_keys=True, indent=1).encode("utf-8") + b"\n"
 
 
+_POLICY_KEYS = {1: {"kind", "version", "padding", "truncation"}}
+_POLICY_KEYS[2] = _POLICY_KEYS[1] | {"literal_text"}
+
+
 def read_policy(root: Path, spec: TokenizerSpec) -> TokenizerSpec:
-    """``spec`` with the policy saved in ``root/policy.json`` (unchanged without one)."""
+    """``spec`` with the policy saved in ``root/policy.json`` (unchanged without one).
+
+    Fails closed: an unknown version or field, or a malformed policy, is an
+    :class:`ArtifactError` (loading without it would change what the tokenizer does)."""
     path = root / POLICY_FILE
     if not path.is_file():
         return spec
@@ -170,14 +194,26 @@ def read_policy(root: Path, spec: TokenizerSpec) -> TokenizerSpec:
             f'{path}: not a tokenpact policy (expected "kind": "{POLICY_KIND}"); remove or '
             "rename the file"
         )
-    if document.get("version") != 1:
-        raise ArtifactError(f"{path}: policy version {document.get('version')!r} is not 1")
+    version = document.get("version")
+    if isinstance(version, bool) or version not in _POLICY_KEYS:
+        raise ArtifactError(
+            f"{path}: policy version {version!r} is not 1 or 2; upgrade tokenpact to read it"
+        )
+    unknown = sorted(set(document) - _POLICY_KEYS[version])
+    if unknown:
+        raise ArtifactError(f"{path}: unknown policy fields {unknown} in version {version}")
     try:
         padding = document.get("padding")
         truncation = document.get("truncation")
+        literal = document.get("literal_text")
+        if version == 2 and literal is None:
+            raise ConfigError("a version 2 policy must give literal_text")
         return spec.replace(
             padding=None if padding is None else padding_from_config(padding),
             truncation=None if truncation is None else truncation_from_config(truncation),
+            literal_text=(
+                DEFAULT_LITERAL_TEXT if literal is None else literal_text_from_config(literal)
+            ),
         )
     except ConfigError as exc:
         raise ArtifactError(f"{path}: {exc}") from None

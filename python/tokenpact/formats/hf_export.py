@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._io import atomic_write_text
 from ..errors import ArtifactError
+from . import hf_policy
 from .hf_json import byte_encoder
 from .sentencepiece_hf import export_unigram_hf
 
@@ -90,8 +91,9 @@ def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
     """The ``tokenizer.json`` document for ``tok``."""
     raw = tok.provenance.files.get("tokenizer.json")
     if raw is not None:
-        # Built from a tokenizer.json: that document, as loaded.
-        return json.loads(raw.decode("utf-8"))
+        # Built from a tokenizer.json: that document, as loaded, with the tokenizer's
+        # padding and truncation policy (the file's own unless changed since).
+        return hf_policy.with_policy(json.loads(raw.decode("utf-8")), tok)
     if tok.spec.merge_ranks is None:
         raise ArtifactError(
             f"a {tok.spec.kind} tokenizer cannot be written as tokenizer.json: Hugging Face "
@@ -100,7 +102,8 @@ def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
         )
     pieces = tok.vocab()
     merges = [(pieces[a], pieces[b]) for a, b in tok.merges]
-    return byte_level_document(tok, pieces, merges, post_processor=_template(tok))
+    document = byte_level_document(tok, pieces, merges, post_processor=_template(tok))
+    return hf_policy.with_policy(document, tok)
 
 
 _BYTE_LEVEL = {

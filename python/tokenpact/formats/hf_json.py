@@ -20,7 +20,9 @@ and not applied (``encode`` is deterministic, docs/PIPELINE.md); post-processors
 ``single_word``, ``normalized``: matched as HF does, see docs/PIPELINE.md), each
 needing ``allowed_special`` as everywhere in tokenpact (``allowed_special="all"``
 reproduces Hugging Face's default).
-The file's ``truncation`` and ``padding`` are not applied by ``encode``.
+The file's ``truncation`` and ``padding`` become the tokenizer's own policy
+(:mod:`.hf_policy`): ``encode_structured`` / ``encode_structured_batch`` apply them as
+``tokenizers`` does; plain ``encode`` returns the content IDs.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from ..core.byte_map import byte_encoder as byte_encoder
 from ..errors import ArtifactError
 from ..patterns import GPT2
 from ..special import KNOWN_ROLES, AddedTokenFlags, SpecialToken
-from . import hf_pipeline
+from . import hf_pipeline, hf_policy
 from .hf_added import check_template_tokens, resolve_added_ids
 from .hf_schema import validate
 from .json_text import dumps_indented
@@ -392,6 +394,8 @@ def hf_document_spec(
         stages=stages,
         trim_offsets=trim,
         trim_prefix_space=trim and trim_keeps_prefix_space(data.get("post_processor")),
+        padding=hf_policy.padding_from_hf(data.get("padding"), str(p)),
+        truncation=hf_policy.truncation_from_hf(data.get("truncation"), str(p)),
     )
     files = {"tokenizer.json": raw}
     if config_raw is not None:

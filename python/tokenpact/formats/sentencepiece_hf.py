@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._io import atomic_write_text
 from ..errors import ArtifactError
+from . import hf_policy
 from .sentencepiece_model import BYTE, CONTROL, UNKNOWN, NormalizerSpec
 
 if TYPE_CHECKING:
@@ -119,6 +120,6 @@ def export_unigram_hf(tok: Tokenizer, path: str | os.PathLike[str]) -> Path:
     target = Path(path)
     if target.is_dir() or target.suffix != ".json":
         target = target / "tokenizer.json"
-    document = unigram_tokenizer_json(tok)
+    document = hf_policy.with_policy(unigram_tokenizer_json(tok), tok)
     atomic_write_text(target, json.dumps(document, ensure_ascii=False) + "\n")
     return target

@@ -10,7 +10,7 @@ Example::
 
 from __future__ import annotations
 
-from . import release
+from . import caches, release
 from .adapters import resize_adapter
 from .decompose import decompositions, id_space, prefix_problems
 from .diff import TRANSITIONS, TransitionReport, diff
@@ -39,6 +39,7 @@ __all__ = [
     "diff",
     "INIT_POLICIES",
     "ResizePlan",
+    "caches",
     "decompositions",
     "plan_resize",
     "prefix_problems",

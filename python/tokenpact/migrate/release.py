@@ -12,6 +12,8 @@ A bundle file (``*.bundle.json``) names, by hash, every component of one release
      "canary": {"path": "canary.jsonl", "hash": "sha256:..",
                 "max_token_ratio": {"default": "1.0"}} | null,
      "previous": {"path": "old.bundle.json", "name": "..", "bundle_sha256": "sha256:.."} | null,
+     "cache_invalidation": {"reason": .., "stale": {"cache_namespace": .., ...},
+                            "caches": [..], "datasets": [..]} | null,
      "seal": "sha256:.."}
 
 ``seal`` hashes every other field, so the name, the transition, the canary limits and
@@ -30,6 +32,12 @@ prefix proof against the promoted release, cache-namespace rotation, canary slic
 all must pass. ``promote`` switches the pointer file by rename; ``rollback`` switches it
 back to the previous bundle, which names every component, so no component is ever
 rolled back alone.
+
+Cache invalidation is a recorded step (:mod:`.caches`): a bundle sealed against a
+previous release records which cache namespace, tokenizer and template identity it
+retires and which dataset must be re-encoded (``cache_invalidation``, sealed);
+``check_release`` re-derives the record; ``promote`` and ``rollback`` append what they
+retire or invalidate to the pointer's ``invalidations`` log.
 """
 
 from __future__ import annotations
@@ -55,6 +63,7 @@ from ..contract.reconcile import check_checkpoint, check_dataset
 from ..contract.semantics import max_id, special_policy
 from ..core import Tokenizer
 from ..errors import ConfigError, ContractError, TokenpactError
+from .caches import invalidation_record, log_entry, record_problem
 from .diff import TRANSITIONS, diff
 from .files import atomic_write_json
 
@@ -167,6 +176,9 @@ def validate_bundle(bundle: Any, path: Any = "") -> dict[str, Any]:
             isinstance(k, str) and _ratio(v) for k, v in limits.items()
         ):
             raise _bad_bundle(path, "has max_token_ratio limits that are not positive numbers")
+    problem = record_problem(bundle.get("cache_invalidation"))
+    if problem is not None:
+        raise _bad_bundle(path, f"has a malformed cache_invalidation ({problem})")
     if version >= 2 and bundle.get("seal") != _seal_or_none(bundle):
         raise ContractError(
             f"release bundle {path} does not match its seal: a field (name, hashes, "
@@ -211,8 +223,8 @@ def seal_release(
     tok = Tokenizer.load(tokenizer)
     tmpl = _read_json(Path(template), "template") if template is not None else None
     semantic, thash = tok.semantic_hash, template_hash(tmpl)
-    if transition is None and previous is not None:
-        old = load_bundle(previous)
+    old = None if previous is None else load_bundle(previous)
+    if transition is None and previous is not None and old is not None:
         old_tok = Tokenizer.load(Path(previous).parent / old["tokenizer"]["path"])
         transition = diff(old_tok, tok).transition
     bundle: dict[str, Any] = {
@@ -244,13 +256,20 @@ def seal_release(
             },
         },
         "previous": None
-        if previous is None
+        if previous is None or old is None
         else {
             "path": rel(previous),
-            "name": load_bundle(previous)["name"],
+            "name": old["name"],
             "bundle_sha256": file_sha256(previous),
         },
     }
+    # The lifecycle step: what the old identity built that this release retires.
+    record = invalidation_record(old, bundle)
+    if record is not None and old is not None and previous is not None:
+        # The stale dataset's path, relative to this bundle (it was the previous one's).
+        old_dataset = Path(previous).parent / old["dataset"]["path"]
+        record["datasets"] = [{"path": rel(old_dataset), "hash": old["dataset"]["hash"]}]
+    bundle["cache_invalidation"] = record
     bundle["seal"] = bundle_seal(bundle)
     atomic_write_json(target, bundle)
     return bundle
@@ -396,6 +415,7 @@ def _check_against_previous(c: _Loaded, prev: _Loaded | None, report: Report) ->
         "the tokenizer or template changed but the cache namespace did not; "
         "caches built for the old contract would be served",
     )
+    _check_invalidation(c, prev, report)
     old_roles, new_roles = special_policy(prev.tok.to_config()), special_policy(c.tok.to_config())
     moved = [
         r
@@ -408,6 +428,33 @@ def _check_against_previous(c: _Loaded, prev: _Loaded | None, report: Report) ->
         f"control IDs moved for roles {moved or ['stop']}",
     )
     _check_canary(c, prev, report)
+
+
+def _check_invalidation(c: _Loaded, prev: _Loaded, report: Report) -> None:
+    """The bundle records the cache-invalidation step against the release it replaces:
+    the previous namespace, tokenizer and template identities, and its dataset."""
+    if "cache_invalidation" not in c.bundle:
+        report.failed(
+            "cache.invalidation",
+            "the bundle records no cache-invalidation step (sealed by an older tokenpact); "
+            "re-seal it against the promoted release",
+        )
+        return
+    recorded = c.bundle["cache_invalidation"]
+    expected = invalidation_record(prev.bundle, c.bundle)
+    if expected is not None and recorded is not None:
+        # Dataset paths are relative to each bundle; compare what they name by hash.
+        recorded = {**recorded, "datasets": [d["hash"] for d in recorded["datasets"]]}
+        expected = {**expected, "datasets": [d["hash"] for d in expected["datasets"]]}
+    stale = None if expected is None else expected["stale"]["cache_namespace"]
+    report.expect(
+        "cache.invalidation",
+        recorded == expected,
+        f"the bundle's cache_invalidation does not record retiring the replaced release's "
+        f"caches ({stale or 'nothing: the namespace did not change'}); re-seal it "
+        "against the promoted release",
+        f"retires {stale}" if stale else "nothing to invalidate (namespace unchanged)",
+    )
 
 
 def _check_canary(c: _Loaded, prev: _Loaded, report: Report) -> None:
@@ -521,9 +568,31 @@ def _pointer_entry(value: Any) -> bool:
     )
 
 
+def _log_entry(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and value.get("step") in ("promote", "rollback")
+        and _text(value.get("bundle"))
+        and (value.get("cache_namespace") is None or _text(value.get("cache_namespace")))
+    )
+
+
+def invalidations(pointer: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The pointer's cache-invalidation log, oldest first: each ``{step, bundle,
+    cache_namespace}`` names a namespace whose caches are to be discarded (``promote``:
+    the replaced release's, retired; ``rollback``: the rolled-back candidate's)."""
+    return list(_read_pointer(Path(pointer))["invalidations"])
+
+
 def _read_pointer(pointer: Path) -> dict[str, Any]:
     if not pointer.exists():
-        return {"kind": POINTER_KIND, "version": 1, "current": None, "history": []}
+        return {
+            "kind": POINTER_KIND,
+            "version": 1,
+            "current": None,
+            "history": [],
+            "invalidations": [],
+        }
     data = _read_json(pointer, "release pointer")
     if not isinstance(data, dict) or data.get("kind") != POINTER_KIND:
         raise ContractError(f"{pointer} is not a release pointer")
@@ -533,11 +602,14 @@ def _read_pointer(pointer: Path) -> dict[str, Any]:
             f"release pointer {pointer} has version {version!r}; this tokenpact reads version 1"
         )
     current, history = data.get("current"), data.get("history")
+    log = data.setdefault("invalidations", [])
     if (
         "current" not in data
         or (current is not None and not _pointer_entry(current))
         or not isinstance(history, list)
         or not all(_pointer_entry(h) for h in history)
+        or not isinstance(log, list)
+        or not all(_log_entry(e) for e in log)
     ):
         raise ContractError(
             f"release pointer {pointer} is malformed (current and history need "
@@ -569,10 +641,21 @@ def promote(bundle_path: str | os.PathLike[str], *, pointer: str | os.PathLike[s
         "bundle_sha256": file_sha256(bundle_path),
     }
     history = list(state["history"])
+    log = list(state["invalidations"])
     if state["current"] is not None:
         history.append(state["current"])
+        replaced = load_bundle(previous) if previous is not None else None
+        if replaced is not None and replaced["cache_namespace"] != bundle["cache_namespace"]:
+            log.append(log_entry("promote", bundle, replaced["cache_namespace"]))
     atomic_write_json(
-        ptr, {"kind": POINTER_KIND, "version": 1, "current": entry, "history": history}
+        ptr,
+        {
+            "kind": POINTER_KIND,
+            "version": 1,
+            "current": entry,
+            "history": history,
+            "invalidations": log,
+        },
     )
     return report
 
@@ -596,8 +679,29 @@ def rollback(*, pointer: str | os.PathLike[str]) -> dict[str, Any]:
     report = _check_release(path, previous=None, legacy=True)
     if not report.ok:
         raise ContractError("the previous release no longer passes its checks:\n" + report.format())
+    restored = load_bundle(path)
+    # Only the candidate's caches are invalidated; the restored release's never are.
+    candidate_ns = _namespace_of(ptr.parent / state["current"]["bundle"])
+    log = list(state["invalidations"])
+    if candidate_ns != restored["cache_namespace"]:
+        log.append(log_entry("rollback", state["current"], candidate_ns))
     atomic_write_json(
         ptr,
-        {"kind": POINTER_KIND, "version": 1, "current": target, "history": state["history"][:-1]},
+        {
+            "kind": POINTER_KIND,
+            "version": 1,
+            "current": target,
+            "history": state["history"][:-1],
+            "invalidations": log,
+        },
     )
-    return load_bundle(path)
+    return restored
+
+
+def _namespace_of(bundle_path: Path) -> str | None:
+    """The cache namespace a bundle names (None when it can no longer be read: the
+    rollback goes on, and its log entry says the namespace is unknown)."""
+    try:
+        return str(load_bundle(bundle_path)["cache_namespace"])
+    except (ContractError, OSError):
+        return None

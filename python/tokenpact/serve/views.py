@@ -69,7 +69,9 @@ def encode_view(
     tok: Tokenizer, text: str, *, allowed_special: str | Sequence[str] = ()
 ) -> dict[str, Any]:
     """Pieces with IDs, bytes and raw-text offsets, plus the counts."""
-    enc = tok.encode_structured(text, allowed_special=allowed_special)
+    enc = tok.encode_structured(
+        text, allowed_special=allowed_special, truncation=False, padding=False
+    )
     specials = set(dict(tok.special_tokens).values())
     tokens = [
         _token(tok, i, token_id, span, specials)
