@@ -19,6 +19,7 @@ functions through the package root (:func:`_files`).
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterable, Sequence
 from functools import cached_property
@@ -31,11 +32,13 @@ from .. import _native, contract
 from .._text import _surrogate_error, _text_arg
 from ..components import Pipeline
 from ..errors import (
+    CapabilityError,
     ConfigError,
     UnknownTokenError,
 )
 from ..postprocess import apply_single, single_boundaries, with_boundaries
 from ..special import KNOWN_ROLES, AddedTokenFlags, SpecialToken
+from ..stochastic import LCG64_NAME, RNG_NAME, RNGS, SampleKey
 from ..truncation import Padding, Truncation
 from . import batch_encoding, peer_names, special_policy, structured_encoding, token_ids
 from .byte_bpe import merges_spec, ranks_spec, records_spec
@@ -54,6 +57,18 @@ __all__ = ["KNOWN_ROLES", "NATIVE_FILE", "SpecialSpec", "Tokenizer"]
 # Bound once: the hot encode path calls these without an attribute lookup on the module.
 _resolve_policy = special_policy.resolve
 _check_disallowed = special_policy.check_disallowed
+
+
+def _check_alpha(alpha: float) -> None:
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+        raise ConfigError(f"alpha must be a positive number, got {alpha!r}")
+    if not (alpha > 0 and math.isfinite(alpha)):
+        raise ConfigError(f"alpha must be a positive number, got {alpha}")
+
+
+def _check_generator(generator: str) -> None:
+    if generator not in RNGS:
+        raise ConfigError(f"unknown generator {generator!r}; use one of {', '.join(RNGS)}")
 
 
 def _files() -> ModuleType:
@@ -628,6 +643,120 @@ class Tokenizer:
         for i, p in enumerate(self._core.vocab()):
             index.setdefault(bytes(p), i)
         return index
+
+    # ------------------------------------------------------------------ segmentation lattice
+    def _require(self, capability: Capability, call: str) -> None:
+        if capability not in self._capabilities:
+            raise CapabilityError(
+                f"{call} needs the {capability.value!r} capability, which this "
+                f"{self.semantics} tokenizer's engine lacks: only Unigram models have a "
+                "segmentation lattice (check tok.capabilities first)",
+                capability.value,
+            )
+
+    def nbest(self, text: str, n: int) -> list[tuple[list[int], float]]:
+        """The ``n`` most probable segmentations of ``text`` with their log probabilities,
+        best first (the :attr:`Capability.NBEST` of every Unigram model: SentencePiece's
+        ``nbest_encode_as_ids``). Special spellings are ordinary text here."""
+        self._require(Capability.NBEST, "nbest")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ConfigError(f"n must be an int >= 0, got {n!r}")
+        text = _text_arg(text)
+        try:
+            best = self._core.nbest(text, n)
+        except UnicodeEncodeError as exc:
+            raise _surrogate_error(text, exc) from None
+        return [(list(ids), float(score)) for ids, score in best]
+
+    def log_likelihood(self, text: str) -> float:
+        """log P(text): the exact marginal over all segmentations of every word (the
+        :attr:`Capability.LOG_LIKELIHOOD` of every Unigram model)."""
+        self._require(Capability.LOG_LIKELIHOOD, "log_likelihood")
+        text = _text_arg(text)
+        try:
+            return float(self._core.log_likelihood(text))
+        except UnicodeEncodeError as exc:
+            raise _surrogate_error(text, exc) from None
+
+    def sample(
+        self,
+        text: str,
+        *,
+        alpha: float = 1.0,
+        key: SampleKey | None = None,
+        generator: str = RNG_NAME,
+        seed: int | None = None,
+    ) -> list[int]:
+        """Draw a segmentation of ``text`` from P(z)^alpha (the
+        :attr:`Capability.SAMPLE` of every Unigram model).
+
+        ``generator`` names the random numbers: ``"splitmix64-counter/1"`` (the default)
+        draws from ``key``'s counter-based stream (or ``SampleKey(seed=seed)``'s), so the
+        draw is a function of ``(text, key)`` alone and replays from a
+        :meth:`sampling_record`; ``"lcg64_v1"`` is the first draw of :meth:`samples`
+        with that ``seed``. See ``tokenpact.stochastic``."""
+        if generator == LCG64_NAME:
+            if key is not None or seed is None:
+                raise ConfigError("lcg64_v1 draws from a seed, not a SampleKey; pass seed=")
+            return self.samples(text, 1, alpha=alpha, generator=generator, seed=seed)[0]
+        self._require(Capability.SAMPLE, "sample")
+        _check_generator(generator)
+        if key is None:
+            if seed is None:
+                raise ConfigError("sample needs key=SampleKey(...) (or seed=) to draw from")
+            key = SampleKey(seed=seed)
+        elif seed is not None:
+            raise ConfigError("pass key= or seed=, not both")
+        text = _text_arg(text)
+        _check_alpha(alpha)
+        try:
+            return list(self._core.sample(text, float(alpha), key.fields()))
+        except UnicodeEncodeError as exc:
+            raise _surrogate_error(text, exc) from None
+
+    def samples(
+        self,
+        text: str,
+        count: int,
+        *,
+        alpha: float = 1.0,
+        generator: str = LCG64_NAME,
+        seed: int,
+    ) -> list[list[int]]:
+        """``count`` successive segmentations of ``text`` drawn from P(z)^alpha.
+
+        ``"lcg64_v1"`` (the default): one sequential stream from ``seed``; each draw is
+        read as the exact inverse CDF over a word's segmentations in lexicographic
+        ID-path order (one draw per word, words in text order), the rule of the
+        specification's worked Unigram sampling trace. ``"splitmix64-counter/1"``: draw
+        ``i`` is :meth:`sample` with ``SampleKey(seed=seed, sample_id=i)``."""
+        self._require(Capability.SAMPLE, "samples")
+        _check_generator(generator)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ConfigError(f"count must be an int >= 0, got {count!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            raise ConfigError(f"seed must be an int in [0, 2**64), got {seed!r}")
+        if generator == RNG_NAME:
+            return [
+                self.sample(text, alpha=alpha, key=SampleKey(seed=seed, sample_id=i))
+                for i in range(count)
+            ]
+        text = _text_arg(text)
+        _check_alpha(alpha)
+        try:
+            drawn = self._core.sample_lcg64(text, float(alpha), seed, count)
+        except UnicodeEncodeError as exc:
+            raise _surrogate_error(text, exc) from None
+        return [list(ids) for ids in drawn]
+
+    def sampling_record(self, alpha: float, key: SampleKey) -> dict[str, Any]:
+        """The stochastic segmentation manifest of ``sample(text, alpha=alpha, key=key)``;
+        :func:`tokenpact.contract.replay_segmentation` recomputes the sample from it."""
+        self._require(Capability.SAMPLE, "sampling_record")
+        from ..contract.segmentation import segmentation_manifest
+
+        manifest = segmentation_manifest(self, method="unigram_sample", parameter=alpha, key=key)
+        return manifest.to_json()
 
     # ------------------------------------------------------------------ special-token policy
     @property
