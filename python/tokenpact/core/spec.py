@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..components.sentencepiece import SentencePieceModel
+from ..errors import ConfigError
 from ..patterns import resolve_pattern
 from ..special import AddedTokenFlags, SpecialToken
 from ..truncation import Padding, Truncation, padding_config, truncation_config
@@ -48,6 +49,10 @@ class HfStages:
         }
 
 
+# How decode renders control token IDs (TokenizerSpec.special_decode).
+SPECIAL_DECODE = ("keep", "ignore", "raise")
+
+
 @dataclass(frozen=True, eq=False)
 class TokenizerSpec:
     """A tokenizer's behaviour, typed and immutable (``Tokenizer(spec, ...)`` runs it).
@@ -58,7 +63,10 @@ class TokenizerSpec:
     ``trim_offsets``/``trim_prefix_space`` are Hugging Face's offset trimming
     (ByteLevel / RobertaProcessing). ``padding``/``truncation`` are the artifact's own
     policy (None: none), the default of ``encode_structured``; they are behaviour, so
-    the config and the semantic hash carry them when set.
+    the config and the semantic hash carry them when set. ``special_decode`` is how
+    ``decode`` renders control (special) token IDs by default: ``"keep"`` writes their
+    spellings, ``"ignore"`` drops them (Tekken's rule), ``"raise"`` refuses them; the
+    config carries it when it is not ``"keep"``.
     """
 
     model: Model
@@ -74,8 +82,13 @@ class TokenizerSpec:
     trim_prefix_space: bool = False
     padding: Padding | None = None
     truncation: Truncation | None = None
+    special_decode: str = "keep"
 
     def __post_init__(self) -> None:
+        if self.special_decode not in SPECIAL_DECODE:
+            raise ConfigError(
+                f"special_decode must be one of {SPECIAL_DECODE}, got {self.special_decode!r}"
+            )
         # Read-only views: a spec is shared by every tokenizer built from it.
         freeze = object.__setattr__
         freeze(self, "special_tokens", tuple(self.special_tokens))
@@ -181,6 +194,9 @@ class TokenizerSpec:
             config["padding"] = padding_config(self.padding)
         if self.truncation is not None:
             config["truncation"] = truncation_config(self.truncation)
+        # Listed only when not the default, so every other tokenizer keeps its hash.
+        if self.special_decode != "keep":
+            config["special_decode"] = self.special_decode
         return config
 
     def _model_config(self) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from ..components import Pipeline
 from ..errors import (
     CapabilityError,
     ConfigError,
+    DecodeError,
     UnknownTokenError,
 )
 from ..postprocess import apply_single, single_boundaries, with_boundaries
@@ -45,7 +46,7 @@ from .byte_bpe import merges_spec, ranks_spec, records_spec
 from .engine import Capability, Engine, build_engine, capabilities
 from .pickling import Reduced, pickled_state, reduce_tokenizer
 from .provenance import BUILT_IN_MEMORY, Provenance
-from .spec import TokenizerSpec
+from .spec import SPECIAL_DECODE, TokenizerSpec
 from .special_policy import SpecialSpec
 
 if TYPE_CHECKING:
@@ -591,16 +592,42 @@ class Tokenizer:
         ids: Iterable[int],
         *,
         errors: Literal["strict", "replace"] = "strict",
-        skip_special_tokens: bool = False,
+        skip_special_tokens: bool | None = None,
+        special_token_policy: Literal["keep", "ignore", "raise"] | None = None,
     ) -> str:
-        """Decode IDs to text. ``errors="strict"`` raises DecodeError on invalid UTF-8;
-        ``skip_special_tokens`` drops special-token IDs first (as in HF tokenizers)."""
+        """Decode IDs to text. ``errors="strict"`` raises DecodeError on invalid UTF-8.
+
+        Special-token IDs follow the spec's ``special_decode`` policy (``"keep"``: their
+        spellings, the default; ``"ignore"``: dropped, as a Tekken file says;
+        ``"raise"``: DecodeError) unless ``skip_special_tokens`` says otherwise (True:
+        drop them, as in HF tokenizers; False: keep them). ``special_token_policy`` (a
+        policy name) is the deprecated keyword of the Tekken tokenizer, kept for one
+        release."""
         if errors not in ("strict", "replace"):
             raise ConfigError(f'errors must be "strict" or "replace", not {errors!r}')
-        if skip_special_tokens:
+        if special_token_policy is not None:
+            if skip_special_tokens is not None:
+                raise ConfigError("pass skip_special_tokens or special_token_policy, not both")
+            if special_token_policy not in SPECIAL_DECODE:
+                raise ConfigError(
+                    f"special_token_policy must be one of {SPECIAL_DECODE}, "
+                    f"got {special_token_policy!r}"
+                )
+            policy: str = special_token_policy
+        elif skip_special_tokens is None:
+            policy = self._spec.special_decode
+        else:
+            policy = "ignore" if skip_special_tokens else "keep"
+        if policy != "keep":
             arr = self._ids(ids)
             specials = np.fromiter(self._special_ids.values(), dtype=np.uint32)
-            ids = arr[~np.isin(arr, specials)]
+            special = np.isin(arr, specials)
+            if policy == "raise" and special.any():
+                raise DecodeError(
+                    f"the IDs contain special tokens {arr[special][:5].tolist()}; drop them, "
+                    "or decode with skip_special_tokens=True (drop) or False (keep)"
+                )
+            ids = arr[~special]
         if errors == "replace" and Capability.SENTENCEPIECE_DECODE in self._capabilities:
             # SentencePiece's own replacement rule: one U+FFFD per ill-formed byte.
             return str(self._core.decode_text(self._ids(ids)))

@@ -214,6 +214,7 @@ TOKENIZER_FILES = (
     SP_FILE,
     TRAINING_FILE,
     POLICY_FILE,
+    "tekken.json",
 )
 
 
