@@ -16,7 +16,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ..core import Engine, Provenance, Tokenizer, TokenizerSpec
+from ..core import Engine, Provenance, Tokenizer, TokenizerSpec, TrainedSpellings
 from ..errors import ConfigError, UnknownTokenError
 
 
@@ -95,8 +95,10 @@ class CharBpeTokenizer(Tokenizer):
     the end-of-word marker spelled as the space that ends each word, docs/TRAINERS.md).
 
     Its engine is the pipeline's BPE over characters; ``id_to_piece`` and
-    ``char_merges`` spell pieces as trained (``low</w>``), the rest of the API is the
-    Tokenizer's.
+    ``char_merges`` spell pieces as trained (``low</w>``), from the provenance's
+    :class:`~tokenpact.core.provenance.TrainedSpellings`; the rest of the API is the
+    Tokenizer's. The ``pieces``/``merges``/``end_of_word`` keywords are deprecated (pass
+    ``provenance.with_spellings(...)``); they go in a later release.
     """
 
     def __init__(
@@ -105,31 +107,32 @@ class CharBpeTokenizer(Tokenizer):
         engine: Engine | None = None,
         provenance: Provenance | None = None,
         *,
-        pieces: Sequence[str],
-        merges: Sequence[tuple[str, str]],
-        end_of_word: str,
+        pieces: Sequence[str] | None = None,
+        merges: Sequence[tuple[str, str]] | None = None,
+        end_of_word: str | None = None,
     ) -> None:
+        provenance = Provenance() if provenance is None else provenance
+        if pieces is not None or merges is not None or end_of_word is not None:
+            provenance = provenance.with_spellings(
+                TrainedSpellings(tuple(pieces or ()), tuple(merges or ()), end_of_word or "</w>")
+            )
+        if provenance.spellings is None:
+            raise ConfigError(
+                "a CharBpeTokenizer needs the trainer's spellings "
+                "(provenance.with_spellings(TrainedSpellings(...)))"
+            )
         super().__init__(spec, engine, provenance)
-        self._char_pieces = tuple(pieces)
-        self._char_merges = tuple((a, b) for a, b in merges)
-        self._end_of_word = end_of_word
-
-    def _pickle_kwargs(self) -> dict[str, Any]:
-        return {
-            "pieces": self._char_pieces,
-            "merges": self._char_merges,
-            "end_of_word": self._end_of_word,
-        }
+        self._spellings: TrainedSpellings = provenance.spellings
 
     @property
     def char_pieces(self) -> list[str]:
         """The piece of every model ID, spelled as trained (``w</w>``)."""
-        return list(self._char_pieces)
+        return list(self._spellings.pieces)
 
     @property
     def char_merges(self) -> list[tuple[str, str]]:
         """The merges in training order, spelled as trained."""
-        return list(self._char_merges)
+        return list(self._spellings.merges)
 
     @property
     def unk_id(self) -> int | None:
@@ -137,12 +140,11 @@ class CharBpeTokenizer(Tokenizer):
 
     @property
     def end_of_word(self) -> str:
-        return self._end_of_word
+        return self._spellings.end_of_word
 
     def id_to_piece(self, token_id: int) -> str:
         """The piece of ``token_id`` as the trainer spells it (``lo``, ``w</w>``)."""
-        if not 0 <= token_id < len(self._char_pieces):
-            raise UnknownTokenError(
-                f"ID {token_id} is outside the vocabulary (size {len(self._char_pieces)})"
-            )
-        return self._char_pieces[token_id]
+        pieces = self._spellings.pieces
+        if not 0 <= token_id < len(pieces):
+            raise UnknownTokenError(f"ID {token_id} is outside the vocabulary (size {len(pieces)})")
+        return pieces[token_id]
