@@ -8,7 +8,7 @@ Example::
     assert tok.decode(ids) == "The cat sleeps."
 
 One concept per module, bound here as methods: the special-token policy
-(:mod:`.special_policy`), batch encoding (:mod:`.batch_encoding`), structured encoding
+(:mod:`.special_policy`), structured encoding
 (:mod:`.structured_encoding`), the peer libraries' names (:mod:`.peer_names`). The
 semantic hash is the contract's (:mod:`tokenpact.contract`, a layer below). Reading and
 writing files is :mod:`tokenpact.files` (``tp.load``, ``tp.save``, ``tp.export``), a layer
@@ -29,19 +29,20 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .. import _native, contract
-from .._text import _surrogate_error, _text_arg
+from .._text import _surrogate_error, _text_arg, _texts_arg, _threads_arg
 from ..components import Pipeline
 from ..errors import (
     CapabilityError,
     ConfigError,
     DecodeError,
+    InvalidInputError,
     UnknownTokenError,
 )
 from ..postprocess import apply_single, single_boundaries, with_boundaries
 from ..special import KNOWN_ROLES, AddedTokenFlags, SpecialToken
 from ..stochastic import LCG64_NAME, RNG_NAME, RNGS, SampleKey
 from ..truncation import Padding, Truncation
-from . import batch_encoding, peer_names, special_policy, structured_encoding, token_ids
+from . import peer_names, special_policy, structured_encoding, token_ids
 from .byte_bpe import merges_spec, ranks_spec, records_spec
 from .engine import Capability, Engine, build_engine, capabilities
 from .pickling import Reduced, pickled_state, reduce_tokenizer
@@ -550,9 +551,93 @@ class Tokenizer:
         return self._post(ids) if add_special_tokens else ids
 
     # ------------------------------------------------------------------ batch encoding
-    encode_batch = batch_encoding.encode_batch
-    encode_batch_flat = batch_encoding.encode_batch_flat
-    encode_batch_flat_digests = batch_encoding.encode_batch_flat_digests
+    # Many texts on the native engine's threads, the GIL released; each checks the
+    # special-token policy of every text first, and a lone surrogate in any text is one
+    # typed error.
+    def encode_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: SpecialSpec = (),
+        disallowed_special: SpecialSpec = (),
+        add_special_tokens: bool = False,
+        threads: int | None = None,
+        bos: bool | None = None,
+        eos: bool | None = None,
+    ) -> list[list[int]]:
+        """Encode many texts in parallel (GIL released); same result as ``encode`` each
+        (``bos``/``eos``: its explicit boundary flags)."""
+        out: list[list[int]] = self._batch_call(
+            self._core.encode_batch, texts, allowed_special, disallowed_special, threads
+        )
+        if bos is not None or eos is not None:
+            bounded = []
+            for ids in out:
+                before, after = self.boundary_ids(
+                    ids, add_special_tokens=add_special_tokens, bos=bos, eos=eos
+                )
+                bounded.append([*before, *ids, *after])
+            return bounded
+        return [self._post(ids) for ids in out] if add_special_tokens else out
+
+    def encode_batch_flat(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: SpecialSpec = (),
+        disallowed_special: SpecialSpec = (),
+        threads: int | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Encode many texts into flat numpy arrays ``(ids, offsets)``.
+
+        ``ids[offsets[i]:offsets[i + 1]]`` are the IDs of text ``i``; no per-token objects.
+        """
+        flat: tuple[np.ndarray, np.ndarray] = self._batch_call(
+            self._core.encode_batch_flat, texts, allowed_special, disallowed_special, threads
+        )
+        return flat
+
+    def encode_batch_flat_digests(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: SpecialSpec = (),
+        disallowed_special: SpecialSpec = (),
+        threads: int | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`encode_batch_flat` plus ``(sha256, sizes)``: the SHA-256 of each text's
+        UTF-8 (an ``(n, 32)`` uint8 array) and its UTF-8 size (int64).
+
+        Each text is hashed by the worker that encodes it, while it is in cache; a
+        corpus manifest built from these digests need not read the texts again.
+        """
+        flat: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = self._batch_call(
+            self._core.encode_batch_flat_digests,
+            texts,
+            allowed_special,
+            disallowed_special,
+            threads,
+        )
+        return flat
+
+    def _batch_call(
+        self,
+        method: Any,
+        texts: Iterable[str],
+        allowed_special: SpecialSpec,
+        disallowed_special: SpecialSpec,
+        threads: int | None,
+    ) -> Any:
+        """One batch method of the engine on ``texts``; a lone surrogate is a typed error."""
+        items = _texts_arg(texts, "encode_batch")
+        allowed, disallowed = _resolve_policy(self, allowed_special, disallowed_special)
+        try:
+            if disallowed is not None:
+                for t in items:
+                    _check_disallowed(t, disallowed)
+            return method(items, allowed, _threads_arg(threads))
+        except UnicodeEncodeError as exc:
+            raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
 
     def normalize(self, text: str) -> str:
         """The normalizer's output for ``text`` (``text`` itself when there is none): the
