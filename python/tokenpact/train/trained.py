@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core import Engine, Provenance, Tokenizer, TokenizerSpec, TrainedSpellings
-from ..errors import ConfigError, UnknownTokenError
+from ..errors import ConfigError, InvalidInputError, UnknownTokenError
 
 
 class UnigramTokenizer(Tokenizer):
@@ -81,6 +81,19 @@ class UnigramTokenizer(Tokenizer):
     @property
     def byte_fallback(self) -> bool:
         return bool(self._sp_model.trainer_spec.byte_fallback)
+
+    def _lattice_text(self, text: str) -> str:
+        """``text`` normalized by the model's own normalizer and written back with spaces
+        (no dummy prefix): what a metaspace lattice over raw text (the trainer's
+        ``_native.UnigramCore``) needs to see what ``encode`` sees. The engine's own
+        lattice normalizes by itself; tests that pin the trainer's lattice use this."""
+        if not isinstance(text, str):
+            raise InvalidInputError(f"text must be str, got {type(text).__name__}")
+        spec = self._sp_model.normalizer_spec
+        if not spec.precompiled_charsmap and not spec.remove_extra_whitespaces:
+            return text  # the metaspace split is exactly this normalizer
+        normalized = str(self._core.normalize(text))
+        return normalized.removeprefix("\u2581").replace("\u2581", " ")
 
     def id_to_piece(self, token_id: int) -> str:
         if not 0 <= token_id < len(self._pieces):
