@@ -13,6 +13,7 @@ use crate::normalize::Normalizer;
 use crate::sentencepiece::SentencePieceCore;
 use crate::special::{SpecialMatcher, Untrusted};
 use crate::tokenizer::CoreTokenizer;
+use crate::unigram::{Draws, UnigramLattice, NO_UNK};
 
 /// A tokenizer runtime. Cheap to clone (shared): serving engines (incremental decoders,
 /// streaming encoders) hold the same runtime as the tokenizer that made them.
@@ -56,12 +57,20 @@ pub enum Capability {
     /// (`sentencepiece` rule: a BPE or Unigram `.model` with a proven cut, `stream_cut`);
     /// other models' streams keep the hold/specials rules.
     StreamingEncodeSentencePiece,
+    /// The `n` most probable segmentations with their log probabilities (`nbest`): every
+    /// Unigram model, loaded or trained, from SentencePiece or Hugging Face.
+    Nbest,
+    /// A segmentation drawn from P(z)^alpha (`sample`): every Unigram model.
+    Sample,
+    /// log P(text), the exact marginal over all segmentations (`log_likelihood`): every
+    /// Unigram model.
+    LogLikelihood,
 }
 
 impl Capability {
     /// Every capability, in declaration order: the one list Python's `Capability` enum
     /// is checked against (`_native.capability_names()`).
-    pub const ALL: [Capability; 11] = [
+    pub const ALL: [Capability; 14] = [
         Capability::Offsets,
         Capability::UntrustedSpans,
         Capability::AddedTokenFlags,
@@ -73,6 +82,9 @@ impl Capability {
         Capability::IncrementalDecode,
         Capability::StreamingEncodePretokens,
         Capability::StreamingEncodeSentencePiece,
+        Capability::Nbest,
+        Capability::Sample,
+        Capability::LogLikelihood,
     ];
 
     pub fn name(self) -> &'static str {
@@ -88,6 +100,9 @@ impl Capability {
             Capability::IncrementalDecode => "incremental_decode",
             Capability::StreamingEncodePretokens => "streaming_encode_pretokens",
             Capability::StreamingEncodeSentencePiece => "streaming_encode_sentencepiece",
+            Capability::Nbest => "nbest",
+            Capability::Sample => "sample",
+            Capability::LogLikelihood => "log_likelihood",
         }
     }
 }
@@ -153,6 +168,9 @@ impl Engine {
                     caps.push(StreamingEncodeSentencePiece);
                 }
             }
+        }
+        if self.is_unigram() {
+            caps.extend([Nbest, Sample, LogLikelihood]);
         }
         caps
     }
@@ -324,6 +342,83 @@ impl Engine {
             Engine::SentencePiece(sp) => Ok(sp.normalize_aligned(text)),
             Engine::Pipeline(_) => Err(self.unsupported("normalize", Capability::Normalize)),
         }
+    }
+
+    fn is_unigram(&self) -> bool {
+        match self {
+            Engine::Pipeline(c) => matches!(c.model, Model::Unigram(_)),
+            Engine::SentencePiece(sp) => sp.model_type() == "unigram",
+        }
+    }
+
+    /// The Unigram lattice and the segments of `text` it scores independently: a
+    /// SentencePiece model's normalized text (`whole`: as one segment, else cut before
+    /// every `▁`), or a pipeline's normalized pre-tokens.
+    fn lattice_segments(
+        &self,
+        text: &str,
+        whole: bool,
+        what: &str,
+        capability: Capability,
+    ) -> CoreResult<(&UnigramLattice, Vec<Vec<char>>)> {
+        match self {
+            Engine::SentencePiece(sp) => {
+                let Some(lattice) = sp.lattice() else {
+                    return Err(self.unsupported(what, capability));
+                };
+                let normalized = sp.normalize(text);
+                let chars: Vec<char> = String::from_utf8_lossy(&normalized).chars().collect();
+                if whole {
+                    Ok((lattice, vec![chars]))
+                } else {
+                    Ok((lattice, UnigramLattice::split_words(&chars)))
+                }
+            }
+            Engine::Pipeline(c) => match &c.model {
+                Model::Unigram(m) => Ok((m.lattice(), c.model_pretokens(text)?)),
+                _ => Err(self.unsupported(what, capability)),
+            },
+        }
+    }
+
+    /// Refuses IDs holding `NO_UNK`: a character no piece covers in a model without an
+    /// unknown piece (what `encode` refuses too).
+    fn covered(&self, ids: &[u32], text: &str) -> CoreResult<()> {
+        if ids.contains(&NO_UNK) {
+            return Err(CoreError::InvalidInput(format!(
+                "no piece covers a character of {:?} and the Unigram model has no unk_id",
+                text.chars().take(80).collect::<String>()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The `n` most probable segmentations of `text` with their log probabilities, best
+    /// first (`Nbest`).
+    pub fn nbest(&self, text: &str, n: usize) -> CoreResult<Vec<(Vec<u32>, f64)>> {
+        let (lattice, segments) = self.lattice_segments(text, true, "nbest", Capability::Nbest)?;
+        let best = lattice.nbest_segments(&segments, n);
+        for (ids, _) in &best {
+            self.covered(ids, text)?;
+        }
+        Ok(best)
+    }
+
+    /// log P(text): the exact marginal over all segmentations (`LogLikelihood`).
+    pub fn log_likelihood(&self, text: &str) -> CoreResult<f64> {
+        let (lattice, segments) =
+            self.lattice_segments(text, false, "log_likelihood", Capability::LogLikelihood)?;
+        Ok(lattice.log_likelihood_segments(&segments))
+    }
+
+    /// A segmentation of `text` drawn from P(z)^alpha with `draws` (`Sample`): segments
+    /// (SentencePiece words, pipeline pre-tokens) in text order.
+    pub fn sample(&self, text: &str, alpha: f64, draws: &mut Draws) -> CoreResult<Vec<u32>> {
+        let (lattice, segments) =
+            self.lattice_segments(text, false, "sample", Capability::Sample)?;
+        let ids = lattice.sample_segments(&segments, alpha, draws);
+        self.covered(&ids, text)?;
+        Ok(ids)
     }
 
     /// The ID of a piece string: SentencePiece's `piece_to_id` (the unknown piece's ID

@@ -13,6 +13,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{CoreError, CoreResult};
 use crate::sentencepiece::trie::PieceTrie;
+use crate::unigram::{UnigramLattice, NO_UNK};
+use std::sync::OnceLock;
 
 /// Score below the lowest piece score given to an unknown character (`K_UNK_PENALTY`).
 const UNK_PENALTY: f64 = 10.0;
@@ -27,6 +29,10 @@ pub struct HfUnigram {
     unk_id: Option<u32>,
     /// IDs of `<0x00>` ... `<0xFF>` when `byte_fallback` is on (None: piece missing).
     bytes: Option<Box<[Option<u32>; 256]>>,
+    /// IDs `forbid` took out of the lattice.
+    forbidden: FxHashSet<u32>,
+    /// The full lattice for n-best lists, samples and likelihoods (`lattice`).
+    lattice: OnceLock<UnigramLattice>,
 }
 
 #[derive(Clone, Copy)]
@@ -103,6 +109,48 @@ impl HfUnigram {
             min_score,
             unk_id,
             bytes,
+            forbidden: FxHashSet::default(),
+            lattice: OnceLock::new(),
+        })
+    }
+
+    /// The model's full lattice over one pre-token: every piece with its score except
+    /// the forbidden controls, the unknown character at `min_score - 10`, byte pieces
+    /// for uncovered characters when all 256 exist. Its n-best lists, samples and
+    /// marginals are over the segmentations `encode_spans` chooses the best of.
+    pub fn lattice(&self) -> &UnigramLattice {
+        self.lattice.get_or_init(|| {
+            let logp = self
+                .scores
+                .iter()
+                .enumerate()
+                .map(|(id, &s)| {
+                    if self.forbidden.contains(&(id as u32)) || self.vocab[id].is_empty() {
+                        f64::NEG_INFINITY
+                    } else {
+                        s
+                    }
+                })
+                .collect();
+            let pieces = self
+                .vocab
+                .iter()
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect();
+            let bytes = self.bytes.as_ref().and_then(|table| {
+                let mut ids = Box::new([0u32; 256]);
+                for (slot, id) in ids.iter_mut().zip(table.iter()) {
+                    *slot = (*id)?;
+                }
+                Some(ids)
+            });
+            UnigramLattice::with_unknown(
+                pieces,
+                logp,
+                self.unk_id.unwrap_or(NO_UNK),
+                bytes,
+                self.min_score - UNK_PENALTY,
+            )
         })
     }
 
@@ -118,6 +166,7 @@ impl HfUnigram {
             .map(|(id, p)| (p.as_slice(), id as i32))
             .collect();
         self.trie = PieceTrie::new(&keys);
+        self.forbidden.extend(controls.iter().copied());
     }
 
     /// IDs of one pre-token (UTF-8 bytes) with each token's byte span inside it.

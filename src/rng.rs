@@ -32,6 +32,32 @@ pub fn uniform(key: u64, occurrence: u64) -> f64 {
     (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
+/// The `lcg64_v1` generator: a 64-bit linear congruential sequence with Knuth's MMIX
+/// constants started at the seed; a draw is the new state's top 53 bits over 2**53.
+/// Sequential (the Python twin is `tokenpact.stochastic.Lcg64`).
+pub struct Lcg64 {
+    state: u64,
+}
+
+pub const LCG64_NAME: &str = "lcg64_v1";
+const LCG64_MULTIPLIER: u64 = 6_364_136_223_846_793_005;
+const LCG64_INCREMENT: u64 = 1_442_695_040_888_963_407;
+
+impl Lcg64 {
+    pub fn new(seed: u64) -> Lcg64 {
+        Lcg64 { state: seed }
+    }
+
+    /// The next draw in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        self.state = self
+            .state
+            .wrapping_mul(LCG64_MULTIPLIER)
+            .wrapping_add(LCG64_INCREMENT);
+        (self.state >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

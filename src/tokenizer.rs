@@ -216,6 +216,17 @@ impl CoreTokenizer {
         Ok(())
     }
 
+    /// The pre-tokens of `text` as the model sees them (normalized, rewritten, split; no
+    /// special tokens), each as characters: the segments of a Unigram lattice.
+    pub fn model_pretokens(&self, text: &str) -> CoreResult<Vec<Vec<char>>> {
+        let normalized = self.normalized(text, true)?;
+        let target = normalized.as_ref().map_or(text, |n| n.text.as_str());
+        let mut out = Vec::new();
+        self.pretok
+            .split(target, |s, e| out.push(target[s..e].chars().collect()))?;
+        Ok(out)
+    }
+
     /// Raw byte spans of the pre-tokens of `text` (normalized first; no special tokens).
     pub fn pretokenize(&self, text: &str) -> CoreResult<Vec<(u32, u32)>> {
         let normalized = self.normalized(text, true)?;

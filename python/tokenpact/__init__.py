@@ -40,6 +40,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     # errors
     "ArtifactError": ("errors", "ArtifactError"),
     "BatchError": ("errors", "BatchError"),
+    "CapabilityError": ("errors", "CapabilityError"),
     "ConfigError": ("errors", "ConfigError"),
     "ContractError": ("errors", "ContractError"),
     "DecodeError": ("errors", "DecodeError"),
@@ -137,6 +138,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .errors import (
         ArtifactError,
         BatchError,
+        CapabilityError,
         ConfigError,
         ContractError,
         DecodeError,

@@ -19,6 +19,19 @@ class ConfigError(TokenpactError, ValueError):
     """An option or argument is invalid (wrong value, conflicting options)."""
 
 
+class CapabilityError(ConfigError):
+    """The tokenizer's engine lacks the capability a call needs (``capability`` names it,
+    a :class:`tokenpact.core.Capability` value): for example n-best lists, sampling and
+    likelihoods, which only Unigram models offer."""
+
+    def __init__(self, message: str, capability: str) -> None:
+        super().__init__(message)
+        self.capability = capability
+
+    def __reduce__(self) -> tuple[type[CapabilityError], tuple[str, str]]:
+        return (type(self), (str(self), self.capability))
+
+
 class InvalidInputError(TokenpactError, ValueError):
     """Input text cannot be processed (for example a lone surrogate)."""
 

@@ -24,6 +24,7 @@ use crate::pretok::chain::{PretokChain, StepSpec};
 use crate::pretok::Pretokenizer;
 use crate::special::{SpecialMatcher, Untrusted};
 use crate::tokenizer::CoreTokenizer;
+use crate::unigram::Draws;
 
 /// Below this many UTF-8 bytes, `encode` keeps the GIL: releasing and re-taking it
 /// costs more than the encode.
@@ -522,6 +523,56 @@ impl PyEngine {
             .decode_text(ids.as_slice()?)
             .map_err(|e| to_py(py, e))?;
         Ok(PyString::new(py, &text))
+    }
+
+    /// The `n` most probable segmentations of `text` with their log probabilities (the
+    /// `nbest` capability: Unigram models).
+    fn nbest(&self, py: Python<'_>, text: &str, n: usize) -> PyResult<Vec<(Vec<u32>, f64)>> {
+        py.detach(|| self.engine.nbest(text, n))
+            .map_err(|e| to_py(py, e))
+    }
+
+    /// log P(text) over all segmentations (the `log_likelihood` capability).
+    fn log_likelihood(&self, py: Python<'_>, text: &str) -> PyResult<f64> {
+        py.detach(|| self.engine.log_likelihood(text))
+            .map_err(|e| to_py(py, e))
+    }
+
+    /// A segmentation drawn from P(z)^alpha with the counter-based stream of `key`
+    /// (seed, epoch, sample, view) (the `sample` capability).
+    fn sample(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        alpha: f64,
+        key: (u64, u64, u64, u64),
+    ) -> PyResult<Vec<u32>> {
+        let stream = crate::rng::stream_key(key.0, key.1, key.2, key.3);
+        let mut draws = Draws::Counter {
+            stream,
+            occurrence: 0,
+        };
+        py.detach(|| self.engine.sample(text, alpha, &mut draws))
+            .map_err(|e| to_py(py, e))
+    }
+
+    /// `count` successive segmentations of `text` drawn from P(z)^alpha with one
+    /// `lcg64_v1` stream started at `seed` (one draw per segment, lexicographic order).
+    fn sample_lcg64(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        alpha: f64,
+        seed: u64,
+        count: usize,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        let mut draws = Draws::Lcg64(crate::rng::Lcg64::new(seed));
+        py.detach(|| {
+            (0..count)
+                .map(|_| self.engine.sample(text, alpha, &mut draws))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(|e| to_py(py, e))
     }
 
     /// The bytes of one ID (a piece, or a special token's spelling), or None.

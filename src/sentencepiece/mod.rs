@@ -24,6 +24,8 @@ use normalizer::{Normalizer, NormalizerConfig, SPACE_SYMBOL};
 use trie::PieceTrie;
 use unigram::Unigram;
 
+use crate::unigram::UnigramLattice;
+
 /// A segment of the normalized text: (start, end, id).
 pub type Piece = (u32, u32, u32);
 
@@ -133,6 +135,9 @@ pub struct SentencePieceCore {
     remove_extra_whitespaces: bool,
     /// `stream_cut`, computed once (it reads every piece).
     stream_cut: OnceLock<Option<StreamCut>>,
+    /// The Unigram lattice for n-best lists, samples and likelihoods (`lattice`), built
+    /// on first use.
+    lattice: OnceLock<Option<UnigramLattice>>,
 }
 
 fn byte_piece(b: u8) -> Vec<u8> {
@@ -271,6 +276,7 @@ impl SentencePieceCore {
             add_dummy_prefix,
             remove_extra_whitespaces,
             stream_cut: OnceLock::new(),
+            lattice: OnceLock::new(),
         })
     }
 
@@ -564,6 +570,60 @@ impl SentencePieceCore {
 
     pub fn byte_fallback(&self) -> bool {
         self.byte_fallback
+    }
+
+    /// A Unigram model's full lattice (None for other model types): the pieces Viterbi
+    /// uses (NORMAL pieces with their scores, USER_DEFINED pieces with the score
+    /// sentencepiece's n-best lists give them), the unknown character at the lowest NORMAL
+    /// score minus 10, and byte pieces for uncovered characters with byte fallback. Its
+    /// n-best lists, samples and marginals are over the segmentations `encode` chooses
+    /// the best of.
+    pub fn lattice(&self) -> Option<&UnigramLattice> {
+        self.lattice
+            .get_or_init(|| {
+                if !matches!(self.segmenter, Segmenter::Unigram(_)) {
+                    return None;
+                }
+                let min_score = self
+                    .types
+                    .iter()
+                    .zip(&self.scores)
+                    .filter(|(t, _)| **t == PieceType::Normal)
+                    .fold(f32::MAX, |m, (_, &s)| m.min(s));
+                let logp = self
+                    .pieces
+                    .iter()
+                    .zip(self.types.iter().zip(&self.scores))
+                    .map(|(piece, (t, &s))| match t {
+                        PieceType::Normal => s as f64,
+                        // What sentencepiece's n-best lattice gives a user-defined
+                        // piece (0.1 per character, less 0.1; Viterbi's bonus differs,
+                        // but the normalizer keeps these pieces whole either way).
+                        PieceType::UserDefined => {
+                            let chars = String::from_utf8_lossy(piece).chars().count();
+                            (0.1f32 * chars as f32 - 0.1) as f64
+                        }
+                        _ => f64::NEG_INFINITY,
+                    })
+                    .collect();
+                let pieces = self
+                    .pieces
+                    .iter()
+                    .map(|p| String::from_utf8_lossy(p).into_owned())
+                    .collect();
+                let bytes = self
+                    .byte_fallback
+                    .then(|| Box::new(std::array::from_fn::<u32, 256, _>(|b| self.byte_ids[b])));
+                let unk_logp = (min_score - 10.0) as f64;
+                Some(UnigramLattice::with_unknown(
+                    pieces,
+                    logp,
+                    self.unk_id,
+                    bytes,
+                    unk_logp,
+                ))
+            })
+            .as_ref()
     }
 }
 

@@ -269,6 +269,54 @@ pub fn sample(
     (path, occurrence)
 }
 
+/// The segmentation of `chars[..n]` at share `u` in [0, 1) of the exact inverse CDF of
+/// q(z) proportional to P(z)^temperature, the segmentations taken in lexicographic
+/// ID-path order (the `lcg64_v1` contract: one draw per segment). Walks forward: at each
+/// position the outgoing edges in ascending ID order (unknown last) split the remaining
+/// share by their mass (edge score plus the backward marginal of its end).
+pub fn sample_lexicographic(edges: &[Edge], n: usize, temperature: f64, u: f64) -> Vec<usize> {
+    let mut beta = vec![f64::NEG_INFINITY; n + 1];
+    beta[n] = 0.0;
+    for e in edges.iter().rev() {
+        let b = beta[e.end as usize];
+        if b != f64::NEG_INFINITY {
+            beta[e.start as usize] = log_add(beta[e.start as usize], temperature * e.logp + b);
+        }
+    }
+    if n == 0 || beta[0] == f64::NEG_INFINITY {
+        return Vec::new();
+    }
+    let mut outgoing: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
+    for (i, e) in edges.iter().enumerate() {
+        outgoing[e.start as usize].push(i);
+    }
+    let mut path = Vec::new();
+    let (mut pos, mut u) = (0usize, u);
+    while pos < n {
+        let mut out = std::mem::take(&mut outgoing[pos]);
+        out.sort_by_key(|&k| edges[k].id);
+        let mut acc = 0.0;
+        let mut chosen = None;
+        for &k in &out {
+            let e = edges[k];
+            let w = (temperature * e.logp + beta[e.end as usize] - beta[pos]).exp();
+            if w > 0.0 {
+                chosen = Some((k, acc, w));
+                if u < acc + w {
+                    break;
+                }
+                acc += w;
+            }
+        }
+        // Rounding can leave the masses summing just under u: the last viable edge.
+        let (k, before, w) = chosen.expect("a reachable position has a viable edge");
+        u = ((u - before) / w).clamp(0.0, 1.0 - f64::EPSILON);
+        path.push(k);
+        pos = edges[k].end as usize;
+    }
+    path
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,5 +345,28 @@ mod tests {
         assert_eq!(best.len(), 6);
         assert!((best[0].1.exp() - 49.0 / 400.0).abs() < 1e-12);
         assert!((best[1].1.exp() - 1.0 / 40.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn lexicographic_inverse_cdf() {
+        // Cumulative shares of the six paths in ID order: 25, 165, 245, 385, 1169, 1329
+        // (/1329); a share picks the first path whose cumulative share exceeds it.
+        let (trie, logp) = abab();
+        let chars: Vec<char> = "abab".chars().collect();
+        let mut edges = Vec::new();
+        build_edges(&trie, &logp, -20.0, &chars, None, &mut edges);
+        let ids = |u: f64| -> Vec<u32> {
+            sample_lexicographic(&edges, 4, 1.0, u)
+                .iter()
+                .map(|&k| edges[k].id)
+                .collect()
+        };
+        assert_eq!(ids(0.0), [0, 1, 0, 1]);
+        assert_eq!(ids(24.0 / 1329.0), [0, 1, 0, 1]);
+        assert_eq!(ids(26.0 / 1329.0), [0, 1, 2]);
+        assert_eq!(ids(200.0 / 1329.0), [0, 4]);
+        assert_eq!(ids(300.0 / 1329.0), [2, 0, 1]);
+        assert_eq!(ids(1000.0 / 1329.0), [2, 2]);
+        assert_eq!(ids(1300.0 / 1329.0), [3, 1]);
     }
 }

@@ -147,9 +147,22 @@ def test_malformed_files_raise_artifact_error(tmp_path: Path, edit: Any, field: 
         tp.Tokenizer.load(path)
 
 
-def test_save_says_what_to_do(pair: tuple[TekkenTokenizer, Any], tmp_path: Path) -> None:
-    with pytest.raises(tp.errors.ConfigError, match="export_hf"):
-        pair[0].save(tmp_path)
+def test_save_round_trips(pair: tuple[TekkenTokenizer, Any], tmp_path: Path) -> None:
+    """A loaded Tekken file saves as its exact bytes with the contract files and loads
+    back with the same identity, IDs and decode policy (special IDs dropped)."""
+    tok, peer = pair
+    saved = tp.save(tok, tmp_path / "tekken")
+    assert (saved / "tekken.json").read_bytes() == Path(tok.source["path"]).read_bytes()
+    back = tp.load(saved)
+    assert back.semantic_hash == tok.semantic_hash
+    assert back.spec.special_decode == "ignore"
+    ids = back.encode("[INST] hello", add_special_tokens=True)
+    assert ids == tok.encode("[INST] hello", add_special_tokens=True)
+    assert back.decode(ids) == peer.decode(ids) == "[INST] hello"
+    # A Tekken spec that lost its source file says what to do instead.
+    bare = tp.Tokenizer(tok.spec)
+    with pytest.raises(tp.errors.ConfigError, match="export"):
+        tp.save(bare, tmp_path / "bare")
 
 
 def test_duplicate_rank_bytes_raise(tmp_path: Path) -> None:

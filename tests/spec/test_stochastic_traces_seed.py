@@ -4,10 +4,14 @@ teaching table (rank 0 a+b, rank 1 ab+c) and Unigram sampling of "abab" with the
 
 from __future__ import annotations
 
+import json
+import math
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
+import tokenpact as tp
 from tokenpact import SampleKey, Tokenizer, bpe_dropout
 from tokenpact.errors import ConfigError
 from tokenpact.reference import unigram as ref
@@ -100,3 +104,42 @@ def test_unigram_sampling_trace_lcg64_seed_7() -> None:
     assert other != drawn
     with pytest.raises(ConfigError, match="unknown rng"):
         sample_enumerated(weights, draws=1, seed=7, rng="mt19937")
+
+
+def _abab_tokenizer(tmp_path: Path) -> Tokenizer:
+    """The worked example's lattice as a loaded Unigram model: pieces a, b, ab, aba, bab
+    (IDs 0..4) with the seed's probabilities, no normalizer, no pre-tokenizer."""
+    vocab = [[piece, math.log(float(PROBS[piece]))] for piece in IDS]
+    doc = {
+        "version": "1.0",
+        "added_tokens": [],
+        "normalizer": None,
+        "pre_tokenizer": None,
+        "post_processor": None,
+        "decoder": None,
+        "model": {"type": "Unigram", "unk_id": None, "vocab": vocab, "byte_fallback": False},
+    }
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return tp.load(path)
+
+
+def test_public_sampling_call_reproduces_the_lcg64_seed_7_trace(tmp_path: Path) -> None:
+    tok = _abab_tokenizer(tmp_path)
+    drawn = tok.samples("abab", 8, generator="lcg64_v1", seed=7)
+    assert drawn == [[2, 2], [3, 1], [3, 1], [2, 0, 1], [2, 0, 1], [0, 4], [2, 2], [2, 2]]
+    # The same draws as the exact inverse CDF over the enumerated paths.
+    paths = sorted(ref.segmentations("abab", PROBS), key=lambda z: [IDS[p] for p in z])
+    weights = [ref.path_probability(z, PROBS) for z in paths]
+    picks = sample_enumerated(weights, draws=8, seed=7, rng="lcg64_v1")
+    assert drawn == [[IDS[p] for p in paths[i]] for i in picks]
+    # sample() is the first draw of that stream.
+    assert tok.sample("abab", generator="lcg64_v1", seed=7) == [2, 2]
+    # The lattice quantities of the example: P(abab) = 1329/6400, best path ab+ab (49/400).
+    assert math.exp(tok.log_likelihood("abab")) == pytest.approx(1329 / 6400, rel=1e-12)
+    best = tok.nbest("abab", 6)
+    assert [ids for ids, _ in best][:2] == [[2, 2], [3, 1]]
+    assert sorted(tuple(ids) for ids, _ in best) == sorted(tuple(IDS[p] for p in z) for z in paths)
+    assert math.exp(best[0][1]) == pytest.approx(49 / 400, rel=1e-12)
+    with pytest.raises(ConfigError, match="unknown generator"):
+        tok.sample("abab", generator="mt19937", seed=7)

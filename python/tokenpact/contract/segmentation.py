@@ -359,13 +359,12 @@ def replay_segmentation(
     if manifest.method == "bpe_dropout":
         ids = bpe_dropout(tokenizer, text, p=manifest.parameter, key=manifest.key)
     else:
-        sample = getattr(tokenizer, "sample", None)
-        if not callable(sample):
+        if "sample" not in tokenizer.capabilities:
             raise ReplayError(
-                "unigram_sample needs a Unigram tokenizer with lattice sampling "
-                "(tokenpact.train.UnigramTokenizer); this one has none"
+                "unigram_sample needs a Unigram tokenizer (its engine's 'sample' "
+                "capability); this one has none"
             )
-        ids = list(sample(text, alpha=manifest.parameter, key=manifest.key))
+        ids = list(tokenizer.sample(text, alpha=manifest.parameter, key=manifest.key))
     if expected is not None and list(expected) != ids:
         first = next(
             (i for i, (a, b) in enumerate(zip(ids, expected, strict=False)) if a != b),

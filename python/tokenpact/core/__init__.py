@@ -25,7 +25,7 @@ from .models import (
     TiktokenRanks,
     vocab_from_merges,
 )
-from .provenance import BUILT_IN_MEMORY, Provenance
+from .provenance import BUILT_IN_MEMORY, Provenance, TrainedSpellings
 from .spec import HfStages, TokenizerSpec
 from .special_policy import SpecialSpec
 from .tokenizer import Tokenizer
@@ -41,6 +41,7 @@ __all__ = [
     "Model",
     "ModelKind",
     "Provenance",
+    "TrainedSpellings",
     "RankedMerges",
     "SentencePiece",
     "SpecialSpec",

@@ -53,6 +53,12 @@ class Capability(str, Enum):
     STREAMING_ENCODE_PRETOKENS = "streaming_encode_pretokens"
     #: the native streaming encoder cuts a SentencePiece sentence before a space.
     STREAMING_ENCODE_SENTENCEPIECE = "streaming_encode_sentencepiece"
+    #: ``nbest``: the n most probable segmentations (every Unigram model).
+    NBEST = "nbest"
+    #: ``sample``: a segmentation drawn from P(z)^alpha (every Unigram model).
+    SAMPLE = "sample"
+    #: ``log_likelihood``: log P(text) over all segmentations (every Unigram model).
+    LOG_LIKELIHOOD = "log_likelihood"
 
     # Deprecated names (aliases of the members above; they go in a later release).
     OFFSET_LISTS = "offsets"

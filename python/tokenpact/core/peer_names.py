@@ -68,7 +68,7 @@ def decode_batch(
     batch: Iterable[Iterable[int]],
     *,
     errors: Literal["strict", "replace"] = "strict",
-    skip_special_tokens: bool = False,
+    skip_special_tokens: bool | None = None,
 ) -> list[str]:
     """``decode`` of each ID sequence."""
     return [
@@ -159,7 +159,7 @@ def _one_id(tok: Tokenizer, token: str) -> int | None:
 def batch_decode(
     tok: Tokenizer,
     sequences: Iterable[Iterable[int]],
-    skip_special_tokens: bool = False,
+    skip_special_tokens: bool | None = None,
     *,
     errors: Literal["strict", "replace"] = "replace",
 ) -> list[str]:

@@ -12,7 +12,8 @@ that engine as it is (it must be picklable itself).
 The sender's semantic hash travels too, and the receiver refuses a tokenizer whose
 rebuilt behaviour hashes differently (another tokenpact version on the worker, a spec
 pickled by hand): a typed :class:`~tokenpact.errors.ContractError`, never a worker that
-silently encodes other IDs.
+silently encodes other IDs. ``Tokenizer.__reduce__`` and its ``_pickled_state`` are the
+class's own; this module holds the receiving side and the frozen dataclasses' reduce.
 """
 
 from __future__ import annotations
@@ -20,12 +21,9 @@ from __future__ import annotations
 import pickle
 from dataclasses import fields
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import ContractError
-
-if TYPE_CHECKING:
-    from .tokenizer import Tokenizer
 
 Reduced = tuple[Any, tuple[Any, ...]]
 
@@ -38,27 +36,8 @@ def reduce_frozen(obj: Any) -> Reduced:
     return type(obj), tuple(dict(v) if isinstance(v, MappingProxyType) else v for v in values)
 
 
-def pickled_state(tok: Tokenizer) -> bytes:
-    """What builds ``tok`` (spec, its caller's engine or None, provenance, the extra
-    constructor keywords of its class) as one bytes object; the Tokenizer keeps it
-    (a cached property), so it is pickled once per tokenizer.
-
-    One bytes object, pickled by the C pickler: ``datasets`` pickles a map's function
-    with dill, a pure-Python pickler, to fingerprint it on every ``map`` call and again
-    to send it to each worker. Walking Llama 3's spec that way took 3.5 s per pickling;
-    now the first pickling takes 0.16 s and each later one 3 ms.
-    """
-    parts = (tok._spec, tok._given_engine, tok._provenance, tok._pickle_kwargs())
-    return pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def reduce_tokenizer(tok: Tokenizer) -> Reduced:
-    """``tok.__reduce__()``: :func:`rebuild_tokenizer` and its arguments."""
-    return rebuild_tokenizer, (type(tok), tok._pickled_state, tok.semantic_hash)
-
-
 def rebuild_tokenizer(cls: type[Any], state: bytes, expected_hash: str) -> Any:
-    """The tokenizer :func:`reduce_tokenizer` sent, refused unless it behaves the same
+    """The tokenizer ``Tokenizer.__reduce__`` sent, refused unless it behaves the same
     (same semantic hash) on this side."""
     spec, engine, provenance, kwargs = pickle.loads(state)
     tok = cls(spec, engine, provenance, **kwargs)

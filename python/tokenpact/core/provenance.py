@@ -18,6 +18,24 @@ from .pickling import Reduced, reduce_frozen
 
 
 @dataclass(frozen=True, eq=False)
+class TrainedSpellings:
+    """How a trainer spells its pieces and merges (a character BPE's ``low</w>``): the
+    pieces by model ID, the merges in training order and the end-of-word marker. A
+    record of the training, not behaviour: the engine runs the spec."""
+
+    pieces: tuple[str, ...]
+    merges: tuple[tuple[str, str], ...]
+    end_of_word: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pieces", tuple(self.pieces))
+        object.__setattr__(self, "merges", tuple((a, b) for a, b in self.merges))
+
+    def __reduce__(self) -> Reduced:
+        return reduce_frozen(self)
+
+
+@dataclass(frozen=True, eq=False)
 class Provenance:
     """Origin of a tokenizer.
 
@@ -25,7 +43,9 @@ class Provenance:
     ``"tekken"``, ...; None for a tokenizer built in memory); ``source`` is the public
     record ``Tokenizer.source`` returns (format, path and the flags of the file, as the
     reader describes them); ``files`` the exact source bytes by file name; ``training``
-    the training record of a trained tokenizer; ``label`` names the origin in errors.
+    the training record of a trained tokenizer; ``label`` names the origin in errors;
+    ``spellings`` the trainer's spellings of pieces and merges, where they differ from
+    the engine's (:class:`TrainedSpellings`).
     """
 
     format: str | None = None
@@ -33,6 +53,7 @@ class Provenance:
     files: Mapping[str, bytes] = field(default_factory=dict)
     training: Mapping[str, Any] | None = None
     label: str | None = None
+    spellings: TrainedSpellings | None = None
 
     def __post_init__(self) -> None:
         freeze = object.__setattr__
@@ -45,6 +66,9 @@ class Provenance:
 
     def with_training(self, training: Mapping[str, Any] | None) -> Provenance:
         return replace(self, training=training)
+
+    def with_spellings(self, spellings: TrainedSpellings | None) -> Provenance:
+        return replace(self, spellings=spellings)
 
     def with_source(self, **entries: Any) -> Provenance:
         """The same provenance with ``source`` entries added or replaced (a path)."""

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..components.sentencepiece import SentencePieceModel
+from ..errors import ConfigError
 from ..patterns import resolve_pattern
 from ..special import AddedTokenFlags, SpecialToken
 from ..truncation import Padding, Truncation, padding_config, truncation_config
@@ -49,6 +50,10 @@ class HfStages:
         }
 
 
+# How decode renders control token IDs (TokenizerSpec.special_decode).
+SPECIAL_DECODE = ("keep", "ignore", "raise")
+
+
 @dataclass(frozen=True, eq=False)
 class TokenizerSpec:
     """A tokenizer's behaviour, typed and immutable (``Tokenizer(spec, ...)`` runs it).
@@ -61,7 +66,10 @@ class TokenizerSpec:
     policy (None: none), the default of ``encode_structured``; they are behaviour, so
     the config and the semantic hash carry them when set. ``literal_text`` is the
     contract's literal-text policy; the config lists it only when it is not the default
-    (``ordinary``), so default artifacts keep their hash.
+    (``ordinary``), so default artifacts keep their hash. ``special_decode`` is how
+    ``decode`` renders control (special) token IDs by default: ``"keep"`` writes their
+    spellings, ``"ignore"`` drops them (Tekken's rule), ``"raise"`` refuses them; the
+    config carries it when it is not ``"keep"``.
     """
 
     model: Model
@@ -78,8 +86,13 @@ class TokenizerSpec:
     padding: Padding | None = None
     truncation: Truncation | None = None
     literal_text: LiteralTextPolicy = DEFAULT_LITERAL_TEXT
+    special_decode: str = "keep"
 
     def __post_init__(self) -> None:
+        if self.special_decode not in SPECIAL_DECODE:
+            raise ConfigError(
+                f"special_decode must be one of {SPECIAL_DECODE}, got {self.special_decode!r}"
+            )
         # Read-only views: a spec is shared by every tokenizer built from it.
         freeze = object.__setattr__
         freeze(self, "special_tokens", tuple(self.special_tokens))
@@ -187,6 +200,9 @@ class TokenizerSpec:
             config["truncation"] = truncation_config(self.truncation)
         if self.literal_text != DEFAULT_LITERAL_TEXT:
             config["literal_text"] = literal_text_config(self.literal_text)
+        # Listed only when not the default, so every other tokenizer keeps its hash.
+        if self.special_decode != "keep":
+            config["special_decode"] = self.special_decode
         return config
 
     def _model_config(self) -> dict[str, Any]:

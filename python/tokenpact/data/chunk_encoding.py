@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core.batch_encoding import batch_call
 from ..errors import ContractError, InvalidInputError
 from .shard_writer import CHUNK_CHARS, EncodedChunk
 
@@ -74,8 +73,11 @@ def encode_flat_digests(
     """``tok.encode_batch_flat(texts)`` plus, per text, the SHA-256 of its UTF-8 (an
     ``(n, 32)`` uint8 array) and its UTF-8 size (int64), hashed by the engine worker
     that encodes the text right after encoding it."""
-    out: FlatDigests = batch_call(
-        tok, tok.engine.encode_batch_flat_digests, texts, allowed_special, (), threads
+    out: FlatDigests = tok.batch_call(
+        tok.engine.encode_batch_flat_digests,
+        texts,
+        allowed_special=allowed_special,
+        threads=threads,
     )
     return out
 

@@ -254,6 +254,7 @@ TOKENIZER_FILES = (
     SP_FILE,
     TRAINING_FILE,
     POLICY_FILE,
+    "tekken.json",
 )
 
 

@@ -169,6 +169,10 @@ def _read_tekken(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Prove
     return tekken.read_tekken_spec(path)
 
 
+def _read_tekken_dir(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
+    return tekken.read_tekken_spec(path / tekken.TEKKEN_FILE)
+
+
 # ----------------------------------------------------------------------------- classes
 def _plain(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenizer]:
     return Tokenizer
@@ -186,7 +190,7 @@ def _tekken_class(cls: type[Tokenizer], provenance: Provenance) -> type[Tokenize
 def _write_native(tok: Tokenizer, path: Path) -> Path:
     # The native format is the sealed artifact directory (tokenpact.json or the exact
     # source file, manifest.json, golden.json): what ``tp.save`` writes.
-    tekken.check_saveable(tok.spec)
+    tekken.check_saveable(tok)
     return artifact_dir.save_tokenizer(tok, path)
 
 
@@ -254,6 +258,15 @@ FORMATS: tuple[Format, ...] = (
         trained=True,
     ),
     Format("tekken", _sniff_tekken, _read_tekken, tokenizer_class=_tekken_class),
+    # A saved Tekken artifact: the exact tekken.json with the manifest and golden vectors.
+    Format(
+        "tekken_dir",
+        lambda p: _bare_dir(p, tekken.TEKKEN_FILE),
+        _read_tekken_dir,
+        seal_root=_itself,
+        tokenizer_class=_tekken_class,
+        write=_write_native,
+    ),
     Format(
         "hf_tokenizer_json",
         _sniff_hf_file,

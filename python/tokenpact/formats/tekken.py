@@ -13,9 +13,13 @@ Semantics (equal to ``mistral_common``'s ``Tekkenizer``):
 * ``encode(text)``: tiktoken's merge rule on the ranks, shifted by ``n_special``; a
   special token's spelling in the text is ordinary text (Tekkenizer never matches them);
   ``add_special_tokens=True`` prepends ``<s>`` (Tekkenizer's ``bos=True``);
-* ``decode(ids, special_token_policy=...)``: ``"ignore"`` (Tekkenizer's default) drops
-  special IDs, ``"keep"`` writes their spellings, ``"raise"`` raises ``DecodeError``.
-  ``errors="replace"`` matches Tekkenizer's lossy decode of split characters.
+* ``decode(ids)``: the spec's ``special_decode`` is ``"ignore"`` (Tekkenizer's default),
+  so special IDs are dropped; ``skip_special_tokens=False`` writes their spellings, as
+  the deprecated ``special_token_policy="keep"`` does (``"raise"`` raises
+  ``DecodeError``). ``errors="replace"`` matches Tekkenizer's lossy decode of split
+  characters.
+* ``tp.save(tok, dir)`` writes the exact ``tekken.json`` with the manifest and golden
+  vectors; ``tp.load(dir)`` reads it back.
 
 ``export_tekken_hf(tok, path)`` writes a ``tokenizer.json`` (byte-level ``BPE`` whose
 merges are derived from the ranks, ``ignore_merges`` as tiktoken's whole-piece rule,
@@ -28,13 +32,13 @@ import base64
 import binascii
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from ..core import Provenance, TiktokenRanks, Tokenizer, TokenizerSpec
 from ..core.byte_bpe import prepend_bos
-from ..errors import ArtifactError, ConfigError, DecodeError
+from ..errors import ArtifactError, ConfigError
 from ..special import SpecialToken
 from .hf_export import byte_level_document, write_tokenizer_json
 
@@ -50,6 +54,8 @@ ROLES = {"<unk>": "unk", "<s>": "bos", "</s>": "eos", "<pad>": "pad"}
 FILLER = "<SPECIAL_{}>"
 Policy = Literal["ignore", "keep", "raise"]
 POLICIES = ("ignore", "keep", "raise")
+# The file name of a saved Tekken artifact directory.
+TEKKEN_FILE = "tekken.json"
 
 
 def looks_like_tekken(head: bytes) -> bool:
@@ -136,48 +142,29 @@ def special_count(spec: TokenizerSpec) -> int:
     return model.id_offset if isinstance(model, TiktokenRanks) else 0
 
 
-def check_saveable(spec: TokenizerSpec) -> None:
-    """Raise ConfigError for a Tekken spec: ``tokenpact.json`` cannot express ranks that
-    start after the special IDs, so it has no artifact directory of its own yet."""
-    if special_count(spec):
+def check_saveable(tok: Tokenizer) -> None:
+    """Raise ConfigError for a Tekken spec without its source file: ``tokenpact.json``
+    cannot express ranks that start after the special IDs, so a Tekken tokenizer saves
+    as the exact ``tekken.json`` it was read from (``tp.load`` of a file keeps it)."""
+    if special_count(tok.spec) and TEKKEN_FILE not in tok.provenance.files:
         raise ConfigError(
-            "a Tekken tokenizer is not saved as a tokenpact artifact directory yet; keep the "
-            "tekken_*.json file (tp.load reads it) or write a tokenizer.json with "
-            'tp.export(tok, "hf", path) (tok.export_hf(path))'
+            "this Tekken tokenizer was not read from a tekken_*.json file, and tokenpact.json "
+            "cannot express its ranks; load it from the file (tp.load) to save it, or write "
+            'a tokenizer.json with tp.export(tok, "hf", path)'
         )
 
 
 class TekkenTokenizer(Tokenizer):
-    """A Tekken tokenizer: tiktoken ranks after ``n_special`` special IDs (module doc)."""
+    """A Tekken tokenizer: tiktoken ranks after ``n_special`` special IDs (module doc).
+
+    Deprecated as a class (kept for one release): decoding follows the spec's
+    ``special_decode`` in :meth:`Tokenizer.decode`, so a plain Tokenizer behaves the same.
+    """
 
     @property
     def n_special(self) -> int:
         """How many special IDs come before the ranks."""
         return special_count(self.spec)
-
-    def decode(  # type: ignore[override]
-        self,
-        ids: Iterable[int],
-        *,
-        errors: Literal["strict", "replace"] = "strict",
-        special_token_policy: Policy = "ignore",
-    ) -> str:
-        """Decode IDs; special IDs are dropped (``"ignore"``, mistral-common's default),
-        written as their spellings (``"keep"``) or rejected (``"raise"``)."""
-        if special_token_policy not in POLICIES:
-            raise ConfigError(
-                f"special_token_policy must be one of {POLICIES}, got {special_token_policy!r}"
-            )
-        ids = list(ids)
-        special = [i for i in ids if isinstance(i, int) and 0 <= i < self.n_special]
-        if special and special_token_policy == "raise":
-            raise DecodeError(
-                f"the IDs contain special tokens {special[:5]}; drop them, or decode with "
-                "special_token_policy='ignore' or 'keep'"
-            )
-        if special_token_policy == "ignore":
-            ids = [i for i in ids if not (isinstance(i, int) and 0 <= i < self.n_special)]
-        return super().decode(ids, errors=errors)
 
 
 def read_tekken_spec(path: str | os.PathLike[str]) -> tuple[TokenizerSpec, Provenance]:
@@ -190,9 +177,13 @@ def read_tekken_spec(path: str | os.PathLike[str]) -> tuple[TokenizerSpec, Prove
         pattern,
         special_tokens=pairs,
         post_processor=prepend_bos(pairs),
+        special_decode="ignore",
     )
     source = {"format": "tekken", "path": str(path), "version": version}
-    return spec, Provenance(format="tekken", source=source, label=str(path))
+    data = Path(path).read_bytes()
+    return spec, Provenance(
+        format="tekken", source=source, files={TEKKEN_FILE: data}, label=str(path)
+    )
 
 
 def load_tekken(path: str | os.PathLike[str]) -> TekkenTokenizer:

@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import _native
 from ..components import AddedToken, Pipeline, Regex, decoders, models, normalizers, pre_tokenizers
+from ..core import TrainedSpellings
 from ..errors import ConfigError, TrainingError
 from ..special import SpecialToken
 from ._pipeline import trained_pipeline
@@ -151,12 +152,9 @@ def build_char_bpe_tokenizer(
     )
     unk = next(t.content for t in specials if t.role == "unk")  # the pipeline checked it
     spec, provenance = trained_pipeline(pipeline, {"unk_token": unk}, label="<train_char_bpe>")
+    spellings = TrainedSpellings(tuple(pieces), tuple(merges), end_of_word)
     return CharBpeTokenizer(
-        spec,
-        provenance=provenance.with_training(training),
-        pieces=pieces,
-        merges=merges,
-        end_of_word=end_of_word,
+        spec, provenance=provenance.with_training(training).with_spellings(spellings)
     )
 
 
