@@ -320,6 +320,9 @@ POINTERS = [
     '{"kind": "tokenpact.release-pointer", "version": 1, "current": null, "history": [1]}',
     '{"kind": "tokenpact.release-pointer", "version": 1}',
     '{"kind": "tokenpact.release-pointer", "version": 1, "history": []}',
+    # Fuzz finding: history without a current release (rollback read current's bundle).
+    '{"kind": "tokenpact.release-pointer", "version": 1, "current": null, "history": ['
+    '{"bundle": "v1.bundle.json", "name": "v1", "bundle_sha256": "sha256:' + "0" * 64 + '"}]}',
     "[" * 100_000,
     "{not json",
     "[]",

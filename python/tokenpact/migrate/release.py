@@ -610,10 +610,14 @@ def _read_pointer(pointer: Path) -> dict[str, Any]:
         or not all(_pointer_entry(h) for h in history)
         or not isinstance(log, list)
         or not all(_log_entry(e) for e in log)
+        # promote sets current whenever it records history: history without a current
+        # release is not a state tokenpact writes.
+        or (current is None and bool(history))
     ):
         raise ContractError(
             f"release pointer {pointer} is malformed (current and history need "
-            "{bundle, name, bundle_sha256}); restore it from a backup"
+            "{bundle, name, bundle_sha256}, and history needs a current release); restore "
+            "it from a backup"
         )
     return data
 
