@@ -415,7 +415,7 @@ def leakage_cmd(
 
 def _write_jsonl(path: Path, docs: list[Any], reader: dict[str, Any]) -> None:
     """Write documents as JSON Lines, every input field passed through unchanged."""
-    from ..data.cleaning.result import write_jsonl_atomic
+    from ..data.corpus_manifest import write_jsonl_atomic
     from ..data.documents import output_record
 
     names = {

@@ -362,6 +362,27 @@ def write_json_atomic(path: str | os.PathLike[str], document: Any) -> Path:
     return target
 
 
+def write_jsonl_atomic(
+    path: str | os.PathLike[str],
+    records: Iterable[Mapping[str, Any]],
+    *,
+    sort_keys: bool = True,
+) -> Path:
+    """Write one JSON object per line via a ``.NAME.tmpPID`` sibling and a rename.
+
+    ``sort_keys=False`` keeps each record's field order (a user's records passed through).
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(target.parent, [target.name])
+    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
+        for record in records:
+            handle.write(json.dumps(record, ensure_ascii=False, sort_keys=sort_keys) + "\n")
+    os.replace(tmp, target)
+    return target
+
+
 MAX_JSON_DEPTH = 64  # the manifests we write nest a handful of levels
 
 

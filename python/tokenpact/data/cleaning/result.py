@@ -12,17 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import os
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..._stale_temps import remove_stale_temps
 from ...contract import CorpusManifest
-from ..corpus_manifest import build_corpus_manifest, write_json_atomic
+from ..corpus_manifest import build_corpus_manifest, write_json_atomic, write_jsonl_atomic
 from ..documents import Document, output_record
 from .decontam import DecontamConfig, DecontamWorker
 from .langid import LangIdConfig
@@ -303,24 +300,3 @@ class CleaningResult:
             write_jsonl_atomic(rejected_path, self.rejected_records())
         if report_path is not None:
             write_json_atomic(report_path, self.report())
-
-
-def write_jsonl_atomic(
-    path: str | os.PathLike[str],
-    records: Iterable[Mapping[str, Any]],
-    *,
-    sort_keys: bool = True,
-) -> Path:
-    """Write one JSON object per line via a ``.NAME.tmpPID`` sibling and a rename.
-
-    ``sort_keys=False`` keeps each record's field order (a user's records passed through).
-    """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temps(target.parent, [target.name])
-    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
-        for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False, sort_keys=sort_keys) + "\n")
-    os.replace(tmp, target)
-    return target
