@@ -11,52 +11,56 @@ from typing import Any
 
 import pytest
 
-from tokenpact.errors import ArtifactError
+from tokenpact.core import (
+    MergeRecords,
+    RankedMerges,
+    TiktokenRanks,
+    TokenizerSpec,
+    vocab_from_merges,
+)
+from tokenpact.errors import ArtifactError, ConfigError
 from tokenpact.formats.native import (
     FILENAME,
-    NativeArtifact,
-    NativeSpecialToken,
-    artifact_to_json,
     native_path,
     read_native,
-    vocab_from_merges,
+    to_json,
     write_native,
 )
 from tokenpact.patterns import PATTERNS
+from tokenpact.special import AddedTokenFlags, SpecialToken
 
 # ab -> 256, abc -> 257, abab -> 258
 MERGES = [(97, 98), (256, 99), (256, 256)]
+TRAINING = {"stop_reason": "vocab_size_reached", "merges_learned": 3, "ratio": 0.5}
 
 
-def merge_artifact() -> NativeArtifact:
-    return NativeArtifact.from_merges(
+def merge_spec(**changes: Any) -> TokenizerSpec:
+    spec = TokenizerSpec(
+        RankedMerges(MERGES),
         pattern=PATTERNS["gpt4"],
         pattern_name="gpt4",
-        merges=MERGES,
         special_tokens=[
-            NativeSpecialToken(259, "<|bos|>", "bos"),
-            NativeSpecialToken(260, "<|eos|>", "eos"),
-            NativeSpecialToken(300, "<|résumé|>", "reserved"),  # gaps are allowed
+            (SpecialToken("<|bos|>", "bos"), 259),
+            (SpecialToken("<|eos|>", "eos"), 260),
+            (SpecialToken("<|résumé|>", "reserved"), 300),  # gaps are allowed
         ],
         post_processor={"type": "prepend_bos", "token": "<|bos|>"},
-        training={"stop_reason": "vocab_size_reached", "merges_learned": 3, "ratio": 0.5},
     )
+    return spec.replace(**changes)
 
 
-def tiktoken_artifact() -> NativeArtifact:
+def tiktoken_spec() -> TokenizerSpec:
     singles = [bytes([b]) for b in range(256)]
     random.Random(0).shuffle(singles)  # single bytes need not sit at ids 0..255
-    return NativeArtifact(
+    return TokenizerSpec(
+        TiktokenRanks([*singles, b"ab", b"abc"]),
         pattern=r"\w+|\s+|[^\w\s]+",
-        pattern_name=None,
-        semantics="tiktoken_ranks",
-        ranks=singles + [b"ab", b"abc"],
-        special_tokens=[NativeSpecialToken(258, "<|endoftext|>", "eot")],
+        special_tokens=[(SpecialToken("<|endoftext|>", "eot"), 258)],
     )
 
 
 def valid_obj() -> dict[str, Any]:
-    return json.loads(artifact_to_json(merge_artifact()))
+    return json.loads(to_json(merge_spec(), TRAINING))
 
 
 def write_obj(tmp_path: Path, obj: Any) -> Path:
@@ -69,29 +73,53 @@ def write_obj(tmp_path: Path, obj: Any) -> Path:
 
 
 def test_round_trip_merge_ranks(tmp_path: Path) -> None:
-    art = merge_artifact()
-    written = write_native(tmp_path / "tok", art)
+    spec = merge_spec()
+    written = write_native(tmp_path / "tok", spec, TRAINING)
     assert written == tmp_path / "tok" / FILENAME
-    assert read_native(tmp_path / "tok") == art
-    assert read_native(written) == art
-    assert art.vocab[256:] == [b"ab", b"abc", b"abab"]
-    assert art.model_size == 259
+    for path in (tmp_path / "tok", written):
+        loaded, provenance = read_native(path)
+        assert loaded.to_config() == spec.to_config()
+        assert provenance.training == TRAINING and provenance.format == "tokenpact_json"
+    assert loaded.vocab()[256:] == [b"ab", b"abc", b"abab"]
+    # The document is the spec's canonical config plus the training record.
+    assert json.loads(written.read_text("utf-8")) == {**spec.to_config(), "training": TRAINING}
     # The atomic write leaves no temporary files behind.
     assert sorted(p.name for p in (tmp_path / "tok").iterdir()) == [FILENAME]
 
 
 def test_round_trip_tiktoken_ranks(tmp_path: Path) -> None:
-    art = tiktoken_artifact()
-    write_native(tmp_path, art)
-    loaded = read_native(tmp_path)
-    assert loaded == art
-    assert loaded.model_size == 258
-    assert loaded.merges == [] and loaded.vocab == []
+    spec = tiktoken_spec()
+    write_native(tmp_path, spec)
+    loaded, provenance = read_native(tmp_path)
+    assert loaded.to_config() == spec.to_config()
+    assert isinstance(loaded.model, TiktokenRanks) and provenance.training is None
+    assert loaded.pattern_name is None and loaded.merge_ranks is None
+
+
+def test_round_trip_added_tokens_flags_and_special_decode(tmp_path: Path) -> None:
+    spec = merge_spec(
+        added_tokens={"<tab>": 301, "<nl>": 302},
+        added_token_flags={"<nl>": AddedTokenFlags(rstrip=True), "<|eos|>": AddedTokenFlags()},
+        special_decode="ignore",
+    )
+    write_native(tmp_path, spec)
+    loaded, _ = read_native(tmp_path)
+    assert loaded.to_config() == spec.to_config()
+    assert dict(loaded.added_tokens) == {"<tab>": 301, "<nl>": 302}
+    assert loaded.added_token_flags["<nl>"].rstrip and loaded.special_decode == "ignore"
+
+
+def test_pattern_name_is_kept_as_written(tmp_path: Path) -> None:
+    # A built-in regex without its name stays unnamed: loading gives back the same config
+    # (and semantic hash) that was saved.
+    spec = merge_spec(pattern_name=None, special_tokens=(), post_processor=None)
+    write_native(tmp_path, spec)
+    assert read_native(tmp_path)[0].to_config() == spec.to_config()
 
 
 def test_json_is_stable_sorted_and_readable() -> None:
-    text = artifact_to_json(merge_artifact())
-    assert text == artifact_to_json(merge_artifact())
+    text = to_json(merge_spec(), TRAINING)
+    assert text == to_json(merge_spec(), TRAINING)
     assert text.endswith("}\n")
     assert "<|résumé|>" in text  # ensure_ascii=False
     obj = json.loads(text)
@@ -104,7 +132,7 @@ def test_json_is_stable_sorted_and_readable() -> None:
 
 
 def test_tiktoken_ranks_are_base64() -> None:
-    obj = json.loads(artifact_to_json(tiktoken_artifact()))
+    obj = json.loads(to_json(tiktoken_spec()))
     assert obj["model"]["ranks"][-1] == base64.b64encode(b"abc").decode()
     assert "merges" not in obj["model"] and "vocab" not in obj["model"]
 
@@ -118,28 +146,44 @@ def test_native_path(tmp_path: Path) -> None:
 
 
 def test_write_refuses_invalid_artifact(tmp_path: Path) -> None:
-    art = merge_artifact()
-    art.vocab[257] = b"zzz"
-    with pytest.raises(ArtifactError, match=r"model\.vocab\[257\]"):
-        write_native(tmp_path, art)
-    art = merge_artifact()
-    art.training = {"loss": object()}
+    spec = merge_spec(post_processor={"type": "prepend_bos", "token": "<s>"})
+    with pytest.raises(ArtifactError, match=r"artifact being saved: post_processor\.token"):
+        write_native(tmp_path, spec)
     with pytest.raises(ArtifactError, match="JSON values"):
-        write_native(tmp_path, art)
+        write_native(tmp_path, merge_spec(), {"loss": object()})
+    assert not (tmp_path / FILENAME).exists()
+
+
+def test_write_refuses_what_the_file_cannot_describe(tmp_path: Path) -> None:
+    records = TokenizerSpec(MergeRecords([bytes([b]) for b in range(256)], []), pattern="x")
+    with pytest.raises(ArtifactError, match="explicit merge records"):
+        write_native(tmp_path, records)
+    offset = TokenizerSpec(TiktokenRanks([bytes([b]) for b in range(256)], id_offset=1))
+    with pytest.raises(ArtifactError, match="cannot describe it"):
+        write_native(tmp_path, offset)
+    chain = merge_spec(pre_tokenizer={"type": "sequence", "steps": [["x", None]]})
+    with pytest.raises(ArtifactError, match="chain of steps"):
+        write_native(tmp_path, chain)
     assert not (tmp_path / FILENAME).exists()
 
 
 def test_non_finite_training_values_are_written_as_strings(tmp_path: Path) -> None:
     # JSON has no inf/nan; a training trace holds them (issue 13: -inf in Unigram EM).
-    art = merge_artifact()
-    art.training = {"loss": float("nan"), "trace": [[0, float("-inf")], [1, -3.5]]}
-    write_native(tmp_path, art)
-    assert read_native(tmp_path).training == {"loss": "nan", "trace": [[0, "-inf"], [1, -3.5]]}
+    training = {"loss": float("nan"), "trace": [[0, float("-inf")], [1, -3.5]]}
+    write_native(tmp_path, merge_spec(), training)
+    _, provenance = read_native(tmp_path)
+    assert provenance.training == {"loss": "nan", "trace": [[0, "-inf"], [1, -3.5]]}
 
 
 def test_vocab_from_merges_rejects_forward_reference() -> None:
-    with pytest.raises(ArtifactError, match="does not exist yet"):
+    with pytest.raises(ConfigError, match="does not exist yet"):
         vocab_from_merges([(97, 257)])
+
+
+def test_from_config_refuses_a_model_it_cannot_rebuild() -> None:
+    records = TokenizerSpec(MergeRecords([bytes([b]) for b in range(256)], []), pattern="x")
+    with pytest.raises(ConfigError, match="cannot be rebuilt"):
+        TokenizerSpec.from_config(records.to_config())
 
 
 # --------------------------------------------------------------------------- file-level damage
@@ -154,7 +198,7 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
 
 def test_invalid_json(tmp_path: Path) -> None:
     path = tmp_path / FILENAME
-    path.write_text(artifact_to_json(merge_artifact())[:-40], encoding="utf-8")
+    path.write_text(to_json(merge_spec(), TRAINING)[:-40], encoding="utf-8")
     with pytest.raises(ArtifactError, match=r"invalid JSON at line \d+ column \d+") as info:
         read_native(path)
     assert str(path) in str(info.value) and "tok.save()" in str(info.value)
@@ -230,6 +274,10 @@ def _custom_pattern(pattern: str) -> Mutation:
     return mutate
 
 
+def _flags(content: str, token_id: int, **flags: Any) -> dict[str, Any]:
+    return {"id": token_id, "content": content, **AddedTokenFlags()._asdict(), **flags}
+
+
 def _spec_tokens(*tokens: tuple[Any, Any, Any]) -> Mutation:
     return _set("special_tokens", [{"id": i, "content": c, "role": r} for i, c, r in tokens])
 
@@ -282,6 +330,13 @@ REJECTIONS: list[tuple[str, Mutation, str]] = [
     ("decoder", _set("decoder", {"type": "wordpiece"}), r"decoder\.type: is 'wordpiece'"),
     ("decoder missing", _set("decoder", {}), "decoder: missing field 'type'"),
     ("training type", _set("training", [1]), "training: expected an object or null"),
+    ("added in model", _set("added_tokens", [{"id": 9, "content": "<x>"}]), "model's ids 0..258"),
+    ("added reuse", _set("added_tokens", [{"id": 259, "content": "<x>"}]), "reuses id 259 of"),
+    ("added twice", _set("added_tokens", [{"id": 301, "content": "<|eos|>"}]), "declared twice"),
+    ("added shape", _set("added_tokens", [{"id": 301}]), r"added_tokens\[0\]: missing field"),
+    ("flags unknown", _set("added_token_flags", [_flags("<x>", 301)]), "not a declared token"),
+    ("flag type", _set("added_token_flags", [_flags("<|bos|>", 259, lstrip=1)]), "true or false"),
+    ("special decode", _set("special_decode", "drop"), "special_decode: is 'drop'"),
 ]
 
 
@@ -300,7 +355,7 @@ def test_rejects_damaged_merge_artifact(tmp_path: Path, mutate: Mutation, messag
 
 
 def _tiktoken_obj() -> dict[str, Any]:
-    return json.loads(artifact_to_json(tiktoken_artifact()))
+    return json.loads(to_json(tiktoken_spec()))
 
 
 def _drop_byte(obj: dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from .. import _native
 from ..components.sentencepiece import CONTROL, NormalizerSpec, SentencePieceModel
-from ..errors import ArtifactError, ConfigError
+from ..errors import ConfigError
 
 if TYPE_CHECKING:
     from .spec import TokenizerSpec
@@ -52,18 +52,23 @@ BYTE_LEVEL_SEMANTICS = frozenset(k.value for k in ModelKind if k.byte_level)
 
 
 def vocab_from_merges(merges: Sequence[tuple[int, int]]) -> list[bytes]:
-    """Bytes of every ID of a ranked-merge model: 256 single bytes, then one
-    concatenation per merge (merge ``r`` creates ID ``256 + r``). A merge may only use
-    base bytes or earlier merges (ArtifactError otherwise)."""
-    vocab = [bytes([b]) for b in range(256)]
-    for rank, (left, right) in enumerate(merges):
-        if not (0 <= left < 256 + rank and 0 <= right < 256 + rank):
-            raise ArtifactError(
-                f"merge {rank} ({left}, {right}) references an id that does not exist yet; "
-                "merges may only use base bytes or earlier merges"
-            )
-        vocab.append(vocab[left] + vocab[right])
-    return vocab
+    """Bytes of every ID of a ranked-merge model, as a list by ID: the reference's rule
+    (:func:`tokenpact.reference.vocab_from_merges`: 256 single bytes, then one
+    concatenation per merge; a merge may only use base bytes or earlier merges,
+    ConfigError otherwise)."""
+    # Imported on use: the reference package (and its regex pre-tokenizer) is not needed
+    # to import the core.
+    from ..reference.bpe import vocab_from_merges as reference_vocab
+
+    return list(reference_vocab(merges).values())
+
+
+def _is_base64(text: str) -> bool:
+    try:
+        base64.b64decode(text, validate=True)
+    except ValueError:
+        return False
+    return True
 
 
 def hold_as_tuples(model: Any, *fields: str) -> None:
@@ -101,6 +106,11 @@ class RankedMerges:
             steps,
             controls=spec.control_ids(),
         )
+
+    @classmethod
+    def from_config_node(cls, node: Mapping[str, Any]) -> RankedMerges:
+        """The model whose config node is ``node`` (the vocabulary is derived)."""
+        return cls([(int(left), int(right)) for left, right in node["merges"]])
 
     def config_node(self, spec: TokenizerSpec) -> dict[str, Any]:
         return {
@@ -182,6 +192,17 @@ class TiktokenRanks:
             id_offset=self.id_offset,
             controls=spec.control_ids(),
         )
+
+    @classmethod
+    def from_config_node(cls, node: Mapping[str, Any]) -> TiktokenRanks:
+        """The model whose config node is ``node`` (no ID offset: with one, the config's
+        ranks would begin with the special tokens' rows)."""
+        ranks = node["ranks"]
+        try:
+            return cls([base64.b64decode(piece, validate=True) for piece in ranks])
+        except ValueError:  # binascii.Error
+            bad = next(i for i, p in enumerate(ranks) if not _is_base64(p))
+            raise ConfigError(f"model.ranks[{bad}]: {ranks[bad]!r} is not valid base64") from None
 
     def config_node(self, spec: TokenizerSpec) -> dict[str, Any]:
         return {
@@ -349,3 +370,26 @@ class Model(Protocol):
 
 
 BUILT_IN_MODELS = (RankedMerges, MergeRecords, TiktokenRanks, HfModel, SentencePiece)
+
+
+def describes_completely(model: Model) -> bool:
+    """Whether the ``model`` node of the canonical config holds the whole model, so
+    :func:`model_from_config_node` rebuilds it: ranked merges, and tiktoken ranks without
+    an ID offset. Merge records, SentencePiece and Hugging Face models need their
+    source file (their nodes leave out flags that are read from it)."""
+    if isinstance(model, TiktokenRanks):
+        return not model.id_offset
+    return isinstance(model, RankedMerges)
+
+
+def model_from_config_node(node: Mapping[str, Any]) -> RankedMerges | TiktokenRanks:
+    """The model whose canonical ``model`` node is ``node`` (:func:`describes_completely`)."""
+    semantics = node.get("semantics")
+    if node.get("type") == "byte_bpe" and semantics == ModelKind.MERGE_RANKS:
+        return RankedMerges.from_config_node(node)
+    if node.get("type") == "byte_bpe" and semantics == ModelKind.TIKTOKEN_RANKS:
+        return TiktokenRanks.from_config_node(node)
+    raise ConfigError(
+        f"a {node.get('type')!r} model with semantics {semantics!r} cannot be rebuilt from "
+        "its config; load it from its source file"
+    )

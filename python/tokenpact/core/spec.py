@@ -19,9 +19,21 @@ from ..components.sentencepiece import SentencePieceModel
 from ..errors import ConfigError
 from ..patterns import resolve_pattern
 from ..special import AddedTokenFlags, SpecialToken
-from ..truncation import Padding, Truncation, padding_config, truncation_config
-from .literal_text import DEFAULT_LITERAL_TEXT, LiteralTextPolicy, literal_text_config
-from .models import HfModel, Model, ModelKind, RankedMerges, SentencePiece
+from ..truncation import (
+    Padding,
+    Truncation,
+    padding_config,
+    padding_from_config,
+    truncation_config,
+    truncation_from_config,
+)
+from .literal_text import (
+    DEFAULT_LITERAL_TEXT,
+    LiteralTextPolicy,
+    literal_text_config,
+    literal_text_from_config,
+)
+from .models import HfModel, Model, ModelKind, RankedMerges, SentencePiece, model_from_config_node
 from .pickling import Reduced, reduce_frozen
 
 # Split steps that rewrite the text (ByteLevel's add_prefix_space, Metaspace): pieces of
@@ -204,6 +216,43 @@ class TokenizerSpec:
         if self.special_decode != "keep":
             config["special_decode"] = self.special_decode
         return config
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> TokenizerSpec:
+        """The spec whose :meth:`to_config` is ``config``, for the models a config
+        describes completely (ranked merges, tiktoken ranks: ``models.describes_completely``)
+        with one regex split. ``config`` must be well formed: ``tokenpact.json``'s reader
+        checks a file field by field first. Special tokens are taken in ID order."""
+        pre = config["pre_tokenizer"]
+        if pre is None or pre.get("type") != "regex_split":
+            raise ConfigError(
+                "only a config whose pre-tokenizer is one regex split can be rebuilt; load "
+                "this tokenizer from its source file"
+            )
+        specials = sorted(
+            ((SpecialToken(t["content"], t["role"]), t["id"]) for t in config["special_tokens"]),
+            key=lambda pair: pair[1],
+        )
+        flags = {
+            f["content"]: AddedTokenFlags(**{k: f[k] for k in AddedTokenFlags._fields})
+            for f in config.get("added_token_flags", ())
+        }
+        padding, truncation = config.get("padding"), config.get("truncation")
+        literal = config.get("literal_text")
+        literal_text = literal_text_from_config(literal) if literal else DEFAULT_LITERAL_TEXT
+        return cls(
+            model_from_config_node(config["model"]),
+            pattern=pre["pattern"],
+            pattern_name=pre["name"],
+            special_tokens=specials,
+            added_tokens={t["content"]: t["id"] for t in config.get("added_tokens", ())},
+            added_token_flags=flags,
+            post_processor=config["post_processor"],
+            padding=None if padding is None else padding_from_config(padding),
+            truncation=None if truncation is None else truncation_from_config(truncation),
+            literal_text=literal_text,
+            special_decode=config.get("special_decode", "keep"),
+        )
 
     def _model_config(self) -> dict[str, Any]:
         if isinstance(self.model, SentencePiece):

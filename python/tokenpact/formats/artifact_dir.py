@@ -1,12 +1,12 @@
 """The artifact directory: the tokenizer file(s), ``manifest.json`` and ``golden.json``.
 
-Reading one goes through :mod:`.registry` (``Tokenizer.load``); this module converts
-specs to and from the native artifact and writes the directory.
+Reading one goes through :mod:`.registry` (``Tokenizer.load``); this module writes the
+directory.
 
-The tokenizer file is ``tokenpact.json`` for native tokenizers (converted here to and
-from the validated :class:`~tokenpact.formats.native.NativeArtifact`; ``native.py`` owns
-that format), the exact ``tokenizer.json`` (+ ``tokenizer_config.json``) of a Hugging
-Face tokenizer, or the exact ``tokenizer.model`` of a SentencePiece one. Those two
+The tokenizer file is ``tokenpact.json`` for native tokenizers (the spec's canonical
+config plus the training record; :mod:`.native` owns that format), the exact
+``tokenizer.json`` (+ ``tokenizer_config.json``) of a Hugging Face tokenizer, or the
+exact ``tokenizer.model`` of a SentencePiece one. Those two
 formats have no place for a training record, so a trained tokenizer also writes
 ``training.json`` (the full record: config, seed, stop reason, traces); it is a release
 file, sealed by the manifest like the others. A tokenizer with a padding or truncation
@@ -24,14 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..contract import write_contract_files
 from ..contract.canonical import nesting_depth
-from ..core import MergeRecords, Provenance, RankedMerges, TiktokenRanks, TokenizerSpec
+from ..core import TokenizerSpec
 from ..core.literal_text import (
     DEFAULT_LITERAL_TEXT,
     literal_text_config,
     literal_text_from_config,
 )
 from ..errors import ArtifactError, ConfigError
-from ..special import SpecialToken
 from ..truncation import (
     padding_config,
     padding_from_config,
@@ -49,65 +48,6 @@ SP_FILE = "tokenizer.model"
 TRAINING_FILE = "training.json"
 POLICY_FILE = "policy.json"
 POLICY_KIND = "tokenpact.policy"
-
-
-def to_artifact(tok: Tokenizer) -> native.NativeArtifact:
-    """The native artifact describing ``tok`` (behaviour plus training record)."""
-    spec = tok.spec
-    specials = [
-        native.NativeSpecialToken(id=i, content=t.content, role=t.role)
-        for t, i in spec.special_tokens
-    ]
-    common: dict[str, Any] = {
-        "pattern": spec.pattern,
-        "pattern_name": spec.pattern_name,
-        "special_tokens": specials,
-        "post_processor": tok.post_processor,
-        "training": tok.training,
-    }
-    model = spec.model
-    if isinstance(model, RankedMerges):
-        return native.NativeArtifact(
-            semantics=native.MERGE_RANKS,
-            merges=[(a, b) for a, b in model.merges],
-            vocab=model.vocab(spec),
-            **common,
-        )
-    if isinstance(model, TiktokenRanks) and not model.id_offset:
-        return native.NativeArtifact(
-            semantics=native.TIKTOKEN_RANKS, ranks=list(model.ranks), **common
-        )
-    if isinstance(model, MergeRecords):
-        raise ArtifactError(
-            "this tokenizer was built from explicit merge records; saving it natively is not "
-            "supported yet: save the records with your own code or load it from a file"
-        )
-    raise ArtifactError(
-        f"this {spec.kind} tokenizer was built in memory without source files, and "
-        "tokenpact.json cannot describe it: build it from a file, or save its tables with "
-        "your own code"
-    )
-
-
-def from_artifact(a: native.NativeArtifact) -> tuple[TokenizerSpec, Provenance]:
-    """The spec and provenance of a validated native artifact."""
-    specials = [
-        (SpecialToken(s.content, s.role), s.id)
-        for s in sorted(a.special_tokens, key=lambda s: s.id)
-    ]
-    fields: dict[str, Any] = {"special_tokens": specials, "post_processor": a.post_processor}
-    if a.semantics != native.MERGE_RANKS:
-        spec = TokenizerSpec.with_pattern(TiktokenRanks(a.ranks), a.pattern, **fields)
-    elif [i for _, i in specials] == list(
-        range(256 + len(a.merges), 256 + len(a.merges) + len(specials))
-    ):
-        spec = TokenizerSpec.with_pattern(RankedMerges(a.merges), a.pattern, **fields)
-    else:
-        # Special IDs with gaps: the stored pattern name is kept as written.
-        spec = TokenizerSpec(
-            RankedMerges(a.merges), pattern=a.pattern, pattern_name=a.pattern_name, **fields
-        )
-    return spec, Provenance(format="tokenpact_json", training=a.training)
 
 
 def training_bytes(training: dict[str, Any]) -> bytes:
@@ -239,9 +179,8 @@ def release_files(tok: Tokenizer) -> dict[str, bytes]:
     files = dict(tok.provenance.files)
     if files:
         return _with_training(tok, files)
-    return _with_policy(
-        tok, {native.FILENAME: native.artifact_to_json(to_artifact(tok)).encode("utf-8")}
-    )
+    text = native.to_json(tok.spec, tok.training)
+    return _with_policy(tok, {native.FILENAME: text.encode("utf-8")})
 
 
 # Every tokenizer file a save of any kind writes. Saving one kind over a directory that

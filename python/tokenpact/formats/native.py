@@ -1,29 +1,28 @@
 """The native artifact: ``tokenpact.json``, a versioned JSON description of a tokenizer.
 
-The file holds everything encoding depends on (pre-tokenizer pattern, merges or ranks,
-vocabulary, special tokens, post-processor, decoder) plus the training record. The
-loader trusts nothing: every invariant the encoder relies on is checked here, so a
-damaged or hand-edited file fails with an :class:`~tokenpact.errors.ArtifactError`
-that names the file, the field and the fix instead of producing wrong IDs later.
+The file is the spec's canonical config (``TokenizerSpec.to_config()``: pre-tokenizer
+pattern, merges or ranks, vocabulary, special and added tokens, post-processor, decoder)
+plus the training record; the padding, truncation and literal-text policy is
+``policy.json`` for every format. Reading is ``TokenizerSpec.from_config`` of the
+document, after a check that trusts nothing: every invariant the encoder relies on is
+checked here, so a damaged or hand-edited file fails with an
+:class:`~tokenpact.errors.ArtifactError` that names the file, the field and the fix
+instead of producing wrong IDs later.
 
 Example::
 
-    art = NativeArtifact.from_merges(pattern=PATTERNS["gpt4"], pattern_name="gpt4",
-                                     merges=[(97, 98)])
-    write_native("out/my-tok", art)          # -> out/my-tok/tokenpact.json
-    art = read_native("out/my-tok")
+    spec = tp.Tokenizer.from_merges([(97, 98)], pattern="gpt4").spec
+    write_native("out/my-tok", spec)          # -> out/my-tok/tokenpact.json
+    spec, provenance = read_native("out/my-tok")
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import math
 import os
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -31,10 +30,12 @@ import regex
 
 from .._io import atomic_write_text
 from ..contract.canonical import nesting_depth
-from ..core.models import vocab_from_merges
-from ..errors import ArtifactError
+from ..core import MergeRecords, Provenance, TiktokenRanks, TokenizerSpec
+from ..core.models import describes_completely
+from ..core.spec import SPECIAL_DECODE
+from ..errors import ArtifactError, ConfigError
 from ..patterns import PATTERNS
-from ..special import ROLES, SHARED_ROLES
+from ..special import ROLES, SHARED_ROLES, AddedTokenFlags
 from .hf_pipeline import check_id_space
 
 FILENAME = "tokenpact.json"
@@ -61,57 +62,8 @@ _TOP_KEYS = {
     "decoder",
     "training",
 }
-
-
-@dataclass(frozen=True)
-class NativeSpecialToken:
-    """A special token as stored in the artifact: its ID, spelling and role."""
-
-    id: int
-    content: str
-    role: str = "reserved"
-
-
-@dataclass
-class NativeArtifact:
-    """In-memory form of ``tokenpact.json``.
-
-    ``semantics`` selects the model: ``"merge_ranks"`` uses ``merges`` (rank order, new
-    id = 256 + rank) and ``vocab`` (bytes per id, ``256 + len(merges)`` entries);
-    ``"tiktoken_ranks"`` uses ``ranks`` (bytes per id, id == rank).
-    """
-
-    pattern: str
-    pattern_name: str | None = None
-    semantics: str = MERGE_RANKS
-    merges: list[tuple[int, int]] = field(default_factory=list)
-    vocab: list[bytes] = field(default_factory=list)
-    ranks: list[bytes] = field(default_factory=list)
-    special_tokens: list[NativeSpecialToken] = field(default_factory=list)
-    post_processor: dict[str, Any] | None = None
-    decoder: dict[str, Any] = field(default_factory=lambda: {"type": "byte_level"})
-    training: dict[str, Any] | None = None
-
-    @classmethod
-    def from_merges(
-        cls, *, pattern: str, merges: Sequence[tuple[int, int]], **kwargs: Any
-    ) -> NativeArtifact:
-        """Build a ``merge_ranks`` artifact, deriving the vocabulary from the merges."""
-        merge_list = [(int(left), int(right)) for left, right in merges]
-        return cls(
-            pattern=pattern,
-            semantics=MERGE_RANKS,
-            merges=merge_list,
-            vocab=vocab_from_merges(merge_list),
-            **kwargs,
-        )
-
-    @property
-    def model_size(self) -> int:
-        """Number of IDs owned by the model (special tokens live at or above this)."""
-        if self.semantics == TIKTOKEN_RANKS:
-            return len(self.ranks)
-        return 256 + len(self.merges)
+# Written only when the spec has them (TokenizerSpec.to_config).
+_OPTIONAL_KEYS = {"added_tokens", "added_token_flags", "special_decode"}
 
 
 def native_path(path: str | os.PathLike[str]) -> Path:
@@ -127,25 +79,39 @@ def native_path(path: str | os.PathLike[str]) -> Path:
 # ----------------------------------------------------------------------------- writing
 
 
-def _artifact_to_obj(a: NativeArtifact) -> dict[str, Any]:
-    model: dict[str, Any] = {"type": "byte_bpe", "semantics": a.semantics}
-    if a.semantics == TIKTOKEN_RANKS:
-        model["ranks"] = [base64.b64encode(piece).decode("ascii") for piece in a.ranks]
-    else:
-        model["merges"] = [[left, right] for left, right in a.merges]
-        model["vocab"] = [piece.hex() for piece in a.vocab]
-    return {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "pre_tokenizer": {"type": "regex_split", "name": a.pattern_name, "pattern": a.pattern},
-        "model": model,
-        "special_tokens": [
-            {"id": t.id, "content": t.content, "role": t.role} for t in a.special_tokens
-        ],
-        "post_processor": a.post_processor,
-        "decoder": a.decoder,
-        "training": json_safe(a.training),
-    }
+# The policy entries of the canonical config: every format saves them in policy.json
+# (artifact_dir), so tokenpact.json leaves them out.
+POLICY_KEYS = ("padding", "truncation", "literal_text")
+
+
+def check_describable(spec: TokenizerSpec) -> None:
+    """Raise ArtifactError unless ``tokenpact.json`` can describe ``spec`` (a ranked-merge
+    or tiktoken-rank model with one regex split)."""
+    if isinstance(spec.model, MergeRecords):
+        raise ArtifactError(
+            "this tokenizer was built from explicit merge records; saving it natively is not "
+            "supported yet: save the records with your own code or load it from a file"
+        )
+    if not describes_completely(spec.model) or spec.stages is not None:
+        raise ArtifactError(
+            f"this {spec.kind} tokenizer was built in memory without source files, and "
+            "tokenpact.json cannot describe it: build it from a file, or save its tables with "
+            "your own code"
+        )
+    if spec.pre_tokenizer is not None:
+        raise ArtifactError(
+            "this tokenizer's pre-tokenizer is a chain of steps, and tokenpact.json holds one "
+            'regex split: export it with tp.export(tok, "hf") instead'
+        )
+
+
+def document(spec: TokenizerSpec, training: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The ``tokenpact.json`` document of ``spec``: its canonical config (less the policy,
+    which is ``policy.json``) plus the training record."""
+    config = spec.to_config()
+    for key in POLICY_KEYS:
+        config.pop(key, None)
+    return {**config, "training": json_safe(None if training is None else dict(training))}
 
 
 def json_safe(value: Any) -> Any:
@@ -197,9 +163,11 @@ def _scalar(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
-def artifact_to_json(a: NativeArtifact) -> str:
-    """Serialize after validation: sorted keys, 2-space indent, UTF-8 text, trailing newline."""
-    obj = _artifact_to_obj(a)
+def to_json(spec: TokenizerSpec, training: Mapping[str, Any] | None = None) -> str:
+    """``tokenpact.json`` text after validation: sorted keys, 2-space indent, UTF-8 text,
+    trailing newline."""
+    check_describable(spec)
+    obj = document(spec, training)
     try:
         text = _dump(obj, "") + "\n"
     except (TypeError, ValueError) as exc:
@@ -208,22 +176,30 @@ def artifact_to_json(a: NativeArtifact) -> str:
             "must hold only JSON values (str, int, finite float, bool, None, lists, dicts)"
         ) from exc
     # Refuse to write a file that read_native would reject.
-    _Validator("artifact being saved", _SAVE_BUG).artifact(json.loads(text))
+    check = _Validator("artifact being saved", _SAVE_BUG)
+    check.document(json.loads(text))
+    check.rank_pieces(spec)
     return text
 
 
-def write_native(path: str | os.PathLike[str], a: NativeArtifact) -> Path:
-    """Validate and atomically write ``a``; ``path`` may be a directory. Returns the file path."""
+def write_native(
+    path: str | os.PathLike[str],
+    spec: TokenizerSpec,
+    training: Mapping[str, Any] | None = None,
+) -> Path:
+    """Validate and atomically write ``tokenpact.json``; ``path`` may be a directory.
+    Returns the file path."""
     target = native_path(path)
-    atomic_write_text(target, artifact_to_json(a))
+    atomic_write_text(target, to_json(spec, training))
     return target
 
 
 # ----------------------------------------------------------------------------- reading
 
 
-def read_native(path: str | os.PathLike[str]) -> NativeArtifact:
-    """Read and fully validate ``tokenpact.json`` (or a directory holding it)."""
+def read_native(path: str | os.PathLike[str]) -> tuple[TokenizerSpec, Provenance]:
+    """Read and fully validate ``tokenpact.json`` (or a directory holding it): the spec
+    (``TokenizerSpec.from_config`` of the document) and the training record."""
     target = native_path(path)
     if not target.exists():
         where = f"{path} has no {FILENAME}" if Path(path).is_dir() else f"{target} does not exist"
@@ -257,7 +233,14 @@ def read_native(path: str | os.PathLike[str]) -> NativeArtifact:
         ) from exc
     except RecursionError:
         raise ArtifactError(f"{target}: nested too deeply to be an artifact; {_REMAKE}") from None
-    return _Validator(str(target)).artifact(obj)
+    check = _Validator(str(target))
+    check.document(obj)
+    try:
+        spec = TokenizerSpec.from_config(obj)
+    except ConfigError as exc:
+        raise ArtifactError(f"{target}: {exc}; {_REMAKE}") from None
+    check.rank_pieces(spec)
+    return spec, Provenance(format="tokenpact_json", training=obj["training"])
 
 
 class _DuplicateKey(Exception):
@@ -320,7 +303,9 @@ class _Validator:
             self.fail(where, f"expected a JSON array, found {type(value).__name__}")
         return value
 
-    def artifact(self, top: Any) -> NativeArtifact:
+    def document(self, top: Any) -> None:
+        """Check every field of a parsed ``tokenpact.json`` (ArtifactError naming the
+        first bad one); a document that passes is a valid ``TokenizerSpec`` config."""
         if not isinstance(top, dict):
             self.fail("top level", f"expected a JSON object, found {type(top).__name__}")
         if top.get("format") != FORMAT:
@@ -340,39 +325,41 @@ class _Validator:
                 else "re-save it with a tokenpact that writes version 1"
             )
             self.fail("format_version", f"version {version} is not supported (this reads 1)", fix)
-        self.obj(top, "top level", _TOP_KEYS)
+        self.obj(top, "top level", _TOP_KEYS, _OPTIONAL_KEYS)
 
-        pattern_name, pattern = self.pre_tokenizer(top["pre_tokenizer"])
+        self.pre_tokenizer(top["pre_tokenizer"])
         model = self.obj(top["model"], "model", {"type", "semantics"}, {"merges", "vocab", "ranks"})
         if model["type"] != "byte_bpe":
             self.fail("model.type", f"is {model['type']!r}; only 'byte_bpe' is supported")
         semantics = model["semantics"]
-        art = NativeArtifact(pattern=pattern, pattern_name=pattern_name, semantics=semantics)
         if semantics == MERGE_RANKS:
             self.obj(model, "model", {"type", "semantics", "merges", "vocab"})
-            art.merges = self.merges(model["merges"])
-            art.vocab = self.vocab(model["vocab"], art.merges)
+            merges = self.merges(model["merges"])
+            self.vocab(model["vocab"], merges)
+            model_size = 256 + len(merges)
         elif semantics == TIKTOKEN_RANKS:
             self.obj(model, "model", {"type", "semantics", "ranks"})
-            art.ranks = self.ranks(model["ranks"])
+            model_size = self.ranks(model["ranks"])
         else:
             self.fail(
                 "model.semantics",
                 f"is {semantics!r}; expected {MERGE_RANKS!r} or {TIKTOKEN_RANKS!r}",
             )
-        art.special_tokens = self.special_tokens(top["special_tokens"], art.model_size)
-        art.post_processor = self.post_processor(top["post_processor"], art.special_tokens)
+        specials = self.special_tokens(top["special_tokens"], model_size)
+        added = self.added_tokens(top.get("added_tokens", []), model_size, specials)
+        self.added_token_flags(top.get("added_token_flags", []), {**specials, **added})
+        self.post_processor(top["post_processor"], set(specials.values()))
         decoder = self.obj(top["decoder"], "decoder", {"type"})
         if decoder["type"] != "byte_level":
             self.fail("decoder.type", f"is {decoder['type']!r}; only 'byte_level' is supported")
-        art.decoder = dict(decoder)
+        special_decode = top.get("special_decode", "keep")
+        if special_decode not in SPECIAL_DECODE:
+            self.fail("special_decode", f"is {special_decode!r}; expected one of {SPECIAL_DECODE}")
         training = top["training"]
         if training is not None and not isinstance(training, dict):
             self.fail("training", f"expected an object or null, found {type(training).__name__}")
         if nesting_depth(training) > MAX_RECORD_DEPTH:
             self.fail("training", f"nested deeper than {MAX_RECORD_DEPTH} levels")
-        art.training = training
-        return art
 
     def pre_tokenizer(self, value: Any) -> tuple[str | None, str]:
         pre = self.obj(value, "pre_tokenizer", {"type", "name", "pattern"})
@@ -461,24 +448,30 @@ class _Validator:
             seen[piece] = new_id
         return vocab
 
-    def ranks(self, value: Any) -> list[bytes]:
+    def ranks(self, value: Any) -> int:
+        """The shape of ``model.ranks`` (their bytes are checked on the built model, by
+        :meth:`rank_pieces`, so a large file is decoded once); returns their count."""
         items = self.list_(value, "model.ranks")
-        ranks: list[bytes] = []
-        seen: dict[bytes, int] = {}
         for i, item in enumerate(items):
-            where = f"model.ranks[{i}]"
             if not isinstance(item, str) or not item:
-                self.fail(where, f"expected non-empty base64 of the piece bytes, found {item!r}")
-            try:
-                piece = base64.b64decode(item, validate=True)
-            except (binascii.Error, ValueError):
-                self.fail(where, f"{item!r} is not valid base64")
+                self.fail(
+                    f"model.ranks[{i}]",
+                    f"expected non-empty base64 of the piece bytes, found {item!r}",
+                )
+        return len(items)
+
+    def rank_pieces(self, spec: TokenizerSpec) -> None:
+        """The decoded ranks of a tiktoken-rank spec: non-empty, distinct, all 256 bytes."""
+        if not isinstance(spec.model, TiktokenRanks):
+            return
+        seen: dict[bytes, int] = {}
+        for i, piece in enumerate(spec.model.ranks):
+            where = f"model.ranks[{i}]"
             if not piece:
                 self.fail(where, "decodes to an empty piece")
             if piece in seen:
                 self.fail(where, f"piece {piece.hex()} duplicates rank {seen[piece]}")
             seen[piece] = i
-            ranks.append(piece)
         missing = [b for b in range(256) if bytes([b]) not in seen]
         if missing:
             self.fail(
@@ -486,11 +479,10 @@ class _Validator:
                 f"{len(missing)} single bytes have no rank (first: {missing[0]:02x}); byte-level "
                 "BPE needs all 256 so that any text can be encoded",
             )
-        return ranks
 
-    def special_tokens(self, value: Any, model_size: int) -> list[NativeSpecialToken]:
+    def special_tokens(self, value: Any, model_size: int) -> dict[int, str]:
+        """The declared special tokens, content by ID."""
         items = self.list_(value, "special_tokens")
-        tokens: list[NativeSpecialToken] = []
         by_id: dict[int, str] = {}
         by_content: set[str] = set()
         roles: dict[str, str] = {}
@@ -499,21 +491,7 @@ class _Validator:
             tok = self.obj(item, where, {"id", "content", "role"})
             token_id, role = tok["id"], tok["role"]
             content = self.string(tok["content"], f"{where}.content")
-            if not _is_int(token_id):
-                self.fail(f"{where}.id", f"expected an integer, found {token_id!r}")
-            if token_id < model_size:
-                self.fail(
-                    f"{where}.id",
-                    f"{content!r} has id {token_id}, inside the model's ids 0..{model_size - 1}",
-                    f"special ids must come after the vocabulary; {self.default_fix}",
-                )
-            if token_id > MAX_ID:
-                self.fail(f"{where}.id", f"{content!r} has id {token_id}, above {MAX_ID}")
-            if token_id in by_id:
-                self.fail(
-                    f"{where}.id",
-                    f"{content!r} reuses id {token_id} of {by_id[token_id]!r}",
-                )
+            self.token_id(token_id, f"{where}.id", content, model_size, by_id)
             if content in by_content:
                 self.fail(f"{where}.content", f"{content!r} is declared twice")
             if role not in ROLES:
@@ -531,28 +509,76 @@ class _Validator:
             by_id[token_id] = content
             by_content.add(content)
             roles[role] = content
-            tokens.append(NativeSpecialToken(token_id, content, role))
-        top = max((t.id for t in tokens), default=-1)
-        if top >= 0:
-            # Tables are sized by the largest ID: bound it before anything is built.
-            check_id_space(self.source, "special_tokens", model_size + len(tokens), top)
-        return tokens
+        self.id_space("special_tokens", model_size, by_id)
+        return by_id
 
-    def post_processor(
-        self, value: Any, specials: list[NativeSpecialToken]
-    ) -> dict[str, Any] | None:
+    def token_id(
+        self, token_id: Any, where: str, content: str, model_size: int, taken: dict[int, str]
+    ) -> None:
+        """An added or special token's ID: an integer after the model's IDs, unused."""
+        if not _is_int(token_id):
+            self.fail(where, f"expected an integer, found {token_id!r}")
+        if token_id < model_size:
+            self.fail(
+                where,
+                f"{content!r} has id {token_id}, inside the model's ids 0..{model_size - 1}",
+                f"special ids must come after the vocabulary; {self.default_fix}",
+            )
+        if token_id > MAX_ID:
+            self.fail(where, f"{content!r} has id {token_id}, above {MAX_ID}")
+        if token_id in taken:
+            self.fail(where, f"{content!r} reuses id {token_id} of {taken[token_id]!r}")
+
+    def id_space(self, where: str, model_size: int, tokens: dict[int, str]) -> None:
+        if tokens:
+            # Tables are sized by the largest ID: bound it before anything is built.
+            check_id_space(self.source, where, model_size + len(tokens), max(tokens))
+
+    def added_tokens(self, value: Any, model_size: int, specials: dict[int, str]) -> dict[int, str]:
+        """The non-special added tokens, content by ID."""
+        items = self.list_(value, "added_tokens")
+        by_id: dict[int, str] = {}
+        contents = set(specials.values())
+        for i, item in enumerate(items):
+            where = f"added_tokens[{i}]"
+            tok = self.obj(item, where, {"id", "content"})
+            content = self.string(tok["content"], f"{where}.content")
+            self.token_id(tok["id"], f"{where}.id", content, model_size, {**specials, **by_id})
+            if content in contents:
+                self.fail(f"{where}.content", f"{content!r} is declared twice")
+            by_id[tok["id"]] = content
+            contents.add(content)
+        self.id_space("added_tokens", model_size, {**specials, **by_id})
+        return by_id
+
+    def added_token_flags(self, value: Any, tokens: dict[int, str]) -> None:
+        items = self.list_(value, "added_token_flags")
+        seen: set[str] = set()
+        for i, item in enumerate(items):
+            where = f"added_token_flags[{i}]"
+            flags = self.obj(item, where, {"id", "content", *AddedTokenFlags._fields})
+            content = self.string(flags["content"], f"{where}.content")
+            if tokens.get(flags["id"]) != content or not _is_int(flags["id"]):
+                self.fail(where, f"{content!r} with id {flags['id']!r} is not a declared token")
+            if content in seen:
+                self.fail(f"{where}.content", f"{content!r} has flags twice")
+            seen.add(content)
+            for name in AddedTokenFlags._fields:
+                if not isinstance(flags[name], bool):
+                    self.fail(f"{where}.{name}", f"expected true or false, found {flags[name]!r}")
+
+    def post_processor(self, value: Any, specials: set[str]) -> None:
         if value is None:
-            return None
+            return
         post = self.obj(value, "post_processor", {"type", "token"})
         if post["type"] != "prepend_bos":
             self.fail(
                 "post_processor.type", f"is {post['type']!r}; only 'prepend_bos' is supported"
             )
         token = self.string(post["token"], "post_processor.token")
-        if token not in {t.content for t in specials}:
+        if token not in specials:
             self.fail(
                 "post_processor.token",
                 f"{token!r} is not a declared special token",
                 "declare it in special_tokens or set post_processor to null",
             )
-        return dict(post)

@@ -119,7 +119,7 @@ def _sniff_hf_file(path: Path) -> bool:
 
 # ----------------------------------------------------------------------------- reading
 def _read_native(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:
-    return artifact_dir.from_artifact(native.read_native(native.native_path(path)))
+    return native.read_native(native.native_path(path))
 
 
 def _read_hf_dir(path: Path, options: ReadOptions) -> tuple[TokenizerSpec, Provenance]:

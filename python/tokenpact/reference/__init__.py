@@ -1,6 +1,7 @@
 """Pure-Python reference oracles: the executable spec the Rust engine is tested against.
 
-Short and obviously correct rather than fast; only tests use them.
+Short and obviously correct rather than fast; tests use them, and the core derives a
+ranked-merge model's vocabulary with :func:`vocab_from_merges` (one rule, the spec's).
 """
 
 from __future__ import annotations

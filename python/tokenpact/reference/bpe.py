@@ -211,10 +211,19 @@ def merges_to_rank(
 
 
 def vocab_from_merges(merges: Sequence[Pair]) -> dict[int, bytes]:
-    """Byte pieces of the 256 base IDs plus every merge (parents must come first)."""
+    """Byte pieces of the 256 base IDs plus every merge: merge ``rank`` creates ID
+    ``256 + rank``, the concatenation of its parents, which must be base bytes or
+    earlier merges (ConfigError otherwise). The core derives a ranked-merge model's
+    vocabulary with this function (``tokenpact.core.vocab_from_merges``)."""
     vocab = {i: bytes([i]) for i in range(BASE_SIZE)}
     for rank, (left, right) in enumerate(merges):
-        vocab[BASE_SIZE + rank] = vocab[left] + vocab[right]
+        new_id = BASE_SIZE + rank
+        if not (0 <= left < new_id and 0 <= right < new_id):
+            raise ConfigError(
+                f"merge {rank} ({left}, {right}) references an id that does not exist yet; "
+                "merges may only use base bytes or earlier merges"
+            )
+        vocab[new_id] = vocab[left] + vocab[right]
     return vocab
 
 
