@@ -23,6 +23,24 @@ def test_shadowed_merge_is_unreachable_with_its_proof(tp: Any) -> None:
     assert audit.class_of(256) == "alone" and audit.class_of(257) == "alone"
 
 
+def test_ignore_merges_comes_from_the_model_not_the_source(tp: Any) -> None:
+    # The same shadowed merge as merge records; with Hugging Face's ignore_merges a whole
+    # pre-token is looked up first, so abc is reachable. Built in memory: no source
+    # record says ignore_merges, the model does.
+    from tokenpact.core import MergeRecords
+
+    vocab = [bytes([b]) for b in range(256)] + [b"bc", b"ab", b"abc"]
+    records = [(98, 99, 256), (97, 98, 257), (257, 99, 258)]
+    plain = tp.Tokenizer.from_merge_records(records, vocab=vocab)
+    whole = tp.Tokenizer(plain.spec.replace(model=MergeRecords(vocab, records, True)))
+    assert plain.source == whole.source == {}
+    assert plain.encode("abc") == [97, 256] and whole.encode("abc") == [258]
+    assert audit_vocabulary(plain).class_of(258) == "unreachable"
+    audit = audit_vocabulary(whole)
+    assert audit.class_of(258) != "unreachable"
+    assert "ignore_merges" in audit.proof_applies
+
+
 def test_bytes_no_utf8_text_contains_are_unreachable(tp: Any) -> None:
     audit = audit_vocabulary(tp.Tokenizer.from_merges([], special_tokens=()))
     for byte in (0xC0, 0xC1, 0xF5, 0xFF):

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ..core import BYTE_LEVEL_SEMANTICS
 from ..errors import ConfigError, TokenpactError
 from .corpus import group_sums
 from .encoded import EncodedCorpus
@@ -233,7 +232,7 @@ def reconstruction(
     n = len(texts)
     table = enc.table
     start = time.perf_counter()
-    if tok.semantics in BYTE_LEVEL_SEMANTICS:
+    if tok.spec.kind.byte_level:
         decoded = tok.decode_bytes(enc.ids)
         seconds = time.perf_counter() - start
         record_bytes = enc.per_record_sum(table.byte_len[enc.ids])

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core import BYTE_LEVEL_SEMANTICS
+from ..core import ModelKind
 from ..errors import UnknownTokenError
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def unk_ids(tok: Tokenizer) -> set[int]:
     found = {tok.special_tokens[c] for c, r in tok.special_token_roles.items() if r == "unk"}
     model = tok.spec.hf_model or {}
     name = model.get("unk_token")
-    if tok.semantics == "sentencepiece" and name is None:
+    if tok.spec.kind is ModelKind.SENTENCEPIECE and name is None:
         name = "<unk>"
     if isinstance(name, str):
         try:
@@ -69,7 +69,7 @@ def token_table(tok: Tokenizer) -> TokenTable:
     model = [bytes(p) for p in tok.vocab()]
     specials = {int(i): c for c, i in tok.special_tokens.items()}
     added = {int(i) for i in tok.added_tokens.values()}
-    if tok.semantics in BYTE_LEVEL_SEMANTICS:
+    if tok.spec.kind.byte_level:
         pieces = model + [b""] * (size - len(model))
     else:
         pieces = []

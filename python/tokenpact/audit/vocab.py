@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..core import BYTE_LEVEL_SEMANTICS
+from ..core import MergeRecords, ModelKind
 from .token_table import TokenTable, token_table
 
 if TYPE_CHECKING:
@@ -204,9 +204,9 @@ def bpe_own_bytes(
 
 def _bpe_model(tok: Tokenizer, table: TokenTable) -> tuple[_LazyMergeTable | None, bool, str]:
     """The rank-BPE model of ``tok`` if it has one: (merge table, whole-piece-first, note)."""
-    semantics = tok.semantics
-    if semantics not in BYTE_LEVEL_SEMANTICS:
-        return None, False, f"no proof for {semantics} models: witnesses only"
+    kind = tok.spec.kind
+    if not kind.byte_level:
+        return None, False, f"no proof for {kind} models: witnesses only"
     index: dict[bytes, int] = {}
     for i, piece in enumerate(table.model_pieces):
         if piece and not table.special[i]:
@@ -215,7 +215,7 @@ def _bpe_model(tok: Tokenizer, table: TokenTable) -> tuple[_LazyMergeTable | Non
         # A BPE over characters (pieces like "\u2581the", byte fallback as "<0xHH>"):
         # its symbols are not bytes, so the byte-level argument does not apply.
         return None, False, "no proof: the BPE is not byte-level (witnesses only)"
-    if semantics == "tiktoken_ranks":
+    if kind is ModelKind.TIKTOKEN_RANKS:
         return (
             _LazyMergeTable(table.model_pieces, index, None),
             True,
@@ -224,7 +224,9 @@ def _bpe_model(tok: Tokenizer, table: TokenTable) -> tuple[_LazyMergeTable | Non
     ranks: dict[tuple[int, int], int] = {}
     for rank, (left, right) in enumerate(tok.merges):
         ranks.setdefault((int(left), int(right)), rank)
-    whole_first = bool(tok.source.get("ignore_merges"))
+    # Hugging Face's ignore_merges looks a whole pre-token up before merging.
+    model = tok.spec.model
+    whole_first = isinstance(model, MergeRecords) and model.ignore_merges
     note = "ordered BPE merges: proof for every piece"
     if whole_first:
         note = "BPE merges with ignore_merges: proof for partial-UTF-8 pieces only"
@@ -325,7 +327,7 @@ def audit_vocabulary(
         i
         for i in np.flatnonzero((classes == UNASSIGNED) & ~table.partial_utf8).tolist()
         if marker in table.pieces[i]
-        or (tok.semantics == "sentencepiece" and table.pieces[i][:1] == b" ")
+        or (tok.spec.kind is ModelKind.SENTENCEPIECE and table.pieces[i][:1] == b" ")
     ]
     _mark_alone(tok, table, classes, np.asarray(retry, dtype=np.int64), strip_space=True)
     # 2. Exposure: anything the corpus emitted is reachable.
@@ -336,7 +338,7 @@ def audit_vocabulary(
     contexts: dict[int, list[str]] = {}
     for i in np.flatnonzero((classes == UNASSIGNED) & table.partial_utf8).tolist():
         contexts[i] = _utf8_contexts(table.pieces[i])
-        if not contexts[i] and tok.semantics in BYTE_LEVEL_SEMANTICS:
+        if not contexts[i] and tok.spec.kind.byte_level:
             classes[i] = _CODE["unreachable"]
             proofs[i] = []
     merge_table, whole_first, note = _bpe_model(tok, table)

@@ -41,13 +41,21 @@ class ModelKind(str, Enum):
         return self in (ModelKind.MERGE_RANKS, ModelKind.MERGE_RECORDS, ModelKind.TIKTOKEN_RANKS)
 
     @property
+    def pipeline_engine(self) -> bool:
+        """Runs on the native pipeline engine (normalizer, pre-tokenizer chain, any
+        byte-level or Hugging Face model) rather than SentencePiece's own engine: the
+        engine whose streaming encoder runs every cut rule but ``sentencepiece``."""
+        return self is not ModelKind.SENTENCEPIECE
+
+    @property
     def trims_byte_level_spaces(self) -> bool:
         """Offset trimming counts a piece's spaces in its bytes (HF byte-level BPE)."""
         return self is ModelKind.MERGE_RECORDS
 
 
 # The model kinds whose pieces are the exact bytes a token decodes to, by canonical tag
-# (``tok.semantics``): the one set audit and migrate test against.
+# (``tok.semantics``), for callers that hold a tag; with a tokenizer, ask
+# ``tok.spec.kind.byte_level``.
 BYTE_LEVEL_SEMANTICS = frozenset(k.value for k in ModelKind if k.byte_level)
 
 

@@ -24,8 +24,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .. import _native
-from ..core import Tokenizer
+from ..core import ModelKind, Tokenizer
 from ..errors import ConfigError, InvalidInputError, TrainingError
+from ..formats.artifact_dir import HF_FILE
 from ..formats.hf_export import hf_tokenizer_json, pin_inner_added_tokens
 from ..formats.hf_json import byte_encoder, load_hf_data
 from ..train.bpe import run_merge_steps
@@ -278,7 +279,8 @@ def extend_vocab(
     score, so a new piece wins only where no old segmentation is as likely). BPE needs
     merges, not bare pieces: use extend_bpe() or add_tokens().
     """
-    if tok.semantics != "hf_pipeline" or tok.source.get("format") != "hf_tokenizer_json":
+    # The pieces are added to the tokenizer.json the tokenizer was built from.
+    if tok.spec.kind is not ModelKind.HF_PIPELINE or HF_FILE not in tok.provenance.files:
         raise ConfigError(
             "extend_vocab works on WordPiece/Unigram tokenizers loaded from tokenizer.json; "
             "use extend_bpe() for byte-level BPE and add_tokens() for anything else"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core import BYTE_LEVEL_SEMANTICS, ModelKind, Tokenizer
+from ..core import ModelKind, Tokenizer
 from ..errors import ConfigError
 
 
@@ -27,12 +27,12 @@ class CanonicalLayout:
 def check_extensible(tok: Tokenizer) -> None:
     """Raise ConfigError unless ``tok`` is a byte-level BPE whose pre-tokens one regex makes."""
     # tiktoken ranks are byte-level but have no merge rules for the trainer to continue.
-    if tok.semantics not in BYTE_LEVEL_SEMANTICS or tok.spec.kind is ModelKind.TIKTOKEN_RANKS:
+    if not tok.spec.kind.byte_level or tok.spec.kind is ModelKind.TIKTOKEN_RANKS:
         raise ConfigError(
             f"extend_bpe needs a byte-level BPE tokenizer; this one has {tok.semantics} "
             "semantics (use add_tokens(), or extend_vocab() for WordPiece/Unigram)"
         )
-    if tok.semantics == "merge_ranks":
+    if tok.spec.kind is ModelKind.MERGE_RANKS:
         return  # built from merges: one regex, no normalizer, by construction
     config = tok.to_config()
     if config.get("normalizer") is not None or config["pre_tokenizer"].get("type") != (
@@ -48,7 +48,7 @@ def check_extensible(tok: Tokenizer) -> None:
 def canonical_layout(tok: Tokenizer) -> CanonicalLayout:
     """Map ``tok``'s IDs onto the canonical layout (bytes by value, merges by rank)."""
     vocab = tok.vocab()
-    if tok.semantics == "merge_ranks":
+    if tok.spec.kind is ModelKind.MERGE_RANKS:
         # train_bpe / from_merges layout: byte b is ID b, merge r creates 256 + r.
         ranked = [(int(a), int(b)) for a, b in tok.merges]
         size = 256 + len(ranked)

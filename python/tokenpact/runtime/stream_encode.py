@@ -70,7 +70,7 @@ import weakref
 from typing import TYPE_CHECKING, Any, Literal
 
 from .. import _native
-from ..core import Capability
+from ..core import Capability, ModelKind
 from ..errors import ConfigError, InvalidInputError, TokenpactError
 from . import stream_normalize
 
@@ -186,7 +186,7 @@ def commit_rule(tok: Tokenizer) -> Rule:
         return "pretokens"
     if tok.spec.kind.byte_level and _normalized_proof(tok) is not None:
         return "normalized"
-    if tok.semantics != "hf_pipeline":
+    if tok.spec.kind is not ModelKind.HF_PIPELINE:
         return "hold"
     try:
         config = tok.components().to_config()
@@ -208,7 +208,7 @@ def _normalized_proof(tok: Tokenizer) -> tuple[stream_normalize.Form, str] | Non
     one split step a built-in scanner proves (Qwen, MiniMax: NFC); else None."""
     spec = tok.spec
     node = spec.normalizer
-    if tok.engine.kind != "pipeline" or not node or node.get("type") not in stream_normalize.FORMS:
+    if not spec.kind.pipeline_engine or not node or node.get("type") not in stream_normalize.FORMS:
         return None
     steps = (spec.pre_tokenizer or {}).get("steps")
     proof = stream_normalize.proof_pattern(steps)
@@ -237,12 +237,10 @@ def segments_independent(tok: Tokenizer) -> bool:
     position-dependent step is Metaspace's ``prepend_scheme="first"`` (only the first
     segment gets the prefix).
     """
-    kind = tok.engine.kind
-    if kind == "sentencepiece":
-        return True
-    if kind != "pipeline":
-        return False
-    if tok.semantics != "hf_pipeline":
+    kind = tok.spec.kind
+    if not kind.pipeline_engine:
+        return True  # SentencePiece's engine
+    if kind is not ModelKind.HF_PIPELINE:
         return True
     try:
         config = tok.components().to_config()
@@ -344,7 +342,7 @@ class StreamingEncoder:
                 tok.engine, "sentencepiece", None, matcher, True, scan_step
             )
             self.rule = "sentencepiece"
-        elif native and self.rule != "hold" and tok.engine.kind == "pipeline":
+        elif native and self.rule != "hold" and tok.spec.kind.pipeline_engine:
             pattern = None
             if self.rule == "pretokens":
                 pattern = self._pattern
