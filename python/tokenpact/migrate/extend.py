@@ -26,7 +26,6 @@ from typing import Any
 from .. import _native
 from ..core import ModelKind, Tokenizer
 from ..errors import ConfigError, InvalidInputError, TrainingError
-from ..formats.artifact_dir import HF_FILE
 from ..formats.hf_export import hf_tokenizer_json, pin_inner_added_tokens
 from ..formats.hf_json import byte_encoder, load_hf_data
 from ..train.bpe import run_merge_steps
@@ -280,7 +279,7 @@ def extend_vocab(
     merges, not bare pieces: use extend_bpe() or add_tokens().
     """
     # The pieces are added to the tokenizer.json the tokenizer was built from.
-    if tok.spec.kind is not ModelKind.HF_PIPELINE or HF_FILE not in tok.provenance.files:
+    if tok.spec.kind is not ModelKind.HF_PIPELINE or "tokenizer.json" not in tok.provenance.files:
         raise ConfigError(
             "extend_vocab works on WordPiece/Unigram tokenizers loaded from tokenizer.json; "
             "use extend_bpe() for byte-level BPE and add_tokens() for anything else"
