@@ -20,7 +20,7 @@ from ..errors import ContractError, TokenpactError
 from .hashing import framed_hash, semantic_hash
 from .report import Report
 from .schema import declaration_errors
-from .semantics import config_of
+from .semantics import HasConfig, config_of
 
 if TYPE_CHECKING:
     from ..core import Tokenizer
@@ -80,7 +80,7 @@ def _policy(allowed: Any = (), add: bool = False) -> dict[str, Any]:
 
 
 def golden_inputs(
-    tok_or_config: Any,
+    tok_or_config: HasConfig | Mapping[str, Any],
     *,
     long_span_chars: int = LONG_SPAN_CHARS,
     long_input_chars: int = LONG_INPUT_CHARS,

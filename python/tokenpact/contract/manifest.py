@@ -413,12 +413,18 @@ def _skipped_field(path: str) -> bool:
 
 
 def _check_descriptive(
-    manifest: Mapping[str, Any], tok_or_config: Any, config: Mapping[str, Any], report: Report
+    manifest: Mapping[str, Any],
+    tok_or_config: HasConfig | Mapping[str, Any],
+    config: Mapping[str, Any],
+    report: Report,
 ) -> None:
     """Every descriptive field (pattern, merge count, roles, insertions, training facts,
     ...) must equal what the tokenizer itself gives: a manifest that lies about any of
     them fails, even when the semantic hash is right."""
-    training = None if isinstance(tok_or_config, Mapping) else tok_or_config.training
+    # A tokenizer has a training record (None when it was not trained); a config has none.
+    training = getattr(tok_or_config, "training", None)
+    if isinstance(tok_or_config, Mapping):
+        training = None
     derived = build_manifest(config, files={}, training=training)
     if isinstance(tok_or_config, Mapping) and manifest.get("training") is not None:
         derived["training"] = manifest["training"]  # a bare config has no training record

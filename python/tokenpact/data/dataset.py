@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,6 +38,9 @@ from .corpus_manifest import read_json
 from .dataset_manifest import CheckedManifest, ShardEntry, check_corpus_file, checked_manifest
 from .encode import MANIFEST_NAME
 from .shard_formats import PARQUET_COLUMNS, read_megatron_index
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 _NAME_OK = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-._")
 _ROW_GROUP_CACHE = 2  # decoded Parquet row groups kept per shard
@@ -623,7 +626,7 @@ class EncodedDataset:
 def open_dataset(
     path: str | os.PathLike[str],
     *,
-    tokenizer: Any = None,
+    tokenizer: Tokenizer | None = None,
     tokenizer_hash: str | None = None,
     template_hash: str | None = None,
     verify: Literal["first-touch", "open", "background"] = "first-touch",
@@ -723,7 +726,9 @@ def boundary_problems(ds: EncodedDataset, *, eos_id: int | None) -> list[str]:
     return problems
 
 
-def dataset_problems(root: Path, manifest: dict[str, Any], tokenizer: Any) -> dict[str, list[str]]:
+def dataset_problems(
+    root: Path, manifest: dict[str, Any], tokenizer: Tokenizer | None
+) -> dict[str, list[str]]:
     """Every way an encoded dataset's files disagree with its manifest and ``tokenizer``
     (``None``: the checks that need no tokenizer):
     ``declaration_hash`` (the declaration was edited), ``shards`` (digests, totals,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,6 +29,9 @@ from ..contract.loader_state import canonical_hash
 from ..errors import ConfigError, ReplayError
 from .dataset import EncodedDataset
 from .loader import BatchProvenance, TokenLoader
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 PathLike = str | os.PathLike[str]
 
@@ -89,7 +92,7 @@ class DocumentLoader(TokenLoader):
         rank: int = 0,
         world_size: int = 1,
         drop_last: bool = True,
-        tokenizer: Any = None,
+        tokenizer: Tokenizer | None = None,
         tokenizer_hash: str | None = None,
         template_hash: str | None = None,
         require_eod: bool = False,

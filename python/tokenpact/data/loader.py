@@ -29,7 +29,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,6 +44,9 @@ from ..contract.loader_state import (
 )
 from ..errors import ConfigError, ContractError, ReplayError
 from .dataset import EncodedDataset, open_dataset
+
+if TYPE_CHECKING:
+    from ..core import Tokenizer
 
 _MAX_SEQ_LEN = 1 << 24
 _MAX_BATCH = 1 << 16
@@ -247,7 +250,7 @@ class TokenLoader:
         rank: int = 0,
         world_size: int = 1,
         drop_last: bool = True,
-        tokenizer: Any = None,
+        tokenizer: Tokenizer | None = None,
         tokenizer_hash: str | None = None,
         template_hash: str | None = None,
         require_eod: bool = False,
@@ -318,7 +321,7 @@ class TokenLoader:
     @staticmethod
     def _check_binding(
         opened: list[EncodedDataset],
-        tokenizer: Any,
+        tokenizer: Tokenizer | None,
         tokenizer_hash: str | None,
         template_hash: str | None,
         require_eod: bool,
