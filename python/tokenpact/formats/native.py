@@ -30,7 +30,7 @@ import regex
 
 from .._io import atomic_write_text
 from ..contract.canonical import nesting_depth
-from ..core import MergeRecords, Provenance, TiktokenRanks, TokenizerSpec
+from ..core import MergeRecords, Provenance, TiktokenRanks, TokenizerSpec, vocab_from_merges
 from ..core.models import describes_completely
 from ..core.spec import SPECIAL_DECODE
 from ..errors import ArtifactError, ConfigError
@@ -429,15 +429,17 @@ class _Validator:
                     f"model.vocab[{b}]",
                     f"base id {b} must be the single byte {b:02x}, found {vocab[b].hex()}",
                 )
+        # The stored pieces must be the ones the merges make (the model's own rule).
+        made = vocab_from_merges(merges)
         seen: dict[bytes, int] = {}
         for rank, (left, right) in enumerate(merges):
             new_id = 256 + rank
             piece = vocab[new_id]
-            if piece != vocab[left] + vocab[right]:
+            if piece != made[new_id]:
                 self.fail(
                     f"model.vocab[{new_id}]",
                     f"is {piece.hex()} but merge {rank} ({left}, {right}) makes "
-                    f"{(vocab[left] + vocab[right]).hex()}",
+                    f"{made[new_id].hex()}",
                 )
             if piece in seen:
                 self.fail(
