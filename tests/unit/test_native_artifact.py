@@ -18,6 +18,7 @@ from tokenpact.core import (
     TokenizerSpec,
     vocab_from_merges,
 )
+from tokenpact.core.literal_text import LiteralTextPolicy
 from tokenpact.errors import ArtifactError, ConfigError
 from tokenpact.formats.native import (
     FILENAME,
@@ -28,6 +29,7 @@ from tokenpact.formats.native import (
 )
 from tokenpact.patterns import PATTERNS
 from tokenpact.special import AddedTokenFlags, SpecialToken
+from tokenpact.truncation import Padding, Truncation
 
 # ab -> 256, abc -> 257, abab -> 258
 MERGES = [(97, 98), (256, 99), (256, 256)]
@@ -107,6 +109,18 @@ def test_round_trip_added_tokens_flags_and_special_decode(tmp_path: Path) -> Non
     assert loaded.to_config() == spec.to_config()
     assert dict(loaded.added_tokens) == {"<tab>": 301, "<nl>": 302}
     assert loaded.added_token_flags["<nl>"].rstrip and loaded.special_decode == "ignore"
+
+
+def test_from_config_is_the_inverse_of_to_config_policy_included() -> None:
+    # tokenpact.json leaves the policy to policy.json; the config itself carries it.
+    spec = merge_spec(
+        padding=Padding(multiple=8, side="left", pad_id=260),
+        truncation=Truncation(max_length=16, stride=2),
+        literal_text=LiteralTextPolicy("escaped", "~"),
+        special_decode="raise",
+    )
+    assert TokenizerSpec.from_config(spec.to_config()).to_config() == spec.to_config()
+    assert "padding" not in json.loads(to_json(spec))
 
 
 def test_pattern_name_is_kept_as_written(tmp_path: Path) -> None:
