@@ -64,6 +64,15 @@ pub(crate) fn build_chain(
     PretokChain::from_specs(steps)
 }
 
+/// How a byte-level engine decodes its added tokens: Hugging Face's `ByteLevel`
+/// decoder maps their spellings through the byte alphabet (`tokenizer.json` files);
+/// tiktoken and tokenpact's own merge models decode a special token as its spelling.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AddedDecode {
+    ByteAlphabet,
+    Spelling,
+}
+
 fn byte_level(
     model: Result<BpeModel, CoreError>,
     name: Option<&str>,
@@ -71,9 +80,13 @@ fn byte_level(
     specials: Vec<(String, u32)>,
     steps: Option<Vec<StepSpec>>,
     controls: &[u32],
+    added: AddedDecode,
 ) -> Result<PyEngine, CoreError> {
     let pretok = build_chain(name, pattern, steps)?;
-    let core = CoreTokenizer::new(model?, pretok, specials)?.forbid_controls(controls);
+    let mut core = CoreTokenizer::new(model?, pretok, specials)?.forbid_controls(controls);
+    if added == AddedDecode::Spelling {
+        core.special_decoded.clear();
+    }
     Ok(Engine::from(core).into())
 }
 
@@ -195,7 +208,16 @@ impl PyEngine {
         controls: Vec<u32>,
     ) -> PyResult<Self> {
         let model = py.detach(|| BpeModel::from_merges(&merges));
-        byte_level(model, name, pattern, specials, steps, &controls).map_err(|e| to_py(py, e))
+        byte_level(
+            model,
+            name,
+            pattern,
+            specials,
+            steps,
+            &controls,
+            AddedDecode::Spelling,
+        )
+        .map_err(|e| to_py(py, e))
     }
 
     /// Byte-level BPE from pieces and (left, right, result) merge records.
@@ -218,7 +240,16 @@ impl PyEngine {
     ) -> PyResult<Self> {
         let vocab: Vec<Vec<u8>> = vocab.iter().map(|b| b.as_bytes().to_vec()).collect();
         let model = py.detach(|| BpeModel::from_records(vocab, &records, ignore_merges));
-        byte_level(model, name, pattern, specials, steps, &controls).map_err(|e| to_py(py, e))
+        byte_level(
+            model,
+            name,
+            pattern,
+            specials,
+            steps,
+            &controls,
+            AddedDecode::ByteAlphabet,
+        )
+        .map_err(|e| to_py(py, e))
     }
 
     /// Byte-level BPE from tiktoken ranks (rank `r` is ID `id_offset + r`).
@@ -244,7 +275,16 @@ impl PyEngine {
             }
         }
         let model = py.detach(|| BpeModel::from_ranks_after(reserved, ranks));
-        byte_level(model, name, pattern, specials, steps, &controls).map_err(|e| to_py(py, e))
+        byte_level(
+            model,
+            name,
+            pattern,
+            specials,
+            steps,
+            &controls,
+            AddedDecode::Spelling,
+        )
+        .map_err(|e| to_py(py, e))
     }
 
     /// The runtime: "pipeline" or "sentencepiece".
