@@ -160,17 +160,22 @@ def assemble(
     return replace(head, truncated=truncated, overflowing=overflowing)
 
 
-def pad(enc: Encoding, width: int, padding: Padding, pad_id: int) -> Encoding:
-    """Pad one encoding to ``width`` on ``padding.side``; pads are masked and ownerless.
-    Its overflowing windows are padded to the same width (as Hugging Face pads them)."""
+def pad(enc: Encoding, width: int, padding: Padding, pad_id: int, pad_token: str = "") -> Encoding:
+    """Pad one encoding to ``width`` on ``padding.side``; pads are masked and ownerless,
+    and their ``tokens`` entry is ``pad_token`` (the pad ID's spelling, as Hugging Face
+    shows it). Its overflowing windows are padded to the same width (as Hugging Face pads
+    them)."""
     if enc.overflowing:
-        enc = replace(enc, overflowing=[pad(o, width, padding, pad_id) for o in enc.overflowing])
+        enc = replace(
+            enc,
+            overflowing=[pad(o, width, padding, pad_id, pad_token) for o in enc.overflowing],
+        )
     n = width - len(enc.ids)
     if n <= 0:
         return enc
     fill = {
         "ids": [pad_id] * n,
-        "tokens": [""] * n,
+        "tokens": [pad_token] * n,
         "offsets": [(0, 0)] * n,
         "special_tokens_mask": [1] * n,
         "origins": ["pad"] * n,
@@ -185,17 +190,26 @@ def pad(enc: Encoding, width: int, padding: Padding, pad_id: int) -> Encoding:
     return replace(enc, **values)
 
 
-def pad_all(
-    encodings: list[Encoding], padding: Padding, default_pad_id: int | None
-) -> list[Encoding]:
-    """Pad a batch: to ``padding.length`` or else the longest, rounded to ``multiple``."""
-    pad_id = padding.pad_id if padding.pad_id is not None else default_pad_id
+def pad_all(encodings: list[Encoding], padding: Padding, tok: Tokenizer) -> list[Encoding]:
+    """Pad a batch: to ``padding.length`` or else the longest, rounded to ``multiple``;
+    with the policy's pad ID, else ``tok``'s pad token."""
+    pad_id = padding.pad_id if padding.pad_id is not None else tok.pad_id
     if pad_id is None:
         raise ConfigError(
             "padding needs a PAD ID: this tokenizer has no pad token; pass Padding(pad_id=...)"
         )
+    pad_token = _pad_token(tok, pad_id)
     # A fixed length pads each sequence to it (Hugging Face's Fixed: a longer one stays
     # as it is); without one, the batch pads to its longest.
     longest = 0 if padding.length is not None else max((len(e.ids) for e in encodings), default=0)
     width = padding.target(longest)
-    return [pad(e, width, padding, pad_id) for e in encodings]
+    return [pad(e, width, padding, pad_id, pad_token) for e in encodings]
+
+
+def _pad_token(tok: Tokenizer, pad_id: int) -> str:
+    """The ``tokens`` entry of a pad: the pad ID's piece text, as every other ID's
+    (Hugging Face shows its padding's ``pad_token``, the spelling of ``pad_id``); "" for
+    an ID outside the vocabulary."""
+    if not 0 <= pad_id < tok.vocab_size:
+        return ""
+    return tok._piece_texts([pad_id])[0]

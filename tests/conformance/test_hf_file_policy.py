@@ -41,8 +41,16 @@ def pair(request: pytest.FixtureRequest, tp: ModuleType):
     return request.param, tp.Tokenizer.load(path), tokenizers.Tokenizer.from_file(str(path))
 
 
+def _pads(enc) -> list[str]:
+    """The ``tokens`` entries of the padded positions."""
+    return [t for t, m in zip(enc.tokens, enc.attention_mask, strict=True) if not m]
+
+
 def _same(enc, ref) -> None:
     assert enc.ids == ref.ids
+    # Pads show the pad token's spelling, as HF shows its padding's pad_token.
+    assert _pads(enc) == _pads(ref)
+    assert [_pads(o) for o in enc.overflowing] == [_pads(o) for o in ref.overflowing]
     assert enc.attention_mask == ref.attention_mask
     assert enc.offsets == [tuple(o) for o in ref.offsets]
     assert enc.type_ids == ref.type_ids
@@ -64,14 +72,16 @@ def test_the_files_set_the_fields(tp: ModuleType) -> None:
 
 def test_single_encodings_match_hf(pair, texts: list[str]) -> None:
     name, ours, peer = pair
-    cut = 0
+    cut = padded = 0
     for text in texts:
         ref = peer.encode(text)
         enc = ours.encode_structured(text, add_special_tokens=True, allowed_special="all")
         _same(enc, ref)
         cut += bool(ref.overflowing)
+        padded += "[PAD]" in _pads(enc)
     if name == "minilm":
         assert cut >= 10  # the long texts were cut (and padded windows compared)
+        assert padded >= 10  # short texts were padded to 128 (and their pads compared)
 
 
 def test_batches_match_hf(pair, texts: list[str]) -> None:
@@ -197,3 +207,25 @@ def test_fields_tokenpact_cannot_follow_are_refused(
     path.write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(tp.ArtifactError, match=match):
         tp.Tokenizer.load(path)
+
+
+def test_tp_load_exposes_the_policy_and_plain_encode_ignores_it(
+    tp: ModuleType, texts: list[str]
+) -> None:
+    """The documented decision: ``tp.load`` of a file with ``padding`` / ``truncation``
+    exposes them, ``encode_structured`` follows them, and plain ``encode`` /
+    ``encode_batch`` return every content ID (neither padded nor cut) with or without
+    ``add_special_tokens``."""
+    path = _files()["minilm"]
+    tok = tp.load(path)
+    assert tok.padding == tp.Padding(length=128, side="right", pad_id=0)
+    assert tok.truncation == tp.Truncation(max_length=128)
+    off = tok.with_padding(None).with_truncation(None)
+    short, long = texts[0], texts[-1]
+    for add in (False, True):
+        plain = tok.encode_batch([short, long], add_special_tokens=add)
+        assert plain == [tok.encode(short, add_special_tokens=add),
+                         tok.encode(long, add_special_tokens=add)]  # fmt: skip
+        assert plain == off.encode_batch([short, long], add_special_tokens=add)
+        assert len(plain[0]) < 128 < len(plain[1])
+    assert len(tok.encode_structured(long, add_special_tokens=True).ids) == 128

@@ -313,3 +313,27 @@ def test_resealed_negative_int32_ids_are_refused(
     (path / "shard-00000.bin").write_bytes(bytes(data))
     _reseal(path, "shard-00000.bin")
     _refused(path, tok, "negative")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_resealed_corpus_json_with_a_changed_record_is_refused(
+    copy_of: Callable[[str], Path], tok: tp.Tokenizer, fmt: str
+) -> None:
+    """An attacker edits one document record of corpus.json and rewrites the corpus hash
+    everywhere it is recorded: the hash check passes, the streamed IDs do not."""
+    from tokenpact.contract import canonical_bytes
+    from tokenpact.contract.hashing import CORPUS, framed_digest
+
+    path = copy_of(fmt)
+    corpus = json.loads((path / "corpus.json").read_text("utf-8"))
+    corpus["documents"][7]["document_id"] += "-edited"
+    body = canonical_bytes(corpus)
+    (path / "corpus.json").write_bytes(body + b"\n")
+    digest = "sha256:" + framed_digest(CORPUS, body).hex()
+
+    def reseal(m: dict[str, Any]) -> None:
+        m["corpus_hash"] = m["declaration"]["corpus_hash"] = digest
+        _rehash_declaration(m)
+
+    _edit(path, reseal)
+    _refused(path, tok, "-edited' that the shards do not hold")

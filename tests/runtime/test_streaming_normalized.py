@@ -223,3 +223,26 @@ def test_predicate_rejects_what_composes_or_reorders() -> None:
     assert not stable_starter("\ufb01", "NFKC") and stable_starter("\ufb01", "NFC")
     for ch in ("a", "\u00e9", "\uac00", "\u1100", "\u4e00", " "):
         assert stable_starter(ch, "NFC")
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_the_constructor_derives_the_normalized_proof_once(
+    native: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The commit rule and the scanner that proves it come from one derivation (it read
+    the pre-tokenizer steps twice per encoder)."""
+    from tokenpact.runtime import stream_normalize
+
+    tok = _tok("qwen-3")
+    derived: list[object] = []
+    real = stream_normalize.proof_pattern
+
+    def counting(steps):  # type: ignore[no-untyped-def]
+        derived.append(steps)
+        return real(steps)
+
+    monkeypatch.setattr(stream_normalize, "proof_pattern", counting)
+    enc = StreamingEncoder(tok, scan_step=0, native=native)
+    assert enc.rule == "normalized"
+    assert len(derived) == 1
+    assert enc.push("hello cafe\u0301 ok") + enc.finish() == tok.encode("hello cafe\u0301 ok")

@@ -231,6 +231,7 @@ def test_cli_registry_and_host_warning(
 
     from tokenpact.cli import serve_cmd
     from tokenpact.cli.main import cli
+    from tokenpact.serve.server import MAX_CONNECTIONS
 
     calls: list[dict[str, object]] = []
     import uvicorn
@@ -243,7 +244,9 @@ def test_cli_registry_and_host_warning(
     result = runner.invoke(cli, ["serve", "--dir", str(tokenizer_dir), "--port", "0"])
     assert result.exit_code == 0, result.output
     assert calls[-1]["host"] == "127.0.0.1" and "warning" not in result.output
-    assert calls[-1]["config"].limit_concurrency == serve_cmd.MAX_CONNECTIONS  # type: ignore[attr-defined]
+    config = calls[-1]["config"]
+    assert config.limit_concurrency == MAX_CONNECTIONS  # type: ignore[attr-defined]
+    assert config.http.header_timeout_s == 10.0  # type: ignore[attr-defined]
     assert "small, tiny" in result.output
     result = runner.invoke(
         cli,

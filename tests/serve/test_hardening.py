@@ -147,6 +147,70 @@ def test_a_short_body_gets_408_and_sigterm_stops_the_server(tokenizer_dir: Path)
             proc.wait()
 
 
+def _response(conn: socket.socket) -> bytes:
+    """One whole HTTP response (head and Content-Length body) read from ``conn``."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(4096)
+        assert chunk, data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        chunk = conn.recv(4096)
+        assert chunk, body
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+def _closed_by_server(conn: socket.socket) -> bool:
+    """Whether the server closes ``conn`` (reads until EOF; a reset counts as closed)."""
+    # A safety net against a hang, not a timing assertion.
+    conn.settimeout(120)
+    try:
+        while conn.recv(4096):
+            pass
+    except ConnectionResetError:
+        pass
+    except TimeoutError:
+        return False
+    return True
+
+
+def test_a_request_head_that_never_completes_is_closed(tokenizer_dir: Path) -> None:
+    """Slowloris: a connection that sends part of a request head (or nothing) held its
+    connection slot forever (uvicorn has no header timeout, and its keep-alive timer
+    stops at the first byte of the next request). The server closes it after
+    --header-timeout; a complete request is still answered."""
+    proc = _serve("--dir", str(tokenizer_dir), "--port", "0", "--header-timeout", "0.5")
+    try:
+        port = _started(proc)
+        head = b"GET /api/tokenizers HTTP/1.1\r\nHost: x\r\n"
+        with socket.create_connection(("127.0.0.1", port)) as partial:
+            partial.sendall(head + b"X-Slow: 1\r\n")
+            assert _closed_by_server(partial)
+        with socket.create_connection(("127.0.0.1", port)) as silent:
+            assert _closed_by_server(silent)
+        with socket.create_connection(("127.0.0.1", port)) as kept:
+            kept.settimeout(120)
+            # A head sent in pieces is answered; then the next head on the same
+            # keep-alive connection gets its own bound.
+            kept.sendall(head)
+            kept.sendall(b"\r\n")
+            assert _response(kept).startswith(b"HTTP/1.1 200")
+            kept.sendall(head)
+            assert _closed_by_server(kept)
+        assert proc.poll() is None  # the server itself runs on
+    finally:
+        proc.kill()
+        proc.wait()
+    assert "Traceback" not in (proc.stderr.read() if proc.stderr else "")
+
+
 def test_a_failed_bind_exits_1_with_a_message(tokenizer_dir: Path) -> None:
     """Issue 43: a failed bind exited 3, outside the documented 0/1/2."""
     with socket.socket() as taken:

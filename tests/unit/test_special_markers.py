@@ -141,3 +141,27 @@ def test_special_matcher_is_the_public_matcher_of_a_call(tok: tp.Tokenizer) -> N
     assert finder.find_first("a <|role:user|> b") is None
     with pytest.raises(tp.errors.UnknownTokenError, match="<nope>"):
         tok.special_matcher(["<nope>"])
+
+
+def test_the_spelling_pattern_is_compiled_once_per_spelling_set(
+    tok: tp.Tokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Escaping and unescaping many texts must not recompile the control-spelling regex
+    # on every call: the compiled pattern is shared by every call with the same spellings.
+    from tokenpact.core import literal_text
+
+    compiled: list[str] = []
+    real_compile = literal_text.re.compile
+
+    def counting_compile(pattern: str, *args: object) -> object:
+        if "eot" in str(pattern):
+            compiled.append(pattern)
+        return real_compile(pattern, *args)
+
+    monkeypatch.setattr(literal_text.re, "compile", counting_compile)
+    policy = tp.LiteralTextPolicy("escaped")
+    other = tp.LiteralTextPolicy("escaped", escape="~")
+    for _ in range(5):
+        assert policy.unescape_text(tok, policy.escape_text(tok, TEXT)) == TEXT
+        assert other.unescape_text(tok, other.escape_text(tok, TEXT)) == TEXT
+    assert len(compiled) <= 1

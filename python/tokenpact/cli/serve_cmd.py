@@ -75,6 +75,15 @@ def is_loopback(host: str) -> bool:
     type=click.FloatRange(0.1, 600),
     help="Seconds a request body may take to arrive; slower requests get 408.",
 )
+@click.option(
+    "--header-timeout",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(0.1, 600),
+    help="Seconds a request's head (request line and headers) may take to arrive after"
+    " the connection opens or the previous response ends; the server then closes the"
+    " connection.",
+)
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -83,6 +92,7 @@ def serve(
     host: str,
     port: int,
     body_timeout: float,
+    header_timeout: float,
 ) -> None:
     """Run the local web playground: token pieces, side-by-side diffs, chat templates.
 
@@ -98,6 +108,7 @@ def serve(
         import uvicorn
 
         from ..serve import ServeLimits, TokenizerRegistry, create_app
+        from ..serve.server import server_config
     except ImportError as exc:
         raise ConfigError(
             f"tokenpact serve needs Starlette and uvicorn ({exc.name} is missing):"
@@ -126,25 +137,17 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     port = sock.getsockname()[1]
     click.echo(f"tokenpact playground on http://{shown}:{port}/ ({', '.join(registry.names)})")
-    config = uvicorn.Config(
+    # Bounded: request heads (--header-timeout), bodies (--body-timeout), idle
+    # keep-alive connections and open connections (tokenpact.serve.server).
+    config = server_config(
         create_app(registry, limits=ServeLimits(body_timeout_s=body_timeout)),
+        header_timeout_s=header_timeout,
         log_level="warning",
-        # Bounded concurrency: connections beyond this many get 503 at once.
-        limit_concurrency=MAX_CONNECTIONS,
-        timeout_keep_alive=5,
-        # SIGTERM stops the server even while a client holds a connection open.
-        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
     )
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()
-
-
-# Open connections the server handles at once; more are answered 503.
-MAX_CONNECTIONS = 64
-# Seconds a SIGTERM waits for requests in flight before closing their connections.
-GRACEFUL_SHUTDOWN_S = 3
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

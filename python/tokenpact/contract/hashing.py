@@ -54,6 +54,16 @@ def framed_digest(domain: str, payload: bytes) -> bytes:
 def framed_digest_parts(domain: str, parts: Sequence[bytes]) -> bytes:
     """:func:`framed_digest` of ``b"".join(parts)``, without joining them (a payload
     written in pieces is hashed without a copy of it)."""
+    h = framed_hasher(domain, sum(map(len, parts)))
+    for part in parts:
+        h.update(part)
+    return h.digest()
+
+
+def framed_hasher(domain: str, length: int) -> Any:
+    """A SHA-256 object fed the frame of a ``length``-byte payload under ``domain``:
+    ``update`` it with exactly that many payload bytes, then ``digest()`` is the framed
+    digest (a payload read as a stream is hashed without holding it)."""
     if not _DOMAIN_RE.match(domain):
         raise ContractError(f"hash domain {domain!r} must be 1-255 printable ASCII characters")
     encoded = domain.encode("ascii")
@@ -61,10 +71,8 @@ def framed_digest_parts(domain: str, parts: Sequence[bytes]) -> bytes:
     h.update(PROTOCOL_PREFIX)
     h.update(len(encoded).to_bytes(4, "big"))
     h.update(encoded)
-    h.update(sum(map(len, parts)).to_bytes(8, "big"))
-    for part in parts:
-        h.update(part)
-    return h.digest()
+    h.update(length.to_bytes(8, "big"))
+    return h
 
 
 def framed_hash(domain: str, value: Any) -> str:

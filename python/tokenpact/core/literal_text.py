@@ -31,6 +31,7 @@ artifact (``policy.json``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -42,6 +43,13 @@ if TYPE_CHECKING:
     from .tokenizer import Tokenizer
 
 LITERAL_POLICIES = ("ordinary", "escaped", "allowed", "rejected")
+
+
+@functools.lru_cache(maxsize=64)
+def _spelling_pattern(spellings: tuple[str, ...]) -> re.Pattern[str]:
+    """The alternation of ``spellings`` (longest first), compiled once per spelling set:
+    every escape, unescape and check of a tokenizer's text reuses one compiled pattern."""
+    return re.compile("|".join(re.escape(s) for s in spellings))
 
 
 @dataclass(frozen=True)
@@ -71,7 +79,7 @@ class LiteralTextPolicy:
         if not spellings:
             return None
         # Longest spelling first: the leftmost match is also the longest one.
-        return re.compile("|".join(re.escape(s) for s in spellings))
+        return _spelling_pattern(tuple(spellings))
 
     def escape_text(self, tok: Tokenizer, text: str) -> str:
         """``text`` with the escape inserted before every literal control spelling."""

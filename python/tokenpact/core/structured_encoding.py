@@ -112,7 +112,7 @@ def _encode_one(
         truncation=truncation,
     )
     if padding is not None:
-        enc = pad_all([enc], padding, tok.pad_id)[0]
+        enc = pad_all([enc], padding, tok)[0]
     return enc
 
 
@@ -149,7 +149,7 @@ def encode_structured_batch(
         )
         for i, t in enumerate(texts)
     ]
-    return pad_all(out, pad_to, tok.pad_id) if pad_to is not None else out
+    return pad_all(out, pad_to, tok) if pad_to is not None else out
 
 
 def content(

@@ -563,7 +563,12 @@ class Tokenizer:
         or an allowed spelling at the start of the text already gives one; never two),
         ``bos=False`` drops the template's BOS; ``eos`` likewise at the end. ``None``
         (the default) leaves the template's choice. A flag needs a special token with
-        that role (ConfigError otherwise)."""
+        that role (ConfigError otherwise).
+
+        The tokenizer's padding / truncation policy (``tok.padding`` /
+        ``tok.truncation``, e.g. imported from a ``tokenizer.json``) is not applied here:
+        ``encode`` returns every content ID, never padded or cut, even where Hugging
+        Face's ``encode`` pads and truncates. ``encode_structured`` applies the policy."""
         text = _text_arg(text)
         if allowed_special or disallowed_special:
             allowed, disallowed = _resolve_policy(self, allowed_special, disallowed_special)
@@ -598,7 +603,8 @@ class Tokenizer:
         eos: bool | None = None,
     ) -> list[list[int]]:
         """Encode many texts in parallel (GIL released); same result as ``encode`` each
-        (``bos``/``eos``: its explicit boundary flags)."""
+        (``bos``/``eos``: its explicit boundary flags). Like ``encode``, it applies no
+        padding or truncation policy: ``encode_structured_batch`` does."""
         out: list[list[int]] = self.batch_call(
             self._core.encode_batch,
             texts,

@@ -16,6 +16,9 @@ themselves hold is checked against these counts when the shards are read
 
 from __future__ import annotations
 
+import os
+from bisect import bisect_left
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,15 +26,16 @@ from typing import Any
 import numpy as np
 
 from ..contract import DatasetDeclaration
-from ..contract.hashing import CORPUS, HASH_PREFIX, framed_digest_parts
+from ..contract.hashing import CORPUS, HASH_PREFIX, framed_hasher
 from ..errors import ContractError
 from .chat_shards import MASK_SUFFIX
-from .corpus_manifest import parse_json
+from .corpus_stream import document_ids
 from .encode import CORPUS_NAME, MANIFEST_KIND, MANIFEST_NAME, SHARD_FORMATS, shard_name
 
 MANIFEST_VERSIONS = (1,)
 _DTYPES = {"parquet": ("uint16", "uint32"), "megatron": ("uint16", "int32")}
 _MAX_CORPUS_BYTES = 1 << 34  # a corpus.json beyond this is not one we wrote
+_CORPUS_BLOCK = 1 << 20  # corpus.json is read, hashed and walked a block at a time
 
 
 @dataclass(frozen=True)
@@ -215,37 +219,80 @@ def checked_manifest(manifest: Any, root: Path) -> CheckedManifest:
 def check_corpus_file(root: Path, corpus_hash: str, doc_ids: list[str]) -> None:
     """``corpus.json`` must be the corpus manifest ``corpus_hash`` names (its canonical
     bytes and a newline, hashed as written), and list exactly the documents ``doc_ids``
-    (the dataset's, in ``doc_id`` order). The file is read once, for the hash and the
-    parse."""
+    (the dataset's, strictly ascending).
+
+    The file is read once, as a stream of blocks that are hashed and walked for their
+    document IDs together (:mod:`~tokenpact.data.corpus_stream`): memory is a block, one
+    record and a bit per document, at any corpus size. Each ID is looked up in
+    ``doc_ids`` as it passes; a tampered file is refused by its hash first, then by its
+    IDs (what the walk found is reported only once the hash matched)."""
     path = root / CORPUS_NAME
     try:
-        size = path.stat().st_size
+        handle = path.open("rb")
     except OSError:
         raise ContractError(
             f"{CORPUS_NAME} is missing from {root}; it binds the dataset to its corpus: "
             "restore it or re-encode the dataset"
         ) from None
-    if size > _MAX_CORPUS_BYTES:
-        raise ContractError(f"{path} is {size} bytes, too large for a corpus manifest")
-    data = path.read_bytes()  # read once: hashed, then parsed
-    digest = b""
-    if data.endswith(b"\n"):
-        with memoryview(data) as view, view[:-1] as body:
-            digest = framed_digest_parts(CORPUS, (body,))  # type: ignore[arg-type]
-    if HASH_PREFIX + digest.hex() != corpus_hash:
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > _MAX_CORPUS_BYTES:
+            raise ContractError(f"{path} is {size} bytes, too large for a corpus manifest")
+        hasher = framed_hasher(CORPUS, max(size - 1, 0))  # the payload: all but the "\n"
+        read, last = 0, b""
+
+        def blocks() -> Iterator[bytes]:
+            nonlocal read, last
+            while block := handle.read(_CORPUS_BLOCK):
+                # Hash the payload bytes only (the file's first size - 1), whatever the
+                # file grows to while it is read.
+                hasher.update(block[: max(size - 1 - read, 0)])
+                read += len(block)
+                last = block[-1:]
+                yield block
+
+        stream = blocks()
+        problem: ContractError | None = None
+        try:
+            _check_ids(document_ids(stream, str(path)), doc_ids, path)
+        except ContractError as exc:
+            problem = exc
+        for _ in stream:  # the rest of the file still decides the hash
+            pass
+    whole = read == size and size > 0 and last == b"\n"
+    if not whole or HASH_PREFIX + hasher.hexdigest() != corpus_hash:
         raise ContractError(
             f"{path} is not the corpus manifest {corpus_hash} the dataset was encoded from; "
             "restore it or re-encode the dataset"
         )
-    # Bound by its hash, the file is the one encode_dataset wrote: parse it for its IDs.
-    document = parse_json(data, path)
-    del data
-    try:
-        ids = sorted(d["document_id"] for d in document["documents"])
-    except (KeyError, TypeError) as exc:
-        raise ContractError(f"{path} lists malformed documents ({exc}); re-encode") from None
-    if ids != doc_ids:
+    if problem is not None:
+        raise problem
+
+
+def _check_ids(listed: Iterator[str], doc_ids: list[str], path: Path) -> None:
+    """Every ID of ``listed`` is one of ``doc_ids`` (sorted, unique), none twice, and
+    every one of ``doc_ids`` is listed."""
+    marked = bytearray(len(doc_ids))
+    count = following = 0
+    for ident in listed:
+        # encode_dataset lists the documents in doc_id order: the next one is checked
+        # first, any other one is found by bisection.
+        if following < len(doc_ids) and doc_ids[following] == ident:
+            at = following
+        else:
+            at = bisect_left(doc_ids, ident)
+        if at == len(doc_ids) or doc_ids[at] != ident or marked[at]:
+            twice = at < len(doc_ids) and doc_ids[at] == ident
+            raise ContractError(
+                f"{path} lists the document {ident!r} "
+                + ("twice" if twice else "that the shards do not hold")
+                + "; records were dropped or added after encoding: re-encode the dataset"
+            )
+        marked[at] = 1
+        count += 1
+        following = at + 1
+    if count != len(doc_ids):
         raise ContractError(
-            f"{path} lists {len(ids)} documents, the shards hold {len(doc_ids)} others; records "
+            f"{path} lists {count} documents, the shards hold {len(doc_ids)} others; records "
             "were dropped or added after encoding: re-encode the dataset"
         )

@@ -178,14 +178,26 @@ def _local_normalizer(node: dict[str, Any] | None) -> bool:
 
 def commit_rule(tok: Tokenizer) -> Rule:
     """The strongest commit rule this module can prove for ``tok``."""
+    return _rule_and_proof(tok)[0]
+
+
+def _rule_and_proof(tok: Tokenizer) -> tuple[Rule, tuple[stream_normalize.Form, str] | None]:
+    """:func:`commit_rule` and, for ``normalized``, the (form, proof pattern) that proved
+    it (derived once: the encoder's constructor needs both)."""
     if (
         tok.spec.kind.byte_level
         and tok.pattern_name in BUILTIN_PATTERNS
         and not tok.spec.normalizer
     ):
-        return "pretokens"
-    if tok.spec.kind.byte_level and _normalized_proof(tok) is not None:
-        return "normalized"
+        return "pretokens", None
+    if tok.spec.kind.byte_level:
+        proof = _normalized_proof(tok)
+        if proof is not None:
+            return "normalized", proof
+    return _unnormalized_rule(tok), None
+
+
+def _unnormalized_rule(tok: Tokenizer) -> Rule:
     if tok.spec.kind is not ModelKind.HF_PIPELINE:
         return "hold"
     try:
@@ -301,7 +313,8 @@ class StreamingEncoder:
         self.scan_step = scan_step
         self.tokenizer = tok
         self.allowed_special = allowed_special
-        self.rule: Rule = commit_rule(tok)
+        self.rule: Rule
+        self.rule, normalized = _rule_and_proof(tok)
         # Metaspace's "first" scheme prepends only at the start of the input: a tail
         # encoded alone after a committed spelling would gain a prefix it lacks in place.
         self._through_spellings = segments_independent(tok)
@@ -329,7 +342,7 @@ class StreamingEncoder:
             self.rule = "specials"
         self._engine_encode = tok.engine.encode
         self._pattern = tok.pattern_name or ""
-        self._normalized = _normalized_proof(tok) if self.rule == "normalized" else None
+        self._normalized = normalized if self.rule == "normalized" else None
         # Every rule but hold runs the same steps in Rust: one native call per push
         # instead of a UTF-8 decode, a scan call, an encode call and list bookkeeping in
         # Python. The matcher is encode()'s for these spellings (none carries a flag).
