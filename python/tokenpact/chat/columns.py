@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,6 +36,9 @@ from .ownership import (
 )
 from .stop import StopPolicy
 from .supervision import ranges_and_boundary
+
+if TYPE_CHECKING:
+    from ..core.tokenizer import Tokenizer
 
 
 class RecordColumns(NamedTuple):
@@ -85,7 +88,7 @@ class RenderedColumns:
     template_hash: str
     mode: str
     origin_names: tuple[str, ...] = KINDS
-    tokenizer: Any = field(default=None, repr=False)
+    tokenizer: Tokenizer | None = field(default=None, repr=False)
     # With on_error="skip": the input index of each record, and the records left out.
     record_index: NDArray[np.int64] | None = None
     skipped: tuple[Any, ...] = ()
@@ -181,6 +184,7 @@ class RenderedColumns:
                 self.byte_starts[a:b].astype(np.int64),
                 self.byte_ends[a:b].astype(np.int64),
             ),
+            tokenizer_hash=self.tokenizer_hash,
         )
 
     def to_record_table(self, sample_ids: Sequence[str] | None = None) -> Any:
@@ -312,7 +316,7 @@ class ColumnsBuilder:
         self.mask_arrays.append((base, np.asarray(conv.assistant_mask, dtype=np.uint8)))
 
     def build(
-        self, *, tokenizer: Any, template_hash: str, mode: str, stops: tuple[int, ...]
+        self, *, tokenizer: Tokenizer, template_hash: str, mode: str, stops: tuple[int, ...]
     ) -> RenderedColumns:
         total = self.total
         offsets = np.zeros(len(self.lengths) + 1, dtype=np.int64)

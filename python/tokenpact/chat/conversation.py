@@ -30,7 +30,9 @@ from .errors import ConversationError
 from .stop import StopPolicy
 
 if TYPE_CHECKING:
+    from ..core.tokenizer import Tokenizer
     from ..encoding import Encoding
+    from ._encode import TokenizerFacts
 
 CONTROL, TEMPLATE, CONTENT, DOCUMENT, TOOLS = range(5)
 _KIND_ARRAY = np.array(KINDS, dtype=object)
@@ -105,7 +107,7 @@ class Conversation:
     roles: tuple[str, ...] = ()
     text: str | None = None
     byte_offsets: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
-    tokenizer: Any = field(default=None, repr=False)
+    tokenizer: Tokenizer | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.input_ids)
@@ -239,7 +241,7 @@ class Conversation:
         }
 
     # ------------------------------------------------------------------ audit
-    def _require_tokenizer(self, what: str) -> Any:
+    def _require_tokenizer(self, what: str) -> Tokenizer:
         if self.tokenizer is None:
             raise ConversationError(f"{what} needs the tokenizer; build the conversation with one")
         return self.tokenizer
@@ -294,7 +296,7 @@ class Conversation:
 
     @classmethod
     def from_ids(
-        cls, tokenizer: Any, ids: Sequence[int], *, mode: str = "generation"
+        cls, tokenizer: Tokenizer, ids: Sequence[int], *, mode: str = "generation"
     ) -> Conversation:
         """Wrap IDs produced elsewhere (another library's chat output) to audit them.
 
@@ -325,7 +327,7 @@ class Conversation:
         )
 
 
-def _boundary_problems(ids: list[int], info: Any) -> list[str]:
+def _boundary_problems(ids: list[int], info: TokenizerFacts) -> list[str]:
     out = []
     if info.bos_id is not None:
         where = [t for t, i in enumerate(ids) if i == info.bos_id]
@@ -352,7 +354,9 @@ def _boundary_problems(ids: list[int], info: Any) -> list[str]:
     return out
 
 
-def _plain_marker_problems(conv: Conversation, tok: Any, info: Any, marker_re: Any) -> list[str]:
+def _plain_marker_problems(
+    conv: Conversation, tok: Tokenizer, info: TokenizerFacts, marker_re: Any
+) -> list[str]:
     """Control spellings (or control-looking markers) in template text, as ordinary pieces.
     An ordinary added token is one token, not pieces: it ends a run like a control."""
     out: list[str] = []
@@ -436,7 +440,7 @@ def mask_list(length: int, ranges: list[tuple[int, int]]) -> tuple[list[int]]:
 
 def build(
     *,
-    tokenizer: Any,
+    tokenizer: Tokenizer,
     ids: np.ndarray,
     kinds: np.ndarray,
     owner: np.ndarray,
@@ -475,7 +479,7 @@ def build(
 
 def assemble(
     *,
-    tokenizer: Any,
+    tokenizer: Tokenizer | None,
     columns: tuple[list[int], list[int], list[str], list[int], list[int]]
     | tuple[list[int], list[int], list[str]]
     | Callable[[], tuple[list[int], list[int], list[str]]]
@@ -491,6 +495,7 @@ def assemble(
     roles: tuple[str, ...],
     text: str | None = None,
     byte_offsets: tuple[np.ndarray, np.ndarray] | None = None,
+    tokenizer_hash: str | None = None,
 ) -> Conversation:
     """Assemble a Conversation from its per-token lists: ``columns`` is ``(input_ids,
     special_tokens_mask, origin, message_index, owner_index)``, or its first three when
@@ -528,7 +533,7 @@ def assemble(
         owners=tuple([o.label for o in owners]) if owner_labels is None else owner_labels,
         prompt_boundary=int(prompt_boundary),
         stop_policy=stop_policy,
-        tokenizer_hash=tokenizer.semantic_hash,
+        tokenizer_hash=tokenizer_hash if tokenizer is None else tokenizer.semantic_hash,
         template_hash=template_hash,
         mode=mode,
         roles=roles,

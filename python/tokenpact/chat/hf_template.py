@@ -24,7 +24,7 @@ import os
 import re
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 import numpy as np
@@ -67,6 +67,9 @@ from .template_pass import (
     tag_final_message,
 )
 
+if TYPE_CHECKING:
+    from ..core.tokenizer import Tokenizer
+
 
 class ChatTemplate:
     """A Hugging Face chat template bound to a tokenizer; see the module docstring."""
@@ -74,7 +77,7 @@ class ChatTemplate:
     def __init__(
         self,
         template: str | Mapping[str, str] | Sequence[Mapping[str, str]],
-        tokenizer: Any,
+        tokenizer: Tokenizer,
         *,
         special_tokens: Mapping[str, Any] | None = None,
         name: str = "chat_template",
@@ -143,7 +146,7 @@ class ChatTemplate:
     # ------------------------------------------------------------------ loading
     @classmethod
     def from_hf(
-        cls, config_or_dir: str | os.PathLike[str] | Mapping[str, Any], tokenizer: Any
+        cls, config_or_dir: str | os.PathLike[str] | Mapping[str, Any], tokenizer: Tokenizer
     ) -> ChatTemplate:
         """Read the template and named special tokens of a Hugging Face model.
 
@@ -155,7 +158,7 @@ class ChatTemplate:
         return cls(source, tokenizer, special_tokens=specials)
 
     @classmethod
-    def from_tokenizer(cls, tokenizer: Any) -> ChatTemplate:
+    def from_tokenizer(cls, tokenizer: Tokenizer) -> ChatTemplate:
         """The template stored beside a tokenizer loaded by ``tp.Tokenizer.load``."""
         source = tokenizer.source
         if source.get("config_path"):

@@ -10,13 +10,16 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from . import _encode
 from ._encode import TokenizerFacts
 from .conversation import CONTROL, KINDS, TEMPLATE, Owner, token_lists
+
+if TYPE_CHECKING:
+    from ..core.tokenizer import Tokenizer
 
 
 @dataclass(frozen=True)
@@ -164,7 +167,7 @@ class Columns(NamedTuple):
     owner_index: list[int]
 
 
-def tokenize_rendered(tokenizer: Any, info: TokenizerFacts, rendered: RenderedText) -> Tokens:
+def tokenize_rendered(tokenizer: Tokenizer, info: TokenizerFacts, rendered: RenderedText) -> Tokens:
     """Encode the rendered text once and own each token."""
     text = rendered.text
     try:
