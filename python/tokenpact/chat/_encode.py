@@ -277,8 +277,8 @@ def chunk_encoder(tok: Tokenizer, info: TokenizerFacts) -> ChunkEncoder | None:
     matching, each span's owner kind code), which returns a job at once and encodes on
     worker threads; ``job.wait(lists=False)`` gives, per text, ``(encoded, codes)``: what
     :func:`~tokenpact.chat.ownership.owned_tokens` takes. None when this tokenizer goes
-    through the public encode path (no native engine, or no control spellings), where
-    ``render_batch`` uses Python threads instead."""
+    through the public encode path (no native engine, or no control spellings): the
+    render core then encodes each record on the calling thread."""
     core = info.engine
     if core is None or info.matcher is None:
         return None
