@@ -216,3 +216,26 @@ def test_to_conversations_builds_lists_on_first_read(chat_model: ChatModel) -> N
         want = chat_model.template.render(messages)
         assert conv.to_json() == want.to_json()
         assert all(type(i) is int for i in conv.input_ids + conv.assistant_mask)
+
+
+def test_every_render_finishes_through_the_core(
+    deepseek: ChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``render``, ``render_batch`` and ``render_columns`` finish every record through
+    the one render core (``render_core.finish``), and the conversations are views of
+    its records: no ``__getattr__``, the lists built on first read."""
+    from tokenpact.chat import Conversation, render_core
+
+    finished: list[int] = []
+    real = render_core.finish
+    monkeypatch.setattr(render_core, "finish", lambda *a: finished.append(1) or real(*a))
+    messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}]
+    template = deepseek.template
+    conv = template.render(messages)
+    batch = template.render_batch([messages] * 2, threads=1)
+    template.render_columns([messages] * 3, threads=1)
+    assert len(finished) == 6
+    assert "__getattr__" not in vars(Conversation)
+    for view in (conv, *batch):
+        assert "_record" in vars(view) and "input_ids" not in vars(view)
+        assert view.input_ids == conv.input_ids and "input_ids" in vars(view)
