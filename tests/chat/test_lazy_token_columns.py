@@ -75,14 +75,15 @@ def test_lazy_columns_equal_the_reference_lists(chat_model: ChatModel, threads: 
         assert conv.special_tokens_mask == [int(o == "control") for o in conv.origin]
 
 
-def test_one_read_builds_the_three_lists_once(deepseek: ChatModel) -> None:
+def test_one_read_builds_each_list_once(deepseek: ChatModel) -> None:
     conv = deepseek.template.render([{"role": "user", "content": "Hi there"}])
     assert not any(name in conv.__dict__ for name in TOKEN_COLUMNS)
     n = len(conv)  # len reads input_ids
+    assert "input_ids" in conv.__dict__
+    assert conv.origin is conv.origin  # the kind lists: built together, once
     assert all(name in conv.__dict__ for name in TOKEN_COLUMNS)
     ids = conv.input_ids
     assert conv.input_ids is ids and len(ids) == n  # built once, then a plain field
-    assert "_build_token_columns" not in conv.__dict__
 
 
 def test_batch_records_build_input_ids_apart_from_the_kinds(deepseek: ChatModel) -> None:
@@ -102,7 +103,6 @@ def test_batch_records_build_input_ids_apart_from_the_kinds(deepseek: ChatModel)
         assert "input_ids" in conv.__dict__ and "origin" not in conv.__dict__
         assert "special_tokens_mask" not in conv.__dict__
         assert conv.origin == want.origin and conv.special_tokens_mask == want.special_tokens_mask
-        assert "_build_kind_columns" not in conv.__dict__
         assert pickle.loads(pickle.dumps(conv)).to_json() == want.to_json()
     fresh = deepseek.template.render_batch(records, threads=1)[0]
     assert pickle.loads(pickle.dumps(fresh)).origin == batch[0].origin  # built for the pickle
@@ -132,7 +132,7 @@ def test_pickled_state_holds_the_built_lists(deepseek: ChatModel) -> None:
     messages = [{"role": "user", "content": "Two plus two?"}]
     fresh = deepseek.template.render(messages)
     state = deepseek.template.render(messages).__getstate__()
-    assert not any(key.startswith("_build") for key in state)
+    assert "_record" not in state  # the lists, not the columnar record they view
     state.pop("tokenizer")  # the tokenizer field itself does not pickle
     loaded = pickle.loads(pickle.dumps(state))
     for name in ALL_COLUMNS:
@@ -146,7 +146,7 @@ def test_unknown_attribute_still_raises(deepseek: ChatModel) -> None:
 
 
 def test_token_lists_from_kind_codes(tp: ModuleType) -> None:
-    from tokenpact.chat.conversation import KINDS, token_lists
+    from tokenpact.chat.ownership import KINDS, token_lists
 
     ids = np.array([5, 70000, 3, 9], dtype=np.uint32)
     codes = np.array([0, 1, 2, 4], dtype=np.uint8)
@@ -165,10 +165,10 @@ def test_batch_fast_finish_equals_render(
 ) -> None:
     """The common record's finish (mask ranges and boundary from the native encoding, no
     Tokens) gives ``render``'s conversation in every mode."""
-    from tokenpact.chat import batch_render
+    from tokenpact.chat import render_core
 
     fast = 0
-    real = batch_render.is_plain_record
+    real = render_core.is_plain_record
 
     def counted(rendered: Any, result: Any, add_special_tokens: bool) -> bool:
         nonlocal fast
@@ -178,7 +178,7 @@ def test_batch_fast_finish_equals_render(
 
     # Counted where the fast finish decides (whether the calling thread then builds the
     # lazy lists early depends on the timing of the chunks).
-    monkeypatch.setattr(batch_render, "is_plain_record", counted)
+    monkeypatch.setattr(render_core, "is_plain_record", counted)
     records = _records(chat_model)
     if options.get("add_generation_prompt"):
         records = [r[:-1] if r[-1]["role"] == "assistant" else r for r in records]
@@ -216,3 +216,26 @@ def test_to_conversations_builds_lists_on_first_read(chat_model: ChatModel) -> N
         want = chat_model.template.render(messages)
         assert conv.to_json() == want.to_json()
         assert all(type(i) is int for i in conv.input_ids + conv.assistant_mask)
+
+
+def test_every_render_finishes_through_the_core(
+    deepseek: ChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``render``, ``render_batch`` and ``render_columns`` finish every record through
+    the one render core (``render_core.finish``), and the conversations are views of
+    its records: no ``__getattr__``, the lists built on first read."""
+    from tokenpact.chat import Conversation, render_core
+
+    finished: list[int] = []
+    real = render_core.finish
+    monkeypatch.setattr(render_core, "finish", lambda *a: finished.append(1) or real(*a))
+    messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}]
+    template = deepseek.template
+    conv = template.render(messages)
+    batch = template.render_batch([messages] * 2, threads=1)
+    template.render_columns([messages] * 3, threads=1)
+    assert len(finished) == 6
+    assert "__getattr__" not in vars(Conversation)
+    for view in (conv, *batch):
+        assert "_record" in vars(view) and "input_ids" not in vars(view)
+        assert view.input_ids == conv.input_ids and "input_ids" in vars(view)

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokenpact import _native
-from tokenpact.chat import template_pass
+from tokenpact.chat import jinja_compat, template_pass
 from tokenpact.chat.jinja_env import compile_template
 from tokenpact.chat.limits import TemplateLimits
 from tokenpact.chat.spans import SpanStr, track
@@ -173,7 +173,7 @@ def test_synthetic_templates_agree(
     for template, native in compiled:
         out = native.render(dict(template.globals, **context), 1000, 10_000)
         try:
-            text, spans, _ = template_pass.run_template(
+            text, spans, _ = jinja_compat.run_template(
                 template, dict(template.globals, **context), LIMITS
             )
         except Exception as exc:  # noqa: BLE001 - the native engine must have declined
@@ -257,7 +257,7 @@ def test_whitespace_control_agrees(parts: list[str], x: bool, y: int) -> None:
     assert native is not None
     context = dict(template.globals, x=x, y=[1, 2][:y])
     out = native.render(dict(context), 1000, 100_000)
-    assert out == (template_pass.run_template(template, context, LIMITS)[0], [])
+    assert out == (jinja_compat.run_template(template, context, LIMITS)[0], [])
 
 
 def test_literals_read_as_python_reads_them() -> None:
@@ -267,7 +267,7 @@ def test_literals_read_as_python_reads_them() -> None:
     template = compile_template(source)
     out = template_pass.native_template(source, template).render(dict(template.globals), 9, 99)
     assert out == ("30|3|15|1000|1000.0|0.0025|a\tbA", [])
-    assert out[0] == template_pass.run_template(template, dict(template.globals), LIMITS)[0]
+    assert out[0] == jinja_compat.run_template(template, dict(template.globals), LIMITS)[0]
 
 
 def test_switched_off_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -284,7 +284,7 @@ def test_strftime_now_is_the_local_date() -> None:
     native = template_pass.native_template(source, template)
     for _ in range(3):  # the minute may turn between the two renders
         ours = native.render(dict(template.globals), 100, 1000)
-        theirs = template_pass.run_template(template, dict(template.globals), LIMITS)
+        theirs = jinja_compat.run_template(template, dict(template.globals), LIMITS)
         if ours == (theirs[0], []):
             return
     pytest.fail(f"{ours!r} != {theirs!r}")
@@ -341,7 +341,7 @@ def test_mutated_templates_compile_or_decline_and_agree(
     )
     out = native.render(dict(context), 10_000, 100_000)
     try:
-        theirs = template_pass.run_template(template, dict(context), LIMITS)
+        theirs = jinja_compat.run_template(template, dict(context), LIMITS)
     except Exception:  # noqa: BLE001 - then the native engine declined
         assert type(out) is str
         return
@@ -395,7 +395,7 @@ def agree(source: str, context: dict[str, Any]) -> bool:
     variables = dict(template.globals, **context)
     out = native.render(dict(variables), 1000, 100_000)
     try:
-        text, spans, _ = template_pass.run_template(template, dict(variables), LIMITS)
+        text, spans, _ = jinja_compat.run_template(template, dict(variables), LIMITS)
     except Exception:  # noqa: BLE001 - then the native engine must decline
         return type(out) is str
     return type(out) is str or out == (text, sorted(spans))

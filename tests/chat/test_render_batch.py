@@ -79,38 +79,3 @@ def test_unknown_keys_are_rejected(deepseek: ChatModel, tp: ModuleType) -> None:
     item = {"messages": [{"role": "user", "content": "hi"}], "add_generation_prompt": True}
     with pytest.raises(tp.chat.ChatTemplateError, match="unknown keys"):
         deepseek.template.render_batch([item])
-
-
-def test_workers_are_reused_across_calls(
-    deepseek: ChatModel, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Without the native chunk encoder, render_batch renders on Python threads; those
-    outlive a call, so their per-thread engine memo stays warm."""
-    import threading
-
-    from tokenpact.chat import _encode
-
-    monkeypatch.setattr(_encode, "chunk_encoder", lambda tok, info: None)
-
-    seen: list[set[threading.Thread]] = []
-    template = deepseek.template
-    render = template.render
-
-    def recording(*args: Any, **kwargs: Any) -> Any:
-        seen[-1].add(threading.current_thread())  # the object: names repeat across pools
-        return render(*args, **kwargs)
-
-    messages = [{"role": "user", "content": f"question {k}"} for k in range(3)]
-    serial = [render([m], add_generation_prompt=True) for m in messages * 10]
-    template.render = recording  # type: ignore[method-assign]
-    try:
-        for _ in range(3):
-            seen.append(set())
-            batch = [[m] for m in messages * 10]
-            out = template.render_batch(batch, threads=2, add_generation_prompt=True)
-            assert all(same(a, b) for a, b in zip(out, serial, strict=True))
-    finally:
-        del template.render
-    workers = set().union(*seen)
-    assert 1 <= len(workers) <= 2
-    assert all(thread.name.startswith("tokenpact-chat-2") for thread in workers)

@@ -18,11 +18,11 @@ from .test_render_pipeline import assert_same, hostile_records
 
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> Any:
-    from tokenpact.chat import batch_render
+    from tokenpact.chat import render_core
 
     def set_chunks(records: int, chars: int = 10**9) -> None:
-        monkeypatch.setattr(batch_render, "_PIPELINE_RECORDS", records)
-        monkeypatch.setattr(batch_render, "_PIPELINE_CHARS", chars)
+        monkeypatch.setattr(render_core, "_PIPELINE_RECORDS", records)
+        monkeypatch.setattr(render_core, "_PIPELINE_CHARS", chars)
 
     return set_chunks
 
@@ -152,23 +152,19 @@ def test_record_table_packs_and_pads(deepseek: ChatModel, tp: ModuleType) -> Non
 
 
 def test_without_the_native_engine(deepseek: ChatModel, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A tokenizer without the native chunk encoder lays out render_batch's results."""
-    from tokenpact.chat import _encode
+    """Without the native chunk encoder each record renders and encodes on the calling
+    thread (``tokenize_rendered``); the columns still equal ``render``."""
+    from tokenpact.chat import _encode, hf_template
 
     template = deepseek.template
-    monkeypatch.setattr(template, "_encode_chunk", None)
     monkeypatch.setattr(_encode, "chunk_encoder", lambda tok, info: None)
-    laid_out: list[Any] = []
-    real = type(template).render_batch
-    monkeypatch.setattr(
-        type(template),
-        "render_batch",
-        lambda self, *a, **k: laid_out.append(1) or real(self, *a, **k),
-    )
+    encoded: list[Any] = []
+    real = hf_template.tokenize_rendered
+    monkeypatch.setattr(hf_template, "tokenize_rendered", lambda *a: encoded.append(1) or real(*a))
     records = hostile_records(deepseek, 7, seed=4)
     serial = [template.render(m) for m in records]
     assert_columns_equal(template.render_columns(records, threads=2), serial)
-    assert laid_out  # the fallback path ran
+    assert encoded  # the path without the native encoder ran
 
 
 def test_generation_blocks_and_markers(deepseek: ChatModel, tp: ModuleType) -> None:

@@ -71,11 +71,11 @@ def hostile_records(model: ChatModel, count: int, seed: int = 0) -> list[list[di
 
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> Any:
-    from tokenpact.chat import batch_render
+    from tokenpact.chat import render_core
 
     def set_chunks(records: int, chars: int = 10**9) -> None:
-        monkeypatch.setattr(batch_render, "_PIPELINE_RECORDS", records)
-        monkeypatch.setattr(batch_render, "_PIPELINE_CHARS", chars)
+        monkeypatch.setattr(render_core, "_PIPELINE_RECORDS", records)
+        monkeypatch.setattr(render_core, "_PIPELINE_CHARS", chars)
 
     return set_chunks
 
@@ -83,8 +83,8 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> Any:
 def test_chunks_grow_from_small_and_halve_at_the_end() -> None:
     """The first chunk is small (the workers start early), chunks double up to the
     pipeline sizes, and near the end each takes at most half of what is left."""
-    from tokenpact.chat import batch_render
-    from tokenpact.chat.batch_render import chunk_limits
+    from tokenpact.chat import render_core
+    from tokenpact.chat.render_core import chunk_limits
 
     records = [chunk_limits(k, 1000)[0] for k in range(7)]
     assert records == [4, 8, 16, 32, 32, 32, 32]
@@ -98,7 +98,7 @@ def test_chunks_grow_from_small_and_halve_at_the_end() -> None:
         sizes.append(size)
         left -= size
         number += 1
-    assert sum(sizes) == 300 and sizes[0] == batch_render._FIRST_RECORDS and sizes[-1] <= 4
+    assert sum(sizes) == 300 and sizes[0] == render_core._FIRST_RECORDS and sizes[-1] <= 4
 
 
 def test_native_pipeline_is_used(chat_model: ChatModel) -> None:
@@ -117,11 +117,13 @@ def test_render_native_encode_equals_the_python_path(
     """``render`` encodes through the native chunk encoder (one text, calling thread);
     the Python path (``tokenize_rendered``, owned runs, ``trusted_columns``) is its
     reference, hostile and multilingual content included."""
+    from tokenpact.chat import _encode
+
     template = chat_model.template
-    assert template._encode_chunk is not None
+    assert _encode.chunk_encoder(template.tokenizer, template._info) is not None
     records = hostile_records(chat_model, 30, seed=5)
     native = [template.render(m, **options) for m in records]
-    monkeypatch.setattr(template, "_encode_chunk", None)
+    monkeypatch.setattr(_encode, "chunk_encoder", lambda tok, info: None)
     assert_same(native, [template.render(m, **options) for m in records])
 
 
@@ -362,7 +364,7 @@ def test_lists_built_while_the_workers_encode(
     chunk looks unfinished, so a chunk is collected when five are in flight, and its
     lists are built at the next collection, while later chunks are still to start);
     the last chunk stays lazy; every record equals ``render``."""
-    from tokenpact.chat import _encode, batch_render
+    from tokenpact.chat import _encode, render_core
 
     real = _encode.chunk_encoder
     polls: list[int] = []
@@ -383,10 +385,10 @@ def test_lists_built_while_the_workers_encode(
         events.append("build")
         real_prebuild(conv)
 
-    real_prebuild = batch_render.prebuild
+    real_prebuild = render_core.prebuild
     monkeypatch.setattr(_encode, "chunk_encoder", slow)
-    monkeypatch.setattr(batch_render, "prebuild", prebuild)
-    monkeypatch.setattr(batch_render, "_PIPELINE_RECORDS", 3)
+    monkeypatch.setattr(render_core, "prebuild", prebuild)
+    monkeypatch.setattr(render_core, "_PIPELINE_RECORDS", 3)
     template = deepseek.template
     records = [
         [
@@ -396,8 +398,8 @@ def test_lists_built_while_the_workers_encode(
         for k in range(30)
     ]
     batch = template.render_batch(records, threads=2)
-    built = ["_build_input_ids" not in c.__dict__ for c in batch]
-    masks = ["_build_assistant_mask" not in c.__dict__ for c in batch]
+    built = ["input_ids" in c.__dict__ for c in batch]
+    masks = ["assistant_mask" in c.__dict__ for c in batch]
     assert polls and built == masks == [True] * 27 + [False] * 3
     assert all("input_ids" in c.__dict__ for c in batch[:27])
     assert events.index("build") < len(events) - 1 - events[::-1].index("start")
@@ -411,7 +413,7 @@ def test_lists_built_while_the_workers_encode(
 )
 def test_native_token_lists_equal_the_numpy_conversion(ids: list[int], seed: int) -> None:
     from tokenpact import _native
-    from tokenpact.chat.conversation import _KIND_ARRAY, CONTROL, KINDS
+    from tokenpact.chat.ownership import _KIND_ARRAY, CONTROL, KINDS
 
     rng = random.Random(seed)
     id_array = np.array(ids, dtype=np.uint32)

@@ -97,10 +97,10 @@ def test_every_batch_path_equals_render(
 ) -> None:
     """Property: threads (1 or more), processes or not, lists or columns: the records
     of ``render``, whatever the batch size and chunking."""
-    from tokenpact.chat import batch_render, process_render
+    from tokenpact.chat import process_render, render_core
 
     monkeypatch.setattr(process_render, "_MAX_CHUNK", chunk)
-    monkeypatch.setattr(batch_render, "_PIPELINE_RECORDS", chunk)
+    monkeypatch.setattr(render_core, "_PIPELINE_RECORDS", chunk)
     template = chat_model.template
     records = hostile_records(chat_model, count, seed=seed)
     options = {"add_generation_prompt": generation}

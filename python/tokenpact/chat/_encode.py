@@ -16,9 +16,12 @@ import re
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..core.tokenizer import Tokenizer
 
 # Markers that look like control tokens; printed as ordinary text they are a template bug
 # (the failure of a chat template that inserts plain strings instead of special IDs).
@@ -65,13 +68,13 @@ _FACTS: weakref.WeakKeyDictionary[Any, dict[frozenset[str], TokenizerFacts]] = (
 )
 
 
-def _post_processor_ends(tok: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _post_processor_ends(tok: Tokenizer) -> tuple[tuple[int, ...], tuple[int, ...]]:
     post = tok.post_processor
     specials = tok.special_tokens
     if not post:
         return (), ()
     if post.get("type") == "prepend_bos":
-        token = specials.get(post.get("token"))
+        token = specials.get(str(post.get("token")))
         return ((token,) if token is not None else ()), ()
     items = list(post.get("single") or [])
     where = next((k for k, item in enumerate(items) if item[0] == "sequence"), len(items))
@@ -82,7 +85,7 @@ def _post_processor_ends(tok: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return ids(items[:where]), ids(items[where + 1 :])
 
 
-def _native_engine(tok: Any) -> Any:
+def _native_engine(tok: Tokenizer) -> Any:
     """``tok``'s native engine (``Tokenizer.engine``), or None (a stand-in without one)."""
     from .. import _native
 
@@ -90,7 +93,7 @@ def _native_engine(tok: Any) -> Any:
     return core if isinstance(core, _native.Engine) else None
 
 
-def facts(tok: Any, markers: frozenset[str] = frozenset()) -> TokenizerFacts:
+def facts(tok: Tokenizer, markers: frozenset[str] = frozenset()) -> TokenizerFacts:
     """The cached :class:`TokenizerFacts` of ``tok``; ``markers`` are ordinary added
     tokens a template treats as control (its turn markers, :func:`turn_markers`)."""
     per_tok = _FACTS.get(tok)
@@ -152,7 +155,7 @@ _PROBES: tuple[list[dict[str, str]], ...] = (
 )
 
 
-def turn_markers(tok: Any, render: Any) -> frozenset[str]:
+def turn_markers(tok: Tokenizer, render: Any) -> frozenset[str]:
     """The ordinary added tokens a template writes around plain turns (DeepSeek's
     ``<｜User｜>`` / ``<｜Assistant｜>``): role markers that the tokenizer file happens to
     declare non-special. ``render(messages)`` returns the template's text without a
@@ -213,7 +216,7 @@ class Encoded:
 
 
 def encode_untrusted_spans(
-    tok: Any, text: str, spans: list[tuple[int, int]], info: TokenizerFacts | None = None
+    tok: Tokenizer, text: str, spans: list[tuple[int, int]], info: TokenizerFacts | None = None
 ) -> Encoded:
     """Encode ``text`` allowing every control token except inside codepoint ``spans``.
 
@@ -232,7 +235,7 @@ def encode_untrusted_spans(
 
 
 def encode_byte_spans(
-    tok: Any, info: TokenizerFacts, text: str, flat: list[int]
+    tok: Tokenizer, info: TokenizerFacts, text: str, flat: list[int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """IDs and UTF-8 byte offsets of ``text`` with control tokens allowed outside the
     byte spans ``flat`` (``[start0, end0, start1, end1, ...]``, sorted, disjoint)."""
@@ -268,14 +271,14 @@ def _codepoint_spans(text: str, flat: list[int]) -> list[tuple[int, int]]:
 ChunkEncoder = Callable[..., Any]  # start(texts, spans, kinds, threads, renders=None)
 
 
-def chunk_encoder(tok: Any, info: TokenizerFacts) -> ChunkEncoder | None:
+def chunk_encoder(tok: Tokenizer, info: TokenizerFacts) -> ChunkEncoder | None:
     """``start(texts, spans, span_kinds, threads)``: the native encoder of a chunk of
     rendered texts (codepoint ``spans`` flat per text, content excluded from control
     matching, each span's owner kind code), which returns a job at once and encodes on
     worker threads; ``job.wait(lists=False)`` gives, per text, ``(encoded, codes)``: what
     :func:`~tokenpact.chat.ownership.owned_tokens` takes. None when this tokenizer goes
-    through the public encode path (no native engine, or no control spellings), where
-    ``render_batch`` uses Python threads instead."""
+    through the public encode path (no native engine, or no control spellings): the
+    render core then encodes each record on the calling thread."""
     core = info.engine
     if core is None or info.matcher is None:
         return None

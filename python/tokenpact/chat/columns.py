@@ -1,41 +1,138 @@
-"""Many rendered conversations as flat numpy columns (offline SFT data preparation).
+"""Rendered conversations as columns: one record's arrays, or many laid end to end.
 
-:meth:`ChatTemplate.render_columns` returns one :class:`RenderedColumns`: every record's
-tokens laid end to end with ``offsets`` marking the records, each per-token vector a
-numpy array. A user writing shards or packing batches wants exactly that, and it avoids
-what ``render_batch`` must pay for under the GIL on every record: building the
-per-token Python lists of a :class:`Conversation` and the cyclic collector walking them.
-The per-token kind codes come from the native chunk encoder's worker threads; this
-thread keeps only per-record facts (content runs, the assistant ranges, the boundary) and
-fills the arrays once at the end.
+The render core (:mod:`tokenpact.chat.render_core`) finishes each conversation as a
+:class:`TokenRecord`: its token IDs, per-token kind codes and byte offsets as numpy
+arrays, plus per-record facts (content runs, the assistant ranges, the boundary).
+``render`` and ``render_batch`` return a :class:`Conversation` viewing each record (its
+per-token lists are built on first read); :meth:`ChatTemplate.render_columns` lays the
+records end to end as one :class:`RenderedColumns`, each per-token vector a numpy array
+with ``offsets`` marking the records: what writing shards or packing batches wants,
+without a Python list per token.
 
 Record ``i`` equals ``render`` of conversation ``i`` exactly: :meth:`RenderedColumns.conversation`
-rebuilds that :class:`Conversation` (the tests compare them field by field).
+is the :class:`Conversation` viewing that slice of the columns (the tests compare them
+field by field).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .conversation import KINDS, Conversation, Owner, assemble
+from .. import _native
+from .conversation import CONTROL, KINDS, Conversation
 from .errors import ChatTemplateError
-from .ownership import (
-    RenderedText,
-    add_post_processor_markers,
-    generation_mask,
-    in_spans,
-    is_plain_record,
-    owned_tokens,
-    response_start,
-)
+from .ownership import RenderedText, Tokens, kind_lists, owned_tokens, token_lists
 from .stop import StopPolicy
-from .supervision import ranges_and_boundary
+
+if TYPE_CHECKING:
+    from ..core.tokenizer import Tokenizer
+    from ._encode import TokenizerFacts
+
+# (ids, starts, ends, span_bytes, span_lo, span_hi): an encoding of a rendered text.
+Encoded = tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[int], list[int]]
+
+
+class TokenRecord:
+    """One rendered conversation in columns: what :class:`Conversation` views and
+    :class:`RenderedColumns` lays out.
+
+    ``encoded`` is the native encoding of ``rendered.text`` (see :data:`Encoded`) with
+    ``codes``, each token's kind code, or None when ``tokens`` (the owned tokens, after
+    post-processor markers) holds the record; ``mask`` is the assistant mask as token
+    ranges ``[lo, hi)`` or as an int8 array (``{% generation %}`` blocks)."""
+
+    __slots__ = ("rendered", "encoded", "codes", "tokens", "mask", "boundary", "info")
+
+    def __init__(
+        self,
+        rendered: RenderedText,
+        encoded: Encoded | None,
+        codes: np.ndarray | None,
+        tokens: Tokens | None,
+        mask: list[tuple[int, int]] | np.ndarray,
+        boundary: int,
+        info: TokenizerFacts,
+    ) -> None:
+        self.rendered = rendered
+        self.encoded = encoded
+        self.codes = codes
+        self.tokens = tokens
+        self.mask = mask
+        self.boundary = boundary
+        self.info = info
+
+    def owned(self) -> Tokens:
+        """The record's :class:`~tokenpact.chat.ownership.Tokens` (built on first use)."""
+        if self.tokens is None:
+            assert self.encoded is not None  # one of the two is always given
+            self.tokens = owned_tokens(self.rendered, self.info, self.encoded, self.codes)
+        return self.tokens
+
+    @property
+    def ids(self) -> np.ndarray:
+        return self.tokens.ids if self.encoded is None else self.encoded[0]  # type: ignore[union-attr]
+
+    @property
+    def byte_offsets(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.encoded is None:
+            return self.tokens.starts, self.tokens.ends  # type: ignore[union-attr]
+        return self.encoded[1], self.encoded[2]
+
+    def kind_codes(self) -> np.ndarray:
+        """Each token's kind code (``KINDS`` order)."""
+        return self.codes if self.codes is not None else self.owned().kinds
+
+    def runs(self) -> list[tuple[int, int, int]]:
+        """``(lo, hi, owner)`` per content span (:meth:`Tokens.runs`)."""
+        if self.tokens is not None:
+            return self.tokens.runs()
+        _, _, _, _, span_lo, span_hi = self.encoded  # type: ignore[misc]
+        out = []
+        pos = 0
+        for (_, _, o), lo, hi in zip(self.rendered.spans, span_lo, span_hi, strict=True):
+            start = lo if lo > pos else pos
+            if start < hi:
+                out.append((start, hi, o))
+                pos = hi
+        return out
+
+    # The lists a Conversation builds on first read (conversation.TokenSource).
+    def id_list(self) -> tuple[list[int]]:
+        """``input_ids``, made of the engine's cached int objects when the IDs are the
+        native encoder's (a reference per ID where ``tolist()`` makes an int). That list
+        is not tracked by the cyclic collector: a list of ints is in no reference cycle,
+        and each collection that finds a tracked one young visits every item
+        (``render_batch`` builds lists while it renders; on 2 threads those visits cost
+        short records a tenth of the speedup)."""
+        ids = self.ids
+        engine = self.info.engine
+        if engine is not None and ids.dtype == np.uint32:
+            return (engine.id_array_list(ids),)
+        return (ids.tolist(),)
+
+    def token_lists(self) -> tuple[list[int], list[int], list[str]]:
+        """``input_ids``, ``special_tokens_mask`` and ``origin`` (one native call from the
+        kind codes: cheaper than the two kind lists alone through numpy)."""
+        if self.codes is not None:
+            return token_lists(self.ids, self.codes, self.info.engine)
+        return self.owned().trusted_columns()
+
+    def index_lists(self) -> tuple[list[int], list[int]]:
+        """``message_index`` and ``owner_index``."""
+        return self.owned().index_columns()
+
+    def mask_list(self) -> tuple[list[int]]:
+        """``assistant_mask``: from its ranges, made natively so that, like the ID list,
+        the cyclic collector does not track it (see :meth:`id_list`)."""
+        mask = self.mask
+        if isinstance(mask, np.ndarray):
+            return (mask.tolist(),)
+        return (_native.chat_mask_list(len(self.ids), mask),)
 
 
 class RecordColumns(NamedTuple):
@@ -85,7 +182,7 @@ class RenderedColumns:
     template_hash: str
     mode: str
     origin_names: tuple[str, ...] = KINDS
-    tokenizer: Any = field(default=None, repr=False)
+    tokenizer: Tokenizer | None = field(default=None, repr=False)
     # With on_error="skip": the input index of each record, and the records left out.
     record_index: NDArray[np.int64] | None = None
     skipped: tuple[Any, ...] = ()
@@ -127,20 +224,13 @@ class RenderedColumns:
         """Record ``i`` as the :class:`Conversation` that ``render`` returns for it."""
         i = self._index(i)
         boundary = int(self.prompt_boundary[i])
-        names = np.array(self.origin_names, dtype=object)
         a, b = int(self.offsets[i]), int(self.offsets[i + 1])
-        return self._assemble(i, a, b, names, StopPolicy(boundary, self.stop_ids))
+        return self._view(i, a, b, StopPolicy(boundary, self.stop_ids))
 
     def to_conversations(self) -> list[Conversation]:
-        """Every record as a :class:`Conversation` (what ``render_batch`` returns).
-
-        The same records as :meth:`conversation`, built the way ``render`` builds them:
-        every per-token list on first read (from views of these arrays, which the
-        conversations keep alive until then), one stop policy per prompt length (the
-        process path of ``render_batch`` rebuilds its conversations here, on the calling
-        thread, so this is its serial part).
-        """
-        names = np.array(self.origin_names, dtype=object)
+        """Every record as a :class:`Conversation` (what ``render_batch`` returns): views
+        of these columns, one stop policy per prompt length (the process executor of
+        ``render_batch`` makes its workers' conversations here, on the calling thread)."""
         bounds = self.offsets.tolist()
         policies: dict[int, StopPolicy] = {}
         out = []
@@ -148,31 +238,17 @@ class RenderedColumns:
             policy = policies.get(boundary)
             if policy is None:
                 policy = policies[boundary] = StopPolicy(boundary, self.stop_ids)
-            out.append(self._assemble(i, bounds[i], bounds[i + 1], names, policy))
+            out.append(self._view(i, bounds[i], bounds[i + 1], policy))
         return out
 
-    def _assemble(
-        self, i: int, a: int, b: int, names: np.ndarray, policy: StopPolicy
-    ) -> Conversation:
-        """Record ``i`` (tokens ``a:b``) as a :class:`Conversation` whose per-token lists
-        are built on first read."""
-        return assemble(
-            tokenizer=self.tokenizer,
-            columns=functools.partial(
-                _token_lists,
-                self.input_ids[a:b],
-                self.special_tokens_mask[a:b],
-                names,
-                self.origin[a:b],
-            ),
-            index_columns=functools.partial(
-                _index_lists, self.message_index[a:b], self.owner_index[a:b]
-            ),
-            owners=(),
-            owner_labels=self.owners[i],
-            assistant_mask=functools.partial(_mask_lists, self.assistant_mask[a:b]),
+    def _view(self, i: int, a: int, b: int, policy: StopPolicy) -> Conversation:
+        """Record ``i`` (tokens ``a:b``) as a :class:`Conversation` viewing its slice."""
+        return Conversation.view(
+            _ColumnSlice(self, a, b),
+            owners=self.owners[i],
             prompt_boundary=policy.prompt_length,
             stop_policy=policy,
+            tokenizer_hash=self.tokenizer_hash,
             template_hash=self.template_hash,
             mode=self.mode,
             roles=self.roles[i],
@@ -181,6 +257,76 @@ class RenderedColumns:
                 self.byte_starts[a:b].astype(np.int64),
                 self.byte_ends[a:b].astype(np.int64),
             ),
+            tokenizer=self.tokenizer,
+        )
+
+    @classmethod
+    def from_records(
+        cls,
+        records: Sequence[TokenRecord],
+        *,
+        tokenizer: Tokenizer,
+        template_hash: str,
+        mode: str,
+        stops: tuple[int, ...],
+    ) -> RenderedColumns:
+        """The records end to end: each record's arrays once, its runs and mask ranges
+        filled in as step functions (no Python loop over tokens)."""
+        lengths = [len(r.ids) for r in records]
+        total = sum(lengths)
+        offsets = np.zeros(len(records) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        run_lo: list[int] = []
+        run_hi: list[int] = []
+        run_owner: list[int] = []
+        run_message: list[int] = []
+        mask_lo: list[int] = []
+        mask_hi: list[int] = []
+        mask_arrays: list[tuple[int, np.ndarray]] = []
+        for base, r in zip(offsets.tolist(), records, strict=False):
+            owners = r.rendered.owners
+            for lo, hi, o in r.runs():
+                run_lo.append(base + lo)
+                run_hi.append(base + hi)
+                run_owner.append(o)
+                run_message.append(owners[o].message_index)
+            if isinstance(r.mask, np.ndarray):
+                mask_arrays.append((base, r.mask))
+            else:
+                for lo, hi in r.mask:
+                    mask_lo.append(base + lo)
+                    mask_hi.append(base + hi)
+
+        def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+            return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+
+        origin = cat([r.kind_codes() for r in records], np.uint8)
+        steps = np.zeros(total + 1, dtype=np.int64)
+        np.add.at(steps, np.asarray(mask_lo, dtype=np.int64), 1)
+        np.add.at(steps, np.asarray(mask_hi, dtype=np.int64), -1)
+        assistant = (np.cumsum(steps[:total]) > 0).astype(np.uint8)
+        for base, array in mask_arrays:
+            assistant[base : base + len(array)] = array
+        offsets_of = [r.byte_offsets for r in records]
+        return cls(
+            input_ids=cat([r.ids for r in records], np.uint32),
+            offsets=offsets,
+            special_tokens_mask=(origin == CONTROL).astype(np.uint8),
+            origin=origin,
+            message_index=_fill_runs(total, run_lo, run_hi, run_message),
+            owner_index=_fill_runs(total, run_lo, run_hi, run_owner),
+            assistant_mask=assistant,
+            byte_starts=cat([o[0] for o in offsets_of], np.uint32),
+            byte_ends=cat([o[1] for o in offsets_of], np.uint32),
+            prompt_boundary=np.asarray([r.boundary for r in records], dtype=np.int64),
+            owners=tuple([tuple([o.label for o in r.rendered.owners]) for r in records]),
+            roles=tuple([r.rendered.roles for r in records]),
+            texts=tuple([r.rendered.text for r in records]),
+            stop_ids=stops,
+            tokenizer_hash=tokenizer.semantic_hash,
+            template_hash=template_hash,
+            mode=mode,
+            tokenizer=tokenizer,
         )
 
     def to_record_table(self, sample_ids: Sequence[str] | None = None) -> Any:
@@ -202,271 +348,6 @@ class RenderedColumns:
         )
 
 
-def _index_lists(message: np.ndarray, owner: np.ndarray) -> tuple[list[int], list[int]]:
-    return message.tolist(), owner.tolist()
-
-
-def _token_lists(
-    ids: np.ndarray, special: np.ndarray, names: np.ndarray, origin: np.ndarray
-) -> tuple[list[int], list[int], list[str]]:
-    return ids.tolist(), special.tolist(), names[origin].tolist()
-
-
-def _mask_lists(mask: np.ndarray) -> tuple[list[int]]:
-    return (mask.tolist(),)
-
-
-class ColumnsBuilder:
-    """Collects records one by one (per-record facts only) and lays them out at the end."""
-
-    def __init__(self) -> None:
-        self.ids: list[np.ndarray] = []
-        self.codes: list[np.ndarray] = []
-        self.starts: list[np.ndarray] = []
-        self.ends: list[np.ndarray] = []
-        self.lengths: list[int] = []
-        self.boundaries: list[int] = []
-        self.owners: list[tuple[str, ...]] = []
-        self.roles: list[tuple[str, ...]] = []
-        self.texts: list[str] = []
-        self.total = 0
-        # Content runs and assistant ranges in global token positions.
-        self.run_lo: list[int] = []
-        self.run_hi: list[int] = []
-        self.run_owner: list[int] = []
-        self.run_message: list[int] = []
-        self.mask_lo: list[int] = []
-        self.mask_hi: list[int] = []
-        self.mask_arrays: list[tuple[int, np.ndarray]] = []
-
-    def add(
-        self,
-        *,
-        ids: np.ndarray,
-        codes: np.ndarray,
-        starts: np.ndarray,
-        ends: np.ndarray,
-        runs: list[tuple[int, int, int]],
-        owners: Sequence[Owner],
-        mask: np.ndarray | list[list[int]],
-        boundary: int,
-        roles: tuple[str, ...],
-        text: str,
-    ) -> None:
-        """One record: its arrays, content ``runs`` ``(lo, hi, owner)``, and ``mask`` as an
-        array or as ``[lo, hi)`` token ranges."""
-        base = self.total
-        self.ids.append(ids)
-        self.codes.append(codes)
-        self.starts.append(starts)
-        self.ends.append(ends)
-        n = len(ids)
-        self.lengths.append(n)
-        self.total += n
-        self.boundaries.append(boundary)
-        self.owners.append(tuple([o.label for o in owners]))
-        self.roles.append(roles)
-        self.texts.append(text)
-        for lo, hi, o in runs:
-            self.run_lo.append(base + lo)
-            self.run_hi.append(base + hi)
-            self.run_owner.append(o)
-            self.run_message.append(owners[o].message_index)
-        if isinstance(mask, np.ndarray):
-            self.mask_arrays.append((base, mask))
-        else:
-            for lo, hi in mask:
-                if lo < hi:
-                    self.mask_lo.append(base + lo)
-                    self.mask_hi.append(base + hi)
-
-    def add_conversation(self, conv: Conversation) -> None:
-        """A record from a rendered :class:`Conversation` (the path without the native
-        engine)."""
-        base = self.total
-        n = len(conv.input_ids)
-        code = {name: k for k, name in enumerate(KINDS)}
-        self.ids.append(np.asarray(conv.input_ids, dtype=np.int64))
-        self.codes.append(np.array([code[o] for o in conv.origin], dtype=np.uint8))
-        starts, ends = conv.byte_offsets or (np.zeros(n, np.int64), np.zeros(n, np.int64))
-        self.starts.append(starts)
-        self.ends.append(ends)
-        self.lengths.append(n)
-        self.total += n
-        self.boundaries.append(conv.prompt_boundary)
-        self.owners.append(conv.owners)
-        self.roles.append(conv.roles)
-        self.texts.append(conv.text or "")
-        owner, message = conv.owner_index, conv.message_index
-        t = 0
-        while t < n:  # runs of one owner
-            u = t + 1
-            while u < n and owner[u] == owner[t]:
-                u += 1
-            if owner[t] >= 0:
-                self.run_lo.append(base + t)
-                self.run_hi.append(base + u)
-                self.run_owner.append(owner[t])
-                self.run_message.append(message[t])
-            t = u
-        self.mask_arrays.append((base, np.asarray(conv.assistant_mask, dtype=np.uint8)))
-
-    def build(
-        self, *, tokenizer: Any, template_hash: str, mode: str, stops: tuple[int, ...]
-    ) -> RenderedColumns:
-        total = self.total
-        offsets = np.zeros(len(self.lengths) + 1, dtype=np.int64)
-        np.cumsum(self.lengths, out=offsets[1:])
-
-        def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
-            return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
-
-        origin = cat(self.codes, np.uint8)
-        mask = np.zeros(total + 1, dtype=np.int64)
-        np.add.at(mask, np.asarray(self.mask_lo, dtype=np.int64), 1)
-        np.add.at(mask, np.asarray(self.mask_hi, dtype=np.int64), -1)
-        assistant = (np.cumsum(mask[:total]) > 0).astype(np.uint8)
-        for base, array in self.mask_arrays:
-            assistant[base : base + len(array)] = array
-        return RenderedColumns(
-            input_ids=cat(self.ids, np.uint32),
-            offsets=offsets,
-            special_tokens_mask=(origin == 0).astype(np.uint8),
-            origin=origin,
-            message_index=_fill_runs(total, self.run_lo, self.run_hi, self.run_message),
-            owner_index=_fill_runs(total, self.run_lo, self.run_hi, self.run_owner),
-            assistant_mask=assistant,
-            byte_starts=cat(self.starts, np.uint32),
-            byte_ends=cat(self.ends, np.uint32),
-            prompt_boundary=np.asarray(self.boundaries, dtype=np.int64),
-            owners=tuple(self.owners),
-            roles=tuple(self.roles),
-            texts=tuple(self.texts),
-            stop_ids=stops,
-            tokenizer_hash=tokenizer.semantic_hash,
-            template_hash=template_hash,
-            mode=mode,
-            tokenizer=tokenizer,
-        )
-
-
-def add_record(
-    template: Any,
-    builder: ColumnsBuilder,
-    messages: Sequence[Any],
-    options: dict[str, Any],
-    rendered: RenderedText,
-    result: Any,
-    mode: str,
-    add_special_tokens: bool,
-    supervise: str = "turns",
-) -> None:
-    """``ChatTemplate._finish`` for the columnar result: the same checks, masks and boundary, kept
-    as per-record facts (the per-token kind codes come from the native workers)."""
-    stops = template._stop_ids()
-    training = mode == "training"
-    if is_plain_record(rendered, result, add_special_tokens):
-        (ids, starts, ends, _, span_lo, span_hi), _ = result
-        found = ranges_and_boundary(
-            template,
-            messages,
-            options,
-            rendered,
-            (ids, starts, ends),
-            functools.partial(in_spans, span_lo, span_hi),
-            stops,
-            training,
-            supervise,
-        )
-        _add_plain(builder, rendered, result, found)
-        return
-    if result is None:
-        tokens, codes = template._tokenize(rendered), None
-    else:
-        encoded, codes = result
-        tokens = owned_tokens(rendered, template._info, encoded)
-    if rendered.control_in_input is not None:
-        template._check_untracked(rendered, tokens, messages, options)
-    if add_special_tokens:
-        marked = add_post_processor_markers(tokens, template._info)
-        if marked is not tokens:
-            tokens, codes = marked, None
-    if codes is None:
-        codes = tokens.kinds
-    mask: Any
-    if rendered.generation_spans:
-        mask = generation_mask(tokens, rendered)
-        boundary = len(tokens.ids)
-        if training:
-            boundary = response_start(tokens, mask, rendered)
-    else:
-        mask, boundary = ranges_and_boundary(
-            template,
-            messages,
-            options,
-            rendered,
-            (tokens.ids, tokens.starts, tokens.ends),
-            tokens.in_content,
-            stops,
-            training,
-            supervise,
-            tokens.shift,
-        )
-    builder.add(
-        ids=tokens.ids,
-        codes=codes,
-        starts=tokens.starts,
-        ends=tokens.ends,
-        runs=tokens.runs(),
-        owners=rendered.owners,
-        mask=mask,
-        boundary=boundary,
-        roles=rendered.roles,
-        text=rendered.text,
-    )
-
-
-def _add_plain(
-    builder: ColumnsBuilder,
-    rendered: RenderedText,
-    result: Any,
-    found: tuple[list[tuple[int, int]], int],
-) -> None:
-    """:func:`add_record` of the common SFT record (no control spelling in the inputs,
-    no post-processor markers, no generation blocks) straight from the native encoding:
-    the runs of :meth:`Tokens.runs` from the spans' token ranges, and ``found``, the
-    supervised ranges and boundary (the tests compare every record with ``render``)."""
-    (ids, starts, ends, _, span_lo, span_hi), codes = result
-    owners = rendered.owners
-    base = builder.total
-    n = len(ids)
-    pos = 0
-    run_lo, run_hi = builder.run_lo, builder.run_hi
-    run_owner, run_message = builder.run_owner, builder.run_message
-    for (_, _, o), lo, hi in zip(rendered.spans, span_lo, span_hi, strict=True):
-        start = lo if lo > pos else pos
-        if start < hi:
-            run_lo.append(base + start)
-            run_hi.append(base + hi)
-            run_owner.append(o)
-            run_message.append(owners[o].message_index)
-            pos = hi
-    ranges, boundary = found
-    for lo, hi in ranges:
-        builder.mask_lo.append(base + lo)
-        builder.mask_hi.append(base + hi)
-    builder.ids.append(ids)
-    builder.codes.append(codes)
-    builder.starts.append(starts)
-    builder.ends.append(ends)
-    builder.lengths.append(n)
-    builder.total += n
-    builder.boundaries.append(boundary)
-    builder.owners.append(tuple([o.label for o in owners]))
-    builder.roles.append(rendered.roles)
-    builder.texts.append(rendered.text)
-
-
 def _fill_runs(total: int, lo: list[int], hi: list[int], values: list[int]) -> NDArray[np.int32]:
     """-1 everywhere except ``values[k]`` on tokens ``[lo[k], hi[k])`` (disjoint, non-empty
     runs): a step function built from its jumps, so no Python loop over tokens or runs."""
@@ -476,3 +357,27 @@ def _fill_runs(total: int, lo: list[int], hi: list[int], values: list[int]) -> N
         steps[np.asarray(lo, dtype=np.int64)] += v
         np.subtract.at(steps, np.asarray(hi, dtype=np.int64), v)
     return (np.cumsum(steps[:total]) - 1).astype(np.int32)
+
+
+class _ColumnSlice:
+    """Record tokens ``a:b`` of a :class:`RenderedColumns`: the lists a
+    :class:`Conversation` viewing them builds on first read."""
+
+    __slots__ = ("columns", "a", "b")
+
+    def __init__(self, columns: RenderedColumns, a: int, b: int) -> None:
+        self.columns, self.a, self.b = columns, a, b
+
+    def id_list(self) -> tuple[list[int]]:
+        return (self.columns.input_ids[self.a : self.b].tolist(),)
+
+    def token_lists(self) -> tuple[list[int], list[int], list[str]]:
+        c = self.columns
+        return (c.input_ids[self.a : self.b].tolist(), *kind_lists(c.origin[self.a : self.b]))
+
+    def index_lists(self) -> tuple[list[int], list[int]]:
+        c = self.columns
+        return c.message_index[self.a : self.b].tolist(), c.owner_index[self.a : self.b].tolist()
+
+    def mask_list(self) -> tuple[list[int]]:
+        return (self.columns.assistant_mask[self.a : self.b].tolist(),)

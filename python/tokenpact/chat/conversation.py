@@ -18,19 +18,20 @@ the prompt; training: the start of the final assistant response).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
-from .. import _native
 from ._encode import KINDS, MARKER_RE, facts
 from .errors import ConversationError
 from .stop import StopPolicy
 
 if TYPE_CHECKING:
+    from ..core.tokenizer import Tokenizer
     from ..encoding import Encoding
+    from ._encode import TokenizerFacts
 
 CONTROL, TEMPLATE, CONTENT, DOCUMENT, TOOLS = range(5)
 _KIND_ARRAY = np.array(KINDS, dtype=object)
@@ -46,38 +47,6 @@ _ROLE_PART = {
 }
 
 
-# Conversation fields built on first read (see Conversation.__getattr__): the instance
-# dict holds, under each builder's key, a function returning that group's lists in order.
-# The token lists come as one group, or (a batch's records, whose SFT callers read
-# input_ids and the mask, rarely the kinds) as input_ids alone and the two kind lists.
-_INDEX_BUILDER = "_build_index_columns"
-_TOKEN_BUILDER = "_build_token_columns"
-_IDS_BUILDER = "_build_input_ids"
-_KINDS_BUILDER = "_build_kind_columns"
-_MASK_BUILDER = "_build_assistant_mask"
-_LAZY_GROUPS: dict[str, tuple[str, ...]] = {
-    _INDEX_BUILDER: ("message_index", "owner_index"),
-    _TOKEN_BUILDER: ("input_ids", "special_tokens_mask", "origin"),
-    _IDS_BUILDER: ("input_ids",),
-    _KINDS_BUILDER: ("special_tokens_mask", "origin"),
-    _MASK_BUILDER: ("assistant_mask",),
-}
-# Each field's builder keys, in _LAZY_GROUPS order (input_ids has two).
-_BUILDERS_OF: dict[str, tuple[str, ...]] = {
-    name: tuple(key for key, names in _LAZY_GROUPS.items() if name in names)
-    for names in _LAZY_GROUPS.values()
-    for name in names
-}
-
-
-class SplitTokenLists(NamedTuple):
-    """``assemble``'s ``columns`` built by two functions: ``ids()`` returns
-    ``(input_ids,)``, ``kinds()`` returns ``(special_tokens_mask, origin)``."""
-
-    ids: Callable[[], tuple[list[int]]]
-    kinds: Callable[[], tuple[list[int], list[str]]]
-
-
 class Owner(NamedTuple):
     """A source of untrusted text: its kind code, message index (or -1) and label."""
 
@@ -86,9 +55,57 @@ class Owner(NamedTuple):
     label: str
 
 
+class TokenSource(Protocol):
+    """The columnar record a rendered :class:`Conversation` views (one record of a
+    render: :class:`tokenpact.chat.columns.TokenRecord`, or a slice of
+    :class:`~tokenpact.chat.RenderedColumns`): each method builds the named lists."""
+
+    def id_list(self) -> tuple[list[int]]: ...
+
+    def token_lists(self) -> tuple[list[int], list[int], list[str]]: ...
+
+    def index_lists(self) -> tuple[list[int], list[int]]: ...
+
+    def mask_list(self) -> tuple[list[int]]: ...
+
+
+class _FromRecord:
+    """The per-token list field ``name`` of a rendered conversation, built from the
+    columnar record it views on first read (``build(record)`` returns the lists named
+    by ``group``, which are stored together) and from then on a plain attribute: a
+    non-data descriptor, so the stored value is read without calling it (and a
+    conversation built field by field, or copied, holds its lists from the start)."""
+
+    def __init__(
+        self, name: str, build: Callable[[TokenSource], tuple[Any, ...]], group: tuple[str, ...]
+    ) -> None:
+        self.name = name
+        self.build = build
+        self.group = group
+
+    def __get__(self, conv: Any, owner: type | None = None) -> Any:
+        if conv is None:
+            return self
+        fields = conv.__dict__
+        record = fields.get("_record")
+        if record is None:
+            raise AttributeError(f"'Conversation' object has no attribute {self.name!r}")
+        # Two threads reading at once both build the same lists; either result stands.
+        for name, value in zip(self.group, self.build(record), strict=True):
+            fields.setdefault(name, value)
+        return fields[self.name]
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class Conversation:
-    """A formatted conversation; see the module docstring for the fields."""
+    """A formatted conversation; see the module docstring for the fields.
+
+    A rendered conversation is a view of its columnar record (token IDs, kind codes,
+    content runs, the assistant ranges): its per-token lists are built on first read,
+    then kept (``render_batch``'s calling thread spends nothing on lists its caller never
+    reads). Copies and pickles hold every list; a conversation built from its fields
+    (``Conversation(...)``, ``dataclasses.replace``) holds the lists it was given.
+    """
 
     input_ids: list[int]
     special_tokens_mask: list[int]
@@ -105,37 +122,31 @@ class Conversation:
     roles: tuple[str, ...] = ()
     text: str | None = None
     byte_offsets: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
-    tokenizer: Any = field(default=None, repr=False)
+    tokenizer: Tokenizer | None = field(default=None, repr=False)
+
+    @classmethod
+    def view(cls, record: TokenSource, **fields: Any) -> Conversation:
+        """The conversation of a columnar ``record``: every field but the per-token lists
+        given (``tokenizer_hash`` defaults to the tokenizer's), the lists read from
+        ``record`` on first access."""
+        conv = object.__new__(cls)
+        # The frozen dataclass's __init__ sets its fields one object.__setattr__ at a time,
+        # a measurable share of a short conversation's cost: one dict update here.
+        conv.__dict__.update(fields, _record=record)
+        if "tokenizer_hash" not in fields:
+            conv.__dict__["tokenizer_hash"] = fields["tokenizer"].semantic_hash
+        return conv
 
     def __len__(self) -> int:
         return len(self.input_ids)
 
-    def __getattr__(self, name: str) -> Any:
-        # Only called for attributes missing from the instance. The per-token lists of a
-        # rendered conversation are built on first read, by the builders ``assemble``
-        # left: ``message_index`` and ``owner_index`` (most callers never read them), and
-        # ``input_ids``, ``special_tokens_mask`` and ``origin`` from the token arrays,
-        # and ``assistant_mask`` from its token ranges (so that ``render_batch``'s calling
-        # thread, which holds the GIL while native threads encode, spends it neither on
-        # lists the caller may never read nor on the collector traversing them).
-        key = build = None
-        for key in _BUILDERS_OF.get(name, ()):
-            build = self.__dict__.get(key)
-            if build is not None:
-                break
-        if build is None:
-            raise AttributeError(f"'Conversation' object has no attribute {name!r}")
-        # Two threads reading at once both build the same lists; either result stands.
-        self.__dict__.update(zip(_LAZY_GROUPS[key], build(), strict=True))  # type: ignore[index]
-        self.__dict__.pop(key, None)  # type: ignore[arg-type]
-        return self.__dict__[name]
-
     def __getstate__(self) -> dict[str, Any]:
-        # Pickles and copies hold the built lists, not the builders (and their arrays).
-        for key, names in _LAZY_GROUPS.items():
-            if key in self.__dict__:
-                getattr(self, names[0])
-        return dict(self.__dict__)
+        # Pickles and copies hold the built lists, not the record they come from.
+        state = {f: getattr(self, f) for f in _FIELDS}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     def __repr__(self) -> str:
         return (
@@ -239,7 +250,7 @@ class Conversation:
         }
 
     # ------------------------------------------------------------------ audit
-    def _require_tokenizer(self, what: str) -> Any:
+    def _require_tokenizer(self, what: str) -> Tokenizer:
         if self.tokenizer is None:
             raise ConversationError(f"{what} needs the tokenizer; build the conversation with one")
         return self.tokenizer
@@ -294,7 +305,7 @@ class Conversation:
 
     @classmethod
     def from_ids(
-        cls, tokenizer: Any, ids: Sequence[int], *, mode: str = "generation"
+        cls, tokenizer: Tokenizer, ids: Sequence[int], *, mode: str = "generation"
     ) -> Conversation:
         """Wrap IDs produced elsewhere (another library's chat output) to audit them.
 
@@ -325,7 +336,7 @@ class Conversation:
         )
 
 
-def _boundary_problems(ids: list[int], info: Any) -> list[str]:
+def _boundary_problems(ids: list[int], info: TokenizerFacts) -> list[str]:
     out = []
     if info.bos_id is not None:
         where = [t for t, i in enumerate(ids) if i == info.bos_id]
@@ -352,7 +363,9 @@ def _boundary_problems(ids: list[int], info: Any) -> list[str]:
     return out
 
 
-def _plain_marker_problems(conv: Conversation, tok: Any, info: Any, marker_re: Any) -> list[str]:
+def _plain_marker_problems(
+    conv: Conversation, tok: Tokenizer, info: TokenizerFacts, marker_re: Any
+) -> list[str]:
     """Control spellings (or control-looking markers) in template text, as ordinary pieces.
     An ordinary added token is one token, not pieces: it ends a run like a control."""
     out: list[str] = []
@@ -386,57 +399,32 @@ def _plain_marker_problems(conv: Conversation, tok: Any, info: Any, marker_re: A
     return out
 
 
-def prebuild(conv: Conversation) -> None:
-    """Build ``conv``'s lazy ``input_ids`` (with its group) and ``assistant_mask`` now
-    (what their first read would do; the other lists stay lazy)."""
-    if _TOKEN_BUILDER in conv.__dict__ or _IDS_BUILDER in conv.__dict__:
-        conv.input_ids  # noqa: B018 - the read builds the group
-    if _MASK_BUILDER in conv.__dict__:
-        conv.assistant_mask  # noqa: B018
+# The per-token lists of a rendered conversation, read from its record on first access:
+# input_ids alone (an SFT caller reads the IDs and the mask only) or with the kind lists
+# (one native call makes the three), the index lists that most callers never read, and
+# the assistant mask.
+_TOKEN_GROUP = ("input_ids", "special_tokens_mask", "origin")
 
 
-def token_lists(
-    ids: np.ndarray, codes: np.ndarray, engine: Any = None
-) -> tuple[list[int], list[int], list[str]]:
-    """``input_ids``, ``special_tokens_mask`` and ``origin`` from the token IDs and each
-    token's kind code (the origin labels are the shared strings of ``KINDS``); the IDs
-    are ``engine``'s cached int objects when it is the native engine."""
-    if ids.dtype == np.uint32 and codes.dtype == np.uint8:
-        # The native encoder's arrays: one call builds the three lists (a third of the
-        # numpy conversions' time; this runs on render_batch's calling thread).
-        return _native.chat_token_lists(ids, codes, KINDS, engine)
-    return (ids.tolist(), *kind_lists(codes))
+def _token_lists(record: TokenSource) -> tuple[Any, ...]:
+    return record.token_lists()
 
 
-def id_list(ids: np.ndarray, engine: Any = None) -> tuple[list[int]]:
-    """``input_ids`` from the token IDs (a 1-tuple: a lazily built field group), made of
-    ``engine``'s cached int objects when it is the native engine: a reference per ID
-    where ``tolist()`` makes an int, and the list's owner later frees it. That list is
-    not tracked by the cyclic collector: a list of ints is in no reference cycle, and
-    each collection that finds a tracked one young visits every item (``render_batch``
-    builds lists while it renders; on 2 threads those visits cost short records a tenth
-    of the speedup)."""
-    if engine is not None and ids.dtype == np.uint32:
-        return (engine.id_array_list(ids),)
-    return (ids.tolist(),)
-
-
-def kind_lists(codes: np.ndarray) -> tuple[list[int], list[str]]:
-    """``special_tokens_mask`` and ``origin`` from each token's kind code."""
-    return (codes == CONTROL).view(np.int8).tolist(), _KIND_ARRAY[codes].tolist()
-
-
-def mask_list(length: int, ranges: list[tuple[int, int]]) -> tuple[list[int]]:
-    """The assistant mask of ``length`` tokens, 1 on the token ``ranges`` (a 1-tuple: the
-    lazily built field group of :func:`assemble`): ``[0] * length`` with ``[1] * (hi -
-    lo)`` assigned to each range, made natively so that, like the ID list, the cyclic
-    collector does not track it (it holds only ints; see ``id_list``)."""
-    return (_native.chat_mask_list(length, ranges),)
+for _name, _build, _group in (
+    ("input_ids", lambda r: r.id_list(), ("input_ids",)),
+    ("special_tokens_mask", _token_lists, _TOKEN_GROUP),
+    ("origin", _token_lists, _TOKEN_GROUP),
+    ("message_index", lambda r: r.index_lists(), ("message_index", "owner_index")),
+    ("owner_index", lambda r: r.index_lists(), ("message_index", "owner_index")),
+    ("assistant_mask", lambda r: r.mask_list(), ("assistant_mask",)),
+):
+    setattr(Conversation, _name, _FromRecord(_name, _build, _group))
+_FIELDS = tuple(f.name for f in fields(Conversation))
 
 
 def build(
     *,
-    tokenizer: Any,
+    tokenizer: Tokenizer,
     ids: np.ndarray,
     kinds: np.ndarray,
     owner: np.ndarray,
@@ -452,80 +440,17 @@ def build(
 ) -> Conversation:
     """Assemble a Conversation from aligned numpy arrays (the grammar formatter's path)."""
     message_of = np.array([o.message_index for o in owners] + [-1], dtype=np.int64)
-    return assemble(
-        tokenizer=tokenizer,
-        columns=(
-            ids.tolist(),
-            (kinds == CONTROL).view(np.int8).tolist(),
-            _KIND_ARRAY[kinds].tolist(),
-            message_of[owner].tolist(),
-            owner.tolist(),
-        ),
-        owners=owners,
-        assistant_mask=assistant_mask.astype(np.int8, copy=False).tolist(),
-        prompt_boundary=prompt_boundary,
-        stop_policy=stop_policy,
-        template_hash=template_hash,
-        mode=mode,
-        roles=roles,
-        text=text,
-        byte_offsets=byte_offsets,
-    )
-
-
-def assemble(
-    *,
-    tokenizer: Any,
-    columns: tuple[list[int], list[int], list[str], list[int], list[int]]
-    | tuple[list[int], list[int], list[str]]
-    | Callable[[], tuple[list[int], list[int], list[str]]]
-    | SplitTokenLists,
-    index_columns: Callable[[], tuple[list[int], list[int]]] | None = None,
-    owners: Sequence[Owner],
-    owner_labels: tuple[str, ...] | None = None,
-    assistant_mask: list[int] | Callable[[], tuple[list[int]]],
-    prompt_boundary: int,
-    stop_policy: StopPolicy,
-    template_hash: str,
-    mode: str,
-    roles: tuple[str, ...],
-    text: str | None = None,
-    byte_offsets: tuple[np.ndarray, np.ndarray] | None = None,
-) -> Conversation:
-    """Assemble a Conversation from its per-token lists: ``columns`` is ``(input_ids,
-    special_tokens_mask, origin, message_index, owner_index)``, or its first three when
-    ``index_columns`` builds the other two (on first read of either), or a function
-    returning those three (called on first read of any of them: with ``index_columns``
-    only), or a :class:`SplitTokenLists` (``input_ids`` and the kind lists built apart);
-    ``assistant_mask`` the mask or a function returning it in a 1-tuple (called
-    on first read); ``owner_labels``, when given, are the owners' labels (``owners`` is
-    then not read)."""
-    conv = object.__new__(Conversation)
-    if index_columns is None:
-        input_ids, special, origin, message_index, owner_index = columns  # type: ignore[misc]
-        conv.__dict__.update(message_index=message_index, owner_index=owner_index)
-    else:
-        conv.__dict__[_INDEX_BUILDER] = index_columns
-        if type(columns) is SplitTokenLists:
-            conv.__dict__[_IDS_BUILDER] = columns.ids
-            conv.__dict__[_KINDS_BUILDER] = columns.kinds
-        elif callable(columns):
-            conv.__dict__[_TOKEN_BUILDER] = columns
-        else:
-            input_ids, special, origin = columns  # type: ignore[misc]
-    if not callable(columns) and type(columns) is not SplitTokenLists:
-        conv.__dict__.update(input_ids=input_ids, special_tokens_mask=special, origin=origin)
-    if callable(assistant_mask):
-        conv.__dict__[_MASK_BUILDER] = assistant_mask
-    else:
-        conv.__dict__["assistant_mask"] = assistant_mask
     if stop_policy.prompt_length != prompt_boundary:
         stop_policy = stop_policy.with_prompt_length(int(prompt_boundary))
-    # The frozen dataclass's __init__ sets its 16 fields one object.__setattr__ at a time,
-    # a measurable share of a short conversation's cost; the values are final here, so
-    # they go into the instance dict in one update (same fields, same defaults).
-    conv.__dict__.update(
-        owners=tuple([o.label for o in owners]) if owner_labels is None else owner_labels,
+    conv = object.__new__(Conversation)
+    conv.__dict__.update(  # every field, as __init__ sets them (one update)
+        input_ids=ids.tolist(),
+        special_tokens_mask=(kinds == CONTROL).view(np.int8).tolist(),
+        origin=_KIND_ARRAY[kinds].tolist(),
+        message_index=message_of[owner].tolist(),
+        owner_index=owner.tolist(),
+        owners=tuple([o.label for o in owners]),
+        assistant_mask=assistant_mask.astype(np.int8, copy=False).tolist(),
         prompt_boundary=int(prompt_boundary),
         stop_policy=stop_policy,
         tokenizer_hash=tokenizer.semantic_hash,

@@ -1,11 +1,13 @@
 """Records of a batch that the native template engine renders on the worker threads.
 
-In ``render_batch`` and ``render_columns`` the calling thread holds the GIL while worker
-threads encode. With the native engine it only prepares each record's inputs (the
-tracked strings and the template context, converted once) as a :class:`PendingRender`;
-a worker renders it and encodes it without the GIL, and the chunk's results bring the
-text and content spans back (:func:`resolve`). A record the engine declines comes back
-as None and is rendered here with Jinja, then encoded alone, exactly as ``render`` does.
+In the render core's pipeline (:mod:`tokenpact.chat.render_core`: ``render_batch`` and
+``render_columns``) the calling thread holds the GIL while worker threads encode. With
+the native engine it only prepares each record's inputs (the tracked strings and the
+template context, converted once) as a :class:`PendingRender`; a worker renders it and
+encodes it without the GIL, and the chunk's results bring the text and content spans
+back (:func:`resolve`). A record the engine declines comes back
+as None and is rendered here (with the Jinja compatibility renderer where the engine
+declines the template), then encoded alone, exactly as ``render`` does.
 """
 
 from __future__ import annotations

@@ -5,12 +5,15 @@
 records to the executor that their one ``executor`` parameter names:
 
 - ``"threads"`` (:class:`ThreadExecutor`): the calling thread prepares chunks of records
-  while native worker threads render and encode them without the GIL
-  (:mod:`tokenpact.chat.batch_render`);
+  while native worker threads render and encode them without the GIL (the pipeline of
+  :mod:`tokenpact.chat.render_core`);
 - ``"processes"`` (:class:`ProcessExecutor`): ``threads - 1`` forked worker processes
-  beside the calling thread, each running the one-thread ``render_columns`` on whole
+  beside the calling thread, each running the same core on one thread over whole
   chunks, Jinja included (:mod:`tokenpact.chat.process_render`; POSIX only). With one
   thread there is nothing to fork and it runs the thread executor.
+
+Either way every record goes through the one render core; an executor only decides
+where its chunks run.
 
 Both give what rendering each record alone gives, in input order, and raise the error of
 the first failing record with a note naming it.
@@ -18,182 +21,105 @@ the first failing record with a note naming it.
 
 from __future__ import annotations
 
-import functools
 import warnings
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from . import _encode
-from .batch_render import (
-    Stages,
-    check_threads,
-    finish_encoded,
-    native_stages,
-    pipeline,
-    render_many,
-    wait_chunk,
-)
-from .columns import ColumnsBuilder, RenderedColumns, add_record
+from .columns import RenderedColumns
 from .conversation import Conversation
-from .deferred_render import resolve
 from .errors import ChatTemplateError
 from .process_render import columns_in_processes, conversations_in_processes
-from .record_errors import note_record
+from .render_core import Settings, check_threads, columns_here, conversations_here
+
+if TYPE_CHECKING:
+    from .hf_template import ChatTemplate
 
 EXECUTOR_NAMES: tuple[str, ...] = ("threads", "processes")
 
 
 class BatchExecutor(Protocol):
-    """Renders a batch for one template; ``options`` are the template's render options
-    (``render_options``'s) with ``add_special_tokens``, ``validate`` and ``supervise``."""
+    """Runs the render core (:mod:`tokenpact.chat.render_core`) on a batch for one
+    template; ``options`` are the template's render options (``render_options``'s)."""
 
     def conversations(
         self,
-        template: Any,
+        template: ChatTemplate,
         conversations: Sequence[Any],
         threads: int | None,
         options: dict[str, Any],
-        mode: str,
+        settings: Settings,
     ) -> list[Conversation]:
-        """``[template.render(record, **options) for record in conversations]``."""
+        """``[template.render(record, ...) for record in conversations]``."""
         ...
 
     def columns(
         self,
-        template: Any,
+        template: ChatTemplate,
         conversations: Sequence[Any],
         threads: int | None,
         options: dict[str, Any],
-        mode: str,
+        settings: Settings,
     ) -> RenderedColumns:
         """The same records as one :class:`~tokenpact.chat.RenderedColumns`."""
         ...
 
 
-def _split(options: dict[str, Any]) -> tuple[dict[str, Any], bool, bool, str]:
-    """``options`` as the template's render options and the three batch settings."""
-    rest = dict(options)
-    add_special_tokens = rest.pop("add_special_tokens", False)
-    validate = rest.pop("validate", False)
-    supervise = rest.pop("supervise", "turns")
-    return rest, add_special_tokens, validate, supervise
-
-
 class ThreadExecutor:
-    """The calling thread prepares, native worker threads encode (``threads - 1`` of
-    them; none with one thread): :mod:`tokenpact.chat.batch_render`."""
+    """The calling thread prepares, native worker threads render and encode
+    (``threads - 1`` of them; none with one thread): the render core's pipeline."""
 
     name = "threads"
 
     def conversations(
         self,
-        template: Any,
+        template: ChatTemplate,
         conversations: Sequence[Any],
         threads: int | None,
         options: dict[str, Any],
-        mode: str,
+        settings: Settings,
     ) -> list[Conversation]:
-        render_opts, add_special_tokens, validate, supervise = _split(options)
-        # Looked up per call (the benchmark swaps it to measure the serial part with the
-        # encoding left to the workers).
-        start = _encode.chunk_encoder(template.tokenizer, template._info)
-        stages = None
-        if start is not None:
-            finish = functools.partial(
-                finish_encoded,
-                template,
-                mode=mode,
-                add_special_tokens=add_special_tokens,
-                supervise=supervise,
-            )
-            stages = native_stages(template, start, render_opts, mode, validate, finish)
-        render = functools.partial(
-            template.render,
-            add_special_tokens=add_special_tokens,
-            validate=validate,
-            supervise=supervise,
-        )
-        return render_many(render, conversations, threads, render_opts, stages)
+        return conversations_here(template, conversations, threads, options, settings)
 
     def columns(
         self,
-        template: Any,
+        template: ChatTemplate,
         conversations: Sequence[Any],
         threads: int | None,
         options: dict[str, Any],
-        mode: str,
+        settings: Settings,
     ) -> RenderedColumns:
-        render_opts, add_special_tokens, validate, supervise = _split(options)
-        builder = ColumnsBuilder()
-        start = _encode.chunk_encoder(template.tokenizer, template._info)
-        if start is None:  # no native engine: render each, then lay the lists out
-            for conv in template.render_batch(conversations, threads=threads, **options):
-                builder.add_conversation(conv)
-        else:
-            ignored: Any = lambda *args: None  # noqa: E731 - the collector below finishes
-            stages = native_stages(template, start, render_opts, mode, validate, ignored)
-
-            def collect(_: Stages, chunk: list[Any], job: Any, first: int) -> list[Any]:
-                results = wait_chunk(job, len(chunk), lists=False)
-                for k, ((messages, opts, rendered), result) in enumerate(
-                    zip(chunk, results, strict=True)
-                ):
-                    try:
-                        rendered, result = resolve(rendered, result)
-                        add_record(
-                            template,
-                            builder,
-                            messages,
-                            opts,
-                            rendered,
-                            result,
-                            mode,
-                            add_special_tokens,
-                            supervise,
-                        )
-                    except Exception as exc:
-                        note_record(exc, first + k)
-                        raise
-                return []
-
-            pipeline(stages, conversations, threads, render_opts, collect)
-        return builder.build(
-            tokenizer=template.tokenizer,
-            template_hash=template.template_hash,
-            mode=mode,
-            stops=template._stop_ids(),
-        )
+        return columns_here(template, conversations, threads, options, settings)
 
 
 class ProcessExecutor:
-    """``threads - 1`` forked worker processes and the calling thread render whole
-    chunks: :mod:`tokenpact.chat.process_render`."""
+    """``threads - 1`` forked worker processes and the calling thread run the render core
+    on whole chunks: :mod:`tokenpact.chat.process_render`."""
 
     name = "processes"
 
     def conversations(
         self,
-        template: Any,
+        template: ChatTemplate,
         conversations: Sequence[Any],
         threads: int | None,
         options: dict[str, Any],
-        mode: str,
+        settings: Settings,
     ) -> list[Conversation]:
-        return conversations_in_processes(template, conversations, threads, options, mode)
+        return conversations_in_processes(template, conversations, threads, options, settings)
 
     def columns(
         self,
-        template: Any,
+        template: ChatTemplate,
         conversations: Sequence[Any],
         threads: int | None,
         options: dict[str, Any],
-        mode: str,
+        settings: Settings,
     ) -> RenderedColumns:
-        found = columns_in_processes(template, conversations, threads, options, mode)
+        found = columns_in_processes(template, conversations, threads, options, settings)
         if found is not None:
             return found
         # No records: the empty columns, laid out as the threads lay them out.
-        return THREADS.columns(template, conversations, threads, options, mode)
+        return THREADS.columns(template, conversations, threads, options, settings)
 
 
 THREADS = ThreadExecutor()

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from .conversation import CONTENT, CONTROL, DOCUMENT, TEMPLATE, Conversation, Ow
 from .errors import ConversationError
 from .messages import Document, Message, as_messages, validate_messages
 from .stop import StopPolicy
+
+if TYPE_CHECKING:
+    from ..core.tokenizer import Tokenizer
 
 # The synthetic control set of the built-in example grammar: with no merges, a
 # byte tokenizer built from these gives bytes 0..255 and controls 256..265.
@@ -143,7 +146,7 @@ class LengthModel:
 class SequenceCompiler:
     """Compiles typed messages with a :class:`SequenceGrammar` and a tokenizer."""
 
-    def __init__(self, tokenizer: Any, grammar: SequenceGrammar | None = None) -> None:
+    def __init__(self, tokenizer: Tokenizer, grammar: SequenceGrammar | None = None) -> None:
         self.tokenizer = tokenizer
         self.grammar = grammar or SequenceGrammar()
         controls = {**tokenizer.added_tokens, **tokenizer.special_tokens}

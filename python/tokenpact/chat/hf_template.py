@@ -24,7 +24,7 @@ import os
 import re
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 import numpy as np
@@ -32,9 +32,9 @@ import numpy as np
 from ..contract import template_hash as _template_hash
 from ..contract.declarations import template_declaration
 from ..errors import TokenpactError
-from . import _encode
+from . import _encode, render_core
 from .columns import RenderedColumns
-from .conversation import CONTROL, Conversation, assemble
+from .conversation import CONTROL, Conversation
 from .deferred_render import PendingRender, prepare_plain
 from .end_of_turn import end_of_turn_ids
 from .errors import ChatTemplateError, UntrackedContentError
@@ -44,18 +44,11 @@ from .hf_inputs import Tracker, plain_data, wrap_documents, wrap_messages, wrap_
 from .jinja_env import compile_template, has_generation_blocks
 from .limits import DEFAULT_LIMITS, TemplateLimits
 from .messages import as_messages, validate_messages, validate_plain
-from .ownership import (
-    RenderedText,
-    Tokens,
-    add_post_processor_markers,
-    generation_mask,
-    owned_tokens,
-    response_start,
-    tokenize_rendered,
-)
+from .ownership import RenderedText, Tokens, owned_tokens, tokenize_rendered
 from .record_errors import RenderedList, check_on_error, skip_failing
+from .render_core import Settings
 from .stop import StopPolicy
-from .supervision import check_supervise, ranges_and_boundary
+from .supervision import check_supervise
 from .template_pass import (
     RENDER_OPTIONS,
     check_call,
@@ -63,9 +56,11 @@ from .template_pass import (
     native_template,
     render_options,
     render_pass,
-    run_template,
     tag_final_message,
 )
+
+if TYPE_CHECKING:
+    from ..core.tokenizer import Tokenizer
 
 
 class ChatTemplate:
@@ -74,7 +69,7 @@ class ChatTemplate:
     def __init__(
         self,
         template: str | Mapping[str, str] | Sequence[Mapping[str, str]],
-        tokenizer: Any,
+        tokenizer: Tokenizer,
         *,
         special_tokens: Mapping[str, Any] | None = None,
         name: str = "chat_template",
@@ -112,10 +107,6 @@ class ChatTemplate:
             context.update(self.special_tokens)
         self.turn_markers = self._turn_markers(turn_markers)
         self._info = _encode.facts(tokenizer, self.turn_markers)
-        # The native encoder of rendered texts (None without the native engine): render
-        # encodes through it too, one text on the calling thread, which also owns the
-        # span tokens and builds the trusted lists natively.
-        self._encode_chunk = _encode.chunk_encoder(tokenizer, self._info)
         # The identity covers every named template (transformers picks one per call).
         source = (
             next(iter(sources.values()))
@@ -143,7 +134,7 @@ class ChatTemplate:
     # ------------------------------------------------------------------ loading
     @classmethod
     def from_hf(
-        cls, config_or_dir: str | os.PathLike[str] | Mapping[str, Any], tokenizer: Any
+        cls, config_or_dir: str | os.PathLike[str] | Mapping[str, Any], tokenizer: Tokenizer
     ) -> ChatTemplate:
         """Read the template and named special tokens of a Hugging Face model.
 
@@ -155,7 +146,7 @@ class ChatTemplate:
         return cls(source, tokenizer, special_tokens=specials)
 
     @classmethod
-    def from_tokenizer(cls, tokenizer: Any) -> ChatTemplate:
+    def from_tokenizer(cls, tokenizer: Tokenizer) -> ChatTemplate:
         """The template stored beside a tokenizer loaded by ``tp.Tokenizer.load``."""
         source = tokenizer.source
         if source.get("config_path"):
@@ -372,10 +363,9 @@ class ChatTemplate:
         mode, options = render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
-        rendered = self._prepare(messages, options, mode, validate)
-        tokens = self._tokenize(rendered)
-        return self._finish(
-            messages, options, rendered, tokens, mode, add_special_tokens, supervise
+        settings = Settings(mode, validate, add_special_tokens, supervise)
+        return render_core.conversation(
+            self, render_core.render_one(self, messages, options, settings), mode
         )
 
     def _prepare(
@@ -391,61 +381,6 @@ class ChatTemplate:
         if validate and not validate_plain(messages, mode):
             validate_messages(as_messages(messages), mode=mode)
         return self._render(messages, options, defang=False, defer=defer)
-
-    def _finish(
-        self,
-        messages: Sequence[Any],
-        options: dict[str, Any],
-        rendered: RenderedText,
-        tokens: Tokens,
-        mode: str,
-        add_special_tokens: bool,
-        supervise: str = "turns",
-    ) -> Conversation:
-        """``render`` from the owned tokens: trust check, markers, masks, boundary."""
-        if rendered.control_in_input is not None:
-            self._check_untracked(rendered, tokens, messages, options)
-        if add_special_tokens:
-            tokens = add_post_processor_markers(tokens, self._info)
-        stops = self._stop_ids()
-        mask: list[int]
-        if rendered.generation_spans:
-            marked = generation_mask(tokens, rendered)
-            mask = marked.tolist()
-            boundary = len(tokens.ids)
-            if mode == "training":
-                boundary = response_start(tokens, marked, rendered)
-        else:
-            ranges, boundary = ranges_and_boundary(
-                self,
-                messages,
-                options,
-                rendered,
-                (tokens.ids, tokens.starts, tokens.ends),
-                tokens.in_content,
-                stops,
-                mode == "training",
-                supervise,
-                tokens.shift,
-            )
-            mask = [0] * len(tokens.ids)
-            for lo, hi in ranges:
-                mask[lo:hi] = [1] * (hi - lo)
-        return assemble(
-            tokenizer=self.tokenizer,
-            # Built on first read (see Conversation.__getattr__), as the index columns.
-            columns=tokens.trusted_columns,
-            index_columns=tokens.index_columns,
-            owners=rendered.owners,
-            assistant_mask=mask,
-            prompt_boundary=boundary,
-            stop_policy=self._stop_policy(boundary, stops),
-            template_hash=self.template_hash,
-            mode=mode,
-            roles=rendered.roles,
-            text=rendered.text,
-            byte_offsets=(tokens.starts, tokens.ends),
-        )
 
     def render_batch(
         self,
@@ -505,11 +440,9 @@ class ChatTemplate:
         mode, options = render_options(
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
-        keywords = dict(
-            options, add_special_tokens=add_special_tokens, validate=validate, supervise=supervise
-        )
+        settings = Settings(mode, validate, add_special_tokens, supervise)
         run = executor_for(executor, threads)
-        return run.conversations(self, conversations, threads, keywords, mode)
+        return run.conversations(self, conversations, threads, options, settings)
 
     def render_columns(
         self,
@@ -561,11 +494,9 @@ class ChatTemplate:
             add_generation_prompt, continue_final_message, tools, documents, template_kwargs
         )
         check_supervise(supervise)
-        keywords = dict(
-            options, add_special_tokens=add_special_tokens, validate=validate, supervise=supervise
-        )
+        settings = Settings(mode, validate, add_special_tokens, supervise)
         run = executor_for(executor, threads)
-        return run.columns(self, conversations, threads, keywords, mode)
+        return run.columns(self, conversations, threads, options, settings)
 
     def format(
         self,
@@ -595,7 +526,7 @@ class ChatTemplate:
         native (the span offsets, token ranges and trusted lists built there, as for a
         ``render_batch`` chunk), else :func:`tokenize_rendered`, which also raises the
         typed error of a text the engine refuses."""
-        start = self._encode_chunk
+        start = _encode.chunk_encoder(self.tokenizer, self._info)
         if start is not None:
             spans = rendered.spans
             owners = rendered.owners
@@ -707,12 +638,12 @@ class ChatTemplate:
             return chosen
 
         def render(messages: list[dict[str, str]]) -> str:
-            # Through run_template: the probe runs under this template's own limits (a
+            # Through render_pass: the probe runs under this template's own limits (a
             # bare Jinja render would inherit whatever budget the thread's last run left).
             out = []
-            for compiled, context in self._compiled.values():
+            for key, (compiled, context) in self._compiled.items():
                 variables = {**context, "messages": messages, "add_generation_prompt": False}
-                out.append(run_template(compiled, variables, self.limits)[0])
+                out.append(render_pass(self._native[key], compiled, variables, self.limits)[0])
             return "".join(out)
 
         return _encode.turn_markers(self.tokenizer, render)

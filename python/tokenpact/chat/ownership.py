@@ -10,13 +10,17 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from .. import _native
 from . import _encode
 from ._encode import TokenizerFacts
-from .conversation import CONTROL, KINDS, TEMPLATE, Owner, token_lists
+from .conversation import CONTROL, KINDS, TEMPLATE, Owner
+
+if TYPE_CHECKING:
+    from ..core.tokenizer import Tokenizer
 
 
 @dataclass(frozen=True)
@@ -154,6 +158,26 @@ class Tokens:
         return message, owner
 
 
+_KIND_ARRAY = np.array(KINDS, dtype=object)
+
+
+def token_lists(
+    ids: np.ndarray, codes: np.ndarray, engine: Any = None
+) -> tuple[list[int], list[int], list[str]]:
+    """``input_ids``, ``special_tokens_mask`` and ``origin`` from the token IDs and each
+    token's kind code (the origin labels are the shared strings of ``KINDS``); the IDs
+    are ``engine``'s cached int objects when it is the native engine."""
+    if ids.dtype == np.uint32 and codes.dtype == np.uint8:
+        # The native encoder's arrays: one call builds the three lists.
+        return _native.chat_token_lists(ids, codes, KINDS, engine)  # type: ignore[no-any-return]
+    return (ids.tolist(), *kind_lists(codes))
+
+
+def kind_lists(codes: np.ndarray) -> tuple[list[int], list[str]]:
+    """``special_tokens_mask`` and ``origin`` from each token's kind code."""
+    return (codes == CONTROL).view(np.int8).tolist(), _KIND_ARRAY[codes].tolist()
+
+
 class Columns(NamedTuple):
     """The per-token lists of a conversation, aligned with ``input_ids``."""
 
@@ -164,7 +188,7 @@ class Columns(NamedTuple):
     owner_index: list[int]
 
 
-def tokenize_rendered(tokenizer: Any, info: TokenizerFacts, rendered: RenderedText) -> Tokens:
+def tokenize_rendered(tokenizer: Tokenizer, info: TokenizerFacts, rendered: RenderedText) -> Tokens:
     """Encode the rendered text once and own each token."""
     text = rendered.text
     try:

@@ -1,12 +1,13 @@
 """Render a batch on forked worker processes (``render_batch``/``render_columns`` with
 ``executor="processes"``; the process executor of :mod:`tokenpact.chat.executors`).
 
-The thread pipeline (:mod:`tokenpact.chat.batch_render`) runs the native encoding in
+The thread pipeline (:mod:`tokenpact.chat.render_core`) runs the native encoding in
 parallel, but Jinja rendering and input wrapping hold the GIL, so on short records its
 2-thread speedup is bounded by about total / serial (1.4-1.9x measured). Here each of the
 ``threads`` workers is a process forked from this one, holding its own copy of the
 compiled template (inherited through the fork, so nothing is pickled but the records),
-and runs the whole single-thread ``render_columns`` on a chunk of records. A chunk comes
+and runs the render core (:mod:`tokenpact.chat.render_core`) on one thread over a chunk
+of records. A chunk comes
 back as the compact columns of :class:`~tokenpact.chat.RenderedColumns` (one frame of raw
 array bytes and the per-record tuples). ``threads - 1`` workers take chunks from the
 front of the batch while this thread renders chunks from the back, and lays the workers'
@@ -42,11 +43,11 @@ from typing import Any, cast
 
 import numpy as np
 
-from .batch_render import check_threads
 from .columns import RenderedColumns
 from .conversation import Conversation
 from .errors import ChatTemplateError
 from .record_errors import note_record, split_item
+from .render_core import Settings, check_threads, columns_here, conversations_here
 
 # Records per chunk: the records left over twice the participants (guided scheduling:
 # chunks shrink towards the end, so the workers and this thread finish together),
@@ -75,7 +76,7 @@ def fork_available() -> bool:
 
 
 def _serve(conn: Connection) -> None:
-    """A worker's loop: pickled ``(records, options)`` in, one frame out (the chunk's CPU
+    """A worker's loop: pickled ``(records, options, settings)`` in, one frame out (the chunk's CPU
     seconds, then its packed columns, absent when the chunk failed); an empty message
     stops it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
@@ -95,8 +96,8 @@ def _serve(conn: Connection) -> None:
             return
         start = time.process_time()
         try:
-            records, options = pickle.loads(message)
-            columns = template.render_columns(records, threads=1, **options)
+            records, options, settings = pickle.loads(message)
+            columns = columns_here(template, records, 1, options, settings)
             payload = _pack(columns)
         except BaseException:  # noqa: BLE001 - the parent renders the chunk again
             payload = b""  # empty: failed
@@ -188,7 +189,7 @@ class ProcessPool:
         self._finalizer()
 
     def run(
-        self, items: list[Any], options: dict[str, Any], local: Callable[[int, int], Any]
+        self, items: list[Any], job: tuple[Any, ...], local: Callable[[int, int], Any]
     ) -> Iterator[tuple[int, int, Any, bool]]:
         """Every record once, in chunks ``(start, end, result, packed)``: the workers
         take chunks from the front and send back packed columns (``packed``; None when
@@ -196,7 +197,7 @@ class ProcessPool:
         ``local(start, end)`` between collecting the workers' replies."""
         with self.lock:
             try:
-                yield from self._run(items, options, local)
+                yield from self._run(items, job, local)
             except BaseException:
                 # Left early (the caller failed, or an interrupt): replies may still be
                 # in the pipes, so this pool is not used again.
@@ -204,7 +205,7 @@ class ProcessPool:
                 raise
 
     def _run(
-        self, items: list[Any], options: dict[str, Any], local: Callable[[int, int], Any]
+        self, items: list[Any], job: tuple[Any, ...], local: Callable[[int, int], Any]
     ) -> Iterator[tuple[int, int, Any, bool]]:
         queued: dict[Connection, deque[tuple[int, int]]] = {c: deque() for c in self.connections}
         alive = set(self.connections)
@@ -228,7 +229,7 @@ class ProcessPool:
                 chunk = (front, min(back, front + size()))
                 front = chunk[1]
                 try:
-                    message = pickle.dumps((items[chunk[0] : chunk[1]], options), _PROTOCOL)
+                    message = pickle.dumps((items[chunk[0] : chunk[1]], *job), _PROTOCOL)
                 except Exception:  # noqa: BLE001 - an object pickle refuses: render it here
                     retry.append(chunk)
                     continue
@@ -323,16 +324,14 @@ def render_processes(
     conversations: Sequence[Any],
     threads: int | None,
     options: dict[str, Any],
-    mode: str,
+    settings: Settings,
     *,
     here: Callable[[list[Any]], Any],
     convert: Callable[[RenderedColumns], Any],
 ) -> list[Any]:
     """Each chunk of ``conversations`` rendered by ``threads - 1`` forked workers or by
     ``here(chunk)`` on this thread, as each of them is free, in order: a worker's chunk
-    comes back as columns, which ``convert`` turns into what ``here`` returns.
-    ``options``: ``render_columns``'s keywords other than ``threads``; ``mode``: theirs.
-    """
+    comes back as columns, which ``convert`` turns into what ``here`` returns."""
     if not fork_available():
         raise ChatTemplateError(
             "executor='processes' needs the 'fork' start method, which this platform "
@@ -354,29 +353,31 @@ def render_processes(
         except Exception:  # noqa: BLE001 - rendered again in order below, raising then
             return None
 
-    for start, end, result, packed in pool_for(template, workers - 1).run(items, options, local):
+    pool = pool_for(template, workers - 1)
+    for start, end, result, packed in pool.run(items, (options, settings), local):
         if result is None:
             failed.append((start, end))
         else:
-            out[start] = end, convert(_unpack(template, result, mode)) if packed else result
+            columns = _unpack(template, result, settings.mode) if packed else None
+            out[start] = end, result if columns is None else convert(columns)
     for start, end in sorted(failed):  # in order: the first failing record raises
-        out[start] = end, convert(_render_here(template, items[start:end], start, options))
+        redone = _render_here(template, items[start:end], start, options, settings)
+        out[start] = end, convert(redone)
     return [out[start][1] for start in sorted(out)]
 
 
 def _render_here(
-    template: Any, chunk: list[Any], first: int, options: dict[str, Any]
+    template: Any, chunk: list[Any], first: int, options: dict[str, Any], settings: Settings
 ) -> RenderedColumns:
     """A chunk a worker could not render, rendered here record by record, so that the
     first failing record raises its own error, named as the serial loop names it."""
     for k, item in enumerate(chunk):
         try:
-            template.render_columns([item], threads=1, **options)
+            columns_here(template, [item], 1, options, settings, named=False)
         except Exception as exc:
             note_record(exc, first + k)
             raise
-    columns: RenderedColumns = template.render_columns(chunk, threads=1, **options)
-    return columns
+    return columns_here(template, chunk, 1, options, settings)
 
 
 def _unpack(template: Any, frame: bytes, mode: str) -> RenderedColumns:
@@ -396,19 +397,19 @@ def conversations_in_processes(
     conversations: Sequence[Any],
     threads: int | None,
     options: dict[str, Any],
-    mode: str,
+    settings: Settings,
 ) -> list[Conversation]:
-    """``render_batch`` with forked workers: a worker's chunk is rebuilt here from its
-    columns as it arrives; this thread's own chunks are rendered as ``render`` does."""
+    """``render_batch`` with forked workers: a worker's chunk comes back as columns,
+    which its conversations view; this thread's own chunks are rendered here."""
 
     def here(chunk: list[Any]) -> list[Conversation]:
-        return template.render_batch(chunk, threads=1, **options)  # type: ignore[no-any-return]
+        return conversations_here(template, chunk, 1, options, settings)
 
     def convert(columns: RenderedColumns) -> list[Conversation]:
         return columns.to_conversations()
 
     parts = render_processes(
-        template, conversations, threads, options, mode, here=here, convert=convert
+        template, conversations, threads, options, settings, here=here, convert=convert
     )
     return [conv for part in parts for conv in part]
 
@@ -418,15 +419,15 @@ def columns_in_processes(
     conversations: Sequence[Any],
     threads: int | None,
     options: dict[str, Any],
-    mode: str,
+    settings: Settings,
 ) -> RenderedColumns | None:
     """``render_columns`` with forked workers (None for no records)."""
 
     def here(chunk: list[Any]) -> RenderedColumns:
-        return template.render_columns(chunk, threads=1, **options)  # type: ignore[no-any-return]
+        return columns_here(template, chunk, 1, options, settings)
 
     parts = render_processes(
-        template, conversations, threads, options, mode, here=here, convert=lambda c: c
+        template, conversations, threads, options, settings, here=here, convert=lambda c: c
     )
     return concatenate(parts) if parts else None
 

@@ -9,8 +9,9 @@ place in the joined output. Any failure becomes a typed error.
 (:func:`native_template`): a Rust evaluator over minijinja's parse with Jinja's CPython
 semantics and the same span tracking, which renders exactly what the run below renders
 or declines (a construct, value or error it does not model, every error a template
-raises included); a declined render runs here. ``TOKENPACT_NATIVE_TEMPLATES=0`` turns it
-off.
+raises included); a declined render runs in the Jinja compatibility renderer
+(:mod:`tokenpact.chat.jinja_compat`). ``TOKENPACT_NATIVE_TEMPLATES=0`` turns the native
+engine off.
 
 transformers' ``continue_final_message`` is also here: it tags the final message's text
 before the run and cuts the output after that text once the run is over.
@@ -25,18 +26,13 @@ from typing import Any
 import jinja2
 
 from .. import _native
-from ..errors import TokenpactError
 from .errors import ChatTemplateError
-from .jinja_env import GENERATION_OWNER, render_context
-from .limits import TemplateLimitError, TemplateLimits, too_large
-from .limits import start as start_budget
+from .jinja_compat import GenerationSpans, Spans, run_template
+from .limits import TemplateLimits
 from .spans import SpanStr, clipped
 
 CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
-
-Spans = list[tuple[int, int, int]]
-GenerationSpans = list[tuple[int, int]]
 
 
 def native_enabled() -> bool:
@@ -58,68 +54,15 @@ def native_template(source: str, template: jinja2.Template) -> Any:
 def render_pass(
     native: Any, template: jinja2.Template, context: dict[str, Any], limits: TemplateLimits
 ) -> tuple[str, Spans, GenerationSpans]:
-    """:func:`run_template`'s result, from the native engine when it renders."""
+    """The native engine's run of ``context`` (text and content spans); where it declines
+    (or does not run this template), the Jinja compatibility renderer's
+    (:func:`tokenpact.chat.jinja_compat.run_template`), which is what the native run
+    equals wherever it renders."""
     if native is not None:
         out = native.render(context, limits.max_loop_iterations, limits.max_output_chars)
         if type(out) is tuple:
             return out[0], out[1], []
     return run_template(template, context, limits)
-
-
-def run_template(
-    template: jinja2.Template, context: dict[str, Any], limits: TemplateLimits
-) -> tuple[str, Spans, GenerationSpans]:
-    """The output of one run, its content spans ``(start, end, owner)`` (unsorted) and
-    its ``{% generation %}`` spans, in codepoints."""
-    start_budget(limits)
-    max_chars = limits.max_output_chars
-    parts: list[str] = []
-    size = 0
-    jinja_context = render_context(template, context)
-    try:
-        for piece in template.root_render_func(jinja_context):
-            parts.append(piece)
-            size += len(piece)
-            if size > max_chars:
-                raise too_large(size, "an output")
-    except TokenpactError:
-        raise
-    except jinja2.TemplateError as exc:
-        raise ChatTemplateError(f"the chat template failed: {exc}") from exc
-    except RecursionError as exc:
-        raise TemplateLimitError(
-            "the chat template recursed too deeply (a macro or recursive loop that "
-            "does not terminate); fix the template"
-        ) from exc
-    except MemoryError as exc:
-        raise TemplateLimitError(
-            "the chat template ran out of memory building its output; lower "
-            "TemplateLimits(max_output_chars=...) or fix the template"
-        ) from exc
-    except Exception as exc:  # noqa: BLE001 - template code raising a Python error
-        raise ChatTemplateError(f"the chat template failed: {type(exc).__name__}: {exc}") from exc
-    finally:
-        # A template that defines a macro leaves a reference cycle: the context's
-        # variables hold the macro, whose closure holds the context. Without this the
-        # whole render (context, messages, spans) waits for the cyclic garbage collector,
-        # which then ran every few renders (Qwen 3.5: 41 objects per render, ~12 us of
-        # collector time per two-message render); emptied, it is freed by reference counts.
-        jinja_context.vars.clear()
-    # spans.concat, without building the SpanStr that would be turned back into a plain
-    # str here: the output's spans are collected directly.
-    text = "".join(parts)
-    spans: Spans = []
-    generation: GenerationSpans = []
-    pos = 0
-    for part in parts:
-        if type(part) is SpanStr:
-            for a, b, o in part._spans:
-                if o == GENERATION_OWNER:
-                    generation.append((a + pos, b + pos))
-                else:
-                    spans.append((a + pos, b + pos, o))
-        pos += len(part)
-    return text, spans, generation
 
 
 # render()'s own options; any other keyword is a template variable.

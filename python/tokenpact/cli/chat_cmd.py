@@ -68,14 +68,21 @@ def _formatter(tok: Tokenizer, template: Path | None, grammar: str | None) -> An
     return ChatTemplate.from_tokenizer(tok)
 
 
+def _tokenizer(conv: Conversation) -> Tokenizer:
+    """The tokenizer a rendered conversation carries (the CLI renders every one it shows)."""
+    if conv.tokenizer is None:
+        raise InvalidInputError("this conversation carries no tokenizer to show its tokens")
+    return conv.tokenizer
+
+
 def _pieces(conv: Conversation) -> list[str]:
-    tok = conv.tokenizer
+    tok = _tokenizer(conv)
     return [escape_piece(tok.token_bytes(i)) for i in conv.input_ids]
 
 
 def _show_origins(conv: Conversation, color: bool | None) -> None:
     """The decoded text, each run of same-origin tokens in its color."""
-    tok = conv.tokenizer
+    tok = _tokenizer(conv)
     n = len(conv.input_ids)
     out = []
     start = 0

@@ -38,6 +38,8 @@ def _render(subject: Subject) -> tuple[str | None, str | None]:
 def _render_uncached(subject: Subject) -> tuple[str | None, str | None]:
     from ..chat import ChatTemplate
 
+    if subject.tokenizer is None:  # the detectors that read this need the tokenizer
+        return None, "no tokenizer to render with"
     errors = []
     for messages in CONVERSATIONS:
         try:
