@@ -37,12 +37,12 @@ class SpecialTokenPolicy:
     """The added tokens of one tokenizer and the trust rule over them.
 
     Its tables (read them, never change them): ``special_ids`` (control tokens, spelling
-    -> ID), ``added`` (non-special added tokens: content), ``gated``
-    (every added token by spelling; a special wins a spelling both declare),
-    ``flags`` (Hugging Face matching flags, in HF's match order, of the tokens that
-    have any), ``special_id_set``, ``added_id_set`` and ``max_id`` (the largest added-token
-    ID, -1 without any). The native matchers of the
-    calls are built from them on first use and cached per allowed set.
+    -> ID), ``added`` (non-special added tokens: content), ``gated`` (every added token
+    by spelling; a special wins a spelling both declare), ``flags`` (Hugging Face
+    matching flags, in HF's match order, of the tokens that have any),
+    ``special_id_set``, ``added_id_set``, ``ordinary`` (the spellings that are content
+    only) and ``max_id`` (the largest added-token ID, -1 without any). The native
+    matchers of the calls are built from them on first use and cached per allowed set.
     """
 
     def __init__(
