@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -36,6 +36,7 @@ def _join(
     second: Content | None,
     add_special_tokens: bool,
     coordinate: str,
+    pieces: Callable[[list[int]], list[str]],
 ) -> Encoding:
     post = tok.post_processor if add_special_tokens else None
     if post is None and second is None:
@@ -43,7 +44,7 @@ def _join(
         n = len(first.ids)
         return Encoding(
             ids=first.ids,
-            tokens=tok._piece_texts(first.ids),
+            tokens=pieces(first.ids),
             offsets=first.offsets,
             coordinate=coordinate,  # type: ignore[arg-type]
             # Plain text has no control token: skip the per-token test (a list scan in C).
@@ -77,7 +78,7 @@ def _join(
             cursor[sid] += 1
     return Encoding(
         ids=ids,
-        tokens=tok._piece_texts(ids),
+        tokens=pieces(ids),
         offsets=offsets,
         coordinate=coordinate,  # type: ignore[arg-type]
         special_tokens_mask=[1 if o == "control" else 0 for o in origins],
@@ -112,12 +113,14 @@ def assemble(
     add_special_tokens: bool,
     coordinate: str,
     truncation: Truncation | None,
+    pieces: Callable[[list[int]], list[str]],
 ) -> Encoding:
-    """Truncate (per policy), apply the template, and attach overflowing windows."""
+    """Truncate (per policy), apply the template, and attach overflowing windows;
+    ``pieces`` gives the piece text of each ID (the encoding's ``tokens``)."""
     if truncation is None:
-        return _join(tok, first, second, add_special_tokens, coordinate)
+        return _join(tok, first, second, add_special_tokens, coordinate, pieces)
     if truncation.control_policy == "add_then_truncate":
-        whole = _join(tok, first, second, add_special_tokens, coordinate)
+        whole = _join(tok, first, second, add_special_tokens, coordinate, pieces)
         if len(whole.ids) <= truncation.max_length:
             return whole
         return _cut_right(whole, truncation.max_length)
@@ -137,6 +140,7 @@ def assemble(
         second.cut(0, keep2) if second is not None else None,
         add_special_tokens,
         coordinate,
+        pieces,
     )
     overflowing: list[Encoding] = []
     if truncated:
@@ -150,12 +154,13 @@ def assemble(
                         second.cut(0, keep2) if second else None,
                         add_special_tokens,
                         coordinate,
+                        pieces,
                     )
                 )
         elif keep1 == len(first.ids):
             for a, b in overflow_windows(len(second.ids), keep2, truncation.stride):
                 overflowing.append(
-                    _join(tok, first, second.cut(a, b), add_special_tokens, coordinate)
+                    _join(tok, first, second.cut(a, b), add_special_tokens, coordinate, pieces)
                 )
     return replace(head, truncated=truncated, overflowing=overflowing)
 
@@ -190,15 +195,21 @@ def pad(enc: Encoding, width: int, padding: Padding, pad_id: int, pad_token: str
     return replace(enc, **values)
 
 
-def pad_all(encodings: list[Encoding], padding: Padding, tok: Tokenizer) -> list[Encoding]:
+def pad_all(
+    encodings: list[Encoding],
+    padding: Padding,
+    tok: Tokenizer,
+    pieces: Callable[[list[int]], list[str]],
+) -> list[Encoding]:
     """Pad a batch: to ``padding.length`` or else the longest, rounded to ``multiple``;
-    with the policy's pad ID, else ``tok``'s pad token."""
+    with the policy's pad ID, else ``tok``'s pad token. ``pieces`` gives the piece text
+    of IDs (the ``tokens`` column)."""
     pad_id = padding.pad_id if padding.pad_id is not None else tok.pad_id
     if pad_id is None:
         raise ConfigError(
             "padding needs a PAD ID: this tokenizer has no pad token; pass Padding(pad_id=...)"
         )
-    pad_token = _pad_token(tok, pad_id)
+    pad_token = _pad_token(tok, pad_id, pieces)
     # A fixed length pads each sequence to it (Hugging Face's Fixed: a longer one stays
     # as it is); without one, the batch pads to its longest.
     longest = 0 if padding.length is not None else max((len(e.ids) for e in encodings), default=0)
@@ -206,10 +217,10 @@ def pad_all(encodings: list[Encoding], padding: Padding, tok: Tokenizer) -> list
     return [pad(e, width, padding, pad_id, pad_token) for e in encodings]
 
 
-def _pad_token(tok: Tokenizer, pad_id: int) -> str:
+def _pad_token(tok: Tokenizer, pad_id: int, pieces: Callable[[list[int]], list[str]]) -> str:
     """The ``tokens`` entry of a pad: the pad ID's piece text, as every other ID's
     (Hugging Face shows its padding's ``pad_token``, the spelling of ``pad_id``); "" for
     an ID outside the vocabulary."""
     if not 0 <= pad_id < tok.vocab_size:
         return ""
-    return tok._piece_texts([pad_id])[0]
+    return pieces([pad_id])[0]

@@ -1,17 +1,20 @@
 """Structured encoding: IDs with offsets, masks, origins, pairs, truncation and padding.
 
-``encode_structured`` and ``encode_structured_batch`` are bound as methods of
-:class:`~tokenpact.core.Tokenizer` (no extra call per use). This module encodes each
-sequence into its content (IDs, offsets in the declared coordinate, the origin of each
-token); :mod:`tokenpact.structured` assembles the :class:`~tokenpact.Encoding` (pairs,
-template, truncation, padding; policies in :mod:`tokenpact.truncation`).
+:class:`StructuredEncoder` runs ``Tokenizer.encode_structured`` and
+``encode_structured_batch``: the :class:`~tokenpact.core.Tokenizer` builds one and passes
+itself to each call. It encodes each sequence into its content (IDs, offsets in the
+declared coordinate, the origin of each token); :mod:`tokenpact.structured` assembles the
+:class:`~tokenpact.Encoding` (pairs, template, truncation, padding; policies in
+:mod:`tokenpact.truncation`). The offset functions below read the tokenizer's public API
+only.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, TypeVar
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +25,7 @@ from ..encoding import COORDINATES, Offsets, byte_to_char_offsets
 from ..errors import ConfigError
 from ..structured import Content, assemble, pad_all
 from .engine import Capability
+from .special_policy import SpecialTokenPolicy, check_disallowed
 
 if TYPE_CHECKING:
     from ..encoding import Encoding
@@ -30,239 +34,215 @@ if TYPE_CHECKING:
     from .special_policy import SpecialSpec
     from .tokenizer import Tokenizer
 
-_P = TypeVar("_P")
 
+class StructuredEncoder:
+    """The structured encoding of one tokenizer's texts.
 
-def encode_structured(
-    tok: Tokenizer,
-    text: str,
-    pair: str | None = None,
-    *,
-    allowed_special: SpecialSpec = (),
-    disallowed_special: SpecialSpec = (),
-    add_special_tokens: bool = False,
-    coordinate: str = "raw_codepoints",
-    untrusted_spans: Sequence[tuple[int, int]] = (),
-    truncation: Truncation | Literal[False] | None = None,
-    padding: Padding | Literal[False] | None = None,
-) -> Encoding:
-    """Encode with offsets, masks, origins and sequence metadata.
-
-    Offsets point into the input in the declared ``coordinate``: the raw text
-    (``raw_codepoints`` or ``raw_utf8_bytes``) or the normalized text
-    ``tok.normalize(text)`` (``normalized_codepoints``: the normalized characters that
-    came from the token's raw span). Control tokens inserted by the post-processor and
-    PAD get empty offsets ``(0, 0)``, as Hugging Face reports them; ``span_offsets``
-    gives ``None`` for them instead. ``pair`` is a second sequence
-    (``sequence_ids`` 0/1, ``type_ids`` from the template). ``untrusted_spans`` are
-    codepoint ranges of ``text`` (user content in a rendered chat, say) where special
-    spellings are never recognized, even when ``allowed_special`` permits them
-    elsewhere; the whole text is still pre-tokenized in one pass. ``truncation`` and
-    ``padding`` are explicit policies (see :class:`Truncation`, :class:`Padding`); when
-    omitted, the tokenizer's own policy applies (``tok.truncation`` / ``tok.padding``:
-    set by ``with_truncation`` / ``with_padding``, or imported from a ``tokenizer.json``
-    that sets them); ``False`` means none for this call, whatever the tokenizer's.
+    Holds what every call reads (its engine, the special-token policy, which offset
+    path the engine serves) and the tables it derives on first use (added-token flags
+    by ID, piece strings); the tokenizer builds one and passes itself to each call,
+    read through its public API only (``spec``, ``token_bytes``, ``normalize``,
+    ``post_processor``, ``special_tokens``, ``pad_id``).
     """
-    return _encode_one(
-        tok,
-        text,
-        pair,
-        allowed_special,
-        disallowed_special,
-        add_special_tokens,
-        coordinate,
-        untrusted_spans,
-        _resolve(truncation, tok.truncation),
-        _resolve(padding, tok.padding),
-    )
 
+    def __init__(
+        self,
+        engine: Any,
+        capabilities: frozenset[Capability],
+        policy: SpecialTokenPolicy,
+        trim_offsets: bool,
+    ) -> None:
+        self._core = engine
+        self._policy = policy
+        self._resolve = policy.resolve
+        self._trim = trim_offsets
+        # The numpy path serves offset trimming and engines without list output.
+        self._lists = not trim_offsets and Capability.OFFSETS in capabilities
+        # The native engine declares offsets and answers piece_strs; an engine of the
+        # caller's own may not.
+        self._native_pieces = Capability.OFFSETS in capabilities
 
-def _resolve(given: _P | Literal[False] | None, own: _P | None) -> _P | None:
-    """A call's policy: its own, the tokenizer's when None, none when False."""
-    if given is None:
-        return own
-    return None if given is False else given
-
-
-def _encode_one(
-    tok: Tokenizer,
-    text: str,
-    pair: str | None,
-    allowed_special: SpecialSpec,
-    disallowed_special: SpecialSpec,
-    add_special_tokens: bool,
-    coordinate: str,
-    untrusted_spans: Sequence[tuple[int, int]],
-    truncation: Truncation | None,
-    padding: Padding | None,
-) -> Encoding:
-    """One structured encoding under the resolved policies (None: no policy)."""
-    first = content(tok, text, allowed_special, disallowed_special, coordinate, untrusted_spans)
-    second = (
-        None
-        if pair is None
-        else content(tok, pair, allowed_special, disallowed_special, coordinate, ())
-    )
-    enc = assemble(
-        tok,
-        first,
-        second,
-        add_special_tokens=add_special_tokens,
-        coordinate=coordinate,
-        truncation=truncation,
-    )
-    if padding is not None:
-        enc = pad_all([enc], padding, tok)[0]
-    return enc
-
-
-def encode_structured_batch(
-    tok: Tokenizer,
-    texts: Sequence[str],
-    pairs: Sequence[str] | None = None,
-    *,
-    allowed_special: SpecialSpec = (),
-    disallowed_special: SpecialSpec = (),
-    add_special_tokens: bool = False,
-    coordinate: str = "raw_codepoints",
-    truncation: Truncation | Literal[False] | None = None,
-    padding: Padding | Literal[False] | None = None,
-) -> list[Encoding]:
-    """``encode_structured`` for many texts; padding aligns the whole batch (the
-    tokenizer's own policies apply when a call passes none; ``False``: none)."""
-    cut = _resolve(truncation, tok.truncation)
-    pad_to = _resolve(padding, tok.padding)
-    if pairs is not None and len(pairs) != len(texts):
-        raise ConfigError(f"{len(texts)} texts but {len(pairs)} pairs; pass one pair each")
-    out = [
-        _encode_one(
+    def encode(
+        self,
+        tok: Tokenizer,
+        text: str,
+        pair: str | None,
+        allowed_special: SpecialSpec,
+        disallowed_special: SpecialSpec,
+        add_special_tokens: bool,
+        coordinate: str,
+        untrusted_spans: Sequence[tuple[int, int]],
+        truncation: Truncation | None,
+        padding: Padding | None,
+    ) -> Encoding:
+        """One structured encoding under the resolved policies (None: no policy)."""
+        first = self.content(
+            tok, text, allowed_special, disallowed_special, coordinate, untrusted_spans
+        )
+        second = (
+            None
+            if pair is None
+            else self.content(tok, pair, allowed_special, disallowed_special, coordinate, ())
+        )
+        enc = assemble(
             tok,
-            t,
-            None if pairs is None else pairs[i],
-            allowed_special,
-            disallowed_special,
-            add_special_tokens,
-            coordinate,
-            (),
-            cut,
-            None,  # the batch is padded together below
+            first,
+            second,
+            add_special_tokens=add_special_tokens,
+            coordinate=coordinate,
+            truncation=truncation,
+            pieces=self.piece_texts,
         )
-        for i, t in enumerate(texts)
-    ]
-    return pad_all(out, pad_to, tok) if pad_to is not None else out
+        if padding is not None:
+            enc = pad_all([enc], padding, tok, self.piece_texts)[0]
+        return enc
 
-
-def content(
-    tok: Tokenizer,
-    text: str,
-    allowed_special: SpecialSpec,
-    disallowed_special: SpecialSpec,
-    coordinate: str,
-    untrusted_spans: Sequence[tuple[int, int]],
-) -> Content:
-    """One sequence's IDs, offsets in ``coordinate`` and token origins."""
-    text = _text_arg(text)
-    if coordinate not in COORDINATES:
-        raise ConfigError(f"coordinate must be one of {COORDINATES}, not {coordinate!r}")
-    if coordinate == "normalized_codepoints":
-        raw = content(
-            tok, text, allowed_special, disallowed_special, "raw_utf8_bytes", untrusted_spans
-        )
-        spans, length = normalized_offsets(tok, text, raw.ids, raw.offsets)
-        return Content(raw.ids, spans, raw.origins, length)
-    allowed, disallowed = tok._policy(allowed_special, disallowed_special)
-    untrusted = _byte_ranges(text, untrusted_spans) if untrusted_spans else None
-    trim = tok.spec.trim_offsets
-    # The numpy path serves offset trimming and engines without list output.
-    lists = not trim and Capability.OFFSETS in tok._capabilities
-    core = tok._core
-    try:
-        if disallowed is not None:
-            tok._check_disallowed(text, disallowed)
-        if not lists:
-            ids_arr, starts, ends = core.encode_with_offsets(text, allowed, untrusted)
-        else:
-            ids, flat = core.encode_offsets_lists(
-                text, allowed, untrusted, coordinate == "raw_codepoints"
+    def encode_batch(
+        self,
+        tok: Tokenizer,
+        texts: Sequence[str],
+        pairs: Sequence[str] | None,
+        allowed_special: SpecialSpec,
+        disallowed_special: SpecialSpec,
+        add_special_tokens: bool,
+        coordinate: str,
+        truncation: Truncation | None,
+        padding: Padding | None,
+    ) -> list[Encoding]:
+        """:meth:`encode` of each text (and its pair); ``padding`` aligns the batch."""
+        if pairs is not None and len(pairs) != len(texts):
+            raise ConfigError(f"{len(texts)} texts but {len(pairs)} pairs; pass one pair each")
+        encode = self.encode
+        out = [
+            encode(
+                tok,
+                t,
+                None if pairs is None else pairs[i],
+                allowed_special,
+                disallowed_special,
+                add_special_tokens,
+                coordinate,
+                (),
+                truncation,
+                None,  # the batch is padded together below
             )
-            offsets: Sequence[tuple[int, int]] = Offsets(flat)
-    except UnicodeEncodeError as exc:
-        raise _surrogate_error(text, exc) from None
-    length = len(text) if coordinate == "raw_codepoints" else len(text.encode("utf-8"))
-    if not lists:
-        if coordinate == "raw_codepoints":
-            starts, ends = byte_to_char_offsets(text, starts, ends)
-        if trim:
-            starts, ends = trim_space_offsets(tok, ids_arr, starts, ends)
-        ids = ids_arr.tolist()
-        offsets = list(zip(starts.tolist(), ends.tolist(), strict=True))
-    if allowed is None:
-        # Nothing was allowed to match, so every token is content.
+            for i, t in enumerate(texts)
+        ]
+        return pad_all(out, padding, tok, self.piece_texts) if padding is not None else out
+
+    def content(
+        self,
+        tok: Tokenizer,
+        text: str,
+        allowed_special: SpecialSpec,
+        disallowed_special: SpecialSpec,
+        coordinate: str,
+        untrusted_spans: Sequence[tuple[int, int]],
+    ) -> Content:
+        """One sequence's IDs, offsets in ``coordinate`` and token origins."""
+        text = _text_arg(text)
+        if coordinate not in COORDINATES:
+            raise ConfigError(f"coordinate must be one of {COORDINATES}, not {coordinate!r}")
+        if coordinate == "normalized_codepoints":
+            raw = self.content(
+                tok, text, allowed_special, disallowed_special, "raw_utf8_bytes", untrusted_spans
+            )
+            spans, length = normalized_offsets(tok, text, raw.ids, raw.offsets)
+            return Content(raw.ids, spans, raw.origins, length)
+        if allowed_special or disallowed_special:
+            allowed, disallowed = self._resolve(allowed_special, disallowed_special)
+        else:  # the default policy, inline: ordinary added tokens only, nothing refused
+            allowed, disallowed = self._policy.default_matcher, None
+        untrusted = _byte_ranges(text, untrusted_spans) if untrusted_spans else None
+        lists = self._lists
+        core = self._core
+        try:
+            if disallowed is not None:
+                check_disallowed(text, disallowed)
+            if not lists:
+                ids_arr, starts, ends = core.encode_with_offsets(text, allowed, untrusted)
+            else:
+                ids, flat = core.encode_offsets_lists(
+                    text, allowed, untrusted, coordinate == "raw_codepoints"
+                )
+                offsets: Sequence[tuple[int, int]] = Offsets(flat)
+        except UnicodeEncodeError as exc:
+            raise _surrogate_error(text, exc) from None
+        length = len(text) if coordinate == "raw_codepoints" else len(text.encode("utf-8"))
+        if not lists:
+            if coordinate == "raw_codepoints":
+                starts, ends = byte_to_char_offsets(text, starts, ends)
+            if self._trim:
+                starts, ends = trim_space_offsets(tok, ids_arr, starts, ends)
+            ids = ids_arr.tolist()
+            offsets = list(zip(starts.tolist(), ends.tolist(), strict=True))
+        if allowed is None:
+            # Nothing was allowed to match, so every token is content.
+            origins = ["content"] * len(ids)
+        else:
+            origins = self.token_origins(tok, text, ids, offsets, coordinate)
+        return Content(ids, offsets, origins, length)
+
+    def token_origins(
+        self,
+        tok: Tokenizer,
+        text: str,
+        ids: list[int],
+        offsets: Sequence[tuple[int, int]],
+        coordinate: str,
+    ) -> list[str]:
+        """Origin of each token when added tokens could match: an added-token ID is
+        "control"/"added" only where its spelling is what the text holds; a model can emit
+        such an ID by itself (WordPiece's [UNK] for an unknown word), which is content."""
+        specials, added = self._policy.special_id_set, self._policy.added_id_set
         origins = ["content"] * len(ids)
-    else:
-        origins = token_origins(tok, text, ids, offsets, coordinate)
-    return Content(ids, offsets, origins, length)
+        raw = text if coordinate == "raw_codepoints" else text.encode("utf-8")
+        for k, i in enumerate(ids):
+            if i in specials or i in added:
+                a, b = offsets[k]
+                piece = raw[a:b]
+                spelled = piece if isinstance(piece, bytes) else piece.encode("utf-8")
+                if spelled == tok.token_bytes(i) or self.flagged_spelling(tok, i, spelled):
+                    origins[k] = "control" if i in specials else "added"
+        return origins
 
+    @cached_property
+    def _flags_by_id(self) -> dict[int, tuple[str, AddedTokenFlags]]:
+        """``ID -> (content, flags)`` of the added tokens with matching flags."""
+        ids = self._policy.gated
+        return {ids[c]: (c, f) for c, f in self._policy.flags.items()}
 
-def token_origins(
-    tok: Tokenizer, text: str, ids: list[int], offsets: Sequence[tuple[int, int]], coordinate: str
-) -> list[str]:
-    """Origin of each token when added tokens could match: an added-token ID is
-    "control"/"added" only where its spelling is what the text holds; a model can emit
-    such an ID by itself (WordPiece's [UNK] for an unknown word), which is content."""
-    specials, added = tok._special_id_set, tok._added_id_set
-    origins = ["content"] * len(ids)
-    raw = text if coordinate == "raw_codepoints" else text.encode("utf-8")
-    for k, i in enumerate(ids):
-        if i in specials or i in added:
-            a, b = offsets[k]
-            piece = raw[a:b]
-            spelled = piece if isinstance(piece, bytes) else piece.encode("utf-8")
-            if spelled == tok.token_bytes(i) or flagged_spelling(tok, i, spelled):
-                origins[k] = "control" if i in specials else "added"
-    return origins
+    def flagged_spelling(self, tok: Tokenizer, token_id: int, spelled: bytes) -> bool:
+        """Whether a flagged token's span holds its spelling: with the whitespace that
+        ``lstrip``/``rstrip`` absorbed, or in another form that normalizes to the same
+        text (``normalized``)."""
+        flagged = self._flags_by_id
+        if token_id not in flagged:
+            return False
+        content, flags = flagged[token_id]
+        text = spelled.decode("utf-8", errors="replace")
+        text = text.lstrip() if flags.lstrip else text
+        text = text.rstrip() if flags.rstrip else text
+        if text == content:
+            return True
+        return bool(flags.normalized) and tok.normalize(text) == tok.normalize(content)
 
+    @cached_property
+    def _piece_strings(self) -> list[str]:
+        """The piece text of every ID, made once (a validated ``token_bytes`` call per
+        token was nine tenths of a SentencePiece ``encode_structured``)."""
+        core = self._core
+        size = max(int(core.model_size()), self._policy.max_id + 1)
+        return [
+            bytes(core.token_bytes(i) or b"").decode("utf-8", errors="replace") for i in range(size)
+        ]
 
-def flags_by_id(tok: Tokenizer) -> dict[int, tuple[str, AddedTokenFlags]]:
-    """``ID -> (content, flags)`` of the added tokens with matching flags."""
-    ids = tok._gated()
-    return {ids[c]: (c, f) for c, f in tok._added_flags.items()}
-
-
-def flagged_spelling(tok: Tokenizer, token_id: int, spelled: bytes) -> bool:
-    """Whether a flagged token's span holds its spelling: with the whitespace that
-    ``lstrip``/``rstrip`` absorbed, or in another form that normalizes to the same
-    text (``normalized``)."""
-    flagged = tok._flags_by_id
-    if token_id not in flagged:
-        return False
-    content, flags = flagged[token_id]
-    text = spelled.decode("utf-8", errors="replace")
-    text = text.lstrip() if flags.lstrip else text
-    text = text.rstrip() if flags.rstrip else text
-    if text == content:
-        return True
-    return bool(flags.normalized) and tok.normalize(text) == tok.normalize(content)
-
-
-def piece_strings(tok: Tokenizer) -> list[str]:
-    """The piece text of every ID, made once (a validated ``token_bytes`` call per token
-    was nine tenths of a SentencePiece ``encode_structured``); cached by the tokenizer."""
-    core = tok._core
-    return [
-        bytes(core.token_bytes(i) or b"").decode("utf-8", errors="replace")
-        for i in range(tok.vocab_size)
-    ]
-
-
-def piece_texts(tok: Tokenizer, ids: list[int]) -> list[str]:
-    """Piece text of each ID, built in one native call from cached strings."""
-    if Capability.OFFSETS not in tok._capabilities:
-        # An engine of the caller's own (not the native one, which declares offsets
-        # and answers piece_strs).
-        strs = tok._piece_strings
-        return [strs[i] for i in ids]
-    return list(tok._core.piece_strs(np.asarray(ids, dtype=np.uint32)))
+    def piece_texts(self, ids: list[int]) -> list[str]:
+        """Piece text of each ID, built in one native call from cached strings."""
+        if not self._native_pieces:
+            strs = self._piece_strings
+            return [strs[i] for i in ids]
+        return list(self._core.piece_strs(np.asarray(ids, dtype=np.uint32)))
 
 
 def trim_space_offsets(

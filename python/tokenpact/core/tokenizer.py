@@ -7,13 +7,16 @@ Example::
     ids = tok.encode("The cat sleeps.")
     assert tok.decode(ids) == "The cat sleeps."
 
-One concept per module, bound here as methods: the special-token policy
-(:mod:`.special_policy`), structured encoding
-(:mod:`.structured_encoding`), the peer libraries' names (:mod:`.peer_names`). The
-semantic hash is the contract's (:mod:`tokenpact.contract`, a layer below). Reading and
-writing files is :mod:`tokenpact.files` (``tp.load``, ``tp.save``, ``tp.export``), a layer
-above: the methods of the same names here are deprecated aliases that call those public
-functions through the package root (:func:`_files`).
+Its collaborators, each with its own state, built here once per tokenizer: the
+special-token policy (:class:`.special_policy.SpecialTokenPolicy`: the added-token tables
+and the matchers of the trust rule), structured encoding
+(:class:`.structured_encoding.StructuredEncoder`), the token strings behind the peer
+libraries' names (:class:`.peer_names.TokenNames`). They take what they need from the
+tokenizer at construction or read its public API; no other module reads its private
+attributes. The semantic hash is the contract's (:mod:`tokenpact.contract`, a layer
+below). Reading and writing files is :mod:`tokenpact.files` (``tp.load``, ``tp.save``,
+``tp.export``), a layer above: the methods of the same names here are deprecated
+aliases that call those public functions through the package root (:func:`_files`).
 """
 
 from __future__ import annotations
@@ -44,24 +47,24 @@ from ..postprocess import apply_single, single_boundaries, with_boundaries
 from ..special import KNOWN_ROLES, AddedTokenFlags, SpecialToken
 from ..stochastic import LCG64_NAME, RNG_NAME, RNGS, SampleKey
 from ..truncation import Padding, Truncation
-from . import peer_names, special_policy, structured_encoding, token_ids
+from . import token_ids
 from .byte_bpe import merges_spec, ranks_spec, records_spec
 from .engine import Capability, Engine, build_engine, capabilities
 from .literal_text import LiteralTextPolicy
+from .peer_names import TokenNames
 from .pickling import Reduced, rebuild_tokenizer
 from .provenance import BUILT_IN_MEMORY, Provenance
 from .spec import SPECIAL_DECODE, TokenizerSpec
-from .special_policy import SpecialSpec
+from .special_policy import SpecialSpec, SpecialTokenPolicy, check_disallowed
+from .structured_encoding import StructuredEncoder
 
 if TYPE_CHECKING:
     from types import ModuleType
 
+    from ..encoding import Encoding
+
 NATIVE_FILE = "tokenpact.json"
 __all__ = ["KNOWN_ROLES", "NATIVE_FILE", "SpecialSpec", "Tokenizer"]
-
-# Bound once: the hot encode path calls these without an attribute lookup on the module.
-_resolve_policy = special_policy.resolve
-_check_disallowed = special_policy.check_disallowed
 
 
 def _check_alpha(alpha: float) -> None:
@@ -105,22 +108,23 @@ class Tokenizer:
         # Any: the optional methods beyond the Engine protocol are declared capabilities.
         self._core: Any = build_engine(spec, label=provenance.label) if engine is None else engine
         self._capabilities = capabilities(self._core)
-        # Non-special added tokens are content, not control: matched in every call.
-        self._added = dict(spec.added_tokens)
-        # Hugging Face matching flags of the added tokens that have any, in HF's match
-        # order (special tokens first); a token absent here is matched plainly.
-        self._added_flags = dict(spec.added_token_flags)
         self._pattern_name, self._pattern = spec.pattern_name, spec.pattern
         self._specials = tuple(spec.special_tokens)
-        self._special_ids = {t.content: i for t, i in self._specials}
         self._roles = {t.content: t.role for t, _ in self._specials}
-        # Every added token by spelling (a special wins a spelling both declare).
-        self._gated_map = {**self._added, **self._special_ids}
-        self._ordinary = frozenset(self._added) - self._special_ids.keys()
-        self._special_id_set = frozenset(self._special_ids.values())
-        self._added_id_set = frozenset(self._added.values())
-        self._matchers: dict[tuple[frozenset[str], frozenset[str]], Any] = {}
-        self._spelling_matchers: dict[frozenset[str], Any] = {}
+        # The added tokens (specials are control, the others content) and the matchers
+        # of the trust rule over them: a collaborator with its own tables and caches.
+        self._special = SpecialTokenPolicy(
+            {t.content: i for t, i in self._specials},
+            spec.added_tokens,
+            spec.added_token_flags,
+            self._core if Capability.ADDED_TOKEN_FLAGS in self._capabilities else None,
+        )
+        # Bound once for the hot paths (no attribute hop per call).
+        self._special_ids = self._special.special_ids
+        self._resolve_policy = self._special.resolve
+        self._structured = StructuredEncoder(
+            self._core, self._capabilities, self._special, spec.trim_offsets
+        )
 
     # ------------------------------------------------------------------ pickling
     def __reduce__(self) -> Reduced:
@@ -152,11 +156,16 @@ class Tokenizer:
     def __deepcopy__(self, memo: dict[int, Any]) -> Tokenizer:
         return self
 
-    # Derived tables, computed on first use (they are vocabulary-sized).
-    _token_strings = cached_property(peer_names.token_strings)
-    _token_index = cached_property(peer_names.get_vocab)
-    _piece_strings = cached_property(structured_encoding.piece_strings)
-    _flags_by_id = cached_property(structured_encoding.flags_by_id)
+    @cached_property
+    def _names(self) -> TokenNames:
+        """The token strings of the peer libraries' names, built on first use (the table
+        is vocabulary-sized)."""
+        return TokenNames(
+            self._core.vocab(),
+            byte_level=self._spec.kind.byte_level,
+            size=self.vocab_size,
+            added=self._special.gated,
+        )
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -334,8 +343,7 @@ class Tokenizer:
     @property
     def vocab_size(self) -> int:
         """Number of IDs: model vocabulary plus special and added tokens (max ID + 1)."""
-        top = max([*self._special_ids.values(), *self._added.values()], default=-1)
-        return max(int(self._core.model_size()), top + 1)
+        return max(int(self._core.model_size()), self._special.max_id + 1)
 
     @property
     def pattern(self) -> str:
@@ -453,7 +461,7 @@ class Tokenizer:
     def added_tokens(self) -> dict[str, int]:
         """Non-special added tokens: content, matched in text by every call as Hugging
         Face ``tokenizers`` matches them (flags included)."""
-        return dict(self._added)
+        return dict(self._special.added)
 
     @property
     def source(self) -> dict[str, Any]:
@@ -571,12 +579,12 @@ class Tokenizer:
         Face's ``encode`` pads and truncates. ``encode_structured`` applies the policy."""
         text = _text_arg(text)
         if allowed_special or disallowed_special:
-            allowed, disallowed = _resolve_policy(self, allowed_special, disallowed_special)
+            allowed, disallowed = self._resolve_policy(allowed_special, disallowed_special)
         else:  # the default policy, inline: ordinary added tokens only, nothing refused
             allowed, disallowed = self._default_matcher, None
         try:
             if disallowed is not None:
-                _check_disallowed(text, disallowed)
+                check_disallowed(text, disallowed)
             ids: list[int] = self._core.encode(text, allowed)
         except UnicodeEncodeError as exc:
             raise _surrogate_error(text, exc) from None
@@ -689,11 +697,11 @@ class Tokenizer:
         of those names; the dataset encoder's per-text digests are another.
         """
         items = _texts_arg(texts, "encode_batch")
-        allowed, disallowed = _resolve_policy(self, allowed_special, disallowed_special)
+        allowed, disallowed = self._resolve_policy(allowed_special, disallowed_special)
         try:
             if disallowed is not None:
                 for t in items:
-                    _check_disallowed(t, disallowed)
+                    check_disallowed(t, disallowed)
             return method(items, allowed, _threads_arg(threads))
         except UnicodeEncodeError as exc:
             raise InvalidInputError(f"a text contains a lone surrogate: {exc}") from None
@@ -934,34 +942,13 @@ class Tokenizer:
     def added_token_flags(self) -> dict[str, AddedTokenFlags]:
         """Hugging Face matching flags of the added tokens that have any (see
         :class:`AddedTokenFlags`); every other added token is matched plainly."""
-        return dict(self._added_flags)
-
-    def _gated(self) -> dict[str, int]:
-        """Every added token, special or not, by spelling."""
-        return self._gated_map
-
-    def _matcher(self, allowed: frozenset[str], promoted: frozenset[str] = frozenset()) -> Any:
-        """The native matcher of a call allowing the control spellings ``allowed`` (None
-        when nothing can match), built once per set; ``promoted`` ordinary tokens count as
-        controls (a chat template's turn markers)."""
-        key = (allowed, promoted)
-        if key in self._matchers:
-            return self._matchers[key]
-        m = self._matchers[key] = special_policy.build_matcher(self, allowed, promoted)
-        return m
+        return dict(self._special.flags)
 
     @cached_property
     def _default_matcher(self) -> Any:
-        """The matcher of the default policy: ordinary added tokens only (None without)."""
-        return self._matcher(frozenset())
-
-    def _spelling_matcher(self, spellings: frozenset[str]) -> Any:
-        """A matcher that finds ``spellings`` as written (``find_first``), cached."""
-        m = self._spelling_matchers.get(spellings)
-        if m is None:
-            m = special_policy.spelling_matcher(self, spellings)
-            self._spelling_matchers[spellings] = m
-        return m
+        """The matcher of the default policy (ordinary added tokens only; None without),
+        kept here so the hot encode path reads it in one attribute lookup."""
+        return self._special.default_matcher
 
     def special_matcher(
         self, controls: Iterable[str], *, promoted: Iterable[str] = (), find_only: bool = False
@@ -975,41 +962,219 @@ class Tokenizer:
         returns ``(UTF-8 byte start, spelling)`` of the first one in ``text``, or None.
         A spelling that is no added token raises
         :class:`~tokenpact.errors.UnknownTokenError`."""
-        chosen, lifted = frozenset(controls), frozenset(promoted)
-        unknown = sorted((chosen | lifted) - self._gated_map.keys())
-        if unknown:
-            raise UnknownTokenError(f"not an added token of this tokenizer: {unknown[:5]}")
-        if find_only:
-            return self._spelling_matcher(chosen)
-        return self._matcher(chosen, promoted=lifted)
-
-    _policy = special_policy.resolve
-    _check_disallowed = staticmethod(special_policy.check_disallowed)
+        return self._special.special_matcher(controls, promoted=promoted, find_only=find_only)
 
     # ------------------------------------------------------------------ structured encoding
-    encode_structured = structured_encoding.encode_structured
-    encode_structured_batch = structured_encoding.encode_structured_batch
-    _piece_texts = structured_encoding.piece_texts
+    def encode_structured(
+        self,
+        text: str,
+        pair: str | None = None,
+        *,
+        allowed_special: SpecialSpec = (),
+        disallowed_special: SpecialSpec = (),
+        add_special_tokens: bool = False,
+        coordinate: str = "raw_codepoints",
+        untrusted_spans: Sequence[tuple[int, int]] = (),
+        truncation: Truncation | Literal[False] | None = None,
+        padding: Padding | Literal[False] | None = None,
+    ) -> Encoding:
+        """Encode with offsets, masks, origins and sequence metadata.
+
+        Offsets point into the input in the declared ``coordinate``: the raw text
+        (``raw_codepoints`` or ``raw_utf8_bytes``) or the normalized text
+        ``tok.normalize(text)`` (``normalized_codepoints``: the normalized characters that
+        came from the token's raw span). Control tokens inserted by the post-processor and
+        PAD get empty offsets ``(0, 0)``, as Hugging Face reports them; ``span_offsets``
+        gives ``None`` for them instead. ``pair`` is a second sequence
+        (``sequence_ids`` 0/1, ``type_ids`` from the template). ``untrusted_spans`` are
+        codepoint ranges of ``text`` (user content in a rendered chat, say) where special
+        spellings are never recognized, even when ``allowed_special`` permits them
+        elsewhere; the whole text is still pre-tokenized in one pass. ``truncation`` and
+        ``padding`` are explicit policies (see :class:`Truncation`, :class:`Padding`); when
+        omitted, the tokenizer's own policy applies (``tok.truncation`` / ``tok.padding``:
+        set by ``with_truncation`` / ``with_padding``, or imported from a ``tokenizer.json``
+        that sets them); ``False`` means none for this call, whatever the tokenizer's.
+        """
+        spec = self._spec
+        # The call's policies: its own, the tokenizer's when None, none when False.
+        cut = spec.truncation if truncation is None else truncation
+        pad = spec.padding if padding is None else padding
+        return self._structured.encode(
+            self,
+            text,
+            pair,
+            allowed_special,
+            disallowed_special,
+            add_special_tokens,
+            coordinate,
+            untrusted_spans,
+            None if cut is False else cut,
+            None if pad is False else pad,
+        )
+
+    def encode_structured_batch(
+        self,
+        texts: Sequence[str],
+        pairs: Sequence[str] | None = None,
+        *,
+        allowed_special: SpecialSpec = (),
+        disallowed_special: SpecialSpec = (),
+        add_special_tokens: bool = False,
+        coordinate: str = "raw_codepoints",
+        truncation: Truncation | Literal[False] | None = None,
+        padding: Padding | Literal[False] | None = None,
+    ) -> list[Encoding]:
+        """``encode_structured`` for many texts; padding aligns the whole batch (the
+        tokenizer's own policies apply when a call passes none; ``False``: none)."""
+        spec = self._spec
+        # The call's policies: its own, the tokenizer's when None, none when False.
+        cut = spec.truncation if truncation is None else truncation
+        pad = spec.padding if padding is None else padding
+        return self._structured.encode_batch(
+            self,
+            texts,
+            pairs,
+            allowed_special,
+            disallowed_special,
+            add_special_tokens,
+            coordinate,
+            None if cut is False else cut,
+            None if pad is False else pad,
+        )
 
     # ------------------------------------------------------------------ peer libraries' names
-    get_vocab = peer_names.get_vocab
-    token_to_id = peer_names.token_to_id
-    id_to_token = peer_names.id_to_token
-    decode_batch = peer_names.decode_batch
-    n_vocab = property(peer_names.n_vocab)
-    # tiktoken's names.
-    encode_ordinary = peer_names.encode_ordinary
-    encode_ordinary_batch = peer_names.encode_ordinary_batch
-    special_tokens_set = property(peer_names.special_tokens_set)
-    max_token_value = property(peer_names.max_token_value)
+    # Hugging Face tokenizers' and tiktoken's names, with those libraries' meanings.
+    def get_vocab(self) -> dict[str, int]:
+        """Every token string and its ID, special and added tokens included (HF's
+        ``get_vocab(with_added_tokens=True)``). Token strings follow Hugging Face: a
+        byte-level BPE piece is spelled in GPT-2's byte-to-unicode alphabet (``"Ġthe"``),
+        other pieces as their UTF-8 text, special and added tokens as their content."""
+        return self._names.get_vocab()
+
+    def token_to_id(self, token: str) -> int | None:
+        """ID of a token string (HF spelling), or None when it is not one token."""
+        return self._names.token_to_id(token)
+
+    def id_to_token(self, token_id: int) -> str | None:
+        """Token string of an ID (HF spelling), or None when the ID is not in use."""
+        return self._names.id_to_token(token_id)
+
+    def decode_batch(
+        self,
+        batch: Iterable[Iterable[int]],
+        *,
+        errors: Literal["strict", "replace"] = "strict",
+        skip_special_tokens: bool | None = None,
+    ) -> list[str]:
+        """``decode`` of each ID sequence."""
+        return [
+            self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens)
+            for ids in batch
+        ]
+
+    @property
+    def n_vocab(self) -> int:
+        """tiktoken's name: the number of IDs (largest ID + 1), same as ``vocab_size``."""
+        return self.vocab_size
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """tiktoken's ``encode_ordinary``: every special spelling is plain text (the
+        default policy of :meth:`encode`, named as tiktoken names it)."""
+        return self.encode(text)
+
+    def encode_ordinary_batch(
+        self, texts: Iterable[str], *, num_threads: int | None = None
+    ) -> list[list[int]]:
+        """tiktoken's ``encode_ordinary_batch``."""
+        return self.encode_batch(texts, threads=num_threads)
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        """tiktoken's ``special_tokens_set``: the spellings of the special tokens."""
+        return set(self._special_ids)
+
+    @property
+    def max_token_value(self) -> int:
+        """tiktoken's ``max_token_value``: the largest ID in use."""
+        return self.vocab_size - 1
+
     # transformers' and HF tokenizers' names.
-    __len__ = peer_names.length
-    __call__ = peer_names.call
-    get_vocab_size = peer_names.get_vocab_size
-    convert_ids_to_tokens = peer_names.convert_ids_to_tokens
-    convert_tokens_to_ids = peer_names.convert_tokens_to_ids
-    batch_decode = peer_names.batch_decode
-    unk_token_id = property(peer_names.unk_token_id)
+    def __len__(self) -> int:
+        """``len(tok)``, as ``len()`` of a transformers tokenizer: every ID, added tokens
+        included (``vocab_size``)."""
+        return self.vocab_size
+
+    def __call__(
+        self, text: str | Sequence[str], *, add_special_tokens: bool = True
+    ) -> dict[str, Any]:
+        """``tok(text)`` as a transformers tokenizer answers it: ``{"input_ids": [...],
+        "attention_mask": [...]}`` with the post-processor's special tokens added; a list
+        of texts gives lists of lists (padding, truncation and tensors:
+        :class:`tokenpact.hf_adapter.TransformersTokenizer`)."""
+        if isinstance(text, str):
+            ids = self.encode(text, add_special_tokens=add_special_tokens)
+            return {"input_ids": ids, "attention_mask": [1] * len(ids)}
+        if not isinstance(text, Sequence):
+            raise InvalidInputError(
+                f"tok(text) takes a str or a list of str, not {type(text).__name__}"
+            )
+        batch = self.encode_batch(text, add_special_tokens=add_special_tokens)
+        return {"input_ids": batch, "attention_mask": [[1] * len(ids) for ids in batch]}
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        """HF ``tokenizers``' ``get_vocab_size``: IDs in use, added tokens included unless
+        ``with_added_tokens=False`` (then the model's own vocabulary only)."""
+        if with_added_tokens:
+            return self.vocab_size
+        return int(self._core.model_size())
+
+    def convert_ids_to_tokens(
+        self, ids: int | Iterable[int], skip_special_tokens: bool = False
+    ) -> Any:
+        """transformers' ``convert_ids_to_tokens``: token strings (HF spelling) of one ID
+        or a sequence of IDs; an ID not in use raises UnknownTokenError."""
+        token_of = self._names.token_of
+        if isinstance(ids, int):
+            return token_of(int(ids))
+        specials = self._special.special_id_set
+        return [token_of(int(i)) for i in ids if not (skip_special_tokens and int(i) in specials)]
+
+    def convert_tokens_to_ids(self, tokens: str | Iterable[str]) -> Any:
+        """transformers' ``convert_tokens_to_ids``: the ID of one token string or of each
+        in a sequence; a string that is no single token maps to the unknown token's ID,
+        or to None without one, as in transformers."""
+        if isinstance(tokens, str):
+            return self._one_id(tokens)
+        return [self._one_id(t) for t in tokens]
+
+    def _one_id(self, token: str) -> int | None:
+        found = self._names.index.get(token)
+        return found if found is not None else self.unk_token_id
+
+    def batch_decode(
+        self,
+        sequences: Iterable[Iterable[int]],
+        skip_special_tokens: bool | None = None,
+        *,
+        errors: Literal["strict", "replace"] = "replace",
+    ) -> list[str]:
+        """transformers' ``batch_decode``: ``decode`` of each sequence. Invalid UTF-8
+        becomes U+FFFD as in transformers (``errors="strict"`` raises DecodeError)."""
+        return [
+            self.decode(ids, errors=errors, skip_special_tokens=skip_special_tokens)
+            for ids in sequences
+        ]
+
+    @property
+    def unk_token_id(self) -> int | None:
+        """The ID of the special token with role ``unk``, else a SentencePiece model's
+        unknown piece (None without either)."""
+        found = self._role_id("unk")
+        model = self._spec.sentencepiece_model
+        if found is None and model is not None:
+            unk = int(model.trainer_spec.unk_id)
+            return unk if 0 <= unk < len(model.pieces) else None
+        return found
 
     @property
     def bos_token_id(self) -> int | None:

@@ -92,7 +92,7 @@ class UnigramTokenizer(Tokenizer):
         spec = self._sp_model.normalizer_spec
         if not spec.precompiled_charsmap and not spec.remove_extra_whitespaces:
             return text  # the metaspace split is exactly this normalizer
-        normalized = str(self._core.normalize(text))
+        normalized = str(self.engine.normalize(text))
         return normalized.removeprefix("\u2581").replace("\u2581", " ")
 
     def id_to_piece(self, token_id: int) -> str:
@@ -149,7 +149,8 @@ class CharBpeTokenizer(Tokenizer):
 
     @property
     def unk_id(self) -> int | None:
-        return self._role_id("unk")
+        """The ID of the special token with role ``unk`` (None without one)."""
+        return next((i for t, i in self.spec.special_tokens if t.role == "unk"), None)
 
     @property
     def end_of_word(self) -> str:
