@@ -34,16 +34,21 @@ pub struct NativeTemplate {
     body: Vec<ast::Stmt>,
     /// Names bound undefined at the start ([`ast::undefined_at_start`]).
     undefined_at_start: Vec<String>,
+    /// Whether the template has `{% generation %}` blocks.
+    has_generation: bool,
 }
 
 /// A render: the text and its content spans `(start, end, owner)` in code points,
 /// sorted, as the Python engine reports them, and the same spans in UTF-8 bytes (what
-/// the encoder needs: no second conversion of a long text).
+/// the encoder needs: no second conversion of a long text); and the spans of its
+/// `{% generation %}` output `(start, end)` in code points, in output order (the Python
+/// engine's `generation_spans`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rendered {
     pub text: String,
     pub spans: Vec<(usize, usize, i32)>,
     pub byte_spans: Vec<value::Span>,
+    pub generation: Vec<(usize, usize)>,
 }
 
 impl NativeTemplate {
@@ -51,10 +56,18 @@ impl NativeTemplate {
     pub fn compile(source: &str) -> Res<NativeTemplate> {
         let body = ast::compile(source)?;
         let undefined_at_start = ast::undefined_at_start(&body);
+        let has_generation = ast::has_generation(&body);
         Ok(NativeTemplate {
             body,
             undefined_at_start,
+            has_generation,
         })
+    }
+
+    /// Whether the template marks output with `{% generation %}` blocks (then a render's
+    /// [`Rendered::generation`] spans are the assistant mask's source).
+    pub fn has_generation(&self) -> bool {
+        self.has_generation
     }
 
     /// Renders with `context` (the template's variables).
@@ -63,6 +76,18 @@ impl NativeTemplate {
             context.insert(name.clone(), Value::Undefined);
         }
         let mut out = eval::Eval::new(context, limits).run(&self.body)?;
+        let mut generation = Vec::new();
+        if self.has_generation {
+            let (marks, content) = out
+                .spans
+                .into_iter()
+                .partition(|&(_, _, o)| o == ast::GENERATION_OWNER);
+            out.spans = content;
+            generation = to_code_points(&out.text, &marks)
+                .into_iter()
+                .map(|(a, b, _)| (a, b))
+                .collect();
+        }
         // Byte and code-point offsets grow together, so sorting the byte spans sorts both.
         out.spans.sort_unstable();
         let spans = to_code_points(&out.text, &out.spans);
@@ -70,6 +95,7 @@ impl NativeTemplate {
             text: out.text,
             spans,
             byte_spans: out.spans,
+            generation,
         })
     }
 }
