@@ -134,9 +134,23 @@ SYNTHETIC = [
     "{{ c|tojson|safe }}{{ ([1] + [2])|join(',') }}",
     "{% for i in range(3) %}{% if i == 1 %}{% continue %}{% endif %}{{ i }}"
     "{% if i == 2 %}{% break %}{% endif %}{% endfor %}{{ raise_exception('x') if n > 1000 }}",
+    # case mapping (non-ASCII included), filter, call and generation blocks
+    "{{ c|lower }}|{{ c.upper() }}|{{ c|capitalize }}|{{ (d ~ c).capitalize() }}|{{ c[::-1]|upper }}",
+    "{% filter upper %}<{{ c }}>{% endfilter %}{% filter trim|replace('a', d) %} {{ c }} "
+    "{% set q = 1 %}{% endfilter %}{{ q }}{% set s | trim | upper %} {{ d }} {% endset %}{{ s }}",
+    "{% macro box(x) %}[{{ x }}|{{ caller() }}|{{ caller() }}]{% endmacro %}"
+    "{% call box(c) %}{{ d|trim }}{% endcall %}{% for i in [1, 2] %}{% call box(i) %}{{ i }}"
+    "{{ c }}{% endcall %}{% endfor %}",
+    "{% macro m(a, caller=none) %}{{ a }}{{ caller(a) if caller else '-' }}{% endmacro %}"
+    "{{ m(c) }}{% call(v) m(d) %}<{{ v ~ c }}>{% endcall %}"
+    "{% macro k() %}{{ caller is defined }}{% endmacro %}{{ k() }}",
+    "<a>{% generation %}{{ c }}</e>{% endgeneration %}{% generation %}{% endgeneration %}"
+    "{% set g %}{% generation %}{{ d }}{% endgeneration %}{% endset %}{{ g ~ g[1:] }}"
+    "{{ g[::-1] }}{% generation %}{% generation %}{{ c }}{% endgeneration %}!{% endgeneration %}",
 ]
 
 PIECES = list("ab xy\n\t</>think_") + ["\x1c", "\u3000", "ü", "é", "中", "😀", "\r\n", "<|im_end|>"]
+PIECES += ["ß", "Σ", "İ", "ა", "ﬁ", "ı", "Ǆ", "\u0345", "ǅ"]  # case mappings
 TEXT = st.lists(st.sampled_from(PIECES), max_size=16).map("".join)
 
 
