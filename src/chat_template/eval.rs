@@ -544,7 +544,8 @@ impl Eval {
             return decline("too many macro arguments");
         }
         for (k, _) in &kw {
-            if !def.params.contains(k) && !(def.implicit_caller && k == "caller") {
+            let known = def.params.contains(k) || (def.implicit_caller && k == "caller");
+            if !known {
                 return decline("an unknown macro keyword");
             }
         }
