@@ -52,7 +52,7 @@ def main() -> int:
             reasons[reason] += 1
             print(f"decline          {item.label}: {reason}")
         for k, ours, theirs in result.mismatches[:1]:
-            print(f"MISMATCH         {item.label} case {k}: {str(ours)[:200]} != {str(theirs)[:200]}")
+            print(f"MISMATCH         {item.label} case {k}: {ours!s:.200} != {theirs!s:.200}")
     print(f"published renders: {rendered} native, {mismatched} mismatches")
     print("declines by reason:", dict(reasons) or "none")
     return 1 if mismatched else 0

@@ -160,4 +160,3 @@ def test_case_mappings_are_pythons() -> None:
             assert out == (text, sorted(spans), generation), (hex(code), c, d)
             rendered += 1
     assert rendered >= 2.5 * len(STABLE)
-

@@ -135,7 +135,8 @@ SYNTHETIC = [
     "{% for i in range(3) %}{% if i == 1 %}{% continue %}{% endif %}{{ i }}"
     "{% if i == 2 %}{% break %}{% endif %}{% endfor %}{{ raise_exception('x') if n > 1000 }}",
     # case mapping (non-ASCII included), filter, call and generation blocks
-    "{{ c|lower }}|{{ c.upper() }}|{{ c|capitalize }}|{{ (d ~ c).capitalize() }}|{{ c[::-1]|upper }}",
+    "{{ c|lower }}|{{ c.upper() }}|{{ c|capitalize }}|{{ (d ~ c).capitalize() }}"
+    "|{{ c[::-1]|upper }}",
     "{% filter upper %}<{{ c }}>{% endfilter %}{% filter trim|replace('a', d) %} {{ c }} "
     "{% set q = 1 %}{% endfilter %}{{ q }}{% set s | trim | upper %} {{ d }} {% endset %}{{ s }}",
     "{% macro box(x) %}[{{ x }}|{{ caller() }}|{{ caller() }}]{% endmacro %}"
