@@ -168,8 +168,8 @@ fn scan_root(body: &[Stmt], seen: &mut Vec<String>, out: &mut Vec<String>) {
                     store(name, seen, out);
                 }
             }
-            Stmt::SetBlock(target, filters, _) => {
-                filter_loads(filters, seen);
+            // (a set block's filters are read in the block's own scope, as its body is)
+            Stmt::SetBlock(target, _, _) => {
                 for name in target_names(target) {
                     store(name, seen, out);
                 }

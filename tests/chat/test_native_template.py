@@ -145,6 +145,9 @@ SYNTHETIC = [
     "{% macro m(a, caller=none) %}{{ a }}{{ caller(a) if caller else '-' }}{% endmacro %}"
     "{{ m(c) }}{% call(v) m(d) %}<{{ v ~ c }}>{% endcall %}"
     "{% macro k() %}{{ caller is defined }}{% endmacro %}{{ k() }}",
+    # a filter block reads its filters' names in the enclosing scope, a set block in its own
+    "{% filter replace('a', d) %}a{% endfilter %}{% set s | replace('a', c) %}a{% endset %}"
+    "{{ s }}{% set c = 'C' %}{% set d = 'D' %}{{ c ~ d }}",
     "<a>{% generation %}{{ c }}</e>{% endgeneration %}{% generation %}{% endgeneration %}"
     "{% set g %}{% generation %}{{ d }}{% endgeneration %}{% endset %}{{ g ~ g[1:] }}"
     "{{ g[::-1] }}{% generation %}{% generation %}{{ c }}{% endgeneration %}!{% endgeneration %}",
