@@ -226,8 +226,9 @@ pub enum Case {
 /// of the same length keeps each character's owner; one whose length changed (`"ß"`
 /// upper is `"SS"`) is owned as a whole by the first span's owner.
 pub fn case_map(s: &SStr, case: Case) -> Res<SStr> {
-    let text = if s.text.is_ascii() {
-        match case {
+    if s.text.is_ascii() {
+        // Same length, same owners (the common case).
+        let text = match case {
             Case::Upper => s.text.to_ascii_uppercase(),
             Case::Lower => s.text.to_ascii_lowercase(),
             Case::Capitalize => {
@@ -237,8 +238,13 @@ pub fn case_map(s: &SStr, case: Case) -> Res<SStr> {
                 }
                 t
             }
-        }
-    } else {
+        };
+        return Ok(SStr {
+            text,
+            spans: s.spans.clone(),
+        });
+    }
+    let text = {
         if !case_alike(&s.text) {
             return decline("case mapping of text outside the modelled scripts");
         }
@@ -270,12 +276,6 @@ pub fn case_map(s: &SStr, case: Case) -> Res<SStr> {
             }
         }
     };
-    if text.len() == s.text.len() && s.text.is_ascii() {
-        return Ok(SStr {
-            text,
-            spans: s.spans.clone(),
-        });
-    }
     let (old, new) = (s.char_starts(), SStr::plain(text));
     let new_starts = new.char_starts();
     if old.len() != new_starts.len() {
