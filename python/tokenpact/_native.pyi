@@ -22,18 +22,24 @@ def pretokenize(
 class NativeChatTemplate:
     """A chat template compiled for the native engine (src/chat_template, binding
     src/py/chat_template.rs). The constructor raises ValueError when the engine does not
-    run the template; ``render`` returns ``(text, spans)`` (code points, sorted) or the
-    reason (a str) it declined, and then the Python engine renders. ``prepare`` and
+    run the template; ``render`` returns ``(text, spans, generation_spans)`` (code points;
+    content spans sorted, ``{% generation %}`` spans in output order) or the reason (a
+    str) it declined, and then the Python engine renders. ``prepare`` and
     ``prepare_messages`` (plain messages wrapped natively, src/py/chat_messages.rs; None
-    when not plain) ready a render for a chunk job's worker. ``prefix_texts`` renders a
-    record's histories (the supervision rule's cuts) with the context converted once."""
+    when not plain) ready a render for a chunk job's worker; both decline a template
+    with ``{% generation %}`` blocks (``has_generation``), whose records need ``render``.
+    ``prefix_texts`` renders a record's histories (the supervision rule's cuts) with the
+    context converted once."""
 
     def __new__(
         cls, source: str, span_type: type, env_globals: dict[str, Any]
     ) -> NativeChatTemplate: ...
+    @property
+    def has_generation(self) -> bool: ...
     def render(
         self, context: dict[str, Any], max_iterations: int, max_chars: int
-    ) -> tuple[str, list[tuple[int, int, int]]] | str: ...
+    ) -> tuple[str, list[tuple[int, int, int]], list[tuple[int, int]]] | str:
+        """``(text, content spans, generation spans)``, or the reason it declined."""
     def prepare(
         self, context: dict[str, Any], max_iterations: int, max_chars: int
     ) -> NativeRenderInput | str: ...

@@ -1,10 +1,14 @@
 //! The template tree this engine runs: minijinja's parse, lowered into owned nodes.
 //!
 //! Lowering refuses (at compile time) every construct this engine does not model:
-//! template inheritance and includes, blocks, filter/call/with/autoescape blocks,
-//! `{% do %}` (Jinja without the `do` extension rejects it), recursive loops, macros
-//! defined inside another block, and splatted arguments. String literals are re-read from the source with Python's escape
-//! rules, which Jinja's lexer applies.
+//! template inheritance and includes, blocks, with/autoescape blocks, `{% do %}` (Jinja
+//! without the `do` extension rejects it), recursive loops, macros defined inside another
+//! block, and splatted arguments. String literals are re-read from the source with
+//! Python's escape rules, which Jinja's lexer applies.
+//!
+//! transformers' `{% generation %}...{% endgeneration %}` tag (which minijinja does not
+//! know) is rewritten before parsing into a filter block of a reserved filter name with
+//! the same whitespace markers, and lowered into [`Stmt::Generation`].
 
 use std::sync::Arc;
 
@@ -19,7 +23,15 @@ pub enum Stmt {
     For(Box<ForLoop>),
     If(Box<Expr>, Vec<Stmt>, Vec<Stmt>),
     Set(Target, Expr),
-    SetBlock(Target, Option<Expr>, Vec<Stmt>),
+    /// `{% set x | f %}...{% endset %}`: the filters applied in order (none: plain).
+    SetBlock(Target, Vec<FilterCall>, Vec<Stmt>),
+    /// `{% filter f|g %}...{% endfilter %}`.
+    FilterBlock(Vec<FilterCall>, Vec<Stmt>),
+    /// `{% call(params) m(args) %}...{% endcall %}`.
+    CallBlock(Box<CallBlock>),
+    /// transformers' `{% generation %}...{% endgeneration %}`: the body's output marked
+    /// as assistant-generated (a span of [`GENERATION_OWNER`]).
+    Generation(Vec<Stmt>),
     Macro(Arc<MacroDef>),
     Break,
     Continue,
@@ -34,6 +46,16 @@ pub struct ForLoop {
     pub else_body: Vec<Stmt>,
 }
 
+/// The owner of the spans that mark `{% generation %}` output (the Python engine's
+/// `jinja_env.GENERATION_OWNER`).
+pub const GENERATION_OWNER: i32 = -2;
+
+/// The filter name a `{% generation %}` tag is rewritten to before parsing.
+const GENERATION_FILTER: &str = "__tokenpact_generation__";
+
+/// One filter of a filter block's chain: its name and arguments.
+pub type FilterCall = (String, Vec<Arg>);
+
 #[derive(Debug)]
 pub struct MacroDef {
     pub name: String,
@@ -41,6 +63,17 @@ pub struct MacroDef {
     /// Defaults of the last `defaults.len()` parameters.
     pub defaults: Vec<Expr>,
     pub body: Vec<Stmt>,
+    /// The body reads `caller` and no parameter is named so: Jinja gives the macro an
+    /// implicit `caller` argument (a call block's body, else undefined).
+    pub implicit_caller: bool,
+}
+
+#[derive(Debug)]
+pub struct CallBlock {
+    pub callee: Expr,
+    pub args: Vec<Arg>,
+    /// The block's body as the `caller` macro (its parameters from `{% call(...) %}`).
+    pub caller: Arc<MacroDef>,
 }
 
 #[derive(Debug)]
@@ -135,11 +168,24 @@ fn scan_root(body: &[Stmt], seen: &mut Vec<String>, out: &mut Vec<String>) {
                     store(name, seen, out);
                 }
             }
+            // (a set block's filters are read in the block's own scope, as its body is)
             Stmt::SetBlock(target, _, _) => {
                 for name in target_names(target) {
                     store(name, seen, out);
                 }
             }
+            // Jinja's symbol analysis reads a filter block's filters and a call block's
+            // call in this scope; their bodies are inner scopes (like a loop's).
+            Stmt::FilterBlock(filters, _) => filter_loads(filters, seen),
+            Stmt::CallBlock(c) => {
+                loads(&c.callee, seen);
+                for a in &c.args {
+                    match a {
+                        Arg::Pos(x) | Arg::Kw(_, x) => loads(x, seen),
+                    }
+                }
+            }
+            Stmt::Generation(_) => {}
             Stmt::Macro(def) => store(&def.name, seen, out),
             Stmt::For(f) => loads(&f.iter, seen),
             Stmt::If(test, then, otherwise) => {
@@ -159,6 +205,170 @@ fn scan_root(body: &[Stmt], seen: &mut Vec<String>, out: &mut Vec<String>) {
             Stmt::Raw(_) | Stmt::Break | Stmt::Continue => {}
         }
     }
+}
+
+fn filter_loads(filters: &[FilterCall], seen: &mut Vec<String>) {
+    for (_, args) in filters {
+        for a in args {
+            match a {
+                Arg::Pos(x) | Arg::Kw(_, x) => loads(x, seen),
+            }
+        }
+    }
+}
+
+/// Whether `body` reads the name `name` anywhere (nested blocks and call-block bodies
+/// included), as Jinja's `find_undeclared` decides a macro's implicit `caller`.
+fn reads_name(body: &[Stmt], name: &str) -> bool {
+    let mut seen = Vec::new();
+    let mut exprs: Vec<&Expr> = Vec::new();
+    let mut stack: Vec<&[Stmt]> = vec![body];
+    while let Some(stmts) = stack.pop() {
+        for stmt in stmts {
+            match stmt {
+                Stmt::Raw(_) | Stmt::Break | Stmt::Continue => {}
+                Stmt::Emit(e) => exprs.push(e),
+                Stmt::Set(_, e) => exprs.push(e),
+                Stmt::For(f) => {
+                    exprs.push(&f.iter);
+                    exprs.extend(f.filter.as_ref());
+                    stack.push(&f.body);
+                    stack.push(&f.else_body);
+                }
+                Stmt::If(c, a, b) => {
+                    exprs.push(c);
+                    stack.push(a);
+                    stack.push(b);
+                }
+                Stmt::SetBlock(_, filters, b) | Stmt::FilterBlock(filters, b) => {
+                    for (_, args) in filters {
+                        exprs.extend(args.iter().map(|a| match a {
+                            Arg::Pos(x) | Arg::Kw(_, x) => x,
+                        }));
+                    }
+                    stack.push(b);
+                }
+                Stmt::CallBlock(c) => {
+                    exprs.push(&c.callee);
+                    exprs.extend(c.args.iter().map(|a| match a {
+                        Arg::Pos(x) | Arg::Kw(_, x) => x,
+                    }));
+                    stack.push(&c.caller.body);
+                }
+                Stmt::Generation(b) => stack.push(b),
+                Stmt::Macro(m) => stack.push(&m.body),
+            }
+        }
+    }
+    for e in exprs {
+        loads(e, &mut seen);
+    }
+    seen.iter().any(|n| n == name)
+}
+
+/// `source` with transformers' `{% generation %}` / `{% endgeneration %}` tags rewritten
+/// as a filter block of [`GENERATION_FILTER`] (whitespace markers kept), and how many
+/// tags were rewritten.
+fn rewrite_generation_tags(source: &str) -> (std::borrow::Cow<'_, str>, usize) {
+    if !source.contains("generation") {
+        return (std::borrow::Cow::Borrowed(source), 0);
+    }
+    let bytes = source.as_bytes();
+    let mut out = String::with_capacity(source.len() + 64);
+    let (mut at, mut copied, mut count) = (0usize, 0usize, 0usize);
+    while let Some(found) = source[at..].find("{%") {
+        let start = at + found;
+        let mut i = start + 2;
+        let marker_open = match bytes.get(i) {
+            Some(b'-') | Some(b'+') => {
+                i += 1;
+                &source[i - 1..i]
+            }
+            _ => "",
+        };
+        while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        let word_start = i;
+        while bytes
+            .get(i)
+            .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        {
+            i += 1;
+        }
+        let word = &source[word_start..i];
+        if word != "generation" && word != "endgeneration" {
+            at = start + 2;
+            continue;
+        }
+        while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        let marker_close = match bytes.get(i) {
+            Some(b'-') | Some(b'+') => {
+                i += 1;
+                &source[i - 1..i]
+            }
+            _ => "",
+        };
+        if !source[i..].starts_with("%}") {
+            at = start + 2;
+            continue;
+        }
+        out.push_str(&source[copied..start]);
+        out.push_str("{%");
+        out.push_str(marker_open);
+        if word == "generation" {
+            out.push_str(" filter ");
+            out.push_str(GENERATION_FILTER);
+            out.push(' ');
+        } else {
+            out.push_str(" endfilter ");
+        }
+        out.push_str(marker_close);
+        out.push_str("%}");
+        copied = i + 2;
+        at = copied;
+        count += 1;
+    }
+    if count == 0 {
+        return (std::borrow::Cow::Borrowed(source), 0);
+    }
+    out.push_str(&source[copied..]);
+    (std::borrow::Cow::Owned(out), count)
+}
+
+fn count_generation(body: &[Stmt]) -> usize {
+    let mut n = 0;
+    let mut stack: Vec<&[Stmt]> = vec![body];
+    while let Some(stmts) = stack.pop() {
+        for stmt in stmts {
+            match stmt {
+                Stmt::Generation(b) => {
+                    n += 1;
+                    stack.push(b);
+                }
+                Stmt::For(f) => {
+                    stack.push(&f.body);
+                    stack.push(&f.else_body);
+                }
+                Stmt::If(_, a, b) => {
+                    stack.push(a);
+                    stack.push(b);
+                }
+                Stmt::SetBlock(_, _, b) | Stmt::FilterBlock(_, b) => stack.push(b),
+                Stmt::CallBlock(c) => stack.push(&c.caller.body),
+                Stmt::Macro(m) => stack.push(&m.body),
+                _ => {}
+            }
+        }
+    }
+    n
+}
+
+/// Whether the compiled template has `{% generation %}` blocks.
+pub fn has_generation(body: &[Stmt]) -> bool {
+    count_generation(body) > 0
 }
 
 fn target_names(t: &Target) -> Vec<&String> {
@@ -220,13 +430,24 @@ pub fn compile(source: &str) -> Res<Vec<Stmt>> {
     let syntax = builder
         .build()
         .map_err(|e| super::value::Decline(e.to_string()))?;
-    let tree = minijinja::machinery::parse(source, "<chat template>", syntax)
-        .map_err(|e| super::value::Decline(format!("parse: {e}")))?;
-    let lower = Lower { source };
-    match &tree {
-        mj::Stmt::Template(t) => lower.stmts(&t.children, 0),
-        _ => decline("not a template"),
+    let (source, tags) = rewrite_generation_tags(source);
+    if tags > 0 && source.contains("raw") {
+        // A tag inside `{% raw %}` is text to Jinja: left to the Python engine.
+        return decline("generation tags beside a raw block");
     }
+    let tree = minijinja::machinery::parse(&source, "<chat template>", syntax)
+        .map_err(|e| super::value::Decline(format!("parse: {e}")))?;
+    let lower = Lower { source: &source };
+    let body = match &tree {
+        mj::Stmt::Template(t) => lower.stmts(&t.children, 0)?,
+        _ => return decline("not a template"),
+    };
+    // Every rewritten tag pair became one block (a tag inside a comment or a string
+    // literal would not have: that template is left to the Python engine).
+    if 2 * count_generation(&body) != tags {
+        return decline("generation tags outside template code");
+    }
+    Ok(body)
 }
 
 struct Lower<'s> {
@@ -262,38 +483,104 @@ impl Lower<'_> {
             mj::Stmt::Set(s) => Stmt::Set(self.target(&s.target)?, self.expr(&s.expr)?),
             mj::Stmt::SetBlock(s) => Stmt::SetBlock(
                 self.target(&s.target)?,
-                s.filter.as_ref().map(|e| self.expr(e)).transpose()?,
+                match &s.filter {
+                    Some(chain) => self.filter_chain(chain)?,
+                    None => Vec::new(),
+                },
                 self.stmts(&s.body, depth + 1)?,
             ),
+            mj::Stmt::FilterBlock(f) => {
+                let chain = self.filter_chain(&f.filter)?;
+                let body = self.stmts(&f.body, depth + 1)?;
+                match &chain[..] {
+                    [(name, args)] if name == GENERATION_FILTER && args.is_empty() => {
+                        Stmt::Generation(body)
+                    }
+                    _ if chain.iter().any(|(n, _)| n == GENERATION_FILTER) => {
+                        return decline("a misplaced generation tag")
+                    }
+                    _ => Stmt::FilterBlock(chain, body),
+                }
+            }
+            mj::Stmt::CallBlock(c) => {
+                let decl = &c.macro_decl;
+                let caller =
+                    self.macro_def("caller", &decl.args, &decl.defaults, &decl.body, depth)?;
+                Stmt::CallBlock(Box::new(CallBlock {
+                    callee: self.expr(&c.call.expr)?,
+                    args: self.args(&c.call.args)?,
+                    caller,
+                }))
+            }
             mj::Stmt::Macro(m) => {
                 if depth > 0 {
                     return decline("a macro defined inside a block");
                 }
-                let mut params = Vec::new();
-                for arg in &m.args {
-                    match arg {
-                        mj::Expr::Var(v) => params.push(v.id.to_string()),
-                        _ => return decline("a macro parameter that is not a name"),
-                    }
-                }
-                // (`caller`, `varargs` and `kwargs` decline where they are read.)
-                let body = self.stmts(&m.body, depth + 1)?;
-                let defaults = m
-                    .defaults
-                    .iter()
-                    .map(|e| self.expr(e))
-                    .collect::<Res<_>>()?;
-                Stmt::Macro(Arc::new(MacroDef {
-                    name: m.name.to_string(),
-                    params,
-                    defaults,
-                    body,
-                }))
+                Stmt::Macro(self.macro_def(m.name, &m.args, &m.defaults, &m.body, depth)?)
             }
             mj::Stmt::Continue(_) => Stmt::Continue,
             mj::Stmt::Break(_) => Stmt::Break,
             _ => return decline("a statement this engine does not run"),
         })
+    }
+
+    /// A macro (or a call block's `caller`): `varargs` and `kwargs` decline where they
+    /// are read; `caller` is an implicit parameter when the body reads it.
+    fn macro_def(
+        &self,
+        name: &str,
+        args: &[mj::Expr<'_>],
+        defaults: &[mj::Expr<'_>],
+        body: &[mj::Stmt<'_>],
+        depth: usize,
+    ) -> Res<Arc<MacroDef>> {
+        let mut params = Vec::new();
+        for arg in args {
+            match arg {
+                mj::Expr::Var(v) => params.push(v.id.to_string()),
+                _ => return decline("a macro parameter that is not a name"),
+            }
+        }
+        let body = self.stmts(body, depth + 1)?;
+        let defaults: Vec<Expr> = defaults.iter().map(|e| self.expr(e)).collect::<Res<_>>()?;
+        // (Jinja's `find_undeclared` looks at the body only, not the defaults.)
+        let reads_caller = reads_name(&body, "caller");
+        let explicit = params.iter().position(|p| p == "caller");
+        if reads_caller {
+            if let Some(i) = explicit {
+                // Jinja refuses a read `caller` parameter without a default.
+                if i < params.len() - defaults.len() {
+                    return decline("a caller parameter without a default");
+                }
+            }
+        }
+        Ok(Arc::new(MacroDef {
+            name: name.to_string(),
+            implicit_caller: reads_caller && explicit.is_none(),
+            params,
+            defaults,
+            body,
+        }))
+    }
+
+    /// A filter chain (`f(a)|g`, innermost first) in the order the filters apply.
+    fn filter_chain(&self, chain: &mj::Expr<'_>) -> Res<Vec<FilterCall>> {
+        let mut out = Vec::new();
+        let mut at = chain;
+        loop {
+            match at {
+                mj::Expr::Filter(f) => {
+                    out.push((f.name.to_string(), self.args(&f.args)?));
+                    match &f.expr {
+                        Some(inner) => at = inner,
+                        None => break,
+                    }
+                }
+                _ => return decline("a filter chain"),
+            }
+        }
+        out.reverse();
+        Ok(out)
     }
 
     fn target(&self, e: &mj::Expr<'_>) -> Res<Target> {

@@ -14,9 +14,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::ast::{Arg, BinOp, CmpOp, Expr, ForLoop, MacroDef, Stmt, Target};
+use super::ast::{
+    Arg, BinOp, CallBlock, CmpOp, Expr, FilterCall, ForLoop, MacroDef, Stmt, Target,
+    GENERATION_OWNER,
+};
 use super::builtins;
-use super::value::{decline, dict_get, to_sstr, Decline, LoopInfo, Res, SStr, Value};
+use super::value::{decline, dict_get, to_sstr, CallerRef, Decline, LoopInfo, Res, SStr, Value};
 
 /// Bounds of one render (the Python engine's `TemplateLimits`).
 #[derive(Debug, Clone, Copy)]
@@ -39,6 +42,8 @@ enum Flow {
 struct Frame {
     vars: Vec<(String, Value)>,
     parent: Option<usize>,
+    /// Unique within the render (a `caller` checks its scope is still this frame).
+    id: u64,
 }
 
 pub struct Eval {
@@ -48,6 +53,7 @@ pub struct Eval {
     iterations: i64,
     max_chars: usize,
     depth: u32,
+    next_frame_id: u64,
 }
 
 /// A template constant as a value of this render. A string literal is copied rather than
@@ -71,6 +77,7 @@ impl Eval {
             iterations: limits.max_iterations,
             max_chars: limits.max_chars,
             depth: 0,
+            next_frame_id: 0,
         }
     }
 
@@ -111,9 +118,11 @@ impl Eval {
     }
 
     fn push_frame(&mut self, parent: Option<usize>) -> Option<usize> {
+        self.next_frame_id += 1;
         self.frames.push(Frame {
             vars: Vec::new(),
             parent,
+            id: self.next_frame_id,
         });
         self.cur.replace(self.frames.len() - 1)
     }
@@ -199,25 +208,88 @@ impl Eval {
                 let value = self.expr(expr)?;
                 self.bind(target, value)?;
             }
-            Stmt::SetBlock(target, filter, body) => {
-                let mut buf = SStr::default();
-                let saved = self.push_frame(self.cur);
-                let flow = self.block(body, &mut buf);
-                self.pop_frame(saved);
-                if !matches!(flow?, Flow::Normal) {
-                    return decline("a loop control inside a set block");
-                }
-                if filter.is_some() {
-                    return decline("a set block with a filter");
-                }
-                self.bind(target, Value::sstr(buf))?;
+            Stmt::SetBlock(target, filters, body) => {
+                let value = self.filtered_block(filters, body)?;
+                self.bind(target, value)?;
             }
+            Stmt::FilterBlock(filters, body) => {
+                // Jinja writes the filtered value as it is (no `str()`): a value that is
+                // not a string fails its output join.
+                match self.filtered_block(filters, body)? {
+                    Value::Str(s) => self.emit(out, &s)?,
+                    Value::Markup(m) => self.emit(out, &SStr::plain(m.to_string()))?,
+                    _ => return decline("a filter block that gives a non-string"),
+                }
+            }
+            Stmt::Generation(body) => {
+                let mut buf = self.inner_block(body, "a generation block")?;
+                if !buf.text.is_empty() {
+                    buf.spans.push((0, buf.text.len() as u32, GENERATION_OWNER));
+                }
+                self.emit(out, &buf)?;
+            }
+            Stmt::CallBlock(c) => match self.call_block(c)? {
+                Value::Str(s) => self.emit(out, &s)?,
+                _ => return decline("a call block that gives a non-string"),
+            },
             Stmt::Macro(def) => self.assign(&def.name, Value::Macro(Arc::new(def.clone()))),
             Stmt::For(f) => self.for_loop(f, out)?,
             Stmt::Break => return Ok(Flow::Break),
             Stmt::Continue => return Ok(Flow::Continue),
         }
         Ok(Flow::Normal)
+    }
+
+    /// The output of `body` run in an inner scope (a set, filter or generation block).
+    fn inner_block(&mut self, body: &[Stmt], what: &str) -> Res<SStr> {
+        let mut buf = SStr::default();
+        let saved = self.push_frame(self.cur);
+        let flow = self.block(body, &mut buf);
+        self.pop_frame(saved);
+        if !matches!(flow?, Flow::Normal) {
+            return decline(format!("a loop control inside {what}"));
+        }
+        Ok(buf)
+    }
+
+    /// A set or filter block's body in an inner scope, its filters applied in order (their
+    /// arguments read in that scope, after the body, as Jinja compiles them).
+    fn filtered_block(&mut self, filters: &[FilterCall], body: &[Stmt]) -> Res<Value> {
+        let mut buf = SStr::default();
+        let saved = self.push_frame(self.cur);
+        let result = self.block(body, &mut buf).and_then(|flow| {
+            if !matches!(flow, Flow::Normal) {
+                return decline("a loop control inside a set or filter block");
+            }
+            let mut value = Value::sstr(std::mem::take(&mut buf));
+            for (name, args) in filters {
+                let (pos, kw) = self.args(args)?;
+                value = builtins::filter(self, name, value, &pos, &kw)?;
+                self.check_built(&value)?;
+            }
+            Ok(value)
+        });
+        self.pop_frame(saved);
+        result
+    }
+
+    /// `{% call m(args) %}`: the macro called with the block's body as `caller`.
+    fn call_block(&mut self, c: &CallBlock) -> Res<Value> {
+        let f = self.expr(&c.callee)?;
+        let (pos, mut kw) = self.args(&c.args)?;
+        let Value::Macro(def) = f else {
+            return decline("a call block of something other than a macro");
+        };
+        if kw.iter().any(|(k, _)| k == "caller") {
+            return decline("a call block passing caller twice");
+        }
+        let scope = self.cur.map(|i| (i, self.frames[i].id));
+        let caller = CallerRef {
+            def: c.caller.clone(),
+            scope,
+        };
+        kw.push(("caller".to_string(), Value::Caller(Arc::new(caller))));
+        self.call_macro(&def, pos, kw, None)
     }
 
     fn for_loop(&mut self, f: &ForLoop, out: &mut SStr) -> Res<()> {
@@ -443,24 +515,37 @@ impl Eval {
         let f = self.expr(callee)?;
         let (pos, kw) = self.args(args)?;
         match f {
-            Value::Macro(def) => self.call_macro(&def, pos, kw),
+            Value::Macro(def) => self.call_macro(&def, pos, kw, None),
+            Value::Caller(c) => {
+                // The caller's scope must still be live (the call block is running).
+                let parent = match c.scope {
+                    None => None,
+                    Some((i, id)) if self.frames.get(i).is_some_and(|f| f.id == id) => Some(i),
+                    Some(_) => return decline("a caller called after its call block"),
+                };
+                self.call_macro(&c.def, pos, kw, parent)
+            }
             Value::Global(g) => builtins::call_global(self, g, &pos, &kw),
             Value::Method(m) => builtins::call_method(&m.0, &m.1, &pos, &kw),
             other => decline(format!("a call of {}", other.type_name())),
         }
     }
 
+    /// Calls a macro (or a `caller`) in a fresh scope over `parent` (None: the top level,
+    /// a macro's closure; a caller's is its call block's scope).
     pub fn call_macro(
         &mut self,
         def: &MacroDef,
         pos: Vec<Value>,
         kw: Vec<(String, Value)>,
+        parent: Option<usize>,
     ) -> Res<Value> {
         if pos.len() > def.params.len() {
             return decline("too many macro arguments");
         }
         for (k, _) in &kw {
-            if !def.params.contains(k) {
+            let known = def.params.contains(k) || (def.implicit_caller && k == "caller");
+            if !known {
                 return decline("an unknown macro keyword");
             }
         }
@@ -468,7 +553,7 @@ impl Eval {
             return decline("macro recursion");
         }
         self.depth += 1;
-        let saved = self.push_frame(None);
+        let saved = self.push_frame(parent);
         let result = self.macro_body(def, pos, kw);
         self.pop_frame(saved);
         self.depth -= 1;
@@ -498,6 +583,14 @@ impl Eval {
                 Value::Undefined
             };
             self.assign(name, value);
+        }
+        if def.implicit_caller {
+            // Jinja's implicit `caller` argument: the call block's body, else undefined.
+            let caller = kw
+                .iter()
+                .find(|(k, _)| k == "caller")
+                .map_or(Value::Undefined, |(_, v)| v.clone());
+            self.assign("caller", caller);
         }
         let mut buf = SStr::default();
         match self.block(&def.body, &mut buf)? {

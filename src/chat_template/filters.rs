@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use super::eval::{contains, Eval};
 use super::ops::{get_item, iterate, pick_chars};
 use super::pyjson::{dumps, JsonOptions};
-use super::strings::{lower, replace, strip, strip_shared, upper};
+use super::strings::{capitalize, lower, replace, strip, strip_shared, upper};
 use super::value::{decline, to_plain_str, to_sstr, Global, Res, SStr, Value};
 
 /// Jinja's `range` limit in the sandbox (`MAX_RANGE`).
@@ -226,13 +226,13 @@ pub fn filter(
                 other => Value::str(to_plain_str(&other)?),
             }
         }
-        "upper" | "lower" => {
+        "upper" | "lower" | "capitalize" => {
             no_args()?;
             let s = soft_str(&value)?;
-            Value::sstr(if name == "upper" {
-                upper(&s)?
-            } else {
-                lower(&s)?
+            Value::sstr(match name {
+                "upper" => upper(&s)?,
+                "lower" => lower(&s)?,
+                _ => capitalize(&s)?,
             })
         }
         "first" => {

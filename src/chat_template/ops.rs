@@ -471,10 +471,14 @@ pub fn pick_chars(s: &SStr, starts: &[usize], picked: &[i64]) -> SStr {
     let mut out = SStr::default();
     for &i in picked {
         let (lo, hi) = (starts[i as usize], starts[i as usize + 1]);
+        // The tracker's per-character owners: the last span over a character wins, and
+        // a negative owner (a generation mark) leaves it unowned.
         let owner = s
             .spans
             .iter()
-            .find(|&&(a, b, _)| (a as usize) <= lo && hi <= b as usize);
+            .rev()
+            .find(|&&(a, b, _)| (a as usize) <= lo && hi <= b as usize)
+            .filter(|&&(_, _, o)| o >= 0);
         let at = out.text.len() as u32;
         out.text.push_str(&s.text[lo..hi]);
         let end = out.text.len() as u32;

@@ -19,6 +19,7 @@ pub const METHODS: &[&str] = &[
     "replace",
     "upper",
     "lower",
+    "capitalize",
     "removeprefix",
     "removesuffix",
     "find",
@@ -184,28 +185,139 @@ pub fn replace(s: &SStr, old: &str, new: &SStr, count: i64) -> Res<SStr> {
     Ok(out)
 }
 
-/// Case mapping, modelled for ASCII text only (Unicode versions differ).
-fn ascii_case(s: &SStr, upper: bool) -> Res<SStr> {
-    if !s.text.is_ascii() {
-        return decline("case mapping of non-ASCII text");
-    }
-    let text = if upper {
-        s.text.to_ascii_uppercase()
-    } else {
-        s.text.to_ascii_lowercase()
+/// Whether Python 3.11 (Unicode 14) and Rust's standard library map the case of `text`
+/// alike: scripts whose case mappings and properties no Unicode version after 14 changed
+/// (Latin, Greek, Cyrillic and Armenian below U+0530, Georgian, Latin and Greek
+/// extended, the Latin ligatures, fullwidth Latin) and text without case in Rust's
+/// tables; anything else declines. The final-sigma rule looks at its neighbours'
+/// properties, so a capital sigma beside text outside those scripts declines too.
+fn case_alike(text: &str) -> bool {
+    // (Unicode 16 gave "ƛ" and "ɤ" upper cases and changed whether "ʕ" and "ჼ" are
+    // lowercase: checked against CPython 3.11 over every character of these ranges.)
+    let stable = |c: char| {
+        !matches!(c as u32, 0x19B | 0x264 | 0x295 | 0x10FC)
+            && matches!(c as u32,
+            0..=0x52F
+            | 0x10A0..=0x10FF
+            | 0x1C90..=0x1CBF
+            | 0x1E00..=0x1FFF
+            | 0xFB00..=0xFB17
+            | 0xFF21..=0xFF3A
+            | 0xFF41..=0xFF5A)
     };
+    let caseless = |c: char| {
+        !c.is_lowercase()
+            && !c.is_uppercase()
+            && c.to_lowercase().eq([c])
+            && c.to_uppercase().eq([c])
+    };
+    let sigma = text.contains('\u{3a3}');
+    text.chars().all(|c| stable(c) || (!sigma && caseless(c)))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Case {
+    Upper,
+    Lower,
+    Capitalize,
+}
+
+/// `str.upper()`, `str.lower()` or `str.capitalize()` as the tracker maps them: a result
+/// of the same length keeps each character's owner; one whose length changed (`"ß"`
+/// upper is `"SS"`) is owned as a whole by the first span's owner.
+pub fn case_map(s: &SStr, case: Case) -> Res<SStr> {
+    if s.text.is_ascii() {
+        // Same length, same owners (the common case).
+        let text = match case {
+            Case::Upper => s.text.to_ascii_uppercase(),
+            Case::Lower => s.text.to_ascii_lowercase(),
+            Case::Capitalize => {
+                let mut t = s.text.to_ascii_lowercase();
+                if let Some(first) = t.get_mut(0..1) {
+                    first.make_ascii_uppercase();
+                }
+                t
+            }
+        };
+        return Ok(SStr {
+            text,
+            spans: s.spans.clone(),
+        });
+    }
+    let text = {
+        if !case_alike(&s.text) {
+            return decline("case mapping of text outside the modelled scripts");
+        }
+        match case {
+            Case::Upper => s.text.to_uppercase(),
+            Case::Lower => s.text.to_lowercase(),
+            Case::Capitalize => {
+                // Python title-cases the first character and lowercases the rest with the
+                // whole string as the final-sigma context. Title case is upper case except
+                // for digraphs, ligatures, "ß", Armenian "և", Greek with ypogegrammeni and
+                // Georgian: those decline (Rust has no title case).
+                let first = s.text.chars().next().expect("non-ASCII text is not empty");
+                let title_differs = matches!(first as u32,
+                    0xDF | 0x1C4..=0x1CC | 0x1F1..=0x1F3 | 0x587 | 0x10A0..=0x10FF
+                    | 0x1F80..=0x1FFF | 0xFB00..=0xFB17);
+                if title_differs {
+                    return decline(
+                        "capitalize of a character whose title case is not its upper case",
+                    );
+                }
+                let lowered = s.text.to_lowercase();
+                let rest_at = lowered
+                    .char_indices()
+                    .nth(first.to_lowercase().count())
+                    .map_or(lowered.len(), |(i, _)| i);
+                let mut t: String = first.to_uppercase().collect();
+                t.push_str(&lowered[rest_at..]);
+                t
+            }
+        }
+    };
+    let (old, new) = (s.char_starts(), SStr::plain(text));
+    let new_starts = new.char_starts();
+    if old.len() != new_starts.len() {
+        let spans = match s.spans.first() {
+            Some(&(_, _, o)) if !new.text.is_empty() => vec![(0, new.text.len() as u32, o)],
+            _ => Vec::new(),
+        };
+        return Ok(SStr {
+            text: new.text,
+            spans,
+        });
+    }
+    // Same length in characters: each span moved to the same characters (their UTF-8
+    // widths may differ, "ı" upper is "I").
+    let char_of = |b: u32| old.binary_search(&(b as usize)).unwrap_or_else(|i| i);
+    let spans = s
+        .spans
+        .iter()
+        .map(|&(a, b, o)| {
+            (
+                new_starts[char_of(a)] as u32,
+                new_starts[char_of(b)] as u32,
+                o,
+            )
+        })
+        .collect();
     Ok(SStr {
-        text,
-        spans: s.spans.clone(),
+        text: new.text,
+        spans,
     })
 }
 
 pub fn upper(s: &SStr) -> Res<SStr> {
-    ascii_case(s, true)
+    case_map(s, Case::Upper)
 }
 
 pub fn lower(s: &SStr) -> Res<SStr> {
-    ascii_case(s, false)
+    case_map(s, Case::Lower)
+}
+
+pub fn capitalize(s: &SStr) -> Res<SStr> {
+    case_map(s, Case::Capitalize)
 }
 
 fn int_arg(v: Option<&Value>, default: i64) -> Res<i64> {
@@ -284,12 +396,12 @@ fn str_method(s: &Arc<SStr>, name: &str, pos: &[Value], kw: &[(String, Value)]) 
             };
             Value::sstr(replace(s, &old.text, new, int_arg(pos.get(2), -1)?)?)
         }
-        "upper" | "lower" => {
+        "upper" | "lower" | "capitalize" => {
             arity(0)?;
-            Value::sstr(if name == "upper" {
-                upper(s)?
-            } else {
-                lower(s)?
+            Value::sstr(match name {
+                "upper" => upper(s)?,
+                "lower" => lower(s)?,
+                _ => capitalize(s)?,
             })
         }
         "removeprefix" | "removesuffix" => {

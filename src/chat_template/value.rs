@@ -103,6 +103,15 @@ pub struct LoopInfo {
 
 pub type Namespace = Mutex<Vec<(String, Value)>>;
 
+/// A call block's `caller`: its body as a macro and the scope it closes over (a frame of
+/// the render, checked by id when called: a caller kept past its block declines).
+#[derive(Debug)]
+pub struct CallerRef {
+    pub def: Arc<MacroDef>,
+    /// `(frame index, frame id)`, or None at the top level.
+    pub scope: Option<(usize, u64)>,
+}
+
 #[derive(Debug, Clone)]
 pub enum Value {
     Undefined,
@@ -126,6 +135,8 @@ pub enum Value {
     /// A macro defined by this render: the outer `Arc` is the render's own, so that
     /// calls on two threads never count references on the template's shared definition.
     Macro(Arc<Arc<MacroDef>>),
+    /// A call block's body, callable as `caller(...)` inside the macro it calls.
+    Caller(Arc<CallerRef>),
     Global(Global),
     /// A bound method read as an attribute and not (yet) called.
     Method(Arc<(Value, String)>),
@@ -155,7 +166,7 @@ impl Value {
             Value::Dict(_) => "dict",
             Value::Namespace(_) => "Namespace",
             Value::Loop(_) => "LoopContext",
-            Value::Macro(_) => "Macro",
+            Value::Macro(_) | Value::Caller(_) => "Macro",
             Value::Global(_) => "function",
             Value::Method(_) => "method",
         }
@@ -170,6 +181,7 @@ impl Value {
                 | Value::Iter(_)
                 | Value::Loop(_)
                 | Value::Macro(_)
+                | Value::Caller(_)
                 | Value::Global(_)
                 | Value::Method(_)
         )

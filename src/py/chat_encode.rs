@@ -146,6 +146,10 @@ impl Chunk {
         let Ok(rendered) = input.run() else {
             return Ok(Outcome::Declined);
         };
+        if !rendered.generation.is_empty() {
+            // (never prepared: `prepare` declines templates with generation blocks)
+            return Ok(Outcome::Declined);
+        }
         let mut flat = Vec::with_capacity(2 * rendered.byte_spans.len());
         let mut kinds = Vec::with_capacity(rendered.byte_spans.len());
         for &(a, b, owner) in &rendered.byte_spans {

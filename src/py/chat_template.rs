@@ -19,6 +19,11 @@ use crate::chat_template::{Limits, NativeTemplate, Rendered};
 /// Deepest nesting of context data converted (the Python inputs bound it lower).
 const MAX_DEPTH: usize = 64;
 
+/// Why a template with `{% generation %}` blocks is not prepared for a worker thread:
+/// the chunk encoder reports content spans only, and such a record needs its generation
+/// spans (`render` returns them).
+const GENERATION_DECLINE: &str = "a template with generation blocks (rendered by render)";
+
 #[pyclass(frozen, module = "tokenpact._native", name = "NativeChatTemplate")]
 pub(crate) struct PyNativeChatTemplate {
     inner: Arc<NativeTemplate>,
@@ -169,8 +174,17 @@ impl PyNativeChatTemplate {
         }
     }
 
-    /// `(text, spans)` (code points, sorted) of one render of `context`, or the reason
-    /// (a str) the engine declined.
+    /// Whether the template has `{% generation %}` blocks (their spans are the third item
+    /// of a render; `prepare` and `prepare_messages` decline such templates, whose
+    /// records need those spans).
+    #[getter]
+    fn has_generation(&self) -> bool {
+        self.inner.has_generation()
+    }
+
+    /// `(text, spans, generation_spans)` of one render of `context` (code points; content
+    /// spans sorted, `{% generation %}` spans in output order), or the reason (a str) the
+    /// engine declined.
     fn render<'py>(
         &self,
         py: Python<'py>,
@@ -180,7 +194,9 @@ impl PyNativeChatTemplate {
     ) -> PyResult<Bound<'py, PyAny>> {
         let rendered = self.render_input(context, max_iterations, max_chars)?;
         match rendered.and_then(RenderInput::run) {
-            Ok(r) => Ok((r.text, r.spans).into_pyobject(py)?.into_any()),
+            Ok(r) => Ok((r.text, r.spans, r.generation)
+                .into_pyobject(py)?
+                .into_any()),
             Err(d) => Ok(PyString::new(py, &d.0).into_any()),
         }
     }
@@ -194,6 +210,9 @@ impl PyNativeChatTemplate {
         max_iterations: i64,
         max_chars: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
+        if self.inner.has_generation() {
+            return Ok(PyString::new(py, GENERATION_DECLINE).into_any());
+        }
         match self.render_input(context, max_iterations, max_chars)? {
             Ok(input) => Ok(Bound::new(py, PyNativeRenderInput::new(input))?.into_any()),
             Err(d) => Ok(PyString::new(py, &d.0).into_any()),
@@ -220,6 +239,9 @@ impl PyNativeChatTemplate {
         max_chars: usize,
         mode: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        if self.inner.has_generation() {
+            return Ok(py.None().into_bound(py));
+        }
         let Some(wrapped) = wrap_plain(messages, matcher, mode)? else {
             return Ok(py.None().into_bound(py));
         };

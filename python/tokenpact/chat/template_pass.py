@@ -42,7 +42,7 @@ def native_enabled() -> bool:
 
 def native_template(source: str, template: jinja2.Template) -> Any:
     """The native engine's compiled ``source``, or None when it does not run this template
-    (a construct it does not model, ``{% generation %}`` blocks) or is turned off."""
+    (a construct it does not model) or is turned off."""
     if not native_enabled():
         return None
     try:
@@ -61,7 +61,7 @@ def render_pass(
     if native is not None:
         out = native.render(context, limits.max_loop_iterations, limits.max_output_chars)
         if type(out) is tuple:
-            return out[0], out[1], []
+            return out  # type: ignore[no-any-return]
     return run_template(template, context, limits)
 
 
