@@ -160,6 +160,21 @@ struct OutputEngineCore {
     inner: OutputEngine,
 }
 
+/// None while running, else (kind, index or ID) (see `OutputEngineCore::finish_state`).
+type FinishState = Option<(&'static str, i64)>;
+
+impl OutputEngineCore {
+    fn state(&self) -> FinishState {
+        self.inner.finish.as_ref().map(|f| match f {
+            Finish::StopId(id) => ("stop_id", i64::from(*id)),
+            Finish::StopSequence(i) => ("sequence", *i as i64),
+            Finish::StopString(i) => ("string", *i as i64),
+            Finish::Length => ("length", -1),
+            Finish::End => ("end", -1),
+        })
+    }
+}
+
 #[pymethods]
 impl OutputEngineCore {
     #[new]
@@ -209,13 +224,15 @@ impl OutputEngineCore {
         Ok((out, n))
     }
 
-    fn push_one(&mut self, py: Python<'_>, id: u32) -> PyResult<(String, usize)> {
+    /// (newly visible text, IDs consumed, `finish_state()`): one call per generated ID,
+    /// so the per-token path does not call back for the finish state.
+    fn push_one(&mut self, py: Python<'_>, id: u32) -> PyResult<(String, usize, FinishState)> {
         let mut out = String::new();
         let n = self
             .inner
             .push(&[id], &mut out)
             .map_err(|f| failure(py, f))?;
-        Ok((out, n))
+        Ok((out, n, self.state()))
     }
 
     /// The source ran out: the rest of the visible text.
@@ -227,14 +244,8 @@ impl OutputEngineCore {
 
     /// None while running, else (kind, index or ID): kind is "stop_id", "sequence",
     /// "string", "length" or "end".
-    fn finish_state(&self) -> Option<(&'static str, i64)> {
-        self.inner.finish.as_ref().map(|f| match f {
-            Finish::StopId(id) => ("stop_id", i64::from(*id)),
-            Finish::StopSequence(i) => ("sequence", *i as i64),
-            Finish::StopString(i) => ("string", *i as i64),
-            Finish::Length => ("length", -1),
-            Finish::End => ("end", -1),
-        })
+    fn finish_state(&self) -> FinishState {
+        self.state()
     }
 
     fn processed(&self) -> Vec<u32> {

@@ -52,6 +52,11 @@ class OutputDelta(NamedTuple):
     consumed: int
 
 
+# OutputDelta(...) runs the NamedTuple's generated Python __new__, which calls this;
+# OutputStream.push calls it directly once per generated ID.
+_new_tuple = tuple.__new__
+
+
 def _stream_args(
     tok: Tokenizer,
     policy: StopPolicy | None,
@@ -232,7 +237,8 @@ class OutputStream(_StreamEnd):
             return self.interrupt("deadline")
         try:
             if type(ids) is int:
-                text, consumed = self._push_one(ids)
+                # One native call per generated ID: the text, the count and the finish state.
+                text, consumed, state = self._push_one(ids)
             else:
                 if isinstance(ids, NOT_ID_BATCHES):
                     raise UnknownTokenError(f"generated IDs must be ints; got {ids!r:.40}")
@@ -241,6 +247,7 @@ class OutputStream(_StreamEnd):
                     bad = next(i for i in batch if not isinstance(i, int) or isinstance(i, bool))
                     raise UnknownTokenError(f"generated IDs must be ints; got {bad!r}")
                 text, consumed = self._engine.push([int(i) for i in batch])
+                state = self._engine.finish_state()
         except (OverflowError, TypeError, StopIteration):
             raise UnknownTokenError(
                 "generated IDs must be token IDs of this tokenizer "
@@ -248,10 +255,12 @@ class OutputStream(_StreamEnd):
             ) from None
         if text:
             self._visible.append(text)
-        state = self._engine.finish_state()
-        if state is not None:
-            self._record(state)
-        return OutputDelta(text, state is not None, self.finish_reason, self.matched_stop, consumed)
+        if state is None:
+            # Still running (so no finish reason and no matched stop): the delta built
+            # without OutputDelta.__new__'s Python frame, a measurable share per token.
+            return _new_tuple(OutputDelta, (text, False, None, None, consumed))
+        self._record(state)
+        return OutputDelta(text, True, self.finish_reason, self.matched_stop, consumed)
 
     def finish(self) -> OutputDelta:
         """The source ran out: flush everything held (no stop can complete any more)."""
