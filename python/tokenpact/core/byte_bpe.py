@@ -8,15 +8,31 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..components import from_config
+from ..components.processors import PostProcessor, PrependBos, Template
+from ..errors import ConfigError
 from ..special import KNOWN_ROLES, SHARED_ROLES, SpecialToken, normalize_special_tokens
 from .models import MergeRecords, RankedMerges, TiktokenRanks
 from .spec import TokenizerSpec
 
 
-def prepend_bos(specials: Sequence[tuple[SpecialToken, int]]) -> dict[str, Any] | None:
+def prepend_bos(specials: Sequence[tuple[SpecialToken, int]]) -> PrependBos | None:
     """The post-processor that prepends the ``bos`` token, or None without one."""
     bos = next((t.content for t, _ in specials if t.role == "bos"), None)
-    return {"type": "prepend_bos", "token": bos} if bos else None
+    return PrependBos(bos) if bos else None
+
+
+def post_processor_node(post: PostProcessor | Mapping[str, Any] | None) -> PostProcessor | None:
+    """A post-processor given as its config dict (``{"type": "prepend_bos", ...}``,
+    ``{"type": "template", ...}``) as the typed node a spec holds."""
+    if post is None or isinstance(post, PostProcessor):
+        return post
+    node = from_config("post_processor", post)
+    if not isinstance(node, Template | PrependBos):
+        raise ConfigError(
+            f"post-processor {node.TYPE}: a spec holds a template (type template or prepend_bos)"
+        )
+    return node
 
 
 def merges_spec(
@@ -42,7 +58,7 @@ def records_spec(
     vocab: Sequence[bytes],
     pattern: str,
     special_tokens: Sequence[tuple[SpecialToken, int]] = (),
-    post_processor: Mapping[str, Any] | None = None,
+    post_processor: PostProcessor | Mapping[str, Any] | None = None,
 ) -> TokenizerSpec:
     """Explicit merge records ``(left, right, new_id)`` in rank order over ``vocab``."""
     model = MergeRecords(
@@ -52,7 +68,7 @@ def records_spec(
         model,
         pattern,
         special_tokens=[(t, int(i)) for t, i in special_tokens],
-        post_processor=post_processor,
+        post_processor=post_processor_node(post_processor),
     )
 
 

@@ -340,7 +340,7 @@ def _aligned_normalization(tok: Tokenizer, text: str) -> tuple[str, list[tuple[i
     of each of its characters; None when the tokenizer has no such normalizer."""
     node = tok.spec.normalizer
     if node is not None:
-        normalized, align = _native.normalize_str(json.dumps(node), text)
+        normalized, align = _native.normalize_str(json.dumps(node.to_config()), text)
         data = np.frombuffer(normalized.encode("utf-8"), dtype=np.uint8)
         lead = np.flatnonzero((data & 0xC0) != 0x80)
         return normalized, [tuple(align[j]) for j in lead.tolist()]  # type: ignore[misc]

@@ -395,7 +395,7 @@ class Tokenizer:
     @property
     def post_processor(self) -> dict[str, Any] | None:
         post = self._spec.post_processor
-        return None if post is None else dict(post)
+        return None if post is None else post.to_config()
 
     @property
     def padding(self) -> Padding | None:
@@ -707,7 +707,7 @@ class Tokenizer:
             if model.normalizer_spec.add_dummy_prefix:
                 out = out.removeprefix("\u2581")
             return out.replace("\u2581", " ") if model.normalizer_spec.escape_whitespaces else out
-        return str(_native.normalize_str(json.dumps(node), _text_arg(text))[0])
+        return str(_native.normalize_str(json.dumps(node.to_config()), _text_arg(text))[0])
 
     def pretokenize(self, text: str) -> list[tuple[int, int]]:
         """Codepoint spans of the pre-tokens of ``text`` (special tokens not matched).

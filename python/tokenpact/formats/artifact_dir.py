@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..contract import write_contract_files
 from ..contract.canonical import nesting_depth
 from ..core import MergeRecords, Provenance, RankedMerges, TiktokenRanks, TokenizerSpec
+from ..core.byte_bpe import post_processor_node
 from ..core.literal_text import (
     DEFAULT_LITERAL_TEXT,
     literal_text_config,
@@ -95,7 +96,10 @@ def from_artifact(a: native.NativeArtifact) -> tuple[TokenizerSpec, Provenance]:
         (SpecialToken(s.content, s.role), s.id)
         for s in sorted(a.special_tokens, key=lambda s: s.id)
     ]
-    fields: dict[str, Any] = {"special_tokens": specials, "post_processor": a.post_processor}
+    fields: dict[str, Any] = {
+        "special_tokens": specials,
+        "post_processor": post_processor_node(a.post_processor),
+    }
     if a.semantics != native.MERGE_RANKS:
         spec = TokenizerSpec.with_pattern(TiktokenRanks(a.ranks), a.pattern, **fields)
     elif [i for _, i in specials] == list(
