@@ -1,10 +1,11 @@
-"""Trained pipelines: the spec lowered from components equals the file reader's spec.
+"""Trained pipelines: the spec built from components equals the file reader's spec.
 
 The WordPiece and character BPE trainers build their spec from typed components
-(``core/lowering.py``: the components are the spec's stages) without parsing a document; the ``tokenizer.json`` they save is
-those components' document. Reading that document back with the ``tokenizer.json``
-reader must give the same spec (canonical config, engine stages, split steps, specials)
-and the same provenance, for any options.
+(``core/lowering.py``: the components are the spec's stages) without parsing a
+document; the ``tokenizer.json`` they save is those components' document. Reading
+that document back with the ``tokenizer.json`` reader must give the same spec
+(canonical config, engine document, split steps, specials) and the same provenance,
+for any options.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ came from and its exact bytes are not here: they are the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -149,6 +150,13 @@ class TokenizerSpec:
         if self.stages is None:
             return None
         return {**self.stages.model.to_config(), **self._model_tables()}
+
+    @cached_property
+    def normalizer_json(self) -> str | None:
+        """The normalizer's node as the JSON text the native normalizer parses (built
+        once per spec; None: no normalizer)."""
+        node = self.normalizer
+        return None if node is None else json.dumps(node.to_config())
 
     def _model_tables(self) -> dict[str, Any]:
         if isinstance(self.model, HfModel) and self.stages is not None:
