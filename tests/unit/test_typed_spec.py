@@ -215,6 +215,11 @@ def test_post_processors_are_typed_templates() -> None:
     assert tok.spec.post_processor == bos
     assert tok.post_processor == {"type": "prepend_bos", "token": "<s>"}
     assert tok.encode("a", add_special_tokens=True) == [256, 97]
+    # A spec given the config dict (the old form) holds the node.
+    variant = tok.spec.replace(post_processor={"type": "prepend_bos", "token": "<s>"})
+    assert variant.post_processor == bos and variant.to_config() == tok.spec.to_config()
+    with pytest.raises(ConfigError, match="holds a template"):
+        tok.spec.replace(post_processor={"type": "BertProcessing"})
 
 
 def test_hf_model_holds_only_tables() -> None:

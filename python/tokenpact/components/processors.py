@@ -12,11 +12,11 @@ Example (BERT)::
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import ConfigError
-from ._base import ByteLevelFields, Component, children_field
+from ._base import ByteLevelFields, Component, children_field, from_config
 
 __all__ = [
     "BertProcessing",
@@ -28,6 +28,7 @@ __all__ = [
     "Template",
     "TemplateItem",
     "TemplateProcessing",
+    "template_node",
 ]
 
 # One item of a tokenpact template: ("special", spelling, type_id) or
@@ -154,3 +155,18 @@ class ByteLevel(PostProcessor, ByteLevelFields):
 class Sequence(PostProcessor):
     TYPE = "Sequence"
     processors: list[PostProcessor] = children_field("post_processor")
+
+
+def template_node(post: PostProcessor | Mapping[str, Any] | None) -> PostProcessor | None:
+    """A spec's post-processor given as its config dict (``{"type": "prepend_bos",
+    "token": ...}``, ``{"type": "template", "single": ..., "pair": ...}``) as its typed
+    node; a node or None is returned as it is."""
+    if post is None or isinstance(post, PostProcessor):
+        return post
+    node = from_config("post_processor", post)
+    if not isinstance(node, Template | PrependBos):
+        raise ConfigError(
+            f"post-processor {node.TYPE}: a spec holds a template (type 'template' or "
+            "'prepend_bos')"
+        )
+    return node

@@ -8,9 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..components import from_config
-from ..components.processors import PostProcessor, PrependBos, Template
-from ..errors import ConfigError
+from ..components.processors import PostProcessor, PrependBos, template_node
 from ..special import KNOWN_ROLES, SHARED_ROLES, SpecialToken, normalize_special_tokens
 from .models import MergeRecords, RankedMerges, TiktokenRanks
 from .spec import TokenizerSpec
@@ -20,19 +18,6 @@ def prepend_bos(specials: Sequence[tuple[SpecialToken, int]]) -> PrependBos | No
     """The post-processor that prepends the ``bos`` token, or None without one."""
     bos = next((t.content for t, _ in specials if t.role == "bos"), None)
     return PrependBos(bos) if bos else None
-
-
-def post_processor_node(post: PostProcessor | Mapping[str, Any] | None) -> PostProcessor | None:
-    """A post-processor given as its config dict (``{"type": "prepend_bos", ...}``,
-    ``{"type": "template", ...}``) as the typed node a spec holds."""
-    if post is None or isinstance(post, PostProcessor):
-        return post
-    node = from_config("post_processor", post)
-    if not isinstance(node, Template | PrependBos):
-        raise ConfigError(
-            f"post-processor {node.TYPE}: a spec holds a template (type template or prepend_bos)"
-        )
-    return node
 
 
 def merges_spec(
@@ -68,7 +53,7 @@ def records_spec(
         model,
         pattern,
         special_tokens=[(t, int(i)) for t, i in special_tokens],
-        post_processor=post_processor_node(post_processor),
+        post_processor=template_node(post_processor),
     )
 
 

@@ -24,7 +24,7 @@ from ..components import pre_tokenizers as cp
 from ..components.decoders import Decoder
 from ..components.models import Model as ModelNode
 from ..components.normalizers import Normalizer
-from ..components.processors import PostProcessor
+from ..components.processors import PostProcessor, template_node
 from ..components.sentencepiece import SentencePieceModel
 from ..errors import ConfigError
 from ..patterns import resolve_pattern
@@ -112,6 +112,8 @@ class TokenizerSpec:
             )
         # Read-only views: a spec is shared by every tokenizer built from it.
         freeze = object.__setattr__
+        # A post-processor given as its config dict (the old form) becomes its node.
+        freeze(self, "post_processor", template_node(self.post_processor))
         freeze(self, "special_tokens", tuple(self.special_tokens))
         freeze(self, "added_tokens", MappingProxyType(dict(self.added_tokens)))
         freeze(self, "added_token_flags", MappingProxyType(dict(self.added_token_flags)))

@@ -22,10 +22,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..components.processors import template_node
 from ..contract import write_contract_files
 from ..contract.canonical import nesting_depth
 from ..core import MergeRecords, Provenance, RankedMerges, TiktokenRanks, TokenizerSpec
-from ..core.byte_bpe import post_processor_node
 from ..core.literal_text import (
     DEFAULT_LITERAL_TEXT,
     literal_text_config,
@@ -98,7 +98,7 @@ def from_artifact(a: native.NativeArtifact) -> tuple[TokenizerSpec, Provenance]:
     ]
     fields: dict[str, Any] = {
         "special_tokens": specials,
-        "post_processor": post_processor_node(a.post_processor),
+        "post_processor": template_node(a.post_processor),
     }
     if a.semantics != native.MERGE_RANKS:
         spec = TokenizerSpec.with_pattern(TiktokenRanks(a.ranks), a.pattern, **fields)
