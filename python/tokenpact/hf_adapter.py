@@ -156,7 +156,7 @@ class TransformersTokenizer:
         self._post_applies = post is not None
         # transformers skips the clean-up for BPE models (it would strip real spaces).
         stages = tokenizer.spec.stages
-        model_type = stages.model.get("type") if stages is not None else None
+        model_type = stages.model.TYPE if stages is not None else None
         self._bpe = tokenizer.spec.kind.byte_level or model_type == "BPE"
 
     # ------------------------------------------------------------------ construction

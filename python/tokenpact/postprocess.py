@@ -1,20 +1,34 @@
 """Post-processors: trusted insertion of control tokens around encoded content.
 
-Two forms exist: ``{"type": "prepend_bos", "token": SPELLING}`` (our trained tokenizers)
-and ``{"type": "template", "single": [...], "pair": [...]}`` where each item is
-``["special", SPELLING, type_id]`` or ``["sequence", "A"|"B", type_id]`` (Hugging Face's
-TemplateProcessing). Control IDs come only from here, never from the text.
+A spec holds one of two typed forms (:mod:`tokenpact.components.processors`):
+``PrependBos(token)`` (our trained tokenizers) and ``Template(single, pair)`` where each
+item is ``("special", SPELLING, type_id)`` or ``("sequence", "A"|"B", type_id)`` (Hugging
+Face's TemplateProcessing). Their config dicts (``{"type": "prepend_bos", ...}``,
+``{"type": "template", ...}``) are accepted too. Control IDs come only from here, never
+from the text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from .errors import ConfigError
 
 
-def _template_items(post: Mapping[str, Any], key: str) -> list[list[Any]]:
+class TemplateNode(Protocol):
+    """A typed post-processor (``tokenpact.components.processors``, a layer above)."""
+
+    def template_items(self, pair: bool = False) -> Sequence[tuple[str, str, int]]: ...
+
+
+# A post-processor: the typed node a spec holds, or its config dict.
+Post = TemplateNode | Mapping[str, Any]
+
+
+def _template_items(post: Post, key: str) -> Sequence[Sequence[Any]]:
+    if not isinstance(post, Mapping):
+        return post.template_items(pair=key == "pair")
     if post.get("type") == "prepend_bos":
         if key == "pair":
             return [["special", post["token"], 0], ["sequence", "A", 0], ["sequence", "B", 1]]
@@ -25,7 +39,7 @@ def _template_items(post: Mapping[str, Any], key: str) -> list[list[Any]]:
 
 
 def apply(
-    post: Mapping[str, Any] | None,
+    post: Post | None,
     special_ids: dict[str, int],
     first: list[int],
     second: list[int] | None = None,
@@ -58,15 +72,13 @@ def apply(
     return ids, types, seq_ids, control
 
 
-def apply_single(
-    post: Mapping[str, Any] | None, special_ids: dict[str, int], ids: list[int]
-) -> list[int]:
+def apply_single(post: Post | None, special_ids: dict[str, int], ids: list[int]) -> list[int]:
     """The single-sequence template applied to ``ids``."""
     return apply(post, special_ids, ids)[0]
 
 
 def single_boundaries(
-    post: Mapping[str, Any] | None, special_ids: dict[str, int]
+    post: Post | None, special_ids: dict[str, int]
 ) -> tuple[list[int], list[int]]:
     """The control IDs the single-sequence template puts before and after the content."""
     if post is None:
@@ -115,7 +127,7 @@ def with_boundaries(
     return before, after
 
 
-def count_added(post: Mapping[str, Any] | None, pair: bool = False) -> int:
+def count_added(post: Post | None, pair: bool = False) -> int:
     """How many control tokens the template adds (for truncation budgets)."""
     if post is None:
         return 0

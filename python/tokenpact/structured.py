@@ -38,7 +38,7 @@ def _join(
     coordinate: str,
     pieces: Callable[[list[int]], list[str]],
 ) -> Encoding:
-    post = tok.post_processor if add_special_tokens else None
+    post = tok.spec.post_processor if add_special_tokens else None
     if post is None and second is None:
         # The common case, without per-token Python work.
         n = len(first.ids)
@@ -124,7 +124,7 @@ def assemble(
         if len(whole.ids) <= truncation.max_length:
             return whole
         return _cut_right(whole, truncation.max_length)
-    added = count_added(tok.post_processor, second is not None) if add_special_tokens else 0
+    added = count_added(tok.spec.post_processor, second is not None) if add_special_tokens else 0
     budget = truncation.max_length - added
     if budget < 1:
         raise ConfigError(

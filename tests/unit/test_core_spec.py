@@ -138,12 +138,14 @@ def test_provenance_keeps_source_bytes_and_training(tp: ModuleType, built: dict)
 
 
 def test_build_engine_names_the_origin_of_a_bad_spec() -> None:
+    from tokenpact.components import models
     from tokenpact.core import HfModel, HfStages
     from tokenpact.errors import ArtifactError
 
+    # The engine refuses the model (a Unigram without scores for its piece).
     spec = TokenizerSpec(
-        HfModel({"type": "NoSuchModel"}, [b"a"]),
-        stages=HfStages(None, {"type": "NoSuchModel"}, None, False),
+        HfModel([b"a"]),
+        stages=HfStages(None, models.options(models.Unigram()), None, False),
     )
     with pytest.raises(ArtifactError, match="^<probe>: "):
         build_engine(spec, label="<probe>")

@@ -1,10 +1,11 @@
-"""Trained pipelines: the spec lowered from components equals the file reader's spec.
+"""Trained pipelines: the spec built from components equals the file reader's spec.
 
 The WordPiece and character BPE trainers build their spec from typed components
-(``core/lowering.py``) without parsing a document; the ``tokenizer.json`` they save is
-those components' document. Reading that document back with the ``tokenizer.json``
-reader must give the same spec (canonical config, engine stages, split steps, specials)
-and the same provenance, for any options.
+(``core/lowering.py``: the components are the spec's stages) without parsing a
+document; the ``tokenizer.json`` they save is those components' document. Reading
+that document back with the ``tokenizer.json`` reader must give the same spec
+(canonical config, engine document, split steps, specials) and the same provenance,
+for any options.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def _same(tok: tp.Tokenizer, label: str) -> None:
     spec, provenance = hf_document_spec(document, label=label, config=config)
     assert spec.to_config() == tok.spec.to_config()
     assert spec.stages is not None and tok.spec.stages is not None
-    assert spec.stages.engine_document() == tok.spec.stages.engine_document()
+    assert spec.engine_document() == tok.spec.engine_document()
     assert spec.engine_steps() == tok.spec.engine_steps()
     assert (spec.pattern, spec.pattern_name) == (tok.spec.pattern, tok.spec.pattern_name)
     assert list(spec.special_tokens) == list(tok.spec.special_tokens)

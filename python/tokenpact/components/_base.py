@@ -6,12 +6,20 @@ Hugging Face writes them, with Hugging Face's defaults. ``to_config()`` returns 
 rejecting unknown types and keys with :class:`~tokenpact.errors.ConfigError`. The engine
 is always built from these nodes (``Tokenizer.from_components``), so a component and the
 file form can never drift apart.
+
+A component read by ``from_config`` remembers the shape of its node: which keys it had,
+in which order, and (``keep_unknown=True``, how the ``tokenizer.json`` reader reads a
+file) the keys it does not know. ``to_config()`` then writes exactly that node back, so
+a file's stages are typed objects inside a :class:`~tokenpact.core.TokenizerSpec` and
+still serialize to the bytes the semantic hash has always covered. A component built in
+code has no recorded shape and writes every field.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from ..errors import ConfigError
@@ -51,6 +59,12 @@ def _decode_pattern(node: Any, where: str) -> str | Regex:
     raise ConfigError(f"{where}: pattern {node!r} must be {{'String': s}} or {{'Regex': r}}")
 
 
+# Instance attributes (outside the dataclass fields, so equality, ``repr`` and
+# ``dataclasses.fields`` ignore them) holding a read node's shape.
+_KEYS = "_node_keys"
+_EXTRA = "_node_extra"
+
+
 @dataclasses.dataclass(frozen=True)
 class Component:
     """Base of every pipeline component; subclasses set ``KIND`` and ``TYPE``."""
@@ -64,23 +78,51 @@ class Component:
             _REGISTRY[cls.KIND][cls.TYPE] = cls
 
     def to_config(self) -> dict[str, Any]:
-        """The ``tokenizer.json`` node of this component."""
-        node: dict[str, Any] = {"type": self.TYPE}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if f.metadata.get("pattern"):
-                value = _encode_pattern(value)
-            elif f.metadata.get("children"):
-                value = [child.to_config() for child in value]
+        """The ``tokenizer.json`` node of this component (a read node: the keys it had,
+        in its order, its unknown keys included)."""
+        keys: tuple[str, ...] | None = self.__dict__.get(_KEYS)
+        extra: Mapping[str, Any] = self.__dict__.get(_EXTRA) or {}
+        fields = {f.name: f for f in dataclasses.fields(self)}
+        if keys is None:
+            keys = ("type", *fields)
+        node: dict[str, Any] = {}
+        for key in keys:
+            f = fields.get(key)
+            if key == "type":
+                node[key] = self.TYPE
+            elif f is None:
+                node[key] = extra[key]
             else:
-                value = _plain(value)
-            node[f.name] = value
+                node[key] = self._field_node(f)
         return node
 
+    def _field_node(self, f: dataclasses.Field[Any]) -> Any:
+        value = getattr(self, f.name)
+        if f.metadata.get("pattern"):
+            return _encode_pattern(value)
+        if f.metadata.get("children"):
+            return [child.to_config() for child in value]
+        return _plain(value)
+
+    def given(self, name: str, absent: Any) -> Any:
+        """The field ``name``, or ``absent`` when the node this component was read from
+        did not have the key (a reader whose default differs from the field's)."""
+        keys: tuple[str, ...] | None = self.__dict__.get(_KEYS)
+        if keys is not None and name not in keys:
+            return absent
+        return getattr(self, name)
+
+    @property
+    def extra(self) -> Mapping[str, Any]:
+        """The keys of the read node that this component does not know (legacy spellings
+        such as Metaspace's ``add_prefix_space``); empty for a component built in code."""
+        return MappingProxyType(dict(self.__dict__.get(_EXTRA) or {}))
+
     @classmethod
-    def from_config(cls, node: Mapping[str, Any]) -> Component:
-        """Rebuild a component of this kind from its ``tokenizer.json`` node."""
-        return from_config(cls.KIND, node)
+    def from_config(cls, node: Mapping[str, Any], *, keep_unknown: bool = False) -> Component:
+        """Rebuild a component of this kind from its ``tokenizer.json`` node (see
+        :func:`from_config`)."""
+        return from_config(cls.KIND, node, keep_unknown=keep_unknown)
 
 
 def _plain(value: Any) -> Any:
@@ -94,8 +136,14 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def from_config(kind: str, node: Mapping[str, Any], where: str | None = None) -> Component:
-    """The component of ``kind`` described by ``node``; ConfigError names what is wrong."""
+def from_config(
+    kind: str, node: Mapping[str, Any], where: str | None = None, *, keep_unknown: bool = False
+) -> Component:
+    """The component of ``kind`` described by ``node``; ConfigError names what is wrong.
+
+    The component remembers the node's shape, so ``to_config()`` gives ``node`` back.
+    Unknown keys raise ConfigError, unless ``keep_unknown`` (the ``tokenizer.json``
+    reader: a file's extra keys are kept and written back, children included)."""
     where = where or kind
     if not isinstance(node, Mapping):
         raise ConfigError(f"{where}: expected a JSON object, got {type(node).__name__}")
@@ -108,7 +156,7 @@ def from_config(kind: str, node: Mapping[str, Any], where: str | None = None) ->
         )
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(node) - set(fields) - {"type"})
-    if unknown:
+    if unknown and not keep_unknown:
         raise ConfigError(
             f"{where}: {cls.TYPE} has no field(s) {unknown}; its fields: {sorted(fields)}"
         )
@@ -123,7 +171,12 @@ def from_config(kind: str, node: Mapping[str, Any], where: str | None = None) ->
             if not isinstance(value, list):
                 raise ConfigError(f"{where}.{name}: expected a list of {f.metadata['children']}")
             value = [
-                from_config(f.metadata["children"], item, f"{where}.{name}[{i}]")
+                from_config(
+                    f.metadata["children"],
+                    item,
+                    f"{where}.{name}[{i}]",
+                    keep_unknown=keep_unknown,
+                )
                 for i, item in enumerate(value)
             ]
         args[name] = value
@@ -131,6 +184,10 @@ def from_config(kind: str, node: Mapping[str, Any], where: str | None = None) ->
         component = cls(**args)
     except TypeError as exc:
         raise ConfigError(f"{where}: cannot build {cls.TYPE}: {exc}") from None
+    # The node's shape (keys, order, unknown keys), so to_config() writes it back.
+    object.__setattr__(component, _KEYS, tuple(node))
+    if unknown:
+        object.__setattr__(component, _EXTRA, {key: node[key] for key in unknown})
     return component
 
 

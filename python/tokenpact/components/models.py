@@ -12,9 +12,12 @@ import dataclasses
 from typing import Any
 
 from ..errors import ConfigError
-from ._base import Component
+from ._base import _EXTRA, _KEYS, Component
 
-__all__ = ["BPE", "Model", "Unigram", "WordLevel", "WordPiece"]
+__all__ = ["BPE", "TABLES", "Model", "Unigram", "WordLevel", "WordPiece", "options"]
+
+# The fields of a model node that are its tables rather than its options.
+TABLES = ("vocab", "merges")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,3 +93,22 @@ class Unigram(Model):
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def options(model: Model) -> Model:
+    """``model`` as its options node: the same type and options, its tables (``vocab``,
+    ``merges``) left out of ``to_config()`` (a spec keeps the tables apart, as IDs)."""
+    tables = {f.name for f in dataclasses.fields(model) if f.name in TABLES}
+    node = dataclasses.replace(model, **{name: _empty(model, name) for name in tables})
+    keys = model.__dict__.get(_KEYS) or ("type", *(f.name for f in dataclasses.fields(model)))
+    object.__setattr__(node, _KEYS, tuple(k for k in keys if k not in TABLES))
+    if _EXTRA in model.__dict__:
+        object.__setattr__(node, _EXTRA, model.__dict__[_EXTRA])
+    return node
+
+
+def _empty(model: Model, name: str) -> Any:
+    field = next(f for f in dataclasses.fields(model) if f.name == name)
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return field.default

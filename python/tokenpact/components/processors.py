@@ -12,25 +12,81 @@ Example (BERT)::
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import ConfigError
-from ._base import ByteLevelFields, Component, children_field
+from ._base import ByteLevelFields, Component, children_field, from_config
 
 __all__ = [
     "BertProcessing",
     "ByteLevel",
     "PostProcessor",
+    "PrependBos",
     "RobertaProcessing",
     "Sequence",
+    "Template",
+    "TemplateItem",
     "TemplateProcessing",
+    "template_node",
 ]
+
+# One item of a tokenpact template: ("special", spelling, type_id) or
+# ("sequence", "A" | "B", type_id).
+TemplateItem = tuple[str, str, int]
 
 
 @dataclasses.dataclass(frozen=True)
 class PostProcessor(Component):
     KIND = "post_processor"
+
+    def template_items(self, pair: bool = False) -> list[TemplateItem]:
+        """The items of the single (``pair``: pair) template, for the post-processors a
+        :class:`~tokenpact.core.TokenizerSpec` holds (:class:`Template`,
+        :class:`PrependBos`); Hugging Face's own nodes are read into those."""
+        raise ConfigError(
+            f"post-processor {self.TYPE} is a tokenizer.json node; a spec holds its "
+            "template form (Template or PrependBos)"
+        )
+
+
+# tokenpact's post-processors: the canonical forms a TokenizerSpec holds and its config
+# lists. The tokenizer.json reader turns BertProcessing, RobertaProcessing and
+# TemplateProcessing into a Template; tokenizers built from ranks or a SentencePiece
+# model prepend their BOS token.
+@dataclasses.dataclass(frozen=True)
+class Template(PostProcessor):
+    """A template of control tokens around the content: ``single`` / ``pair`` are
+    :data:`TemplateItem` tuples (written as JSON arrays)."""
+
+    TYPE = "template"
+    single: tuple[TemplateItem, ...] = ()
+    pair: tuple[TemplateItem, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("single", "pair"):
+            items = []
+            for item in getattr(self, name):
+                kind, value, type_id = item
+                if kind not in ("special", "sequence") or not isinstance(value, str):
+                    raise ConfigError(f"template.{name}: {item!r} is not [kind, value, type_id]")
+                items.append((str(kind), value, int(type_id)))
+            object.__setattr__(self, name, tuple(items))
+
+    def template_items(self, pair: bool = False) -> list[TemplateItem]:
+        return list(self.pair if pair else self.single)
+
+
+@dataclasses.dataclass(frozen=True)
+class PrependBos(PostProcessor):
+    """Put the special token ``token`` (the BOS) before the content."""
+
+    TYPE = "prepend_bos"
+    token: str = ""
+
+    def template_items(self, pair: bool = False) -> list[TemplateItem]:
+        first = [("special", self.token, 0), ("sequence", "A", 0)]
+        return [*first, ("sequence", "B", 1)] if pair else first
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,3 +155,18 @@ class ByteLevel(PostProcessor, ByteLevelFields):
 class Sequence(PostProcessor):
     TYPE = "Sequence"
     processors: list[PostProcessor] = children_field("post_processor")
+
+
+def template_node(post: PostProcessor | Mapping[str, Any] | None) -> PostProcessor | None:
+    """A spec's post-processor given as its config dict (``{"type": "prepend_bos",
+    "token": ...}``, ``{"type": "template", "single": ..., "pair": ...}``) as its typed
+    node; a node or None is returned as it is."""
+    if post is None or isinstance(post, PostProcessor):
+        return post
+    node = from_config("post_processor", post)
+    if not isinstance(node, Template | PrependBos):
+        raise ConfigError(
+            f"post-processor {node.TYPE}: a spec holds a template (type 'template' or "
+            "'prepend_bos')"
+        )
+    return node

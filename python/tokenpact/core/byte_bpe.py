@@ -8,15 +8,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..components.processors import PostProcessor, PrependBos, template_node
 from ..special import KNOWN_ROLES, SHARED_ROLES, SpecialToken, normalize_special_tokens
 from .models import MergeRecords, RankedMerges, TiktokenRanks
 from .spec import TokenizerSpec
 
 
-def prepend_bos(specials: Sequence[tuple[SpecialToken, int]]) -> dict[str, Any] | None:
+def prepend_bos(specials: Sequence[tuple[SpecialToken, int]]) -> PrependBos | None:
     """The post-processor that prepends the ``bos`` token, or None without one."""
     bos = next((t.content for t, _ in specials if t.role == "bos"), None)
-    return {"type": "prepend_bos", "token": bos} if bos else None
+    return PrependBos(bos) if bos else None
 
 
 def merges_spec(
@@ -42,7 +43,7 @@ def records_spec(
     vocab: Sequence[bytes],
     pattern: str,
     special_tokens: Sequence[tuple[SpecialToken, int]] = (),
-    post_processor: Mapping[str, Any] | None = None,
+    post_processor: PostProcessor | Mapping[str, Any] | None = None,
 ) -> TokenizerSpec:
     """Explicit merge records ``(left, right, new_id)`` in rank order over ``vocab``."""
     model = MergeRecords(
@@ -52,7 +53,7 @@ def records_spec(
         model,
         pattern,
         special_tokens=[(t, int(i)) for t, i in special_tokens],
-        post_processor=post_processor,
+        post_processor=template_node(post_processor),
     )
 
 

@@ -117,12 +117,14 @@ def build_engine(spec: TokenizerSpec, *, label: str | None = None) -> Any:
     """The native engine that runs ``spec``; ``label`` names the origin in errors."""
     model = spec.model
     try:
-        if spec.stages is not None:
-            # The pipeline engine: normalizer, any pre-tokenizer chain, any HF model.
+        document = spec.engine_document()
+        if document is not None:
+            # The pipeline engine: normalizer, any pre-tokenizer chain, any HF model. Its
+            # document is the typed stages' to_config(), serialized once per engine.
             records: Sequence[tuple[int, int, int]] = getattr(model, "records", ())
             pieces = getattr(model, "pieces", None)
             return _native.pipeline_core(
-                json.dumps(spec.stages.engine_document()),
+                json.dumps(document),
                 list(pieces) if pieces is not None else model.vocab(spec),
                 list(records),
                 spec.engine_specials(),

@@ -225,18 +225,19 @@ class HfModel:
     """A Hugging Face model over strings (WordPiece, WordLevel, Unigram, BPE over
     characters), run by the native pipeline engine.
 
-    ``node`` is the model node as the engine reads it (no vocabulary or merges; a
-    Unigram's scores as shortest decimal strings); ``pieces`` are the UTF-8 pieces by ID
-    and ``records`` the merge records of a character BPE (empty otherwise).
+    These are the model's tables: ``pieces`` are the UTF-8 pieces by ID, ``records`` the
+    merge records of a character BPE and ``scores`` the log probabilities of a Unigram
+    (empty otherwise). The model's options (``type``, ``unk_token``,
+    ``continuing_subword_prefix``, ...) are the typed node ``HfStages.model`` of the spec.
     """
 
-    node: Mapping[str, Any]
     pieces: Sequence[bytes]
     records: Sequence[tuple[int, int, int]] = ()
+    scores: Sequence[float] = ()
     kind: ClassVar[ModelKind] = ModelKind.HF_PIPELINE
 
     def __post_init__(self) -> None:
-        hold_as_tuples(self, "pieces", "records")
+        hold_as_tuples(self, "pieces", "records", "scores")
 
     def vocab(self, spec: TokenizerSpec) -> list[bytes]:
         return list(self.pieces)
@@ -244,21 +245,23 @@ class HfModel:
     def engine(self, spec: TokenizerSpec) -> Any:
         # Only the pipeline engine runs these: a spec carries them with its stages.
         raise ConfigError(
-            f"a {self.node.get('type')} model runs on the pipeline engine; give the spec "
-            "its Hugging Face stages (HfStages)"
+            "a model over strings runs on the pipeline engine; give the spec its Hugging "
+            "Face stages (HfStages)"
         )
 
-    @property
-    def config_model(self) -> dict[str, Any]:
-        """The model node of the canonical config (the merge records of a character BPE
-        are behaviour, so they are kept)."""
-        if self.node.get("type") == "BPE":
-            return {**self.node, "records": [list(r) for r in self.records]}
-        return dict(self.node)
+    def table_fields(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """What the tables add to the model node ``options``: a Unigram's scores as
+        shortest decimal strings (exact f64s; canonical JSON has no floats), the merge
+        records of a character BPE (behaviour, so the config keeps them)."""
+        if options.get("type") == "Unigram":
+            return {"scores": [repr(score) for score in self.scores]}
+        if options.get("type") == "BPE":
+            return {"records": [list(r) for r in self.records]}
+        return {}
 
     def config_node(self, spec: TokenizerSpec) -> dict[str, Any]:
         return {
-            **self.config_model,
+            **(spec.hf_model or {}),
             "vocab": [bytes(p).decode("utf-8", "replace") for p in self.pieces],
         }
 
@@ -332,7 +335,7 @@ class SentencePiece:
             "special_tokens": [
                 {"id": i, "content": t.content, "role": t.role} for t, i in spec.special_tokens
             ],
-            "post_processor": dict(spec.post_processor) if spec.post_processor else None,
+            "post_processor": spec.post_processor.to_config() if spec.post_processor else None,
             "decoder": {
                 "type": "sentencepiece",
                 "unk_surface": ts.unk_surface,

@@ -1,20 +1,30 @@
 """``TokenizerSpec``: a frozen, typed description of one tokenizer's whole pipeline.
 
 Everything encoding depends on is here: the model (:mod:`.models`), the pre-tokenizer
-(one regex, or a chain of split steps), the Hugging Face normalizer and decoder nodes a
-pipeline engine runs, special and added tokens with their matching flags, the
-post-processor and the offset options. ``to_config()`` is the canonical config, so the
-semantic hash is a function of the spec alone. Where a file came from and its exact
-bytes are not here: they are the :class:`~tokenpact.core.Provenance`.
+(one regex, or a typed chain), the normalizer, model options and decoder a pipeline
+engine runs, special and added tokens with their matching flags, the post-processor and
+the offset options. Every stage is a typed :mod:`tokenpact.components` node: a file's
+nodes are read into them (remembering the node's shape), a trainer builds them, and the
+engine document and ``to_config()`` are their ``to_config()``. ``to_config()`` is the
+canonical config, so the semantic hash is a function of the spec alone. Where a file
+came from and its exact bytes are not here: they are the
+:class:`~tokenpact.core.Provenance`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
+from ..components import pre_tokenizers as cp
+from ..components.decoders import Decoder
+from ..components.models import Model as ModelNode
+from ..components.normalizers import Normalizer
+from ..components.processors import PostProcessor, template_node
 from ..components.sentencepiece import SentencePieceModel
 from ..errors import ConfigError
 from ..patterns import resolve_pattern
@@ -35,6 +45,7 @@ from .literal_text import (
 )
 from .models import HfModel, Model, ModelKind, RankedMerges, SentencePiece, model_from_config_node
 from .pickling import Reduced, reduce_frozen
+from .split_steps import chain_steps
 
 # Split steps that rewrite the text (ByteLevel's add_prefix_space, Metaspace): pieces of
 # a chain that starts with one do not spell the input.
@@ -43,21 +54,24 @@ REWRITE_STEPS = ("hf:prefix_space", "hf:metaspace")
 
 @dataclass(frozen=True, eq=False)
 class HfStages:
-    """The Hugging Face stages a native pipeline engine parses (``tokenizer.json``
-    nodes): normalizer, the model node and decoder, and whether the chain ends in
-    ByteLevel. A spec carries them when its engine is the pipeline engine."""
+    """The Hugging Face stages a native pipeline engine runs, as typed
+    :mod:`tokenpact.components` nodes: the normalizer, the model's options (its node
+    without the tables, which are the spec's model) and the decoder, and whether the
+    chain ends in ByteLevel. A spec carries them when its engine is the pipeline engine."""
 
-    normalizer: Mapping[str, Any] | None
-    model: Mapping[str, Any]
-    decoder: Mapping[str, Any] | None
+    normalizer: Normalizer | None
+    model: ModelNode
+    decoder: Decoder | None
     byte_level: bool
 
-    def engine_document(self) -> dict[str, Any]:
-        """What the pipeline engine parses."""
+    def engine_document(self, tables: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """What the pipeline engine parses: the nodes' ``to_config()``; ``tables`` are
+        the model's table fields the engine reads from its node (a Unigram's scores:
+        :meth:`TokenizerSpec.engine_document` adds them)."""
         return {
-            "normalizer": self.normalizer,
-            "model": self.model,
-            "decoder": self.decoder,
+            "normalizer": None if self.normalizer is None else self.normalizer.to_config(),
+            "model": {**self.model.to_config(), **(tables or {})},
+            "decoder": None if self.decoder is None else self.decoder.to_config(),
             "byte_level": self.byte_level,
         }
 
@@ -71,8 +85,11 @@ class TokenizerSpec:
     """A tokenizer's behaviour, typed and immutable (``Tokenizer(spec, ...)`` runs it).
 
     ``pattern`` is the regex of a single split (``pattern_name`` when it is a built-in);
-    ``pre_tokenizer`` is an explicit chain ``{"type": "sequence", "steps": [...]}`` of
-    split steps, or None. ``stages`` are the Hugging Face nodes of a pipeline engine.
+    ``pre_tokenizer`` is a typed chain (:mod:`tokenpact.components.pre_tokenizers`; a
+    file without one has an empty ``Sequence``), or None for the one regex; the engine
+    runs its split steps (:meth:`engine_steps`, derived once). ``stages`` are the typed
+    Hugging Face nodes of a pipeline engine; ``post_processor`` is a typed template
+    (:class:`~tokenpact.components.processors.Template` or ``PrependBos``).
     ``trim_offsets``/``trim_prefix_space`` are Hugging Face's offset trimming
     (ByteLevel / RobertaProcessing). ``padding``/``truncation`` are the artifact's own
     policy (None: none), the default of ``encode_structured``; they are behaviour, so
@@ -87,11 +104,11 @@ class TokenizerSpec:
     model: Model
     pattern: str = ""
     pattern_name: str | None = None
-    pre_tokenizer: Mapping[str, Any] | None = None
+    pre_tokenizer: cp.PreTokenizer | None = None
     special_tokens: Sequence[tuple[SpecialToken, int]] = ()
     added_tokens: Mapping[str, int] = field(default_factory=dict)
     added_token_flags: Mapping[str, AddedTokenFlags] = field(default_factory=dict)
-    post_processor: Mapping[str, Any] | None = None
+    post_processor: PostProcessor | None = None
     stages: HfStages | None = None
     trim_offsets: bool = False
     trim_prefix_space: bool = False
@@ -107,6 +124,8 @@ class TokenizerSpec:
             )
         # Read-only views: a spec is shared by every tokenizer built from it.
         freeze = object.__setattr__
+        # A post-processor given as its config dict (the old form) becomes its node.
+        freeze(self, "post_processor", template_node(self.post_processor))
         freeze(self, "special_tokens", tuple(self.special_tokens))
         freeze(self, "added_tokens", MappingProxyType(dict(self.added_tokens)))
         freeze(self, "added_token_flags", MappingProxyType(dict(self.added_token_flags)))
@@ -132,20 +151,40 @@ class TokenizerSpec:
         return self.model.kind
 
     @property
-    def normalizer(self) -> Mapping[str, Any] | None:
-        """The Hugging Face normalizer node the engine applies (None: none)."""
+    def normalizer(self) -> Normalizer | None:
+        """The normalizer the engine applies (a typed node; None: none)."""
         return None if self.stages is None else self.stages.normalizer
 
     @property
-    def hf_model(self) -> Mapping[str, Any] | None:
+    def hf_model(self) -> dict[str, Any] | None:
         """The Hugging Face model node of a pipeline spec (its ``tokenizer.json`` model
         without the vocabulary: ``type``, ``unk_token``, ``continuing_subword_prefix``,
-        ...; a character BPE's merge records included), None for other specs."""
+        ...; a character BPE's merge records and a Unigram's scores included), None for
+        other specs. Derived from the typed ``stages.model`` and the model's tables."""
         if self.stages is None:
             return None
-        if isinstance(self.model, HfModel):
-            return self.model.config_model
-        return self.stages.model
+        return {**self.stages.model.to_config(), **self._model_tables()}
+
+    @cached_property
+    def normalizer_json(self) -> str | None:
+        """The normalizer's node as the JSON text the native normalizer parses (built
+        once per spec; None: no normalizer)."""
+        node = self.normalizer
+        return None if node is None else json.dumps(node.to_config())
+
+    def _model_tables(self) -> dict[str, Any]:
+        if isinstance(self.model, HfModel) and self.stages is not None:
+            return self.model.table_fields({"type": self.stages.model.TYPE})
+        return {}
+
+    def engine_document(self) -> dict[str, Any] | None:
+        """What the pipeline engine parses (None without stages): the typed nodes'
+        ``to_config()`` and the model tables its node carries (a Unigram's scores)."""
+        if self.stages is None:
+            return None
+        tables = self._model_tables()
+        tables.pop("records", None)  # the engine takes merge records as a table
+        return self.stages.engine_document(tables)
 
     @property
     def pretokenizes_on_engine(self) -> bool:
@@ -166,7 +205,7 @@ class TokenizerSpec:
     def rewrites_text(self) -> bool:
         """Whether the pre-tokenizer chain holds a text rewrite (the loader only accepts
         one first in the chain): its pieces then do not spell the input."""
-        steps = (self.pre_tokenizer or {}).get("steps") or []
+        steps = self._split_steps or ()
         return any(str(step[1] or "").startswith(REWRITE_STEPS) for step in steps)
 
     @property
@@ -184,9 +223,19 @@ class TokenizerSpec:
         so only a trusted insertion or an allowed spelling ever produces one."""
         return [i for _, i in self.special_tokens]
 
+    @cached_property
+    def _split_steps(self) -> tuple[tuple[Any, ...], ...] | None:
+        # Derived once per spec from the typed chain (the reader validated it).
+        if self.pre_tokenizer is None:
+            return None
+        steps, _ = chain_steps(self.pre_tokenizer)
+        return tuple(tuple(step) for step in steps)
+
     def engine_steps(self) -> list[tuple[Any, ...]] | None:
-        steps = None if self.pre_tokenizer is None else self.pre_tokenizer.get("steps")
-        return None if steps is None else [tuple(s) for s in steps]
+        """The split steps ``(source, name, behaviour, invert)`` the engine runs for the
+        typed pre-tokenizer chain (None: the one regex)."""
+        steps = self._split_steps
+        return None if steps is None else list(steps)
 
     def engine_pattern(self) -> tuple[str, str | None, list[tuple[Any, ...]] | None]:
         """``(pattern, name, steps)`` as the byte-level engines take them: the first
@@ -260,7 +309,7 @@ class TokenizerSpec:
         stages = self.stages
         extra: dict[str, Any] = {}
         if stages is not None and stages.normalizer is not None:
-            extra["normalizer"] = stages.normalizer
+            extra["normalizer"] = stages.normalizer.to_config()
         if self.added_tokens:
             # Non-special added tokens are behaviour too (matched in every call's text);
             # listed only when present, so tokenizers without them keep their hash.
@@ -276,6 +325,8 @@ class TokenizerSpec:
                 for content, flags in self.added_token_flags.items()
             ]
         regex_split = self.pre_tokenizer is None or not (stages or self.rewrites_text())
+        # A chain is listed as its split steps (what the hash has always covered).
+        steps = [list(step) for step in self._split_steps or ()]
         return {
             "format": "tokenpact.tokenizer",
             "format_version": 1,
@@ -286,13 +337,15 @@ class TokenizerSpec:
                 "pattern": self.pattern,
             }
             if regex_split
-            else self.pre_tokenizer,
+            else {"type": "sequence", "steps": steps},
             "model": self.model.config_node(self),
             "special_tokens": [
                 {"id": i, "content": t.content, "role": t.role} for t, i in self.special_tokens
             ],
-            "post_processor": dict(self.post_processor) if self.post_processor else None,
-            "decoder": (stages.decoder if stages is not None else None) or {"type": "byte_level"},
+            "post_processor": self.post_processor.to_config() if self.post_processor else None,
+            "decoder": stages.decoder.to_config()
+            if stages is not None and stages.decoder is not None
+            else {"type": "byte_level"},
         }
 
 

@@ -11,7 +11,6 @@ only.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -318,9 +317,9 @@ def normalized_offsets(
 def _aligned_normalization(tok: Tokenizer, text: str) -> tuple[str, list[tuple[int, int]]] | None:
     """A ``tokenizer.json`` normalizer's output for ``text`` with the raw UTF-8 byte span
     of each of its characters; None when the tokenizer has no such normalizer."""
-    node = tok.spec.normalizer
+    node = tok.spec.normalizer_json
     if node is not None:
-        normalized, align = _native.normalize_str(json.dumps(node), text)
+        normalized, align = _native.normalize_str(node, text)
         data = np.frombuffer(normalized.encode("utf-8"), dtype=np.uint8)
         lead = np.flatnonzero((data & 0xC0) != 0x80)
         return normalized, [tuple(align[j]) for j in lead.tolist()]  # type: ignore[misc]

@@ -21,7 +21,6 @@ aliases that call those public functions through the package root (:func:`_files
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import pickle
@@ -403,7 +402,7 @@ class Tokenizer:
     @property
     def post_processor(self) -> dict[str, Any] | None:
         post = self._spec.post_processor
-        return None if post is None else dict(post)
+        return None if post is None else post.to_config()
 
     @property
     def padding(self) -> Padding | None:
@@ -712,7 +711,7 @@ class Tokenizer:
         cleanup) is applied and its ``▁`` written back as spaces, without the dummy
         prefix, so ``normalize(text)`` is what ``decode(encode(text))`` gives when every
         character has a piece."""
-        node = self._spec.normalizer
+        node = self._spec.normalizer_json
         if node is None:
             model = self._spec.sentencepiece_model
             if model is None or not hasattr(self._core, "normalize"):
@@ -721,7 +720,7 @@ class Tokenizer:
             if model.normalizer_spec.add_dummy_prefix:
                 out = out.removeprefix("\u2581")
             return out.replace("\u2581", " ") if model.normalizer_spec.escape_whitespaces else out
-        return str(_native.normalize_str(json.dumps(node), _text_arg(text))[0])
+        return str(_native.normalize_str(node, _text_arg(text))[0])
 
     def pretokenize(self, text: str) -> list[tuple[int, int]]:
         """Codepoint spans of the pre-tokens of ``text`` (special tokens not matched).

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..components.processors import PostProcessor
 from ..errors import AddedTokenIdWarning, warn_at_caller
 from .hf_pipeline import fail
 
@@ -57,11 +58,13 @@ def resolve_added_ids(
     return ids
 
 
-def check_template_tokens(p: Path, template: dict[str, Any] | None, specials: set[str]) -> None:
+def check_template_tokens(p: Path, template: PostProcessor | None, specials: set[str]) -> None:
     """Every control token a post-processor inserts must be a special token of the file
     (rejected at load, not at the first ``add_special_tokens=True``)."""
+    if template is None:
+        return
     for key in ("single", "pair"):
-        for kind, value, _ in (template or {}).get(key) or []:
+        for kind, value, _ in template.template_items(pair=key == "pair"):
             if kind == "special" and value not in specials:
                 raise fail(
                     p,

@@ -30,9 +30,16 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import _native
+from ..components import Component, component_class, from_config
+from ..components import pre_tokenizers as cp
+from ..components.decoders import Decoder
+from ..components.models import TABLES
+from ..components.models import Model as ModelNode
+from ..components.normalizers import Normalizer
+from ..components.processors import Template, TemplateItem
 from ..core import (
     HfModel,
     HfStages,
@@ -41,95 +48,68 @@ from ..core import (
     Provenance,
     Tokenizer,
     TokenizerSpec,
-    lowering,
 )
 
 # Re-exported: the byte map moved to the core (peer names spell tokens with it).
 from ..core.byte_map import byte_decoder as byte_decoder
 from ..core.byte_map import byte_encoder as byte_encoder
-from ..errors import ArtifactError
-from ..patterns import GPT2
+from ..core.split_steps import StepError, chain_steps
+from ..errors import ArtifactError, ConfigError
 from ..special import KNOWN_ROLES, AddedTokenFlags, SpecialToken
 from . import hf_pipeline, hf_policy
 from .hf_added import check_template_tokens, resolve_added_ids
 from .hf_schema import validate
 from .json_text import dumps_indented
 
+C = TypeVar("C", bound=Component)
+
 ROLE_KEYS = {"bos_token": "bos", "eos_token": "eos", "pad_token": "pad", "unk_token": "unk"}
 
 
 _fail = hf_pipeline.fail
 _unsupported = hf_pipeline.unsupported
-_split_step = hf_pipeline.split_step
 
 
-def _first_only(path: Path, where: str, i: int, what: str) -> None:
-    # Text-rewriting pre-tokenizers apply to each piece they receive; the engine runs
-    # them on whole special-token segments, which is what HF does when they come first.
-    if i > 0:
-        raise _fail(path, where, f"{what} after another pre-tokenizer", f"put {what} first")
+def _step_failure(path: Path, exc: StepError) -> ArtifactError:
+    return _fail(path, exc.where, exc.problem, exc.fix)
 
 
-_PREPEND_SCHEMES = {"always", "first", "never"}
+def _typed(path: Path, cls: type[C], node: dict[str, Any], where: str) -> C:
+    """The typed component (of ``cls``'s kind) of a validated node, its shape and unknown
+    keys kept, so ``to_config()`` gives the file's node back."""
+    try:
+        component = from_config(cls.KIND, node, where, keep_unknown=True)
+    except ConfigError as exc:
+        raise ArtifactError(f"{path}: {exc}") from None
+    assert isinstance(component, cls)
+    return component
 
 
-def metaspace_steps(path: Path, where: str, item: dict[str, Any]) -> list[list[Any]]:
-    """Engine steps of a ``Metaspace`` node: the rewrite, then the split on its char."""
-    replacement = item.get("replacement", "\u2581")
-    if not isinstance(replacement, str) or len(replacement) != 1:
-        raise _fail(path, f"{where}.replacement", repr(replacement), "give exactly one char")
-    scheme = item.get("prepend_scheme", "always")
-    if scheme not in _PREPEND_SCHEMES:
-        raise _fail(path, f"{where}.prepend_scheme", repr(scheme), "use always, first or never")
-    # Legacy files carry add_prefix_space; HF refuses one that contradicts the scheme.
-    if "add_prefix_space" in item and bool(item["add_prefix_space"]) != (scheme != "never"):
-        raise _fail(
-            path,
-            f"{where}.add_prefix_space",
-            f"{item['add_prefix_space']!r} contradicts prepend_scheme {scheme!r}",
-            "drop add_prefix_space or make the two agree",
-        )
-    return lowering.metaspace_steps(replacement, scheme, bool(item.get("split", True)))
+def read_pre_tokenizer(path: Path, node: dict[str, Any] | None) -> cp.PreTokenizer:
+    """The typed pre-tokenizer chain of a file (an empty ``Sequence`` for none); an
+    unsupported member raises ArtifactError naming it."""
+    if node is None:
+        return cp.Sequence([])
+    items = node.get("pretokenizers") or [] if node.get("type") == "Sequence" else [node]
+    for i, item in enumerate(items):
+        kind = item.get("type")
+        if not isinstance(kind, str) or component_class("pre_tokenizer", kind) is None:
+            raise _unsupported(path, f"pre_tokenizer[{i}]", kind)
+        _typed(path, cp.PreTokenizer, item, f"pre_tokenizer[{i}]")
+    return _typed(path, cp.PreTokenizer, node, "pre_tokenizer")
 
 
 def parse_pre_tokenizer(
     path: Path, node: dict[str, Any] | None, *, byte_level_ok: bool = True
 ) -> tuple[list[list[Any]], bool]:
-    """Engine steps of any model's pre-tokenizer, and whether the chain ends in ByteLevel.
-
-    One parser for every model: the character-class scanners, ``Split``, the text
-    rewrites (``Metaspace``, ``ByteLevel(add_prefix_space)``; first in the chain) and a
-    final ``ByteLevel`` (only with ``byte_level_ok``: byte-level BPE; a BPE without it, or
-    with no pre-tokenizer at all, works over characters).
-    """
-    if node is None:
-        return [], False
-    nodes = node.get("pretokenizers") or [] if node.get("type") == "Sequence" else [node]
-    steps: list[list[Any]] = []
-    byte_level = False
-    for i, item in enumerate(nodes):
-        kind = item.get("type")
-        where = f"pre_tokenizer[{i}]"
-        if byte_level:
-            raise _fail(path, where, f"{kind} after ByteLevel", "put ByteLevel last")
-        scanner = hf_pipeline.scanner_step(path, where, item)
-        if scanner is not None:
-            steps.append(scanner)
-        elif kind == "Split":
-            steps.append(_split_step(path, where, item))
-        elif kind == "Metaspace":
-            _first_only(path, where, i, "Metaspace")
-            steps.extend(metaspace_steps(path, where, item))
-        elif kind == "ByteLevel" and byte_level_ok:
-            if item.get("add_prefix_space"):
-                _first_only(path, where, i, "ByteLevel(add_prefix_space=true)")
-                steps.append(["", "hf:prefix_space", "Isolated", False])
-            if item.get("use_regex", True):
-                steps.append([GPT2, "gpt2", "Isolated", False])
-            byte_level = True
-        else:
-            raise _unsupported(path, where, kind)
-    return steps, byte_level
+    """Engine steps of any model's pre-tokenizer node, and whether the chain ends in
+    ByteLevel (:func:`tokenpact.core.split_steps.chain_steps` of its typed chain; a
+    problem raises ArtifactError naming the file)."""
+    chain = read_pre_tokenizer(path, node)
+    try:
+        return chain_steps(chain, byte_level_ok=byte_level_ok)
+    except StepError as exc:
+        raise _step_failure(path, exc) from None
 
 
 def unigram_vocab(path: Path, model: dict[str, Any]) -> tuple[list[bytes], list[float]]:
@@ -166,8 +146,9 @@ def unigram_vocab(path: Path, model: dict[str, Any]) -> tuple[list[bytes], list[
     return pieces, scores
 
 
-def parse_post_processor(path: Path, node: dict[str, Any] | None) -> tuple[dict | None, bool]:
-    """Our template form of the post-processor, and ByteLevel's trim_offsets flag."""
+def parse_post_processor(path: Path, node: dict[str, Any] | None) -> tuple[Template | None, bool]:
+    """The post-processor as the typed template a spec holds, and ByteLevel's
+    trim_offsets flag."""
     if node is None:
         return None, False
     nodes = node["processors"] if node.get("type") == "Sequence" else [node]
@@ -183,25 +164,21 @@ def parse_post_processor(path: Path, node: dict[str, Any] | None) -> tuple[dict 
             trim = trim or (kind == "RobertaProcessing" and bool(item.get("trim_offsets", True)))
         elif kind == "TemplateProcessing":
 
-            def items(seq: list[dict[str, Any]]) -> list[list[Any]]:
-                out = []
+            def items(seq: list[dict[str, Any]]) -> tuple[TemplateItem, ...]:
+                out: list[TemplateItem] = []
                 for entry in seq:
                     if "SpecialToken" in entry:
                         e = entry["SpecialToken"]
-                        out.append(["special", e["id"], e.get("type_id", 0)])
+                        out.append(("special", e["id"], e.get("type_id", 0)))
                     else:
                         e = entry["Sequence"]
-                        out.append(["sequence", e["id"], e.get("type_id", 0)])
-                return out
+                        out.append(("sequence", e["id"], e.get("type_id", 0)))
+                return tuple(out)
 
             for name, spec in (item.get("special_tokens") or {}).items():
                 if len(spec.get("ids", [])) != 1:
                     raise _unsupported(path, f"post_processor[{i}] {name}", "multi-ID special")
-            template = {
-                "type": "template",
-                "single": items(item.get("single", [])),
-                "pair": items(item.get("pair", [])),
-            }
+            template = Template(items(item.get("single", [])), items(item.get("pair", [])))
         else:
             raise _unsupported(path, f"post_processor[{i}]", kind)
     return template, trim
@@ -333,20 +310,23 @@ def hf_document_spec(
     added_list = data.get("added_tokens") or []
     resolved = resolve_added_ids(added_list, model, p)
     added_ids = {t["content"]: i for t, i in zip(added_list, resolved, strict=True)}
+    chain = read_pre_tokenizer(p, data.get("pre_tokenizer"))
     byte_level = False
+    scores: list[float] = []
     if kind == "BPE":
-        pieces, records, steps, byte_level = _bpe_parts(p, data, model, added_ids)
+        pieces, records, byte_level = _bpe_parts(p, chain, model, added_ids)
     elif kind in hf_pipeline.WORD_MODELS:
         pieces = hf_pipeline.word_vocab(p, model, added_ids)
         records = []
-        steps, _ = parse_pre_tokenizer(p, data.get("pre_tokenizer"), byte_level_ok=False)
+        _chain_steps(p, chain, byte_level_ok=False)
     elif kind == "Unigram":
         pieces, scores = unigram_vocab(p, model)
         records = []
-        steps, _ = parse_pre_tokenizer(p, data.get("pre_tokenizer"), byte_level_ok=False)
+        _chain_steps(p, chain, byte_level_ok=False)
     else:
         raise _unsupported(p, "model", kind)
-    hf_pipeline.check_decoder(p, data.get("decoder"), kind, byte_level=byte_level)
+    decoder = data.get("decoder")
+    hf_pipeline.check_decoder(p, decoder, kind, byte_level=byte_level)
     template, trim = parse_post_processor(p, data.get("post_processor"))
     check_template_tokens(p, template, {t["content"] for t in added_list if t.get("special")})
     roles = file_roles(config, model, data.get("padding"))
@@ -368,25 +348,29 @@ def hf_document_spec(
             seen_specials.add(t["content"])
         else:
             added[t["content"]] = token_id
-    model_node = {k: v for k, v in model.items() if k not in ("vocab", "merges")}
-    if kind == "Unigram":
-        # Pieces travel as `pieces`; their scores here, as shortest decimal strings
-        # (exact f64s; the canonical form behind semantic_hash allows no floats).
-        model_node["scores"] = [repr(x) for x in scores]
     spec_model: Model
     if byte_level:
         ignore = bool(model.get("ignore_merges", False))
         spec_model = MergeRecords(pieces, records, ignore)
     else:
-        spec_model = HfModel(model_node, pieces, records)
+        spec_model = HfModel(pieces, records, scores)
     stages = None
     if not (byte_level and normalizer is None):
-        # The pipeline engine runs normalizer + pre-tokenizer chain + model + decoder.
-        stages = HfStages(normalizer, model_node, data.get("decoder"), byte_level)
+        # The pipeline engine runs normalizer + pre-tokenizer chain + model + decoder,
+        # each the file's node read into its typed component (the model's options only:
+        # its tables are the spec's model).
+        options = {k: v for k, v in model.items() if k not in TABLES}
+        stages = HfStages(
+            None if normalizer is None else _typed(p, Normalizer, normalizer, "normalizer"),
+            _typed(p, ModelNode, options, "model"),
+            None if decoder is None else _typed(p, Decoder, decoder, "decoder"),
+            byte_level,
+        )
+    steps = _chain_steps(p, chain, byte_level_ok=True)
     spec = TokenizerSpec.with_pattern(
         spec_model,
         steps[0][0] if steps and not str(steps[0][1]).startswith("hf:") else "",
-        pre_tokenizer={"type": "sequence", "steps": steps},
+        pre_tokenizer=chain,
         special_tokens=specials,
         added_tokens=added,
         added_token_flags=flags,
@@ -431,12 +415,9 @@ def hf_provenance(
     """The provenance of a ``tokenizer.json`` tokenizer: ``files`` are the exact bytes
     of the release artifact (a later save or export writes these back even if the file
     on disk has changed since); ``model`` is the file's model node."""
-    stages = spec.stages
-    pipeline = None
-    if stages is not None:
-        pipeline = stages.engine_document()
-        if isinstance(spec.model, HfModel):
-            pipeline["model"] = spec.model.config_model
+    pipeline = spec.engine_document()
+    if pipeline is not None:
+        pipeline["model"] = spec.hf_model
     return Provenance(
         format="hf_tokenizer_json",
         source={
@@ -492,10 +473,17 @@ def _added_flags(
     return {every[i][0]: every[i][1] for i in order if any(every[i][1])}
 
 
+def _chain_steps(p: Path, chain: cp.PreTokenizer, *, byte_level_ok: bool) -> list[list[Any]]:
+    try:
+        return chain_steps(chain, byte_level_ok=byte_level_ok)[0]
+    except StepError as exc:
+        raise _step_failure(p, exc) from None
+
+
 def _bpe_parts(
-    p: Path, data: dict[str, Any], model: dict[str, Any], added_ids: dict[str, int]
-) -> tuple[list[bytes], list[tuple[int, int, int]], list[list[Any]], bool]:
-    """Pieces by ID, merge records, split steps and byte-levelness of a BPE file.
+    p: Path, chain: cp.PreTokenizer, model: dict[str, Any], added_ids: dict[str, int]
+) -> tuple[list[bytes], list[tuple[int, int, int]], bool]:
+    """Pieces by ID, merge records and byte-levelness of a BPE file.
 
     With ByteLevel in the pre-tokenizer the pieces are bytes over GPT-2's alphabet;
     without it the model is BPE over characters and the pieces are the UTF-8 strings.
@@ -505,10 +493,13 @@ def _bpe_parts(
         isinstance(dropout, int | float) and not isinstance(dropout, bool) and 0 <= dropout <= 1
     ):
         raise _fail(p, "model.dropout", f"{dropout!r}", "give a probability in [0, 1] or null")
-    steps, byte_level = parse_pre_tokenizer(p, data.get("pre_tokenizer"))
+    try:
+        _, byte_level = chain_steps(chain)
+    except StepError as exc:
+        raise _step_failure(p, exc) from None
     if not byte_level:
         pieces, records = _char_bpe_tables(p, model, added_ids)
-        return pieces, records, steps, False
+        return pieces, records, False
     for flag in ("continuing_subword_prefix", "end_of_word_suffix", "unk_token"):
         if model.get(flag):
             raise _unsupported(p, f"model.{flag} with ByteLevel", model[flag])
@@ -523,7 +514,7 @@ def _bpe_parts(
         )
     except ArtifactError as exc:
         raise ArtifactError(f"{p}: {exc}") from None
-    return pieces, records, steps, True
+    return pieces, records, True
 
 
 def _char_bpe_tables(

@@ -11,12 +11,11 @@ semantics; see docs/PIPELINE.md.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from .. import _native
-from ..core import lowering
+from ..components.processors import Template
 from ..errors import ArtifactError
 
 NORMALIZERS = frozenset(
@@ -75,33 +74,6 @@ def check_normalizer(path: Path, node: dict[str, Any] | None, where: str = "norm
                 f"{type(charsmap).__name__} instead of a base64 charsmap",
                 "convert the tokenizer again",
             )
-
-
-def split_step(path: Path, where: str, node: dict[str, Any]) -> list[Any]:
-    """One ``Split`` node as an engine step ``[source, name, behaviour, invert]``."""
-    pattern = node.get("pattern") or {}
-    if "Regex" in pattern:
-        source = pattern["Regex"]
-    elif "String" in pattern:
-        source = re.escape(pattern["String"])
-    else:
-        raise fail(path, where, "Split has no pattern", "give it {'Regex': ...}")
-    behavior = str(node.get("behavior", "Isolated"))
-    return lowering.split_step(source, behavior, bool(node.get("invert", False)))
-
-
-def scanner_step(path: Path, where: str, node: dict[str, Any]) -> list[Any] | None:
-    """Engine step for a character-class pre-tokenizer, or None if ``node`` is not one."""
-    kind = str(node.get("type"))
-    delimiter = node.get("delimiter")
-    if kind == "CharDelimiterSplit" and (not isinstance(delimiter, str) or len(delimiter) != 1):
-        raise fail(path, where, f"delimiter {delimiter!r}", "give exactly one character")
-    return lowering.scanner_step(
-        kind,
-        behavior=str(node.get("behavior", "Isolated")),
-        individual_digits=bool(node.get("individual_digits", False)),
-        delimiter=delimiter if isinstance(delimiter, str) else "",
-    )
 
 
 def word_vocab(path: Path, model: dict[str, Any], added: dict[str, int]) -> list[bytes]:
@@ -172,17 +144,17 @@ def check_decoder(
             raise fail(path, f"{where}.{key}", f"{value!r}", "give exactly one character")
 
 
-def _pair_processor(cls: list[Any], sep: list[Any], roberta: bool) -> dict[str, Any]:
-    first = [["special", cls[0], 0], ["sequence", "A", 0], ["special", sep[0], 0]]
+def _pair_processor(cls: list[Any], sep: list[Any], roberta: bool) -> Template:
+    first = [("special", cls[0], 0), ("sequence", "A", 0), ("special", sep[0], 0)]
     if roberta:
         # RoBERTa: <s> A </s></s> B </s>; HF gives every token type ID 0.
-        pair = first + [["special", sep[0], 0], ["sequence", "B", 0], ["special", sep[0], 0]]
+        pair = first + [("special", sep[0], 0), ("sequence", "B", 0), ("special", sep[0], 0)]
     else:
-        pair = first + [["sequence", "B", 1], ["special", sep[0], 1]]
-    return {"type": "template", "single": first, "pair": pair}
+        pair = first + [("sequence", "B", 1), ("special", sep[0], 1)]
+    return Template(tuple(first), tuple(pair))
 
 
-def post_processor(path: Path, node: dict[str, Any]) -> dict[str, Any] | None:
+def post_processor(path: Path, node: dict[str, Any]) -> Template | None:
     """Template form of BertProcessing / RobertaProcessing (None if neither)."""
     kind = node.get("type")
     if kind not in ("BertProcessing", "RobertaProcessing"):

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..components.processors import PrependBos
 from ..components.sentencepiece import (
     BYTE,
     CONTROL,
@@ -383,7 +384,7 @@ def model_spec(model: SentencePieceModel, data: bytes) -> tuple[TokenizerSpec, P
     spec = TokenizerSpec(
         sp,
         special_tokens=specials,
-        post_processor={"type": "prepend_bos", "token": bos} if bos else None,
+        post_processor=PrependBos(bos) if bos else None,
     )
     provenance = Provenance(
         format="sentencepiece_model",

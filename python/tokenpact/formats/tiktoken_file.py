@@ -120,7 +120,7 @@ def check_exact_tiktoken(tok: Tokenizer) -> None:
     spec = tok.spec
     problem = None
     if not spec.kind.byte_level:
-        model = (spec.stages.model.get("type") if spec.stages else None) or spec.kind.value
+        model = spec.stages.model.TYPE if spec.stages else spec.kind.value
         problem = f"it is a {model} tokenizer, not a byte-level BPE"
     elif spec.normalizer is not None:
         problem = "it has a normalizer, which a tiktoken file cannot hold"

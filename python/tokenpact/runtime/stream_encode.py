@@ -220,13 +220,13 @@ def _normalized_proof(tok: Tokenizer) -> tuple[stream_normalize.Form, str] | Non
     one split step a built-in scanner proves (Qwen, MiniMax: NFC); else None."""
     spec = tok.spec
     node = spec.normalizer
-    if not spec.kind.pipeline_engine or not node or node.get("type") not in stream_normalize.FORMS:
+    if not spec.kind.pipeline_engine or node is None or node.TYPE not in stream_normalize.FORMS:
         return None
-    steps = (spec.pre_tokenizer or {}).get("steps")
-    proof = stream_normalize.proof_pattern(steps)
+    steps = spec.engine_steps()
+    proof = stream_normalize.proof_pattern(None if steps is None else [list(s) for s in steps])
     if proof is None:
         return None
-    form: stream_normalize.Form = node["type"]
+    form: stream_normalize.Form = node.TYPE  # type: ignore[assignment]
     return form, proof
 
 

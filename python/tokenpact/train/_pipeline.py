@@ -1,8 +1,8 @@
-"""A trained Hugging Face pipeline: its spec lowered from typed components, its
-provenance the ``tokenizer.json`` those components write.
+"""A trained Hugging Face pipeline: its spec holds the typed components as its stages,
+its provenance is the ``tokenizer.json`` those components write.
 
-No document is parsed: :func:`tokenpact.core.lowering.pipeline_spec` builds the spec
-from the components, and the release files are the components' serialized document, so
+No document is parsed: :func:`tokenpact.core.lowering.pipeline_spec` puts the
+components into the spec, and the release files are the components' serialized document, so
 a save followed by a load reads back the same spec (the hash fixture and
 ``tests/unit/test_trained_pipeline_spec.py`` hold both to the file reader).
 """

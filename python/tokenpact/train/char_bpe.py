@@ -146,7 +146,7 @@ def build_char_bpe_tokenizer(
     training: dict[str, Any] | None = None,
 ) -> CharBpeTokenizer:
     """The tokenizer of a character BPE model (``pieces`` by ID, spelled as trained),
-    its spec lowered from the components of :func:`char_bpe_pipeline`."""
+    its spec holding the components of :func:`char_bpe_pipeline` as its stages."""
     pipeline = char_bpe_pipeline(
         pieces, merges, specials, end_of_word=end_of_word, lowercase=lowercase
     )

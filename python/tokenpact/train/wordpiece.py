@@ -195,7 +195,7 @@ def build_wordpiece(
 ) -> Tokenizer:
     """A pipeline Tokenizer for a WordPiece vocabulary (IDs = positions in ``vocab``).
 
-    The spec is lowered from the components of :func:`wordpiece_pipeline` (no file is
+    The spec holds the components of :func:`wordpiece_pipeline` as its stages (no file is
     parsed); ``save`` writes their ``tokenizer.json`` (roles in ``tokenizer_config.json``)
     and ``export_hf`` returns it.
     """
