@@ -44,12 +44,15 @@ __all__ = [
     "export_formats",
     "from_components",
     "from_hf",
+    "from_hf_document",
     "from_pretrained",
     "from_sentencepiece",
     "from_tiktoken",
     "hf_document",
+    "hf_pattern",
     "load",
     "manifest",
+    "pin_added_token_ids",
     "release_hash",
     "save",
     "save_pretrained",
@@ -184,6 +187,34 @@ def from_components(
 def hf_document(tok: Tokenizer) -> dict[str, Any]:
     """The ``tokenizer.json`` document ``export(tok, "hf", ...)`` writes."""
     return hf_export.hf_tokenizer_json(tok)
+
+
+def from_hf_document(
+    document: dict[str, Any],
+    *,
+    config: dict[str, Any] | None = None,
+    label: str = "<tokenizer.json>",
+) -> Tokenizer:
+    """The tokenizer of a parsed ``tokenizer.json`` document, as :func:`from_hf` reads a
+    file (``config``: its parsed ``tokenizer_config.json``, for roles and the chat
+    template; ``label`` names the document in errors). An edited document (an
+    extended vocabulary, say) loads here without a file in between."""
+    return hf_json.load_hf_data(document, label=label, config=config)
+
+
+def pin_added_token_ids(document: dict[str, Any]) -> None:
+    """List, in ``model.vocab``, the added tokens of a ``tokenizer.json`` document whose
+    IDs sit inside the vocabulary's ID range, so that every reader (``tokenizers``
+    included, which otherwise renumbers them after the vocabulary) keeps their IDs.
+    Edits ``document`` in place; :func:`export` writes documents already pinned."""
+    hf_export.pin_inner_added_tokens(document)
+
+
+def hf_pattern(tok: Tokenizer) -> str:
+    """The pre-tokenizer regex an exported ``tokenizer.json`` carries for ``tok``,
+    written so that Oniguruma (the regex engine of ``tokenizers``) splits exactly as
+    tokenpact does."""
+    return hf_export.onig_pattern(tok)
 
 
 def components(tok: Tokenizer) -> Any:

@@ -7,9 +7,9 @@ is unchanged. An empty list means the old tokenizer is an exact prefix of the ne
 
 from __future__ import annotations
 
+from .. import files
 from ..core import Tokenizer
 from ..errors import ConfigError, TokenpactError
-from ..formats.hf_export import onig_pattern
 from .layout import canonical_layout, check_extensible
 from .reference import segment
 
@@ -46,7 +46,7 @@ def _pattern_spellings(tok: Tokenizer) -> set[str]:
     interval differently, so the export drops the '+'; both split text identically)."""
     spellings = {tok.pattern}
     try:
-        spellings.add(onig_pattern(tok))
+        spellings.add(files.hf_pattern(tok))
     except TokenpactError:
         pass
     return spellings

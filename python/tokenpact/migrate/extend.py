@@ -23,11 +23,10 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .. import _native
+from .. import _native, files
 from ..core import ModelKind, Tokenizer
+from ..core.byte_map import byte_encoder
 from ..errors import ConfigError, InvalidInputError, TrainingError
-from ..formats.hf_export import hf_tokenizer_json, pin_inner_added_tokens
-from ..formats.hf_json import byte_encoder, load_hf_data
 from ..train.bpe import run_merge_steps
 from .layout import canonical_layout, check_extensible
 
@@ -43,7 +42,7 @@ def _check_count(name: str, value: object, minimum: int) -> int:
 
 def _document(tok: Tokenizer) -> dict[str, Any]:
     """The tokenizer.json document of ``tok`` (a deep copy we may edit)."""
-    return copy.deepcopy(hf_tokenizer_json(tok))
+    return copy.deepcopy(files.hf_document(tok))
 
 
 def _roles_config(tok: Tokenizer) -> dict[str, Any]:
@@ -74,7 +73,9 @@ def _first_free(tok: Tokenizer, first_new_id: int | None) -> int:
 
 
 def _reload(tok: Tokenizer, data: dict[str, Any]) -> Tokenizer:
-    return load_hf_data(data, label="<extended tokenizer.json>", config=_roles_config(tok))
+    return files.from_hf_document(
+        data, label="<extended tokenizer.json>", config=_roles_config(tok)
+    )
 
 
 def _fill_gap(data: dict[str, Any], start: int, stop: int) -> None:
@@ -124,7 +125,7 @@ def build_extended(
         merges.append(
             [strings[left], strings[right]] if as_lists else f"{strings[left]} {strings[right]}"
         )
-    pin_inner_added_tokens(data)
+    files.pin_added_token_ids(data)
     return _reload(tok, data)
 
 
@@ -261,7 +262,7 @@ def add_tokens(
         if role not in ROLE_KEYS:
             raise ConfigError(f"role {role!r} is not one of {sorted(ROLE_KEYS)}")
         config[ROLE_KEYS[role]] = content
-    return load_hf_data(data, label="<extended tokenizer.json>", config=config)
+    return files.from_hf_document(data, label="<extended tokenizer.json>", config=config)
 
 
 def extend_vocab(
