@@ -433,3 +433,13 @@ def test_random_statements_agree(seed: int) -> None:
     rng = random.Random(seed)
     source = template_fuzz.program(rng)
     assert agree(source, template_fuzz.context(rng)), source
+
+
+def test_a_jinja_compiler_assertion_is_a_typed_error() -> None:
+    """jinja2's code generator asserts on a set block whose filter argument is read
+    nowhere else; compiling such a template is a ChatTemplateError, not an escaped
+    AssertionError."""
+    from tokenpact.chat.errors import ChatTemplateError
+
+    with pytest.raises(ChatTemplateError, match="cannot compile"):
+        compile_template("{% set s | replace('a', y) %}x{% endset %}{{ s }}")

@@ -544,6 +544,14 @@ def compile_template(source: str) -> jinja2.Template:
             f"the chat template does not compile (line {exc.lineno}: {exc.message}); "
             "fix the template source"
         ) from exc
+    except AssertionError as exc:
+        # jinja2's code generator asserts on some valid-looking sources (a set block's
+        # filter argument read nowhere else: "Tried to resolve a name to a reference that
+        # was unknown to the frame"); transformers meets the same assertion.
+        raise ChatTemplateError(
+            f"Jinja cannot compile this chat template ({exc}); simplify the template "
+            "(e.g. assign a filter's argument to a variable first)"
+        ) from exc
 
 
 _GLOBALS_KEYS = "_tokenpact_globals_keys"
