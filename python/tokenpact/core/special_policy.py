@@ -101,6 +101,8 @@ class SpecialTokenPolicy:
         callers on a hot path test ``allowed_special or disallowed_special`` first."""
         if not allowed_special and not disallowed_special:
             return self.default_matcher, None
+        if not disallowed_special and isinstance(allowed_special, str) and allowed_special == "all":
+            return self.all_allowed_matcher, None
         named = self.special_set(allowed_special, "allowed_special") if allowed_special else None
         # Naming an ordinary added token changes nothing: it matches in every call.
         allowed = frozenset() if named is None else frozenset(named & self.special_ids.keys())
@@ -125,6 +127,12 @@ class SpecialTokenPolicy:
             return self._matchers[key]
         m = self._matchers[key] = self._build_matcher(allowed, promoted)
         return m
+
+    @cached_property
+    def all_allowed_matcher(self) -> Any:
+        """The matcher of ``allowed_special="all"`` (every control spelling), kept so
+        that such a call does not rebuild the set of spellings and its hash each time."""
+        return self.matcher(frozenset(self.special_ids))
 
     @cached_property
     def default_matcher(self) -> Any:
