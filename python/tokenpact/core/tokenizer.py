@@ -28,7 +28,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 
@@ -64,6 +64,17 @@ if TYPE_CHECKING:
 
 NATIVE_FILE = "tokenpact.json"
 __all__ = ["KNOWN_ROLES", "NATIVE_FILE", "SpecialSpec", "Tokenizer"]
+
+
+_P = TypeVar("_P")
+
+
+def _call_policy(given: _P | Literal[False] | None, own: _P | None) -> _P | None:
+    """A call's padding or truncation policy: its own, the tokenizer's when None, none
+    when False."""
+    if given is None:
+        return own
+    return None if given is False else given
 
 
 def _check_alpha(alpha: float) -> None:
@@ -995,9 +1006,6 @@ class Tokenizer:
         that sets them); ``False`` means none for this call, whatever the tokenizer's.
         """
         spec = self._spec
-        # The call's policies: its own, the tokenizer's when None, none when False.
-        cut = spec.truncation if truncation is None else truncation
-        pad = spec.padding if padding is None else padding
         return self._structured.encode(
             self,
             text,
@@ -1007,8 +1015,8 @@ class Tokenizer:
             add_special_tokens,
             coordinate,
             untrusted_spans,
-            None if cut is False else cut,
-            None if pad is False else pad,
+            _call_policy(truncation, spec.truncation),
+            _call_policy(padding, spec.padding),
         )
 
     def encode_structured_batch(
@@ -1026,9 +1034,6 @@ class Tokenizer:
         """``encode_structured`` for many texts; padding aligns the whole batch (the
         tokenizer's own policies apply when a call passes none; ``False``: none)."""
         spec = self._spec
-        # The call's policies: its own, the tokenizer's when None, none when False.
-        cut = spec.truncation if truncation is None else truncation
-        pad = spec.padding if padding is None else padding
         return self._structured.encode_batch(
             self,
             texts,
@@ -1037,8 +1042,8 @@ class Tokenizer:
             disallowed_special,
             add_special_tokens,
             coordinate,
-            None if cut is False else cut,
-            None if pad is False else pad,
+            _call_policy(truncation, spec.truncation),
+            _call_policy(padding, spec.padding),
         )
 
     # ------------------------------------------------------------------ peer libraries' names
